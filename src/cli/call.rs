@@ -1,0 +1,89 @@
+//! `harness call TOOL [ARGS_JSON] [--cwd DIR] [--no-confine]`.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use crate::exit;
+use crate::tools::CallArguments;
+use crate::tools::Registry;
+use crate::tools::ToolCall;
+use crate::tools::UpdateSink;
+use crate::tools::Workspace;
+
+/// Flags of `harness call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool to call (read, write, edit, bash, grep, find, ls).
+    tool: String,
+    /// The arguments as JSON text; read from stdin when absent or `-`.
+    args_json: Option<String>,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Let paths reach outside the workspace (pi's behaviour).
+    #[arg(long)]
+    no_confine: bool,
+    /// Active tools: a preset (coding, readonly, all) or a comma list.
+    #[arg(long, value_name = "TOOLS")]
+    tools: Option<String>,
+}
+
+pub fn run(args: CallArgs) -> u8 {
+    let text = match args.args_json.as_deref() {
+        Some("-") | None => {
+            let mut text = String::new();
+            if let Err(err) = std::io::stdin().read_to_string(&mut text) {
+                return super::usage_error(format!("cannot read arguments from stdin: {err}"));
+            }
+            text
+        }
+        Some(text) => text.to_owned(),
+    };
+    let root = match args.cwd {
+        Some(dir) => dir,
+        None => match std::env::current_dir() {
+            Ok(dir) => dir,
+            Err(err) => return super::usage_error(format!("no current directory: {err}")),
+        },
+    };
+    let workspace = match Workspace::local(&root) {
+        Ok(ws) => ws.with_confine(!args.no_confine),
+        Err(err) => return super::usage_error(format!("--cwd {}: {err}", root.display())),
+    };
+    let builder = super::tool_selection(Registry::builder(workspace), args.tools.as_deref());
+    let registry = match builder.build() {
+        Ok(registry) => registry,
+        Err(err) => return super::usage_error(format!("--tools: {err}")),
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(err) => return super::usage_error(format!("cannot start the async runtime: {err}")),
+    };
+    let call = ToolCall {
+        id: "call_1".to_owned(),
+        name: args.tool,
+        arguments: CallArguments::Text(text),
+    };
+    let cancel = CancellationToken::new();
+    let result = runtime.block_on(async {
+        let on_interrupt = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_interrupt.cancel();
+            }
+        });
+        registry
+            .dispatch(&call, cancel, UpdateSink::discard())
+            .await
+    });
+    match serde_json::to_string(&result) {
+        Ok(json) => {
+            println!("{json}");
+            exit::SUCCESS
+        }
+        Err(err) => super::usage_error(format!("cannot encode the result: {err}")),
+    }
+}

@@ -1,0 +1,70 @@
+//! The command line: the only place with clap, stdout/stderr and exit
+//! codes. Each subcommand is one file; they parse flags and call the
+//! layers.
+
+mod call;
+mod tools;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use clap::Subcommand;
+
+use crate::exit;
+
+/// A coding-agent tool layer and a headless batch evaluation harness.
+#[derive(Debug, Parser)]
+#[command(name = "harness", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one tool call through the registry and print its result as JSON.
+    Call(call::CallArgs),
+    /// Print the active tool definitions as a model receives them.
+    Tools(tools::ToolsArgs),
+}
+
+/// Parses the command line, runs the command and returns its exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::SUCCESS
+            };
+            let _ = err.print();
+            return ExitCode::from(code);
+        }
+    };
+    let code = match cli.command {
+        Command::Call(args) => call::run(args),
+        Command::Tools(args) => tools::run(args),
+    };
+    ExitCode::from(code)
+}
+
+/// Prints an error for a usage problem and returns the usage exit code.
+fn usage_error(message: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {message}");
+    exit::USAGE
+}
+
+/// Parses `--tools`: a preset name or a comma-separated list of tool names.
+fn tool_selection(
+    builder: crate::tools::RegistryBuilder,
+    spec: Option<&str>,
+) -> crate::tools::RegistryBuilder {
+    match spec {
+        None => builder,
+        Some(text) => match crate::tools::Preset::parse(text) {
+            Some(preset) => builder.preset(preset),
+            None => builder.allow(text.split(',').map(str::trim).filter(|s| !s.is_empty())),
+        },
+    }
+}

@@ -1,0 +1,45 @@
+//! `harness`: a production-grade tool layer for coding agents, and a
+//! headless batch evaluation harness around it.
+//!
+//! ```text
+//! tools     the real tool layer: contract, registry, the seven tools,
+//!           truncation, argument normalisation + validation, path policy,
+//!           pluggable I/O, per-file mutation queue
+//! agent     messages, the Provider trait, the agent loop, the faux provider
+//! scenario  the YAML model, located errors, workspaces, checks, snapshots
+//! run       discovery, filters, partitions, concurrent execution, statistics
+//! report    console, JSON, JUnit XML, CSV, Markdown; baselines and gates
+//! cli       clap commands: run, check, list, call, tools, schema, report
+//! ```
+//!
+//! Each layer uses only the layers above it. [`tools`] is the embeddable
+//! library; it knows nothing of scenarios or models.
+//!
+//! One call through the registry, as an agent loop makes it:
+//!
+//! ```
+//! use harness::tools::{Registry, ToolCall, UpdateSink, Workspace};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("hello.txt"), "one\ntwo\n")?;
+//! let registry = Registry::builder(Workspace::local(dir.path())?).build()?;
+//! let call = ToolCall::new("call_1", "read", serde_json::json!({"path": "hello.txt"}));
+//! let runtime = tokio::runtime::Runtime::new()?;
+//! let result = runtime.block_on(registry.dispatch(
+//!     &call,
+//!     CancellationToken::new(),
+//!     UpdateSink::discard(),
+//! ));
+//! assert!(!result.is_error);
+//! assert_eq!(result.text(), "one\ntwo\n");
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod exit;
+pub mod tools;

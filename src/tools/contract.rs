@@ -1,0 +1,387 @@
+//! The tool contract: what a tool is, what it gets, what it returns.
+//!
+//! A [`Tool`] has typed arguments, a [`ToolSpec`] (name, descriptions for
+//! the model and for people, the JSON Schema of its parameters, its
+//! execution mode), an optional argument-preparation hook, and an async
+//! `execute` that gets a [`ToolContext`] (the workspace operations, the
+//! limits, a cancellation token and a sink for partial updates). The
+//! registry erases typed tools into [`AnyTool`] through one blanket impl.
+//!
+//! A call ends in a [`ToolResult`]: `content` for the model (text and image
+//! blocks), `details` for people, logs and checks, and `is_error`.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::error::ToolError;
+use super::ops::BoxFuture;
+use super::ops::Workspace;
+use super::truncate::DEFAULT_MAX_BYTES;
+use super::truncate::DEFAULT_MAX_LINES;
+use super::truncate::GREP_MAX_LINE_CHARS;
+use super::truncate::TruncationLimits;
+
+/// One block of a result's `content`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    /// Text for the model.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// The base64 payload.
+        data: String,
+        /// Its MIME type, e.g. `image/png`.
+        mime_type: String,
+    },
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+}
+
+/// What a tool returns when it succeeds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOutput {
+    /// Blocks for the model.
+    pub content: Vec<Content>,
+    /// Structured facts for people and checks.
+    pub details: Option<Value>,
+}
+
+impl ToolOutput {
+    /// One text block, no details.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![Content::text(text)],
+            details: None,
+        }
+    }
+
+    /// Sets the details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+/// The result of one tool call, as the model and the checks see it.
+///
+/// Serialises as `{"is_error", "content", "details"}`: the JSON that
+/// `harness call` prints.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// Whether the call failed.
+    pub is_error: bool,
+    /// Blocks for the model.
+    pub content: Vec<Content>,
+    /// Structured facts; kept on errors too (D14).
+    pub details: Option<Value>,
+    /// Set when the tool layer itself broke (a panic, a broken invariant):
+    /// the model still gets an error result, and a harness fails the run.
+    #[serde(skip)]
+    pub internal_error: Option<String>,
+}
+
+impl ToolResult {
+    /// A successful result.
+    pub fn ok(output: ToolOutput) -> Self {
+        Self {
+            is_error: false,
+            content: output.content,
+            details: output.details,
+            internal_error: None,
+        }
+    }
+
+    /// An error result with one text block.
+    pub fn error(message: impl Into<String>, details: Option<Value>) -> Self {
+        Self {
+            is_error: true,
+            content: vec![Content::text(message)],
+            details,
+            internal_error: None,
+        }
+    }
+
+    /// The text blocks joined by newlines (images are skipped).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let Content::Text { text } = block {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+impl From<ToolError> for ToolResult {
+    fn from(err: ToolError) -> Self {
+        match err {
+            ToolError::InvalidArgs { message, details }
+            | ToolError::Failed { message, details }
+            | ToolError::Cancelled { message, details } => Self::error(message, details),
+            ToolError::Fatal { message } => {
+                let mut result = Self::error(
+                    format!(
+                        "Internal error in the tool layer: {message}. This is not caused by your \
+                         arguments; try the call again or use another tool."
+                    ),
+                    None,
+                );
+                result.internal_error = Some(message);
+                result
+            }
+        }
+    }
+}
+
+/// Whether a tool may run alongside others in one batch (§loop.4, D15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionMode {
+    /// Safe to run concurrently with other calls.
+    Parallel,
+    /// A batch containing this tool runs one call at a time.
+    Sequential,
+}
+
+/// Everything a model and a system prompt need to know about a tool.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolSpec {
+    /// The name the model calls.
+    pub name: &'static str,
+    /// A short label for people.
+    pub label: &'static str,
+    /// The description sent to the model; its numbers equal the runtime's.
+    pub description: String,
+    /// One line for the system prompt's tool list.
+    pub prompt_snippet: String,
+    /// Bullets for the system prompt's guidelines.
+    pub prompt_guidelines: Vec<String>,
+    /// JSON Schema of the parameters.
+    pub parameters: Value,
+    /// Parallel-safe or sequential.
+    pub execution_mode: ExecutionMode,
+}
+
+/// A tool definition as a model receives it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolDefinition<'a> {
+    /// The name.
+    pub name: &'a str,
+    /// The description.
+    pub description: &'a str,
+    /// JSON Schema of the parameters.
+    pub parameters: &'a Value,
+}
+
+impl ToolSpec {
+    /// The model-facing part of the spec.
+    pub fn definition(&self) -> ToolDefinition<'_> {
+        ToolDefinition {
+            name: self.name,
+            description: &self.description,
+            parameters: &self.parameters,
+        }
+    }
+}
+
+/// The limits the tools apply. The defaults are pi's (§common.4.1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Lines kept by `read` and by `bash`'s tail.
+    pub max_lines: usize,
+    /// Bytes kept by every tool's output.
+    pub max_bytes: usize,
+    /// Characters after which a grep line is cut.
+    pub grep_max_line: usize,
+    /// Default `limit` of grep (matching lines).
+    pub grep_limit: usize,
+    /// Default `limit` of find (results).
+    pub find_limit: usize,
+    /// Default `limit` of ls (entries).
+    pub ls_limit: usize,
+    /// Timeout in seconds applied to bash calls that do not set one.
+    pub bash_timeout: Option<f64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_lines: DEFAULT_MAX_LINES,
+            max_bytes: DEFAULT_MAX_BYTES,
+            grep_max_line: GREP_MAX_LINE_CHARS,
+            grep_limit: 100,
+            find_limit: 1000,
+            ls_limit: 500,
+            bash_timeout: None,
+        }
+    }
+}
+
+impl Limits {
+    /// The line and byte caps for head/tail truncation.
+    pub fn truncation(&self) -> TruncationLimits {
+        TruncationLimits {
+            max_lines: self.max_lines,
+            max_bytes: self.max_bytes,
+        }
+    }
+
+    /// The byte cap alone (grep, find, ls).
+    pub fn bytes_only(&self) -> TruncationLimits {
+        TruncationLimits::bytes_only(self.max_bytes)
+    }
+}
+
+/// A partial result streamed while a call runs (bash output so far).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolUpdate {
+    /// Blocks so far.
+    pub content: Vec<Content>,
+    /// Facts so far.
+    pub details: Option<Value>,
+}
+
+/// Where a running tool sends its partial results.
+#[derive(Clone)]
+pub struct UpdateSink(Arc<dyn Fn(ToolUpdate) + Send + Sync>);
+
+impl UpdateSink {
+    /// A sink that calls `f` for every update.
+    pub fn new(f: impl Fn(ToolUpdate) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// A sink that drops every update.
+    pub fn discard() -> Self {
+        Self::new(|_| {})
+    }
+
+    /// Sends one update.
+    pub fn emit(&self, update: ToolUpdate) {
+        (self.0)(update);
+    }
+}
+
+impl fmt::Debug for UpdateSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("UpdateSink")
+    }
+}
+
+/// What a tool gets besides its arguments.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    /// The id of the call being executed.
+    pub call_id: String,
+    /// The workspace: operations, root and path policy.
+    pub workspace: Workspace,
+    /// The limits in force.
+    pub limits: Limits,
+    /// Fires when the call should stop.
+    pub cancel: CancellationToken,
+    /// Receives partial results.
+    pub updates: UpdateSink,
+}
+
+/// A tool with typed arguments.
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments after normalisation and validation.
+    type Args: DeserializeOwned + Send + 'static;
+
+    /// The spec, with every number taken from `limits`.
+    fn spec(&self, limits: &Limits) -> ToolSpec;
+
+    /// Migrates old or sloppy argument shapes before validation.
+    fn prepare_arguments(&self, args: Value) -> Value {
+        args
+    }
+
+    /// The path argument this call mutates, if any: such calls are
+    /// serialised per real path by the mutation queue.
+    fn mutation_target<'a>(&self, _args: &'a Self::Args) -> Option<&'a str> {
+        None
+    }
+
+    /// Runs the call.
+    fn execute(
+        &self,
+        args: Self::Args,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+}
+
+/// Typed arguments behind a type-erased box.
+pub type ErasedArgs = Box<dyn Any + Send>;
+
+/// The object-safe form of [`Tool`] that the registry stores.
+pub trait AnyTool: Send + Sync + 'static {
+    /// See [`Tool::spec`].
+    fn spec(&self, limits: &Limits) -> ToolSpec;
+    /// See [`Tool::prepare_arguments`].
+    fn prepare_arguments(&self, args: Value) -> Value;
+    /// Deserialises validated arguments.
+    fn parse(&self, args: Value) -> Result<ErasedArgs, serde_json::Error>;
+    /// See [`Tool::mutation_target`].
+    fn mutation_target(&self, args: &ErasedArgs) -> Option<String>;
+    /// See [`Tool::execute`].
+    fn execute(
+        self: Arc<Self>,
+        args: ErasedArgs,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>>;
+}
+
+impl<T: Tool> AnyTool for T {
+    fn spec(&self, limits: &Limits) -> ToolSpec {
+        Tool::spec(self, limits)
+    }
+
+    fn prepare_arguments(&self, args: Value) -> Value {
+        Tool::prepare_arguments(self, args)
+    }
+
+    fn parse(&self, args: Value) -> Result<ErasedArgs, serde_json::Error> {
+        let args: T::Args = serde_json::from_value(args)?;
+        Ok(Box::new(args))
+    }
+
+    fn mutation_target(&self, args: &ErasedArgs) -> Option<String> {
+        let args = args.downcast_ref::<T::Args>()?;
+        Tool::mutation_target(self, args).map(str::to_owned)
+    }
+
+    fn execute(
+        self: Arc<Self>,
+        args: ErasedArgs,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args = args
+                .downcast::<T::Args>()
+                .map_err(|_| ToolError::fatal("arguments of the wrong type reached a tool"))?;
+            Tool::execute(self.as_ref(), *args, ctx).await
+        })
+    }
+}

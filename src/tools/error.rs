@@ -1,0 +1,88 @@
+//! The two error channels of a tool call: tell the model, or stop the run.
+//!
+//! A tool returns [`ToolError::Failed`] (or [`ToolError::Cancelled`]) for
+//! everything a model can act on: a missing file, a path outside the
+//! workspace, text that does not match. The registry turns those into a
+//! [`ToolResult`](super::ToolResult) with `is_error: true` and keeps their
+//! `details` (D14). Only [`ToolError::Fatal`] means a broken invariant; the
+//! registry still answers the model, and callers that run scenarios use it to
+//! fail that scenario.
+
+use serde_json::Value;
+
+/// Why a tool call did not produce a normal result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments are wrong; the message lists every problem.
+    #[error("{message}")]
+    InvalidArgs {
+        /// Text for the model.
+        message: String,
+        /// Structured problems for people and checks.
+        details: Option<Value>,
+    },
+    /// The call ran and failed in a way the model can act on.
+    #[error("{message}")]
+    Failed {
+        /// Text for the model: what happened and what to do next.
+        message: String,
+        /// Facts kept for people and checks (exit code, truncation …).
+        details: Option<Value>,
+    },
+    /// The call was cancelled before it finished.
+    #[error("{message}")]
+    Cancelled {
+        /// Text for the model, including any output produced so far.
+        message: String,
+        /// Facts kept for people and checks.
+        details: Option<Value>,
+    },
+    /// A broken invariant inside the tool layer.
+    #[error("internal error: {message}")]
+    Fatal {
+        /// What broke.
+        message: String,
+    },
+}
+
+impl ToolError {
+    /// A model-facing failure without details.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::Failed {
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// A model-facing failure that keeps `details`.
+    pub fn failed_with(message: impl Into<String>, details: Value) -> Self {
+        Self::Failed {
+            message: message.into(),
+            details: Some(details),
+        }
+    }
+
+    /// The standard cancellation error (§common.9).
+    pub fn cancelled() -> Self {
+        Self::Cancelled {
+            message: CANCELLED_MESSAGE.to_owned(),
+            details: None,
+        }
+    }
+
+    /// A broken invariant.
+    pub fn fatal(message: impl Into<String>) -> Self {
+        Self::Fatal {
+            message: message.into(),
+        }
+    }
+
+    /// Whether this error is a broken invariant.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Self::Fatal { .. })
+    }
+}
+
+/// The text of a call that was cancelled before it produced anything.
+pub const CANCELLED_MESSAGE: &str =
+    "Operation aborted: the call was cancelled before it finished. Nothing more was done.";

@@ -1,0 +1,504 @@
+//! Paths: normalisation, resolution against the workspace, confinement, and
+//! how paths are shown to a model (§common.3, D1, D6).
+//!
+//! A path argument goes through [`normalize_input`] (the habits of models:
+//! unicode spaces, a leading `@`, `~`, `file://` URLs), is resolved
+//! lexically against the workspace root (so `a/../b` is `b`, as pi does),
+//! and is then resolved to its real path: the nearest existing ancestor is
+//! canonicalised with every symlink followed, and the rest is appended. When
+//! confinement is on (the default), a real path outside the root is refused
+//! before any tool touches it. The same real path is the key of the mutation
+//! queue, so a symlink and its target share one queue.
+//!
+//! Messages show paths relative to the workspace; absolute host paths appear
+//! only when confinement is off (D6).
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::Component;
+use std::path::Path;
+use std::path::PathBuf;
+
+use super::ops::FsOps;
+
+/// The code points models and macOS put where a space belongs (§common.3.1).
+const UNICODE_SPACES: &[char] = &[
+    '\u{00A0}', '\u{2000}', '\u{2001}', '\u{2002}', '\u{2003}', '\u{2004}', '\u{2005}', '\u{2006}',
+    '\u{2007}', '\u{2008}', '\u{2009}', '\u{200A}', '\u{202F}', '\u{205F}', '\u{3000}',
+];
+
+/// Applies the normalisation steps of §common.3.1 in order: unicode spaces
+/// to ASCII spaces, one leading `@` dropped, `~` and `~/…` expanded with
+/// `home`, and a `file://` URL turned into a path. Whitespace is not trimmed.
+pub fn normalize_input(raw: &str, home: Option<&Path>) -> String {
+    let mut path: String = raw
+        .chars()
+        .map(|c| if UNICODE_SPACES.contains(&c) { ' ' } else { c })
+        .collect();
+    if let Some(rest) = path.strip_prefix('@') {
+        path = rest.to_owned();
+    }
+    if let Some(home) = home {
+        if path == "~" {
+            path = home.to_string_lossy().into_owned();
+        } else if let Some(rest) = path.strip_prefix("~/") {
+            path = home.join(rest).to_string_lossy().into_owned();
+        }
+    }
+    if let Some(rest) = path.strip_prefix("file://") {
+        // `file:///abs` and `file://localhost/abs` name a local path.
+        let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+        path = percent_decode(rest);
+    }
+    path
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+            if let Some(value) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(value);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Collapses `.` and `..` lexically; `..` never climbs above `/`.
+pub fn clean(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(p) => out.push(p.as_os_str()),
+            Component::RootDir => out.push("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    // Relative input climbing above its start keeps the `..`.
+                    out.push("..");
+                }
+            }
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// A path argument, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedPath {
+    /// The argument as the model sent it.
+    pub raw: String,
+    /// The lexical absolute path (what the tool opens).
+    pub abs: PathBuf,
+    /// The real path: symlinks resolved for the part that exists.
+    pub real: PathBuf,
+    /// How messages show this path: relative to the workspace when inside
+    /// it (`.` for the root), else absolute.
+    pub display: String,
+}
+
+/// A path that may not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// The real path is outside the workspace and confinement is on (D1).
+    #[error(
+        "Path \"{raw}\" is outside the workspace: it resolves to {real}{via}, but tools may only \
+         touch files under the workspace root {root}. Use a path relative to the workspace root."
+    )]
+    Outside {
+        /// The argument as sent.
+        raw: String,
+        /// Where it leads.
+        real: String,
+        /// `" through a symlink"` when a symlink led outside.
+        via: &'static str,
+        /// The workspace root.
+        root: String,
+    },
+    /// The path could not be resolved for another reason.
+    #[error("Cannot resolve path \"{raw}\": {reason}.")]
+    Unresolvable {
+        /// The argument as sent.
+        raw: String,
+        /// The OS's reason.
+        reason: String,
+    },
+}
+
+/// Where paths resolve and whether they are confined.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathPolicy {
+    root: PathBuf,
+    confine: bool,
+    home: Option<PathBuf>,
+}
+
+impl PathPolicy {
+    /// A policy rooted at the real path of `root`.
+    pub fn new(fs: &dyn FsOps, root: &Path, confine: bool) -> io::Result<Self> {
+        let root = fs.canonicalize(root).map_err(|err| {
+            io::Error::new(
+                err.kind(),
+                format!("workspace root {} is not usable: {err}", root.display()),
+            )
+        })?;
+        if !fs.metadata(&root)?.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("workspace root {} is not a directory", root.display()),
+            ));
+        }
+        Ok(Self {
+            root,
+            confine,
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        })
+    }
+
+    /// Sets the directory `~` expands to.
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
+    }
+
+    pub(crate) fn set_confine(&mut self, confine: bool) {
+        self.confine = confine;
+    }
+
+    /// The workspace root (a real path).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether paths are confined to the root.
+    pub fn confined(&self) -> bool {
+        self.confine
+    }
+
+    /// The lexical absolute path of an argument, without touching the disk.
+    pub fn absolute(&self, raw: &str) -> PathBuf {
+        let normalized = normalize_input(raw, self.home.as_deref());
+        let path = Path::new(&normalized);
+        if path.is_absolute() {
+            clean(path)
+        } else {
+            clean(&self.root.join(path))
+        }
+    }
+
+    /// Resolves an argument and applies confinement.
+    pub fn resolve(&self, fs: &dyn FsOps, raw: &str) -> Result<ResolvedPath, PathError> {
+        let abs = self.absolute(raw);
+        let real = real_path(fs, &abs).map_err(|err| PathError::Unresolvable {
+            raw: raw.to_owned(),
+            reason: err.to_string(),
+        })?;
+        if self.confine && !real.starts_with(&self.root) {
+            let via = if abs.starts_with(&self.root) {
+                " through a symlink"
+            } else {
+                ""
+            };
+            return Err(PathError::Outside {
+                raw: raw.to_owned(),
+                real: real.display().to_string(),
+                via,
+                root: self.root.display().to_string(),
+            });
+        }
+        Ok(ResolvedPath {
+            raw: raw.to_owned(),
+            display: self.display(&abs),
+            abs,
+            real,
+        })
+    }
+
+    /// How messages show `abs`: relative to the root when inside it.
+    pub fn display(&self, abs: &Path) -> String {
+        match abs.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) => abs.display().to_string(),
+        }
+    }
+
+    /// Existing paths with names close to a missing one, for "did you
+    /// mean" hints (D6): corrects each missing component against its
+    /// directory's entries. At most three, as display paths.
+    pub fn suggest(&self, fs: &dyn FsOps, abs: &Path) -> Vec<String> {
+        let Ok(rel) = abs.strip_prefix(&self.root) else {
+            return Vec::new();
+        };
+        let parts: Vec<&OsStr> = rel.components().map(|c| c.as_os_str()).collect();
+        let mut dir = self.root.clone();
+        for (index, part) in parts.iter().enumerate() {
+            let candidate = dir.join(part);
+            if fs.symlink_metadata(&candidate).is_ok() {
+                dir = candidate;
+                continue;
+            }
+            let names = close_names(fs, &dir, &part.to_string_lossy());
+            let is_last = index + 1 == parts.len();
+            if is_last {
+                return names
+                    .into_iter()
+                    .take(3)
+                    .map(|name| self.display(&dir.join(name)))
+                    .collect();
+            }
+            // Correct this directory name and keep going; suggest only a
+            // correction that leads to something that exists.
+            let Some(best) = names.into_iter().next() else {
+                return Vec::new();
+            };
+            let mut corrected = dir.join(best);
+            for rest in &parts[index + 1..] {
+                corrected.push(rest);
+            }
+            if fs.symlink_metadata(&corrected).is_ok() {
+                return vec![self.display(&corrected)];
+            }
+            return self.suggest(fs, &corrected).into_iter().take(1).collect();
+        }
+        Vec::new()
+    }
+}
+
+/// The names in `dir` that look like `wanted`, best first.
+fn close_names(fs: &dyn FsOps, dir: &Path, wanted: &str) -> Vec<String> {
+    let Ok(entries) = fs.read_dir(dir) else {
+        return Vec::new();
+    };
+    let wanted_lower = wanted.to_lowercase();
+    let mut scored: Vec<(f64, String)> = entries
+        .into_iter()
+        .filter_map(|entry| {
+            let name = entry.name.to_string_lossy().into_owned();
+            let lower = name.to_lowercase();
+            let score = if lower == wanted_lower {
+                2.0
+            } else {
+                let distance = strsim::damerau_levenshtein(&lower, &wanted_lower);
+                let allowed = (wanted_lower.chars().count() / 3).max(1);
+                let jw = strsim::jaro_winkler(&lower, &wanted_lower);
+                if distance <= allowed {
+                    1.0 + jw
+                } else if jw >= 0.85 {
+                    jw
+                } else {
+                    return None;
+                }
+            };
+            Some((score, name))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    scored.into_iter().map(|(_, name)| name).collect()
+}
+
+/// The real path of `abs`: the nearest existing ancestor canonicalised,
+/// with the missing rest appended.
+fn real_path(fs: &dyn FsOps, abs: &Path) -> io::Result<PathBuf> {
+    let mut existing = abs.to_path_buf();
+    let mut missing: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        match fs.canonicalize(&existing) {
+            Ok(mut real) => {
+                for part in missing.iter().rev() {
+                    real.push(part);
+                }
+                return Ok(real);
+            }
+            Err(err)
+                if matches!(
+                    err.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                let Some(name) = existing.file_name() else {
+                    return Err(err);
+                };
+                missing.push(name.to_os_string());
+                if !existing.pop() {
+                    return Err(err);
+                }
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// A sentence for a missing path: the path, the suggestions if any, or a
+/// hint to use `find` (D6).
+pub fn not_found_message(what: &str, display: &str, suggestions: &[String]) -> String {
+    match suggestions {
+        [] => {
+            let name = Path::new(display)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| display.to_owned());
+            format!(
+                "{what} not found: {display}. No similar name exists there; use the find tool \
+                 (pattern \"**/{name}\") or ls to locate it."
+            )
+        }
+        [one] => format!("{what} not found: {display}. Did you mean {one}?"),
+        many => format!(
+            "{what} not found: {display}. Did you mean one of: {}?",
+            many.join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ops::MemoryFs;
+    use pretty_assertions::assert_eq;
+
+    fn policy(fs: &MemoryFs) -> PathPolicy {
+        PathPolicy::new(fs, Path::new("/ws"), true)
+            .unwrap()
+            .with_home(Some(PathBuf::from("/home/me")))
+    }
+
+    #[test]
+    fn normalisation_steps() {
+        let home = Some(Path::new("/home/me"));
+        assert_eq!(normalize_input("a\u{00A0}b\u{202F}c", home), "a b c");
+        assert_eq!(normalize_input("@src/main.rs", home), "src/main.rs");
+        assert_eq!(normalize_input("@@x", home), "@x");
+        assert_eq!(normalize_input("~", home), "/home/me");
+        assert_eq!(normalize_input("~/notes.md", home), "/home/me/notes.md");
+        assert_eq!(normalize_input("~draft.md", home), "~draft.md");
+        assert_eq!(normalize_input("~user/x", home), "~user/x");
+        assert_eq!(
+            normalize_input("file:///tmp/a%20b.txt", home),
+            "/tmp/a b.txt"
+        );
+        assert_eq!(normalize_input(" padded ", home), " padded ");
+    }
+
+    #[test]
+    fn resolves_relative_paths_lexically_inside_the_root() {
+        let fs = MemoryFs::new();
+        fs.add_file("/ws/src/main.rs", "fn main() {}");
+        let p = policy(&fs);
+        let r = p.resolve(&fs, "src/../src/./main.rs").unwrap();
+        assert_eq!(r.abs, PathBuf::from("/ws/src/main.rs"));
+        assert_eq!(r.real, PathBuf::from("/ws/src/main.rs"));
+        assert_eq!(r.display, "src/main.rs");
+        assert_eq!(p.resolve(&fs, ".").unwrap().display, ".");
+        assert_eq!(p.resolve(&fs, "/ws/src").unwrap().display, "src");
+    }
+
+    #[test]
+    fn refuses_parent_escapes_and_absolute_paths_outside() {
+        let fs = MemoryFs::new();
+        fs.add_dir("/ws");
+        fs.add_file("/etc/passwd", "root");
+        let p = policy(&fs);
+        let err = p.resolve(&fs, "../etc/passwd").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Path \"../etc/passwd\" is outside the workspace: it resolves to /etc/passwd, but \
+             tools may only touch files under the workspace root /ws. Use a path relative to the \
+             workspace root."
+        );
+        assert!(matches!(
+            p.resolve(&fs, "/etc/passwd"),
+            Err(PathError::Outside { .. })
+        ));
+        assert!(matches!(
+            p.resolve(&fs, "~/x"),
+            Err(PathError::Outside { .. })
+        ));
+    }
+
+    #[test]
+    fn refuses_symlinks_that_lead_outside_even_for_new_files() {
+        let fs = MemoryFs::new();
+        fs.add_dir("/ws");
+        fs.add_dir("/etc");
+        fs.add_symlink("/ws/outside", "../etc");
+        let p = policy(&fs);
+        let err = p.resolve(&fs, "outside/new-file.txt").unwrap_err();
+        match err {
+            PathError::Outside { real, via, .. } => {
+                assert_eq!(real, "/etc/new-file.txt");
+                assert_eq!(via, " through a symlink");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn symlink_inside_the_workspace_is_fine_and_keys_on_the_target() {
+        let fs = MemoryFs::new();
+        fs.add_file("/ws/real.txt", "x");
+        fs.add_symlink("/ws/link.txt", "real.txt");
+        let p = policy(&fs);
+        let r = p.resolve(&fs, "link.txt").unwrap();
+        assert_eq!(r.real, PathBuf::from("/ws/real.txt"));
+        assert_eq!(r.display, "link.txt");
+    }
+
+    #[test]
+    fn unconfined_allows_outside_and_shows_absolute_paths() {
+        let fs = MemoryFs::new();
+        fs.add_dir("/ws");
+        fs.add_file("/etc/passwd", "root");
+        let mut p = policy(&fs);
+        p.set_confine(false);
+        let r = p.resolve(&fs, "../etc/passwd").unwrap();
+        assert_eq!(r.display, "/etc/passwd");
+    }
+
+    #[test]
+    fn suggests_close_names_for_missing_files_and_directories() {
+        let fs = MemoryFs::new();
+        fs.add_file("/ws/src/main.rs", "");
+        fs.add_file("/ws/src/lib.rs", "");
+        fs.add_file("/ws/README.md", "");
+        let p = policy(&fs);
+        assert_eq!(
+            p.suggest(&fs, Path::new("/ws/src/mian.rs")),
+            vec!["src/main.rs"]
+        );
+        assert_eq!(
+            p.suggest(&fs, Path::new("/ws/scr/main.rs")),
+            vec!["src/main.rs"]
+        );
+        assert_eq!(
+            p.suggest(&fs, Path::new("/ws/readme.md")),
+            vec!["README.md"]
+        );
+        assert!(p.suggest(&fs, Path::new("/ws/src/zzzzzz.py")).is_empty());
+    }
+
+    #[test]
+    fn not_found_messages() {
+        assert_eq!(
+            not_found_message("File", "src/mian.rs", &["src/main.rs".into()]),
+            "File not found: src/mian.rs. Did you mean src/main.rs?"
+        );
+        assert_eq!(
+            not_found_message("File", "a/x.py", &[]),
+            "File not found: a/x.py. No similar name exists there; use the find tool (pattern \
+             \"**/x.py\") or ls to locate it."
+        );
+    }
+}

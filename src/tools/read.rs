@@ -1,0 +1,448 @@
+//! The `read` tool (§read, D2–D4, D6).
+//!
+//! Reads a text file as a page of lines, or an image as an image block.
+//! Text is streamed: the lines before `offset` are only counted, the page
+//! is kept (at most the byte cap), and the rest of the file is only counted
+//! with `memchr`, so the first page of a huge file costs a line count, not
+//! the file's size in memory.
+//!
+//! Differences from pi: non-image binary files are refused with what they
+//! are and what to do instead (D2); a UTF-8 BOM is stripped (D3); a final
+//! newline ends the last line instead of starting an empty one, so a
+//! 2500-line file is "of 2500" (D4); a missing file names the closest
+//! existing names (D6).
+
+use std::io::Read;
+
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::contract::Content;
+use super::contract::ExecutionMode;
+use super::contract::Limits;
+use super::contract::Tool;
+use super::contract::ToolContext;
+use super::contract::ToolOutput;
+use super::contract::ToolSpec;
+use super::error::ToolError;
+use super::file_kind::BinaryKind;
+use super::file_kind::ImageKind;
+use super::file_kind::shell_quote;
+use super::file_kind::sniff_binary;
+use super::file_kind::sniff_image;
+use super::fs_error::describe_io_error;
+use super::truncate::HeadTruncator;
+use super::truncate::TruncatedBy;
+use super::truncate::format_size;
+
+/// Bytes examined to tell text from binary (D2).
+pub const SNIFF_BYTES: usize = 8 * 1024;
+/// Largest base64 payload inlined as an image (pi's 4.5 MiB).
+pub const MAX_IMAGE_BASE64: usize = 4_718_592;
+const CHUNK: usize = 256 * 1024;
+
+/// The `read` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadTool;
+
+/// Arguments of `read`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// The file to read.
+    pub path: String,
+    /// 1-based first line; 0 or less means line 1.
+    pub offset: Option<i64>,
+    /// Maximum number of lines.
+    pub limit: Option<u64>,
+}
+
+impl Tool for ReadTool {
+    type Args = ReadArgs;
+
+    fn spec(&self, limits: &Limits) -> ToolSpec {
+        let max_lines = limits.max_lines;
+        let max_bytes = format_size(limits.max_bytes);
+        ToolSpec {
+            name: "read",
+            label: "Read",
+            description: format!(
+                "Read the contents of a file. Supports text files and images (jpg, png, gif, \
+                 webp); images are returned as attachments. Text output is cut at {max_lines} \
+                 lines or {max_bytes}, whichever comes first, with a notice saying how to get \
+                 the rest. For large files use offset and limit, and keep reading with offset \
+                 until you have what you need."
+            ),
+            prompt_snippet: "Read file contents".to_owned(),
+            prompt_guidelines: vec!["Use read to look at files instead of cat or sed.".to_owned()],
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "Path of the file to read, relative to the workspace root (or absolute)"
+                    },
+                    "offset": {
+                        "type": "integer",
+                        "description": "Line number to start reading from (1-indexed)"
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "Maximum number of lines to read"
+                    }
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+
+    async fn execute(&self, args: ReadArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::cancelled());
+        }
+        let work = tokio::task::spawn_blocking(move || read_blocking(&args, &ctx));
+        work.await
+            .map_err(|err| ToolError::fatal(format!("the read task failed: {err}")))?
+    }
+}
+
+fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let workspace = &ctx.workspace;
+    let fs = workspace.fs().as_ref();
+    let resolved = workspace
+        .paths()
+        .resolve(fs, &args.path)
+        .map_err(|err| ToolError::failed(err.to_string()))?;
+    let display = resolved.display.clone();
+    let meta = match fs.metadata(&resolved.abs) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            let suggestions = workspace.paths().suggest(fs, &resolved.abs);
+            return Err(ToolError::failed(super::path::not_found_message(
+                "File",
+                &display,
+                &suggestions,
+            )));
+        }
+        Err(err) => return Err(ToolError::failed(describe_io_error("read", &display, &err))),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::failed(format!(
+            "Cannot read {display}: it is a directory. Use ls to list it, or read a file inside it."
+        )));
+    }
+    let mut file = fs
+        .open(&resolved.abs)
+        .map_err(|err| ToolError::failed(describe_io_error("read", &display, &err)))?;
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    fill(&mut file, &mut head, SNIFF_BYTES)
+        .map_err(|err| ToolError::failed(describe_io_error("read", &display, &err)))?;
+
+    if let Some(image) = sniff_image(&head) {
+        return read_image(image, &mut file, head, meta.len, &display);
+    }
+    if let Some(kind) = sniff_binary(&head) {
+        return Err(binary_error(kind, meta.len, &display));
+    }
+
+    let offset = args.offset.unwrap_or(0);
+    let start = usize::try_from(offset.max(1) - 1).unwrap_or(usize::MAX);
+    let limit = args.limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+    let mut scan = TextScan::new(start, limit, ctx.limits.truncation().max_bytes, ctx);
+    let body = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
+    scan.feed(body);
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::cancelled());
+        }
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(ToolError::failed(describe_io_error("read", &display, &err))),
+        };
+        scan.feed(&buf[..n]);
+    }
+    scan.finish(args.offset, &display)
+}
+
+/// Reads until `buf` holds `want` bytes or the reader ends.
+fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<()> {
+    let mut chunk = [0u8; 4096];
+    while buf.len() < want {
+        let room = (want - buf.len()).min(chunk.len());
+        match reader.read(&mut chunk[..room]) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
+}
+
+fn read_image(
+    image: ImageKind,
+    file: &mut Box<dyn Read + Send>,
+    mut data: Vec<u8>,
+    len: u64,
+    display: &str,
+) -> Result<ToolOutput, ToolError> {
+    let mime = image.mime_type();
+    if image == ImageKind::Bmp {
+        return Err(ToolError::failed_with(
+            format!(
+                "Cannot inline {display}: it is a BMP image ({}), and only PNG, JPEG, GIF and \
+                 WebP can be sent as images. Convert it first, e.g. with bash: convert {} out.png",
+                format_size(usize::try_from(len).unwrap_or(usize::MAX)),
+                shell_quote(display)
+            ),
+            json!({ "mime_type": mime, "bytes": len }),
+        ));
+    }
+    let encoded_len = usize::try_from(len.div_ceil(3) * 4).unwrap_or(usize::MAX);
+    if encoded_len > MAX_IMAGE_BASE64 {
+        return Ok(ToolOutput::text(format!(
+            "Read image file [{mime}]\n[Image omitted: {display} is {}, over the {} inline image \
+             limit, and this tool does not resize images. Make a smaller copy with bash (e.g. \
+             convert {} -resize 50% small.png) and read that.]",
+            format_size(usize::try_from(len).unwrap_or(usize::MAX)),
+            format_size(MAX_IMAGE_BASE64 / 4 * 3),
+            shell_quote(display)
+        ))
+        .with_details(json!({ "mime_type": mime, "bytes": len, "omitted": true })));
+    }
+    file.read_to_end(&mut data)
+        .map_err(|err| ToolError::failed(describe_io_error("read", display, &err)))?;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&data);
+    Ok(ToolOutput {
+        content: vec![
+            Content::text(format!("Read image file [{mime}]")),
+            Content::Image {
+                data: encoded,
+                mime_type: mime.to_owned(),
+            },
+        ],
+        details: Some(json!({ "mime_type": mime, "bytes": data.len() })),
+    })
+}
+
+fn binary_error(kind: BinaryKind, len: u64, display: &str) -> ToolError {
+    let size = format_size(usize::try_from(len).unwrap_or(usize::MAX));
+    ToolError::failed_with(
+        format!(
+            "Cannot read {display}: it is a binary file ({}, {size}), and read only returns text \
+             and images. To inspect it, use bash, e.g. `{}`.",
+            kind.name(),
+            kind.suggestion(&shell_quote(display))
+        ),
+        json!({ "binary": kind.name(), "bytes": len }),
+    )
+}
+
+/// The streaming line scanner behind text reads.
+struct TextScan {
+    /// First selected line, 0-based.
+    start: usize,
+    /// One past the last selected line.
+    end: usize,
+    head: HeadTruncator,
+    /// Accepted lines joined by `\n`.
+    out: Vec<u8>,
+    /// Index of the line being read.
+    line: usize,
+    /// The current line's bytes, kept only up to `cap`.
+    cur: Vec<u8>,
+    cur_len: usize,
+    cap: usize,
+    /// Byte offset (after the BOM) of the first selected line.
+    start_offset: Option<u64>,
+    /// Byte offset of the newline that ends the selection, if before EOF.
+    end_offset: Option<u64>,
+    offset: u64,
+    first_selected_len: Option<usize>,
+    last_byte: Option<u8>,
+    max_bytes: usize,
+}
+
+impl TextScan {
+    fn new(start: usize, limit: Option<usize>, max_bytes: usize, ctx: &ToolContext) -> Self {
+        Self {
+            start,
+            end: limit.map_or(usize::MAX, |l| start.saturating_add(l)),
+            head: HeadTruncator::new(ctx.limits.truncation()),
+            out: Vec::new(),
+            line: 0,
+            cur: Vec::new(),
+            cur_len: 0,
+            cap: max_bytes.saturating_add(1),
+            start_offset: (start == 0).then_some(0),
+            end_offset: None,
+            offset: 0,
+            first_selected_len: None,
+            last_byte: None,
+            max_bytes,
+        }
+    }
+
+    fn wants_content(&self) -> bool {
+        self.line >= self.start && self.line < self.end && !self.head.is_stopped()
+    }
+
+    fn feed(&mut self, chunk: &[u8]) {
+        if let Some(&last) = chunk.last() {
+            self.last_byte = Some(last);
+        }
+        let mut pos = 0;
+        while pos < chunk.len() {
+            if self.wants_content() {
+                let rest = &chunk[pos..];
+                match memchr::memchr(b'\n', rest) {
+                    Some(i) => {
+                        self.append(&rest[..i]);
+                        pos += i + 1;
+                        self.offset += (i + 1) as u64;
+                        self.end_content_line();
+                    }
+                    None => {
+                        self.append(rest);
+                        self.offset += rest.len() as u64;
+                        pos = chunk.len();
+                    }
+                }
+                continue;
+            }
+            // Only counting: jump to the next line where the phase changes.
+            let target = if self.line < self.start {
+                self.start
+            } else if self.line < self.end {
+                self.end
+            } else {
+                usize::MAX
+            };
+            let rest = &chunk[pos..];
+            let mut consumed = rest.len();
+            for i in memchr::memchr_iter(b'\n', rest) {
+                self.line += 1;
+                if self.line == target {
+                    consumed = i + 1;
+                    break;
+                }
+            }
+            self.offset += consumed as u64;
+            pos += consumed;
+            if self.line == target {
+                self.mark_boundary();
+            }
+        }
+    }
+
+    /// Records the offsets when the scan enters or leaves the selection.
+    fn mark_boundary(&mut self) {
+        if self.line == self.start && self.start_offset.is_none() {
+            self.start_offset = Some(self.offset);
+        }
+        if self.line == self.end && self.end_offset.is_none() {
+            self.end_offset = Some(self.offset - 1);
+        }
+    }
+
+    fn append(&mut self, bytes: &[u8]) {
+        let room = self.cap.saturating_sub(self.cur.len());
+        self.cur.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.cur_len += bytes.len();
+    }
+
+    fn end_content_line(&mut self) {
+        let len = self.cur_len;
+        self.first_selected_len.get_or_insert(len);
+        if self.head.push_line(len) {
+            if self.head.output_lines() > 1 {
+                self.out.push(b'\n');
+            }
+            self.out.extend_from_slice(&self.cur);
+        }
+        self.cur.clear();
+        self.cur_len = 0;
+        self.line += 1;
+        self.mark_boundary();
+    }
+
+    fn finish(mut self, offset_arg: Option<i64>, display: &str) -> Result<ToolOutput, ToolError> {
+        let partial_last = self.offset > 0 && self.last_byte != Some(b'\n');
+        if partial_last && self.wants_content() {
+            self.end_content_line();
+        } else if partial_last {
+            self.line += 1;
+        }
+        let total_lines = self.line;
+        if self.start >= total_lines && !(self.start == 0 && total_lines == 0) {
+            let shown = offset_arg.unwrap_or(1);
+            return Err(ToolError::failed(format!(
+                "Offset {shown} is beyond the end of {display} ({total_lines} lines total). Use \
+                 an offset between 1 and {total_lines}."
+            )));
+        }
+        let start_offset = self.start_offset.unwrap_or(0);
+        let reaches_eof = total_lines <= self.end;
+        let selection_end = match self.end_offset {
+            Some(end) if !reaches_eof => end,
+            _ => self.offset,
+        };
+        let selected_lines = total_lines.min(self.end) - self.start.min(total_lines);
+        let mut facts = self.head.facts();
+        facts.total_lines = selected_lines;
+        facts.total_bytes = usize::try_from(selection_end - start_offset).unwrap_or(usize::MAX);
+        let first = self.start + 1;
+        let text = String::from_utf8_lossy(&self.out).into_owned();
+
+        if facts.first_line_exceeds_limit {
+            let line_size = format_size(self.first_selected_len.unwrap_or(0));
+            let notice = format!(
+                "[Line {first} is {line_size}, exceeds {} limit. Use bash: sed -n '{first}p' {} | \
+                 head -c {}]",
+                format_size(self.max_bytes),
+                shell_quote(display),
+                self.max_bytes
+            );
+            return Ok(ToolOutput::text(notice).with_details(json!({ "truncation": facts })));
+        }
+        if facts.truncated {
+            let last = first + facts.output_lines - 1;
+            let limit_note = match facts.truncated_by {
+                Some(TruncatedBy::Bytes) => format!(" ({} limit)", format_size(self.max_bytes)),
+                _ => String::new(),
+            };
+            let notice = format!(
+                "{text}\n\n[Showing lines {first}-{last} of {total_lines}{limit_note}. Use \
+                 offset={} to continue.]",
+                last + 1
+            );
+            return Ok(ToolOutput::text(notice).with_details(json!({ "truncation": facts })));
+        }
+        if !reaches_eof {
+            let taken = selected_lines;
+            let remaining = total_lines - self.start - taken;
+            return Ok(ToolOutput::text(format!(
+                "{text}\n\n[{remaining} more lines in file. Use offset={} to continue.]",
+                self.start + taken + 1
+            )));
+        }
+        let mut text = text;
+        // The selection runs to the end of the file: keep its final newline,
+        // unless that one byte is what would break the byte cap (D13).
+        if self.last_byte == Some(b'\n') && selected_lines > 0 && text.len() < self.max_bytes {
+            text.push('\n');
+        }
+        Ok(ToolOutput::text(text))
+    }
+}
+
+#[cfg(test)]
+#[path = "read_tests.rs"]
+mod tests;

@@ -1,0 +1,346 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::tools::Content;
+use crate::tools::Limits;
+use crate::tools::testutil::Harness;
+
+fn lines(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+#[tokio::test]
+async fn small_file_is_returned_unchanged_with_its_final_newline() {
+    let h = Harness::memory();
+    h.add_file("a.txt", "one\ntwo\n");
+    let r = h.call("read", json!({"path": "a.txt"})).await;
+    assert!(!r.is_error);
+    assert_eq!(r.text(), "one\ntwo\n");
+    assert_eq!(r.details, None);
+}
+
+#[tokio::test]
+async fn offset_and_limit_select_lines_and_say_how_many_remain() {
+    let h = Harness::memory();
+    h.add_file("a.txt", lines(10));
+    let r = h
+        .call("read", json!({"path": "a.txt", "offset": 3, "limit": 2}))
+        .await;
+    assert_eq!(
+        r.text(),
+        "line 3\nline 4\n\n[6 more lines in file. Use offset=5 to continue.]"
+    );
+    assert_eq!(r.details, None);
+}
+
+#[tokio::test]
+async fn limit_covering_the_rest_has_no_phantom_line() {
+    // D4: pi says "[1 more lines in file. Use offset=101 …]" here.
+    let h = Harness::memory();
+    h.add_file("a.txt", lines(100));
+    let r = h.call("read", json!({"path": "a.txt", "limit": 100})).await;
+    assert_eq!(r.text(), lines(100));
+    let r = h
+        .call("read", json!({"path": "a.txt", "offset": 91, "limit": 50}))
+        .await;
+    assert_eq!(
+        r.text(),
+        (91..=100)
+            .map(|i| format!("line {i}\n"))
+            .collect::<String>()
+    );
+}
+
+#[tokio::test]
+async fn truncated_by_lines_counts_total_without_phantom_line() {
+    let h = Harness::memory();
+    h.add_file("big.txt", lines(2500));
+    let r = h.call("read", json!({"path": "big.txt"})).await;
+    let text = r.text();
+    assert!(text.starts_with("line 1\nline 2\n"));
+    assert!(
+        text.ends_with("line 2000\n\n[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]")
+    );
+    let t = &r.details.as_ref().unwrap()["truncation"];
+    assert_eq!(t["truncated"], true);
+    assert_eq!(t["truncated_by"], "lines");
+    assert_eq!(t["total_lines"], 2500);
+    assert_eq!(t["output_lines"], 2000);
+    assert_eq!(t["total_bytes"], lines(2500).len());
+    assert_eq!(t["output_bytes"], lines(2000).len() - 1);
+    let r = h
+        .call("read", json!({"path": "big.txt", "offset": 2001}))
+        .await;
+    assert_eq!(
+        r.text(),
+        (2001..=2500)
+            .map(|i| format!("line {i}\n"))
+            .collect::<String>()
+    );
+}
+
+#[tokio::test]
+async fn exactly_max_lines_with_final_newline_is_not_truncated() {
+    let h = Harness::memory();
+    h.add_file("a.txt", lines(2000));
+    let r = h.call("read", json!({"path": "a.txt"})).await;
+    assert_eq!(r.text(), lines(2000));
+    assert_eq!(r.details, None);
+}
+
+#[tokio::test]
+async fn truncated_by_bytes_names_the_limit() {
+    let h = Harness::memory_with(Limits {
+        max_bytes: 20,
+        ..Limits::default()
+    });
+    h.add_file("a.txt", "aaaa\nbbbb\ncccc\ndddd\neeee\n");
+    let r = h.call("read", json!({"path": "a.txt"})).await;
+    assert_eq!(
+        r.text(),
+        "aaaa\nbbbb\ncccc\ndddd\n\n[Showing lines 1-4 of 5 (20B limit). Use offset=5 to continue.]"
+    );
+    let t = &r.details.as_ref().unwrap()["truncation"];
+    assert_eq!(t["truncated_by"], "bytes");
+    assert_eq!(t["output_bytes"], 19);
+    assert_eq!(t["total_bytes"], 25);
+}
+
+#[tokio::test]
+async fn first_line_too_long_points_to_bash() {
+    let h = Harness::memory();
+    let mut text = "x".repeat(60_000);
+    text.push_str("\nshort\n");
+    h.add_file("min.js", text);
+    let r = h.call("read", json!({"path": "min.js"})).await;
+    assert_eq!(
+        r.text(),
+        "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' min.js | head -c 51200]"
+    );
+    let t = &r.details.as_ref().unwrap()["truncation"];
+    assert_eq!(t["first_line_exceeds_limit"], true);
+    assert_eq!(t["output_lines"], 0);
+    let r = h.call("read", json!({"path": "min.js", "offset": 2})).await;
+    assert_eq!(r.text(), "short\n");
+}
+
+#[tokio::test]
+async fn offset_beyond_end_is_an_error_with_the_range() {
+    let h = Harness::memory();
+    h.add_file("a.txt", "a\nb\n");
+    let r = h.call("read", json!({"path": "a.txt", "offset": 3})).await;
+    assert!(r.is_error);
+    assert_eq!(
+        r.text(),
+        "Offset 3 is beyond the end of a.txt (2 lines total). Use an offset between 1 and 2."
+    );
+    // Offset 0 and negative offsets mean line 1, as in pi.
+    let r = h.call("read", json!({"path": "a.txt", "offset": -4})).await;
+    assert_eq!(r.text(), "a\nb\n");
+}
+
+#[tokio::test]
+async fn empty_file_reads_as_empty() {
+    let h = Harness::memory();
+    h.add_file("e.txt", "");
+    let r = h.call("read", json!({"path": "e.txt"})).await;
+    assert!(!r.is_error);
+    assert_eq!(r.text(), "");
+}
+
+#[tokio::test]
+async fn bom_is_stripped_and_crlf_kept() {
+    let h = Harness::memory();
+    h.add_file("b.txt", b"\xEF\xBB\xBFx = 1\r\ny = 2\r\n");
+    let r = h.call("read", json!({"path": "b.txt"})).await;
+    assert_eq!(r.text(), "x = 1\r\ny = 2\r\n");
+}
+
+#[tokio::test]
+async fn missing_file_suggests_close_names() {
+    let h = Harness::memory();
+    h.add_file("src/main.rs", "fn main() {}\n");
+    let r = h.call("read", json!({"path": "src/mian.rs"})).await;
+    assert!(r.is_error);
+    assert_eq!(
+        r.text(),
+        "File not found: src/mian.rs. Did you mean src/main.rs?"
+    );
+    let r = h.call("read", json!({"path": "nothing/like/it.py"})).await;
+    assert_eq!(
+        r.text(),
+        "File not found: nothing/like/it.py. No similar name exists there; use the find tool \
+         (pattern \"**/it.py\") or ls to locate it."
+    );
+}
+
+#[tokio::test]
+async fn directory_and_unreadable_file() {
+    let h = Harness::memory();
+    h.add_file("src/lib.rs", "");
+    h.add_file_with_mode("secret", "x", 0o200);
+    let r = h.call("read", json!({"path": "src"})).await;
+    assert_eq!(
+        r.text(),
+        "Cannot read src: it is a directory. Use ls to list it, or read a file inside it."
+    );
+    let r = h.call("read", json!({"path": "secret"})).await;
+    assert!(r.is_error);
+    assert!(
+        r.text()
+            .starts_with("Permission denied: cannot read secret.")
+    );
+}
+
+#[tokio::test]
+async fn binary_files_are_refused_with_their_kind_and_size() {
+    let h = Harness::memory();
+    let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+    elf.resize(2048, 0);
+    h.add_file("bin/tool", elf);
+    let r = h.call("read", json!({"path": "bin/tool"})).await;
+    assert!(r.is_error);
+    assert_eq!(
+        r.text(),
+        "Cannot read bin/tool: it is a binary file (ELF executable, 2.0KB), and read only \
+         returns text and images. To inspect it, use bash, e.g. `file bin/tool`."
+    );
+    assert_eq!(
+        r.details,
+        Some(json!({"binary": "ELF executable", "bytes": 2048}))
+    );
+    h.add_file("data.bin", b"abc\0def");
+    let r = h.call("read", json!({"path": "data.bin"})).await;
+    assert!(r.text().contains("(binary data, 7B)"));
+}
+
+#[tokio::test]
+async fn invalid_utf8_after_the_sniffed_window_is_replaced() {
+    let h = Harness::memory();
+    let mut data = "a".repeat(9000).into_bytes();
+    data.extend_from_slice(b"\n\xFF\n");
+    h.add_file("late.txt", data);
+    let r = h
+        .call("read", json!({"path": "late.txt", "offset": 2}))
+        .await;
+    assert_eq!(r.text(), "\u{FFFD}\n");
+}
+
+#[tokio::test]
+async fn images_come_back_as_image_blocks_by_magic_bytes() {
+    let h = Harness::memory();
+    let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;";
+    h.add_file("picture.txt", gif);
+    let r = h.call("read", json!({"path": "picture.txt"})).await;
+    assert!(!r.is_error);
+    assert_eq!(r.content[0], Content::text("Read image file [image/gif]"));
+    match &r.content[1] {
+        Content::Image { data, mime_type } => {
+            assert_eq!(mime_type, "image/gif");
+            use base64::Engine;
+            assert_eq!(
+                base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .unwrap(),
+                gif
+            );
+        }
+        other => panic!("expected an image, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn bmp_is_refused_with_a_conversion_hint() {
+    let h = Harness::memory();
+    let mut bmp = b"BM".to_vec();
+    bmp.extend_from_slice(&70u32.to_le_bytes());
+    bmp.extend_from_slice(&[0; 4]);
+    bmp.extend_from_slice(&54u32.to_le_bytes());
+    bmp.extend_from_slice(&40u32.to_le_bytes());
+    bmp.extend_from_slice(&[1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 24, 0]);
+    bmp.resize(70, 0);
+    h.add_file("x.bmp", bmp);
+    let r = h.call("read", json!({"path": "x.bmp"})).await;
+    assert!(r.is_error);
+    assert!(
+        r.text()
+            .starts_with("Cannot inline x.bmp: it is a BMP image (70B)")
+    );
+}
+
+#[tokio::test]
+async fn lenient_arguments_and_validation_errors() {
+    let h = Harness::memory();
+    h.add_file("a.txt", lines(5));
+    let r = h
+        .call(
+            "read",
+            json!({"path": "a.txt", "offset": "2", "limit": "1", "encoding": "utf8"}),
+        )
+        .await;
+    assert_eq!(
+        r.text(),
+        "line 2\n\n[3 more lines in file. Use offset=3 to continue.]"
+    );
+    assert_eq!(
+        r.details,
+        Some(json!({"ignored_fields": ["/encoding"], "coerced_fields": ["/offset", "/limit"]}))
+    );
+    let r = h.call("read", json!({"path": "a.txt", "limit": 0})).await;
+    assert!(r.is_error);
+    assert!(
+        r.text()
+            .contains("  - /limit: expected a number >= 1, received number 0")
+    );
+    assert_eq!(
+        r.details.unwrap()["validation_errors"][0],
+        json!({"path": "/limit", "expected": "a number >= 1", "received": "number 0"})
+    );
+}
+
+#[tokio::test]
+async fn at_prefix_and_unicode_spaces_are_normalised() {
+    let h = Harness::memory();
+    h.add_file("my file.txt", "ok\n");
+    let r = h.call("read", json!({"path": "@my\u{00A0}file.txt"})).await;
+    assert_eq!(r.text(), "ok\n");
+}
+
+#[tokio::test]
+async fn huge_file_first_page_on_disk() {
+    let h = Harness::local();
+    let mut text = String::new();
+    for i in 1..=200_000 {
+        text.push_str(&format!("row {i}\n"));
+    }
+    h.add_file("huge.log", &text);
+    let r = h
+        .call(
+            "read",
+            json!({"path": "huge.log", "offset": 100_000, "limit": 3}),
+        )
+        .await;
+    assert_eq!(
+        r.text(),
+        "row 100000\nrow 100001\nrow 100002\n\n[99998 more lines in file. Use offset=100003 to continue.]"
+    );
+    let r = h.call("read", json!({"path": "huge.log"})).await;
+    assert!(
+        r.text()
+            .ends_with("[Showing lines 1-2000 of 200000. Use offset=2001 to continue.]")
+    );
+}
+
+#[tokio::test]
+async fn symlink_escape_is_refused_on_disk() {
+    let h = Harness::local();
+    h.add_symlink("outside", "/etc");
+    let r = h.call("read", json!({"path": "outside/hostname"})).await;
+    assert!(r.is_error);
+    assert!(
+        r.text().contains("is outside the workspace"),
+        "{}",
+        r.text()
+    );
+    assert!(r.text().contains("through a symlink"), "{}", r.text());
+}

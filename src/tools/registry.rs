@@ -1,0 +1,574 @@
+//! The registry: which tools exist, which are active, and how one call goes
+//! from raw arguments to a [`ToolResult`].
+//!
+//! [`Registry::prepare`] is synchronous and runs, in order: look the tool
+//! up (unknown or inactive → error result naming the available tools);
+//! parse argument text (cut-off JSON → error result); the tool's argument
+//! preparation hook; normalisation (D17); validation against the compiled
+//! schema; deserialisation into the tool's typed arguments; and, for tools
+//! that mutate a file, a ticket in the mutation queue. Because the ticket is
+//! taken here, calls prepared in source order mutate in source order.
+//!
+//! [`PreparedCall::execute`] waits for the ticket, runs the tool on its own
+//! task (a panic becomes an error result, not a crash), and maps every
+//! error to a result with `is_error: true` that keeps its `details` (D14).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::args::ArgsValidator;
+use super::args::Normalization;
+use super::args::normalize;
+use super::args::shorten;
+use super::contract::AnyTool;
+use super::contract::ErasedArgs;
+use super::contract::ExecutionMode;
+use super::contract::Limits;
+use super::contract::ToolContext;
+use super::contract::ToolResult;
+use super::contract::ToolSpec;
+use super::contract::UpdateSink;
+use super::error::ToolError;
+use super::mutation_queue::MutationQueue;
+use super::mutation_queue::Ticket;
+use super::ops::Workspace;
+
+/// The arguments of a call as the model sent them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CallArguments {
+    /// Parsed JSON.
+    Json(Value),
+    /// Literal argument text that still has to be parsed (it may be cut
+    /// off, as a streamed call can be).
+    Text(String),
+}
+
+impl CallArguments {
+    /// The text a model produced for these arguments.
+    pub fn to_text(&self) -> String {
+        match self {
+            Self::Json(value) => value.to_string(),
+            Self::Text(text) => text.clone(),
+        }
+    }
+}
+
+/// One tool call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call id, echoed in its result.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments.
+    pub arguments: CallArguments,
+}
+
+impl ToolCall {
+    /// A call with JSON arguments.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: CallArguments::Json(arguments),
+        }
+    }
+}
+
+/// Named sets of active tools (§common.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// read, bash, edit, write.
+    Coding,
+    /// read, grep, find, ls.
+    Readonly,
+    /// All seven tools.
+    All,
+}
+
+impl Preset {
+    /// The tool names of the preset, in prompt order.
+    pub fn names(self) -> &'static [&'static str] {
+        match self {
+            Self::Coding => &["read", "bash", "edit", "write"],
+            Self::Readonly => &["read", "grep", "find", "ls"],
+            Self::All => &ALL_TOOL_NAMES,
+        }
+    }
+
+    /// Parses `coding`, `readonly` (or `read-only`) and `all`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "coding" => Some(Self::Coding),
+            "readonly" | "read-only" => Some(Self::Readonly),
+            "all" => Some(Self::All),
+            _ => None,
+        }
+    }
+}
+
+/// Every built-in tool, in prompt order.
+pub const ALL_TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// A configuration the registry cannot be built from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// A name in an allow or deny list is not a known tool.
+    #[error("unknown tool `{name}` (known tools: {known})")]
+    UnknownTool {
+        /// The name given.
+        name: String,
+        /// The known names.
+        known: String,
+    },
+    /// A tool's schema does not compile.
+    #[error("{0}")]
+    BadSchema(String),
+    /// Two tools share a name.
+    #[error("tool `{0}` is registered twice")]
+    Duplicate(String),
+}
+
+/// Builds a [`Registry`].
+pub struct RegistryBuilder {
+    workspace: Workspace,
+    limits: Limits,
+    tools: Vec<Arc<dyn AnyTool>>,
+    active: Vec<String>,
+    deny: Vec<String>,
+}
+
+impl RegistryBuilder {
+    /// Sets the limits (default: pi's).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Activates a preset.
+    pub fn preset(mut self, preset: Preset) -> Self {
+        self.active = preset.names().iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+
+    /// Activates exactly these tools, in this order.
+    pub fn allow<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.active = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Deactivates these tools.
+    pub fn deny<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.deny.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds a tool of your own (it is active when listed in `allow`, or
+    /// always when no allow list was given after it).
+    pub fn tool(mut self, tool: Arc<dyn AnyTool>) -> Self {
+        let name = tool.spec(&self.limits).name.to_owned();
+        self.tools.push(tool);
+        if !self.active.contains(&name) {
+            self.active.push(name);
+        }
+        self
+    }
+
+    /// Compiles every schema and checks the lists.
+    pub fn build(self) -> Result<Registry, RegistryError> {
+        let mut entries = Vec::new();
+        let mut seen = BTreeSet::new();
+        for tool in self.tools {
+            let spec = tool.spec(&self.limits);
+            if !seen.insert(spec.name) {
+                return Err(RegistryError::Duplicate(spec.name.to_owned()));
+            }
+            let validator = ArgsValidator::new(spec.name, &spec.parameters)
+                .map_err(RegistryError::BadSchema)?;
+            entries.push(Entry {
+                tool,
+                spec,
+                validator,
+            });
+        }
+        let known = || {
+            entries
+                .iter()
+                .map(|e| e.spec.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let index_of = |name: &str| entries.iter().position(|e| e.spec.name == name);
+        for name in self.active.iter().chain(&self.deny) {
+            if index_of(name).is_none() {
+                return Err(RegistryError::UnknownTool {
+                    name: name.clone(),
+                    known: known(),
+                });
+            }
+        }
+        let mut active = Vec::new();
+        for name in &self.active {
+            if self.deny.contains(name) {
+                continue;
+            }
+            if let Some(index) = index_of(name)
+                && !active.contains(&index)
+            {
+                active.push(index);
+            }
+        }
+        Ok(Registry {
+            entries,
+            active,
+            workspace: self.workspace,
+            limits: self.limits,
+            queue: MutationQueue::new(),
+        })
+    }
+}
+
+struct Entry {
+    tool: Arc<dyn AnyTool>,
+    spec: ToolSpec,
+    validator: ArgsValidator,
+}
+
+/// The tools of one session, bound to a workspace.
+pub struct Registry {
+    entries: Vec<Entry>,
+    active: Vec<usize>,
+    workspace: Workspace,
+    limits: Limits,
+    queue: MutationQueue,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("active", &self.active_names())
+            .field("root", &self.workspace.root())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Registry {
+    /// A builder with the seven built-in tools, all active (preset `all`).
+    pub fn builder(workspace: Workspace) -> RegistryBuilder {
+        let tools = super::builtin_tools();
+        let limits = Limits::default();
+        let active = tools
+            .iter()
+            .map(|t| t.spec(&limits).name.to_owned())
+            .collect();
+        RegistryBuilder {
+            workspace,
+            limits,
+            tools,
+            active,
+            deny: Vec::new(),
+        }
+    }
+
+    /// The specs of the active tools, in prompt order.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.active.iter().map(|&i| &self.entries[i].spec)
+    }
+
+    /// The names of the active tools.
+    pub fn active_names(&self) -> Vec<&'static str> {
+        self.specs().map(|s| s.name).collect()
+    }
+
+    /// The spec of an active tool.
+    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.specs().find(|s| s.name == name)
+    }
+
+    /// The workspace the tools run in.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The system prompt's tool section: one line per active tool and the
+    /// de-duplicated guidelines (§common.2).
+    pub fn prompt_section(&self) -> String {
+        let mut text = String::from("Available tools:\n");
+        let mut guidelines: Vec<&str> = Vec::new();
+        for spec in self.specs() {
+            text.push_str(&format!("- {}: {}\n", spec.name, spec.prompt_snippet));
+            for line in &spec.prompt_guidelines {
+                if !guidelines.contains(&line.as_str()) {
+                    guidelines.push(line);
+                }
+            }
+        }
+        let names = self.active_names();
+        let has_search = ["grep", "find", "ls"].iter().any(|n| names.contains(n));
+        let bash_hint = "Use bash for file operations like ls, rg and find.";
+        if names.contains(&"bash") && !has_search && !guidelines.contains(&bash_hint) {
+            guidelines.push(bash_hint);
+        }
+        if !guidelines.is_empty() {
+            text.push_str("\nGuidelines:\n");
+            for line in guidelines {
+                text.push_str(&format!("- {line}\n"));
+            }
+        }
+        text
+    }
+
+    fn unavailable(&self, name: &str) -> ToolResult {
+        let available = self.active_names().join(", ");
+        let known = self.entries.iter().any(|e| e.spec.name == name);
+        let message = if known {
+            format!(
+                "Tool \"{name}\" is not active in this session. Available tools: {available}. \
+                 Use one of those instead."
+            )
+        } else {
+            format!(
+                "Tool \"{name}\" not found. Available tools: {available}. Call one of those by \
+                 its exact name."
+            )
+        };
+        ToolResult::error(
+            message,
+            Some(serde_json::json!({ "available_tools": self.active_names() })),
+        )
+    }
+
+    /// Looks up, normalises and validates a call, and takes its place in
+    /// the mutation queue. An `Err` is the error result for the model.
+    pub fn prepare(&self, call: &ToolCall) -> Result<PreparedCall, Box<ToolResult>> {
+        let Some(entry) = self
+            .active
+            .iter()
+            .map(|&i| &self.entries[i])
+            .find(|e| e.spec.name == call.name)
+        else {
+            return Err(Box::new(self.unavailable(&call.name)));
+        };
+        let raw = match &call.arguments {
+            CallArguments::Json(value) => value.clone(),
+            CallArguments::Text(text) => parse_argument_text(&call.name, text)?,
+        };
+        let mut args = entry.tool.prepare_arguments(raw.clone());
+        let notes = normalize(&entry.spec.parameters, &mut args);
+        let problems = entry.validator.problems(&args);
+        if !problems.is_empty() {
+            let mut details = serde_json::json!({ "validation_errors": problems });
+            merge_notes(&mut details, &notes);
+            return Err(Box::new(ToolResult::from(ToolError::InvalidArgs {
+                message: entry.validator.message(&problems, &raw),
+                details: Some(details),
+            })));
+        }
+        let typed = entry.tool.parse(args).map_err(|err| {
+            // The schema accepted what serde refused: the schema and the
+            // typed arguments disagree, which is a bug in the tool.
+            Box::new(ToolResult::from(ToolError::fatal(format!(
+                "arguments of {} passed the schema but not deserialisation: {err}",
+                call.name
+            ))))
+        })?;
+        let ticket = entry
+            .tool
+            .mutation_target(&typed)
+            .and_then(|target| {
+                self.workspace
+                    .paths()
+                    .resolve(self.workspace.fs().as_ref(), &target)
+                    .ok()
+            })
+            .map(|resolved| self.queue.ticket(&resolved.real));
+        Ok(PreparedCall {
+            id: call.id.clone(),
+            name: entry.spec.name,
+            mode: entry.spec.execution_mode,
+            tool: Arc::clone(&entry.tool),
+            args: typed,
+            ticket,
+            notes,
+            workspace: self.workspace.clone(),
+            limits: self.limits.clone(),
+        })
+    }
+
+    /// Prepares and executes one call.
+    pub async fn dispatch(
+        &self,
+        call: &ToolCall,
+        cancel: CancellationToken,
+        updates: UpdateSink,
+    ) -> ToolResult {
+        match self.prepare(call) {
+            Ok(prepared) => prepared.execute(cancel, updates).await,
+            Err(result) => *result,
+        }
+    }
+
+    /// The execution mode of an active tool; unknown tools count as
+    /// parallel (they fail at once without running).
+    pub fn execution_mode(&self, name: &str) -> ExecutionMode {
+        self.spec(name)
+            .map_or(ExecutionMode::Parallel, |s| s.execution_mode)
+    }
+}
+
+fn parse_argument_text(tool: &str, text: &str) -> Result<Value, Box<ToolResult>> {
+    serde_json::from_str(text).map_err(|err| {
+        let hint = if err.is_eof() {
+            "The text ends in the middle of a value, so the call was probably cut off."
+        } else {
+            "The text is not a JSON object."
+        };
+        Box::new(ToolResult::error(
+            format!(
+                "The arguments of tool \"{tool}\" are not valid JSON ({err}). {hint} Received: \
+                 {}\nSend the call again with a complete JSON object.",
+                shorten(text, 200)
+            ),
+            Some(serde_json::json!({ "raw_arguments": shorten(text, 2000) })),
+        ))
+    })
+}
+
+fn merge_notes(details: &mut Value, notes: &Normalization) {
+    if notes.is_empty() {
+        return;
+    }
+    if !details.is_object() {
+        *details = serde_json::json!({});
+    }
+    if let (Value::Object(map), Ok(Value::Object(extra))) = (details, serde_json::to_value(notes)) {
+        map.extend(extra);
+    }
+}
+
+/// A validated call, ready to run.
+pub struct PreparedCall {
+    id: String,
+    name: &'static str,
+    mode: ExecutionMode,
+    tool: Arc<dyn AnyTool>,
+    args: ErasedArgs,
+    ticket: Option<Ticket>,
+    notes: Normalization,
+    workspace: Workspace,
+    limits: Limits,
+}
+
+impl std::fmt::Debug for PreparedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCall")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PreparedCall {
+    /// The tool's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The tool's execution mode.
+    pub fn execution_mode(&self) -> ExecutionMode {
+        self.mode
+    }
+
+    /// Runs the call to its one result.
+    pub async fn execute(self, cancel: CancellationToken, updates: UpdateSink) -> ToolResult {
+        let Self {
+            id,
+            tool,
+            args,
+            ticket,
+            notes,
+            workspace,
+            limits,
+            ..
+        } = self;
+        if cancel.is_cancelled() {
+            return ToolResult::from(ToolError::cancelled());
+        }
+        let ctx = ToolContext {
+            call_id: id,
+            workspace,
+            limits,
+            cancel: cancel.clone(),
+            updates,
+        };
+        let task = tokio::spawn(async move {
+            let mut ticket = ticket;
+            if let Some(ticket) = ticket.as_mut() {
+                tokio::select! {
+                    () = ticket.ready() => {}
+                    () = cancel.cancelled() => return Err(ToolError::cancelled()),
+                }
+            }
+            let result = tool.execute(args, ctx).await;
+            drop(ticket);
+            result
+        });
+        // If the caller stops waiting (a scenario timeout), the tool stops
+        // too; aborting a finished task does nothing.
+        let _guard = AbortOnDrop(task.abort_handle());
+        let outcome = task.await;
+        let mut result = match outcome {
+            Ok(Ok(output)) => ToolResult::ok(output),
+            Ok(Err(err)) => ToolResult::from(err),
+            Err(err) if err.is_panic() => {
+                let message = panic_message(err.into_panic());
+                ToolResult::from(ToolError::fatal(format!("the tool panicked: {message}")))
+            }
+            Err(_) => ToolResult::from(ToolError::cancelled()),
+        };
+        if !notes.is_empty() {
+            let details = result.details.get_or_insert_with(|| serde_json::json!({}));
+            merge_notes(details, &notes);
+        }
+        result
+    }
+}
+
+/// Stops the tool's task when the caller stops waiting for it.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}

@@ -1,0 +1,182 @@
+//! Test helpers: a registry over an in-memory or temporary workspace, and
+//! a recording update sink.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::ToolCall;
+use super::contract::Limits;
+use super::contract::ToolResult;
+use super::contract::ToolUpdate;
+use super::contract::UpdateSink;
+use super::ops::FsOps;
+use super::ops::LocalProcess;
+use super::ops::MemoryFs;
+use super::ops::Workspace;
+use super::registry::PreparedCall;
+use super::registry::Registry;
+
+/// A registry with every tool active over a workspace, plus file helpers.
+pub struct Harness {
+    pub registry: Registry,
+    pub root: PathBuf,
+    memory: Option<MemoryFs>,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl Harness {
+    /// An in-memory workspace rooted at `/ws`.
+    pub fn memory() -> Self {
+        Self::memory_with(Limits::default())
+    }
+
+    /// An in-memory workspace with custom limits.
+    pub fn memory_with(limits: Limits) -> Self {
+        let fs = MemoryFs::new();
+        fs.add_dir("/ws");
+        let workspace = Workspace::new(
+            Arc::new(fs.clone()),
+            Arc::new(LocalProcess::default()),
+            "/ws",
+            true,
+        )
+        .unwrap();
+        let registry = Registry::builder(workspace).limits(limits).build().unwrap();
+        Self {
+            registry,
+            root: PathBuf::from("/ws"),
+            memory: Some(fs),
+            _temp: None,
+        }
+    }
+
+    /// A workspace in a fresh temporary directory on disk.
+    pub fn local() -> Self {
+        Self::local_with(Limits::default())
+    }
+
+    /// A temporary on-disk workspace with custom limits.
+    pub fn local_with(limits: Limits) -> Self {
+        let temp = tempfile::tempdir().unwrap();
+        let workspace = Workspace::local(temp.path()).unwrap();
+        let root = workspace.root().to_path_buf();
+        let registry = Registry::builder(workspace).limits(limits).build().unwrap();
+        Self {
+            registry,
+            root,
+            memory: None,
+            _temp: Some(temp),
+        }
+    }
+
+    fn abs(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    fn fs(&self) -> &dyn FsOps {
+        self.registry.workspace().fs().as_ref()
+    }
+
+    pub fn add_file(&self, rel: &str, data: impl AsRef<[u8]>) {
+        self.add_file_with_mode(rel, data, 0o644);
+    }
+
+    pub fn add_file_with_mode(&self, rel: &str, data: impl AsRef<[u8]>, mode: u32) {
+        let path = self.abs(rel);
+        match &self.memory {
+            Some(fs) => {
+                fs.add_file_with_mode(&path, data.as_ref(), mode);
+            }
+            None => {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, data.as_ref()).unwrap();
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            }
+        }
+    }
+
+    pub fn add_dir(&self, rel: &str) {
+        let path = self.abs(rel);
+        match &self.memory {
+            Some(fs) => {
+                fs.add_dir(&path);
+            }
+            None => std::fs::create_dir_all(&path).unwrap(),
+        }
+    }
+
+    pub fn add_symlink(&self, rel: &str, target: &str) {
+        let path = self.abs(rel);
+        match &self.memory {
+            Some(fs) => {
+                fs.add_symlink(&path, target);
+            }
+            None => {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::os::unix::fs::symlink(target, &path).unwrap();
+            }
+        }
+    }
+
+    pub fn bytes(&self, rel: &str) -> Vec<u8> {
+        self.fs().read(&self.abs(rel)).unwrap()
+    }
+
+    pub fn file(&self, rel: &str) -> String {
+        String::from_utf8(self.bytes(rel)).unwrap()
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.fs().symlink_metadata(&self.abs(rel)).is_ok()
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub async fn call(&self, name: &str, args: Value) -> ToolResult {
+        self.registry
+            .dispatch(
+                &ToolCall::new("call_1", name, args),
+                CancellationToken::new(),
+                UpdateSink::discard(),
+            )
+            .await
+    }
+
+    pub async fn call_recording(&self, name: &str, args: Value) -> (ToolResult, Vec<ToolUpdate>) {
+        let (sink, updates) = recording_sink();
+        let result = self
+            .registry
+            .dispatch(
+                &ToolCall::new("call_1", name, args),
+                CancellationToken::new(),
+                sink,
+            )
+            .await;
+        let updates = updates.lock().unwrap().clone();
+        (result, updates)
+    }
+
+    pub fn prepare(&self, name: &str, args: Value) -> PreparedCall {
+        self.registry
+            .prepare(&ToolCall::new("call_1", name, args))
+            .unwrap()
+    }
+}
+
+/// A sink that keeps every update.
+pub fn recording_sink() -> (UpdateSink, Arc<Mutex<Vec<ToolUpdate>>>) {
+    let updates = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&updates);
+    (
+        UpdateSink::new(move |u| kept.lock().unwrap().push(u)),
+        updates,
+    )
+}

@@ -1,0 +1,237 @@
+//! The `write` tool (§write, D5).
+//!
+//! Creates or overwrites a file with exactly the given text (no BOM, no
+//! line-ending conversion, no added newline), creating missing parent
+//! directories. Runs inside the mutation queue of the file's real path, so
+//! it is ordered with `edit`s of the same file. Reports the true UTF-8 byte
+//! count (pi reports UTF-16 code units, D5).
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::contract::ExecutionMode;
+use super::contract::Limits;
+use super::contract::Tool;
+use super::contract::ToolContext;
+use super::contract::ToolOutput;
+use super::contract::ToolSpec;
+use super::error::ToolError;
+use super::fs_error::describe_io_error;
+
+/// The `write` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WriteTool;
+
+/// Arguments of `write`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteArgs {
+    /// The file to write.
+    pub path: String,
+    /// The complete new contents.
+    pub content: String,
+}
+
+impl Tool for WriteTool {
+    type Args = WriteArgs;
+
+    fn spec(&self, _limits: &Limits) -> ToolSpec {
+        ToolSpec {
+            name: "write",
+            label: "Write",
+            description: "Write content to a file. Creates the file if it does not exist and \
+                          overwrites it if it does; missing parent directories are created. The \
+                          content is written exactly as given."
+                .to_owned(),
+            prompt_snippet: "Create or overwrite files".to_owned(),
+            prompt_guidelines: vec![
+                "Use write only for new files or complete rewrites; use edit to change part of \
+                 a file."
+                    .to_owned(),
+            ],
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "Path of the file to write, relative to the workspace root (or absolute)"
+                    },
+                    "content": {
+                        "type": "string",
+                        "description": "The complete content to write"
+                    }
+                },
+                "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+
+    fn mutation_target<'a>(&self, args: &'a WriteArgs) -> Option<&'a str> {
+        Some(&args.path)
+    }
+
+    async fn execute(&self, args: WriteArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::cancelled());
+        }
+        let work = tokio::task::spawn_blocking(move || write_blocking(&args, &ctx));
+        work.await
+            .map_err(|err| ToolError::fatal(format!("the write task failed: {err}")))?
+    }
+}
+
+fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let workspace = &ctx.workspace;
+    let fs = workspace.fs().as_ref();
+    let resolved = workspace
+        .paths()
+        .resolve(fs, &args.path)
+        .map_err(|err| ToolError::failed(err.to_string()))?;
+    let display = &resolved.display;
+    let existing = fs.metadata(&resolved.abs).ok();
+    if existing.as_ref().is_some_and(|m| m.is_dir()) {
+        return Err(ToolError::failed(format!(
+            "Cannot write {display}: it is a directory. Give the path of a file inside it."
+        )));
+    }
+    if let Some(parent) = resolved.abs.parent()
+        && fs.metadata(parent).is_err()
+    {
+        fs.create_dir_all(parent).map_err(|err| {
+            let parent_display = workspace.paths().display(parent);
+            ToolError::failed(describe_io_error(
+                "create the directory",
+                &parent_display,
+                &err,
+            ))
+        })?;
+    }
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::cancelled());
+    }
+    fs.write(&resolved.abs, args.content.as_bytes())
+        .map_err(|err| ToolError::failed(describe_io_error("write", display, &err)))?;
+    let bytes = args.content.len();
+    Ok(
+        ToolOutput::text(format!("Successfully wrote {bytes} bytes to {display}")).with_details(
+            json!({
+                "bytes": bytes,
+                "created": existing.is_none(),
+            }),
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::testutil::Harness;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn writes_exact_bytes_and_reports_utf8_length() {
+        let h = Harness::memory();
+        let r = h
+            .call("write", json!({"path": "a.txt", "content": "héllo 🙂"}))
+            .await;
+        assert_eq!(r.text(), "Successfully wrote 11 bytes to a.txt");
+        assert!(!r.is_error);
+        assert_eq!(r.details, Some(json!({"bytes": 11, "created": true})));
+        assert_eq!(h.file("a.txt"), "héllo 🙂");
+    }
+
+    #[tokio::test]
+    async fn creates_parents_and_overwrites_without_touching_line_endings() {
+        let h = Harness::memory();
+        h.add_file("deep/x.txt", "old");
+        let r = h
+            .call(
+                "write",
+                json!({"path": "deep/er/y.txt", "content": "a\r\nb"}),
+            )
+            .await;
+        assert_eq!(r.text(), "Successfully wrote 4 bytes to deep/er/y.txt");
+        assert_eq!(h.file("deep/er/y.txt"), "a\r\nb");
+        let r = h
+            .call("write", json!({"path": "deep/x.txt", "content": ""}))
+            .await;
+        assert_eq!(r.text(), "Successfully wrote 0 bytes to deep/x.txt");
+        assert_eq!(r.details, Some(json!({"bytes": 0, "created": false})));
+        assert_eq!(h.file("deep/x.txt"), "");
+    }
+
+    #[tokio::test]
+    async fn refuses_directories_and_paths_outside() {
+        let h = Harness::memory();
+        h.add_file("src/main.rs", "");
+        let r = h
+            .call("write", json!({"path": "src", "content": "x"}))
+            .await;
+        assert!(r.is_error);
+        assert_eq!(
+            r.text(),
+            "Cannot write src: it is a directory. Give the path of a file inside it."
+        );
+        let r = h
+            .call("write", json!({"path": "../evil.txt", "content": "x"}))
+            .await;
+        assert!(r.is_error);
+        assert!(
+            r.text()
+                .starts_with("Path \"../evil.txt\" is outside the workspace")
+        );
+    }
+
+    #[tokio::test]
+    async fn permission_denied_and_parent_is_a_file() {
+        let h = Harness::memory();
+        h.add_file_with_mode("ro.txt", "x", 0o444);
+        h.add_file("plain", "x");
+        let r = h
+            .call("write", json!({"path": "ro.txt", "content": "y"}))
+            .await;
+        assert_eq!(
+            r.text(),
+            "Permission denied: cannot write ro.txt. Check its permissions with bash (ls -l) or \
+             use another file."
+        );
+        let r = h
+            .call("write", json!({"path": "plain/x.txt", "content": "y"}))
+            .await;
+        assert!(r.is_error);
+        assert!(r.text().contains("plain"), "{}", r.text());
+    }
+
+    #[tokio::test]
+    async fn null_content_is_an_error_not_the_string_null() {
+        // D17: pi writes the four characters "null".
+        let h = Harness::memory();
+        let r = h
+            .call("write", json!({"path": "a.txt", "content": null}))
+            .await;
+        assert!(r.is_error);
+        assert!(
+            r.text()
+                .contains("/content: expected a string, received null")
+        );
+        assert!(!h.exists("a.txt"));
+    }
+
+    #[tokio::test]
+    async fn same_file_writes_in_one_batch_apply_in_call_order() {
+        let h = Harness::memory();
+        let first = h.prepare("write", json!({"path": "f.txt", "content": "first"}));
+        let second = h.prepare("write", json!({"path": "./f.txt", "content": "second"}));
+        // Run the second before the first: the queue still orders them.
+        let b =
+            tokio::spawn(second.execute(Default::default(), crate::tools::UpdateSink::discard()));
+        tokio::task::yield_now().await;
+        let a =
+            tokio::spawn(first.execute(Default::default(), crate::tools::UpdateSink::discard()));
+        assert!(!a.await.unwrap().is_error);
+        assert!(!b.await.unwrap().is_error);
+        assert_eq!(h.file("f.txt"), "second");
+    }
+}
