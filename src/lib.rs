@@ -40,6 +40,7 @@
 
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod cli;
 pub mod exit;
 pub mod tools;

@@ -1,0 +1,487 @@
+//! The agent loop (§loop.1–§loop.7, D15, D16).
+//!
+//! Each turn: send the conversation to the provider, append its message,
+//! and run the message's tool calls as one batch. A batch runs in parallel
+//! unless it contains a sequential tool (then one call at a time, in source
+//! order). In a parallel batch every call is prepared (looked up,
+//! normalised, validated, queued) in source order before any runs; the calls
+//! then run together and their `ToolExecutionEnd` events come in completion
+//! order, while their result messages are appended in source order.
+//!
+//! Every call gets exactly one result (D16): a call the loop did not start
+//! because the run was cancelled gets an error result saying so. A message
+//! cut by the output limit (`StopReason::Length`) executes none of its calls;
+//! each gets an error result asking for the call again (§loop.1).
+
+use std::collections::HashSet;
+use std::time::Duration;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::tools::ExecutionMode;
+use crate::tools::PreparedCall;
+use crate::tools::Registry;
+use crate::tools::ToolCall;
+use crate::tools::ToolError;
+use crate::tools::ToolResult;
+use crate::tools::ToolSpec;
+use crate::tools::ToolUpdate;
+use crate::tools::UpdateSink;
+
+use super::events::AgentEvent;
+use super::message::AssistantMessage;
+use super::message::Message;
+use super::message::StopReason;
+use super::message::ToolResultMessage;
+use super::provider::Provider;
+use super::provider::Request;
+
+/// How a run is set up.
+#[derive(Clone, Debug)]
+pub struct LoopOptions {
+    /// The system prompt (the tool section is appended by the loop).
+    pub system_prompt: String,
+    /// The user's first message.
+    pub prompt: String,
+    /// Stop after this many turns (a runaway model is an error).
+    pub max_turns: usize,
+    /// Cancels the run: running calls are cancelled, unstarted calls get
+    /// cancelled results, and no further turn starts.
+    pub cancel: CancellationToken,
+}
+
+impl Default for LoopOptions {
+    fn default() -> Self {
+        Self {
+            system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
+            prompt: "Begin.".to_owned(),
+            max_turns: 200,
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// The built-in system prompt that precedes the tool section.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are an expert coding assistant. You help with \
+coding tasks by reading files, running commands, editing code and writing new files, using the \
+tools below. Work inside the workspace, be concise, and check your changes.";
+
+/// One tool call and its one result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallRecord {
+    /// The turn (1-based) whose message carried the call.
+    pub turn: usize,
+    /// Position of the call in its message.
+    pub index: usize,
+    /// The call as sent.
+    pub call: ToolCall,
+    /// Its result.
+    pub result: ToolResult,
+    /// How long it ran.
+    pub duration: Duration,
+    /// Partial updates streamed while it ran.
+    pub updates: usize,
+    /// Position among the batch's completions (0 = finished first).
+    pub completion: usize,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Transcript {
+    /// The system prompt as sent.
+    pub system: String,
+    /// Every message, in conversation order.
+    pub messages: Vec<Message>,
+    /// Every tool call with its result, in the order they were sent.
+    pub calls: Vec<CallRecord>,
+    /// Why the run ended early, if it did (provider error, turn limit).
+    pub error: Option<String>,
+}
+
+impl Transcript {
+    /// The assistant messages.
+    pub fn assistant_messages(&self) -> impl Iterator<Item = &AssistantMessage> {
+        self.messages.iter().filter_map(|m| match m {
+            Message::Assistant(a) => Some(a),
+            _ => None,
+        })
+    }
+}
+
+/// The system prompt the loop sends: `system` followed by the registry's
+/// tool section.
+pub fn system_prompt(system: &str, registry: &Registry) -> String {
+    format!("{system}\n\n{}", registry.prompt_section())
+}
+
+/// Runs the loop until the model stops calling tools, the provider fails,
+/// the turn limit is hit, or the run is cancelled.
+pub async fn run_loop(
+    provider: &mut dyn Provider,
+    registry: &Registry,
+    options: &LoopOptions,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Transcript {
+    let specs: Vec<ToolSpec> = registry.specs().cloned().collect();
+    let mut transcript = Transcript {
+        system: system_prompt(&options.system_prompt, registry),
+        ..Transcript::default()
+    };
+    on_event(AgentEvent::AgentStart);
+    transcript.messages.push(Message::User {
+        text: options.prompt.clone(),
+    });
+    let mut turn = 0;
+    loop {
+        if options.cancel.is_cancelled() {
+            transcript.error = Some("the run was cancelled".to_owned());
+            break;
+        }
+        if turn >= options.max_turns {
+            transcript.error = Some(format!(
+                "the model kept calling tools after {} turns; the loop stopped it",
+                options.max_turns
+            ));
+            break;
+        }
+        turn += 1;
+        on_event(AgentEvent::TurnStart { turn });
+        let request = Request {
+            system: &transcript.system,
+            messages: &transcript.messages,
+            tools: &specs,
+        };
+        let message = tokio::select! {
+            biased;
+            () = options.cancel.cancelled() => {
+                transcript.error = Some("the run was cancelled".to_owned());
+                on_event(AgentEvent::TurnEnd { turn });
+                break;
+            }
+            response = provider.complete(request) => match response {
+                Ok(message) => message,
+                Err(err) => {
+                    transcript.error = Some(err.0);
+                    on_event(AgentEvent::TurnEnd { turn });
+                    break;
+                }
+            },
+        };
+        on_event(AgentEvent::AssistantMessage {
+            turn,
+            message: message.clone(),
+        });
+        transcript
+            .messages
+            .push(Message::Assistant(message.clone()));
+        if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
+            transcript.error = message.error_message.clone();
+            on_event(AgentEvent::TurnEnd { turn });
+            break;
+        }
+        let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+        if calls.is_empty() {
+            on_event(AgentEvent::TurnEnd { turn });
+            break;
+        }
+        let results = if message.stop_reason == StopReason::Length {
+            not_executed(&calls, on_event)
+        } else {
+            run_batch(registry, &calls, &options.cancel, on_event).await
+        };
+        for (index, (call, outcome)) in calls.iter().zip(results).enumerate() {
+            let message = ToolResultMessage::new(call, &outcome.result);
+            on_event(AgentEvent::ToolResultMessage {
+                message: message.clone(),
+            });
+            transcript.messages.push(Message::ToolResult(message));
+            transcript.calls.push(CallRecord {
+                turn,
+                index,
+                call: call.clone(),
+                result: outcome.result,
+                duration: outcome.duration,
+                updates: outcome.updates,
+                completion: outcome.completion,
+            });
+        }
+        on_event(AgentEvent::TurnEnd { turn });
+    }
+    on_event(AgentEvent::AgentEnd {
+        error: transcript.error.clone(),
+    });
+    transcript
+}
+
+/// The result of one call of a batch.
+struct Outcome {
+    result: ToolResult,
+    duration: Duration,
+    updates: usize,
+    completion: usize,
+}
+
+/// Results for the calls of a message cut by the output limit.
+fn not_executed(calls: &[ToolCall], on_event: &mut (dyn FnMut(AgentEvent) + Send)) -> Vec<Outcome> {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(completion, call)| {
+            on_event(AgentEvent::ToolExecutionStart {
+                call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                args: call.arguments.clone(),
+            });
+            let result = ToolResult::error(
+                format!(
+                    "Tool call \"{}\" was not executed: the response hit the output token limit, \
+                     so its arguments may be truncated. Re-issue the tool call with complete \
+                     arguments.",
+                    call.name
+                ),
+                None,
+            );
+            on_event(AgentEvent::ToolExecutionEnd {
+                call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                result: result.clone(),
+                duration: Duration::ZERO,
+            });
+            Outcome {
+                result,
+                duration: Duration::ZERO,
+                updates: 0,
+                completion,
+            }
+        })
+        .collect()
+}
+
+/// Runs one message's calls and returns their results in source order.
+async fn run_batch(
+    registry: &Registry,
+    calls: &[ToolCall],
+    cancel: &CancellationToken,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Vec<Outcome> {
+    let sequential = calls
+        .iter()
+        .any(|c| registry.execution_mode(&c.name) == ExecutionMode::Sequential);
+    let mut batch = Batch::new(calls.len());
+    if sequential {
+        for (index, call) in calls.iter().enumerate() {
+            batch.start(index, call, on_event);
+            if cancel.is_cancelled() {
+                batch.finish_now(
+                    index,
+                    call,
+                    ToolResult::from(ToolError::cancelled()),
+                    on_event,
+                );
+                continue;
+            }
+            match registry.prepare(call) {
+                Ok(prepared) => {
+                    batch.spawn(index, call, prepared, cancel);
+                    batch.drain(calls, on_event).await;
+                }
+                Err(result) => batch.finish_now(index, call, *result, on_event),
+            }
+        }
+    } else {
+        let mut prepared = Vec::new();
+        for (index, call) in calls.iter().enumerate() {
+            batch.start(index, call, on_event);
+            if cancel.is_cancelled() {
+                batch.finish_now(
+                    index,
+                    call,
+                    ToolResult::from(ToolError::cancelled()),
+                    on_event,
+                );
+                continue;
+            }
+            match registry.prepare(call) {
+                Ok(p) => prepared.push((index, p)),
+                Err(result) => batch.finish_now(index, call, *result, on_event),
+            }
+        }
+        for (index, p) in prepared {
+            batch.spawn(index, &calls[index], p, cancel);
+        }
+        batch.drain(calls, on_event).await;
+    }
+    batch.into_outcomes(calls)
+}
+
+/// Bookkeeping of one batch: running tasks, streamed updates, results.
+struct Batch {
+    tasks: tokio::task::JoinSet<(usize, ToolResult, Duration)>,
+    updates_tx: mpsc::UnboundedSender<(usize, ToolUpdate)>,
+    updates_rx: mpsc::UnboundedReceiver<(usize, ToolUpdate)>,
+    finished: HashSet<usize>,
+    results: Vec<Option<Outcome>>,
+    update_counts: Vec<usize>,
+    completions: usize,
+}
+
+impl Batch {
+    fn new(len: usize) -> Self {
+        let (updates_tx, updates_rx) = mpsc::unbounded_channel();
+        Self {
+            tasks: tokio::task::JoinSet::new(),
+            updates_tx,
+            updates_rx,
+            finished: HashSet::new(),
+            results: (0..len).map(|_| None).collect(),
+            update_counts: vec![0; len],
+            completions: 0,
+        }
+    }
+
+    fn start(&self, _index: usize, call: &ToolCall, on_event: &mut (dyn FnMut(AgentEvent) + Send)) {
+        on_event(AgentEvent::ToolExecutionStart {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: call.arguments.clone(),
+        });
+    }
+
+    fn finish_now(
+        &mut self,
+        index: usize,
+        call: &ToolCall,
+        result: ToolResult,
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) {
+        self.record(index, call, result, Duration::ZERO, on_event);
+    }
+
+    fn record(
+        &mut self,
+        index: usize,
+        call: &ToolCall,
+        result: ToolResult,
+        duration: Duration,
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) {
+        on_event(AgentEvent::ToolExecutionEnd {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            result: result.clone(),
+            duration,
+        });
+        self.finished.insert(index);
+        self.results[index] = Some(Outcome {
+            result,
+            duration,
+            updates: self.update_counts[index],
+            completion: self.completions,
+        });
+        self.completions += 1;
+    }
+
+    fn spawn(
+        &mut self,
+        index: usize,
+        _call: &ToolCall,
+        prepared: PreparedCall,
+        cancel: &CancellationToken,
+    ) {
+        let tx = self.updates_tx.clone();
+        let sink = UpdateSink::new(move |update| {
+            // The receiver lives as long as the batch; a send can only fail
+            // after the batch is over, when updates are dropped anyway.
+            let _ = tx.send((index, update));
+        });
+        let cancel = cancel.clone();
+        self.tasks.spawn(async move {
+            let started = Instant::now();
+            let result = prepared.execute(cancel, sink).await;
+            (index, result, started.elapsed())
+        });
+    }
+
+    fn forward_update(
+        &mut self,
+        index: usize,
+        update: ToolUpdate,
+        calls: &[ToolCall],
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) {
+        // Updates after a call settled are dropped (§loop.3).
+        if self.finished.contains(&index) {
+            return;
+        }
+        self.update_counts[index] += 1;
+        let call = &calls[index];
+        on_event(AgentEvent::ToolExecutionUpdate {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            update,
+        });
+    }
+
+    /// Waits for every running call, forwarding updates as they come.
+    async fn drain(&mut self, calls: &[ToolCall], on_event: &mut (dyn FnMut(AgentEvent) + Send)) {
+        loop {
+            tokio::select! {
+                biased;
+                Some((index, update)) = self.updates_rx.recv() => {
+                    self.forward_update(index, update, calls, on_event);
+                }
+                joined = self.tasks.join_next() => {
+                    let Some(joined) = joined else { break };
+                    // Updates sent before the call returned come first.
+                    while let Ok((index, update)) = self.updates_rx.try_recv() {
+                        self.forward_update(index, update, calls, on_event);
+                    }
+                    match joined {
+                        Ok((index, result, duration)) => {
+                            self.record(index, &calls[index], result, duration, on_event);
+                        }
+                        Err(err) => {
+                            // The task itself died (PreparedCall::execute
+                            // catches tool panics, so this is the loop's own
+                            // failure); the calls without a result get one
+                            // below.
+                            let _ = err;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn into_outcomes(self, calls: &[ToolCall]) -> Vec<Outcome> {
+        self.results
+            .into_iter()
+            .zip(calls)
+            .map(|(outcome, call)| {
+                outcome.unwrap_or_else(|| {
+                    let mut result = ToolResult::error(
+                        format!(
+                            "Tool call \"{}\" got no result because the loop's task for it \
+                             failed. Try the call again.",
+                            call.name
+                        ),
+                        None,
+                    );
+                    result.internal_error = Some("a tool task ended without a result".to_owned());
+                    Outcome {
+                        result,
+                        duration: Duration::ZERO,
+                        updates: 0,
+                        completion: usize::MAX,
+                    }
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+#[path = "agent_loop_tests.rs"]
+mod tests;

@@ -1,0 +1,373 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use pretty_assertions::assert_eq;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::json;
+use tokio::sync::Semaphore;
+
+use super::*;
+use crate::agent::Chars4;
+use crate::agent::FauxArgs;
+use crate::agent::FauxCall;
+use crate::agent::FauxProvider;
+use crate::agent::FauxScript;
+use crate::agent::FauxStep;
+use crate::tools::Limits;
+use crate::tools::Tool;
+use crate::tools::ToolContext;
+use crate::tools::ToolOutput;
+use crate::tools::Workspace;
+use crate::tools::ops::LocalProcess;
+use crate::tools::ops::MemoryFs;
+
+/// A test tool: waits for `wait` permits of a shared semaphore, then adds
+/// `release` permits, logs, and returns its name.
+struct Gate {
+    name: &'static str,
+    mode: ExecutionMode,
+    semaphore: Arc<Semaphore>,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+#[derive(Deserialize)]
+struct GateArgs {
+    #[serde(default)]
+    wait: u32,
+    #[serde(default)]
+    release: u32,
+}
+
+impl Tool for Gate {
+    type Args = GateArgs;
+
+    fn spec(&self, _limits: &Limits) -> ToolSpec {
+        ToolSpec {
+            name: self.name,
+            label: self.name,
+            description: "test tool".into(),
+            prompt_snippet: "test".into(),
+            prompt_guidelines: vec![],
+            parameters: json!({"type": "object", "properties": {
+                "wait": {"type": "integer"}, "release": {"type": "integer"}}}),
+            execution_mode: self.mode,
+        }
+    }
+
+    async fn execute(&self, args: GateArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("start {}", ctx.call_id));
+        if args.wait > 0 {
+            tokio::select! {
+                permit = self.semaphore.acquire_many(args.wait) => permit.unwrap().forget(),
+                () = ctx.cancel.cancelled() => return Err(ToolError::cancelled()),
+            }
+        }
+        ctx.updates.emit(ToolUpdate {
+            content: vec![crate::tools::Content::text("partial")],
+            details: None,
+        });
+        self.semaphore.add_permits(args.release as usize);
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("end {}", ctx.call_id));
+        Ok(ToolOutput::text(format!("{} done", ctx.call_id)))
+    }
+}
+
+struct Fixture {
+    registry: Registry,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+fn fixture() -> Fixture {
+    let fs = MemoryFs::new();
+    fs.add_file("/ws/a.txt", "alpha\n");
+    let workspace =
+        Workspace::new(Arc::new(fs), Arc::new(LocalProcess::default()), "/ws", true).unwrap();
+    let semaphore = Arc::new(Semaphore::new(0));
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let gate = |name, mode| {
+        Arc::new(Gate {
+            name,
+            mode,
+            semaphore: Arc::clone(&semaphore),
+            log: Arc::clone(&log),
+        })
+    };
+    let registry = Registry::builder(workspace)
+        .tool(gate("gate", ExecutionMode::Parallel))
+        .tool(gate("serial", ExecutionMode::Sequential))
+        .build()
+        .unwrap();
+    Fixture { registry, log }
+}
+
+fn call(id: &str, name: &str, args: Value) -> FauxCall {
+    FauxCall {
+        id: id.into(),
+        name: name.into(),
+        args: FauxArgs::Json(args),
+        captures: vec![],
+        retry: vec![],
+    }
+}
+
+fn provider(steps: Vec<FauxStep>) -> FauxProvider {
+    FauxProvider::new(FauxScript { steps }, Arc::new(Chars4), BTreeMap::new())
+}
+
+/// Events as short strings, for whole-sequence comparisons.
+fn short(event: &AgentEvent) -> String {
+    match event {
+        AgentEvent::AgentStart => "agent_start".into(),
+        AgentEvent::TurnStart { turn } => format!("turn_start {turn}"),
+        AgentEvent::AssistantMessage { message, .. } => {
+            format!("assistant {}", message.tool_calls().count())
+        }
+        AgentEvent::ToolExecutionStart { call_id, .. } => format!("start {call_id}"),
+        AgentEvent::ToolExecutionUpdate { call_id, .. } => format!("update {call_id}"),
+        AgentEvent::ToolExecutionEnd {
+            call_id, result, ..
+        } => {
+            format!(
+                "end {call_id}{}",
+                if result.is_error { " error" } else { "" }
+            )
+        }
+        AgentEvent::ToolResultMessage { message } => format!("result {}", message.tool_call_id),
+        AgentEvent::TurnEnd { turn } => format!("turn_end {turn}"),
+        AgentEvent::AgentEnd { error } => format!("agent_end {error:?}"),
+    }
+}
+
+async fn run(
+    f: &Fixture,
+    p: &mut FauxProvider,
+    options: &LoopOptions,
+) -> (Transcript, Vec<String>) {
+    let mut events = Vec::new();
+    let transcript = run_loop(p, &f.registry, options, &mut |e| events.push(short(&e))).await;
+    (transcript, events)
+}
+
+#[tokio::test]
+async fn one_call_has_the_pinned_event_order() {
+    let f = fixture();
+    let mut p = provider(vec![FauxStep::Calls(vec![call(
+        "c1",
+        "read",
+        json!({"path": "a.txt"}),
+    )])]);
+    let (t, events) = run(&f, &mut p, &LoopOptions::default()).await;
+    assert_eq!(
+        events,
+        vec![
+            "agent_start",
+            "turn_start 1",
+            "assistant 1",
+            "start c1",
+            "end c1",
+            "result c1",
+            "turn_end 1",
+            "turn_start 2",
+            "assistant 0",
+            "turn_end 2",
+            "agent_end None",
+        ]
+    );
+    assert_eq!(t.calls.len(), 1);
+    assert_eq!(t.calls[0].result.text(), "alpha\n");
+    assert_eq!(t.error, None);
+}
+
+#[tokio::test]
+async fn parallel_batch_ends_in_completion_order_and_results_in_call_order() {
+    let f = fixture();
+    // A waits for B's permit, so B must finish first.
+    let mut p = provider(vec![FauxStep::Calls(vec![
+        call("A", "gate", json!({"wait": 1})),
+        call("B", "gate", json!({"release": 1})),
+    ])]);
+    let (t, events) = run(&f, &mut p, &LoopOptions::default()).await;
+    // A's update may be forwarded before or after B's end; the rest is fixed.
+    let fixed: Vec<&String> = events.iter().filter(|e| !e.starts_with("update")).collect();
+    assert_eq!(
+        fixed[3..9],
+        [
+            "start A", "start B", "end B", "end A", "result A", "result B"
+        ]
+    );
+    let ids: Vec<&str> = t.calls.iter().map(|c| c.call.id.as_str()).collect();
+    assert_eq!(ids, vec!["A", "B"]);
+    assert_eq!(t.calls[0].completion, 1);
+    assert_eq!(t.calls[1].completion, 0);
+    assert_eq!(t.calls[0].updates, 1);
+}
+
+#[tokio::test]
+async fn a_sequential_tool_makes_the_whole_batch_sequential() {
+    let f = fixture();
+    let mut p = provider(vec![FauxStep::Calls(vec![
+        call("A", "gate", json!({"release": 0})),
+        call("B", "serial", json!({})),
+        call("C", "gate", json!({})),
+    ])]);
+    let (_, events) = run(&f, &mut p, &LoopOptions::default()).await;
+    assert_eq!(
+        events[3..12],
+        [
+            "start A", "update A", "end A", "start B", "update B", "end B", "start C", "update C",
+            "end C"
+        ]
+    );
+    assert_eq!(
+        *f.log.lock().unwrap(),
+        vec!["start A", "end A", "start B", "end B", "start C", "end C"]
+    );
+}
+
+#[tokio::test]
+async fn validation_errors_and_unknown_tools_get_results_and_the_loop_goes_on() {
+    let f = fixture();
+    let mut p = provider(vec![
+        FauxStep::Calls(vec![
+            call("bad", "read", json!({"offset": 1})),
+            call("unknown", "frobnicate", json!({})),
+        ]),
+        FauxStep::Say("done".into()),
+    ]);
+    let (t, events) = run(&f, &mut p, &LoopOptions::default()).await;
+    assert_eq!(
+        events[3..9],
+        [
+            "start bad",
+            "end bad error",
+            "start unknown",
+            "end unknown error",
+            "result bad",
+            "result unknown"
+        ]
+    );
+    assert!(
+        t.calls[1]
+            .result
+            .text()
+            .starts_with("Tool \"frobnicate\" not found. Available tools: read, write")
+    );
+    assert_eq!(t.assistant_messages().count(), 2);
+}
+
+#[tokio::test]
+async fn cancelling_mid_batch_still_gives_every_call_one_result() {
+    let f = fixture();
+    let options = LoopOptions::default();
+    let cancel = options.cancel.clone();
+    // Both calls wait forever; cancel once both have started.
+    let mut p = provider(vec![FauxStep::Calls(vec![
+        call("A", "gate", json!({"wait": 5})),
+        call("B", "gate", json!({"wait": 5})),
+    ])]);
+    let mut events = Vec::new();
+    let transcript = run_loop(&mut p, &f.registry, &options, &mut |e| {
+        if let AgentEvent::ToolExecutionStart { call_id, .. } = &e
+            && call_id == "B"
+        {
+            cancel.cancel();
+        }
+        events.push(short(&e));
+    })
+    .await;
+    assert_eq!(transcript.calls.len(), 2);
+    for record in &transcript.calls {
+        assert!(record.result.is_error);
+        assert!(
+            record.result.text().starts_with("Operation aborted"),
+            "{}",
+            record.result.text()
+        );
+    }
+    assert_eq!(transcript.error.as_deref(), Some("the run was cancelled"));
+}
+
+#[tokio::test]
+async fn a_message_cut_by_the_output_limit_executes_none_of_its_calls() {
+    let f = fixture();
+    struct Cut(bool);
+    impl Provider for Cut {
+        fn complete<'a>(
+            &'a mut self,
+            _request: Request<'a>,
+        ) -> crate::tools::ops::BoxFuture<'a, Result<AssistantMessage, crate::agent::ProviderError>>
+        {
+            let first = !self.0;
+            self.0 = true;
+            Box::pin(async move {
+                if first {
+                    Ok(AssistantMessage {
+                        content: vec![crate::agent::AssistantBlock::ToolCall(ToolCall::new(
+                            "w",
+                            "write",
+                            json!({"path": "x.txt", "content": "hi"}),
+                        ))],
+                        stop_reason: StopReason::Length,
+                        usage: Default::default(),
+                        error_message: None,
+                    })
+                } else {
+                    Ok(AssistantMessage::text("ok"))
+                }
+            })
+        }
+    }
+    let mut events = Vec::new();
+    let t = run_loop(
+        &mut Cut(false),
+        &f.registry,
+        &LoopOptions::default(),
+        &mut |e| events.push(short(&e)),
+    )
+    .await;
+    assert_eq!(
+        t.calls[0].result.text(),
+        "Tool call \"write\" was not executed: the response hit the output token limit, so its \
+         arguments may be truncated. Re-issue the tool call with complete arguments."
+    );
+    assert!(
+        f.registry
+            .workspace()
+            .fs()
+            .metadata(std::path::Path::new("/ws/x.txt"))
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn the_turn_limit_stops_a_runaway_model() {
+    let f = fixture();
+    let steps = (0..5)
+        .map(|i| {
+            FauxStep::Calls(vec![call(
+                &format!("c{i}"),
+                "read",
+                json!({"path": "a.txt"}),
+            )])
+        })
+        .collect();
+    let mut p = provider(steps);
+    let options = LoopOptions {
+        max_turns: 3,
+        ..LoopOptions::default()
+    };
+    let (t, _) = run(&f, &mut p, &options).await;
+    assert_eq!(t.calls.len(), 3);
+    assert_eq!(
+        t.error.as_deref(),
+        Some("the model kept calling tools after 3 turns; the loop stopped it")
+    );
+}

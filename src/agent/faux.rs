@@ -1,0 +1,509 @@
+//! The faux provider: a scripted model (§faux).
+//!
+//! It serves the script's steps in order, one assistant message per
+//! request. Before serving, it reads the results of the calls it served last
+//! turn: captures bind `${name}` variables from result texts, and a call
+//! whose result is an error is followed by its `retry` calls (one per turn,
+//! in order, until one succeeds). `${name}` references in arguments are
+//! substituted when a call is served; raw argument text is sent verbatim.
+//!
+//! Usage is reported per response as a real provider would (§faux.3): input
+//! tokens of the whole request, output tokens of the response, and the
+//! prompt-cache split, where cache-read is the common prefix with the
+//! previous request. Tokens are counted through a [`TokenCounter`].
+//!
+//! When the script is exhausted the provider answers with an empty final
+//! message, which ends the run. Being called after that is an error in the
+//! scenario and is reported as such.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::tools::CallArguments;
+use crate::tools::Content;
+use crate::tools::ToolCall;
+use crate::tools::ops::BoxFuture;
+
+use super::message::AssistantBlock;
+use super::message::AssistantMessage;
+use super::message::Message;
+use super::message::StopReason;
+use super::message::Usage;
+use super::provider::Provider;
+use super::provider::ProviderError;
+use super::provider::Request;
+use super::tokens::TokenCounter;
+
+/// Arguments of a scripted call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FauxArgs {
+    /// A JSON value; `${var}` is substituted in every string.
+    Json(Value),
+    /// Literal argument text (it may not even parse); `${var}` substituted.
+    Raw(String),
+}
+
+/// A named regex applied to a result's text.
+#[derive(Clone, Debug)]
+pub struct Capture {
+    /// The variable it binds.
+    pub name: String,
+    /// The first group (or the whole match) becomes the value.
+    pub regex: Regex,
+}
+
+/// One scripted tool call.
+#[derive(Clone, Debug)]
+pub struct FauxCall {
+    /// The call id.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The arguments.
+    pub args: FauxArgs,
+    /// Variables bound from the result text.
+    pub captures: Vec<Capture>,
+    /// Calls sent next, one per turn, only while results are errors.
+    pub retry: Vec<FauxCall>,
+}
+
+/// One step of the script: one assistant message.
+#[derive(Clone, Debug)]
+pub enum FauxStep {
+    /// A message with these tool calls.
+    Calls(Vec<FauxCall>),
+    /// A plain text message; the run ends after it.
+    Say(String),
+}
+
+/// The whole script.
+#[derive(Clone, Debug, Default)]
+pub struct FauxScript {
+    /// The steps, in order.
+    pub steps: Vec<FauxStep>,
+}
+
+/// Which scripted call a served call is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServedCall {
+    /// The call id as served.
+    pub id: String,
+    /// The step (0-based) the call belongs to.
+    pub step: usize,
+    /// `None` for the step's own call; `Some(k)` for its k-th retry.
+    pub retry: Option<usize>,
+    /// The id of the step's own call (for retries: the call they correct).
+    pub origin: String,
+}
+
+/// One request the provider answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Turn {
+    /// Usage reported for it.
+    pub usage: Usage,
+    /// Whether the message came from the script (`false` for the final
+    /// empty message after the script ran out).
+    pub scripted: bool,
+    /// The calls served in it.
+    pub calls: Vec<ServedCall>,
+}
+
+/// A capture whose regex did not match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaptureFailure {
+    /// The call whose result was searched.
+    pub call_id: String,
+    /// The variable.
+    pub name: String,
+    /// The regex.
+    pub regex: String,
+    /// The text searched (shortened).
+    pub text: String,
+}
+
+/// What the provider did, for checks and statistics.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FauxReport {
+    /// Every request answered, in order.
+    pub turns: Vec<Turn>,
+    /// Retry calls sent.
+    pub retries_sent: usize,
+    /// Calls with a `retry` that succeeded, so no retry was needed.
+    pub retries_avoided: usize,
+    /// Captures that failed (the run stops at the first).
+    pub capture_failures: Vec<CaptureFailure>,
+    /// The variables at the end of the run.
+    pub vars: BTreeMap<String, String>,
+    /// Set when the model was called after the script ended.
+    pub overrun: Option<String>,
+}
+
+/// A call waiting for its result to be read.
+#[derive(Clone, Debug)]
+struct Pending {
+    call: FauxCall,
+    served: ServedCall,
+    /// For retries: the retries after this one.
+    rest: Vec<FauxCall>,
+}
+
+/// The scripted model.
+#[derive(Debug)]
+pub struct FauxProvider {
+    steps: Vec<FauxStep>,
+    next_step: usize,
+    pending: Vec<Pending>,
+    retry_queue: std::collections::VecDeque<Pending>,
+    tokens: Arc<dyn TokenCounter>,
+    previous_prompt: Option<String>,
+    ended: bool,
+    report: FauxReport,
+}
+
+impl FauxProvider {
+    /// A provider serving `script`, with `vars` bound up front (the runner
+    /// binds `workspace`).
+    pub fn new(
+        script: FauxScript,
+        tokens: Arc<dyn TokenCounter>,
+        vars: BTreeMap<String, String>,
+    ) -> Self {
+        Self {
+            steps: script.steps,
+            next_step: 0,
+            pending: Vec::new(),
+            retry_queue: std::collections::VecDeque::new(),
+            tokens,
+            previous_prompt: None,
+            ended: false,
+            report: FauxReport {
+                vars,
+                ..FauxReport::default()
+            },
+        }
+    }
+
+    /// What happened so far.
+    pub fn report(&self) -> &FauxReport {
+        &self.report
+    }
+
+    /// Consumes the provider for its report.
+    pub fn into_report(self) -> FauxReport {
+        self.report
+    }
+
+    /// Reads the results of the calls served last turn.
+    fn read_results(&mut self, messages: &[Message]) {
+        let pending = std::mem::take(&mut self.pending);
+        if pending.is_empty() {
+            return;
+        }
+        let results: BTreeMap<&str, (bool, String)> = messages
+            .iter()
+            .rev()
+            .take_while(|m| !matches!(m, Message::Assistant(_)))
+            .filter_map(|m| match m {
+                Message::ToolResult(r) => Some((r.tool_call_id.as_str(), (r.is_error, r.text()))),
+                _ => None,
+            })
+            .collect();
+        let mut new_retries = Vec::new();
+        for item in pending {
+            let Some((is_error, text)) = results.get(item.served.id.as_str()) else {
+                continue;
+            };
+            for capture in &item.call.captures {
+                match capture.regex.captures(text) {
+                    Some(found) => {
+                        let value = found
+                            .get(1)
+                            .or_else(|| found.get(0))
+                            .map_or("", |m| m.as_str());
+                        self.report
+                            .vars
+                            .insert(capture.name.clone(), value.to_owned());
+                    }
+                    None => self.report.capture_failures.push(CaptureFailure {
+                        call_id: item.served.id.clone(),
+                        name: capture.name.clone(),
+                        regex: capture.regex.as_str().to_owned(),
+                        text: crate::tools::args::shorten(text, 500),
+                    }),
+                }
+            }
+            let retries = match item.served.retry {
+                None => item.call.retry.clone(),
+                Some(_) => item.rest.clone(),
+            };
+            if *is_error {
+                if let Some((first, rest)) = retries.split_first() {
+                    let k = item.served.retry.map_or(0, |k| k + 1);
+                    new_retries.push(Pending {
+                        served: ServedCall {
+                            id: first.id.clone(),
+                            step: item.served.step,
+                            retry: Some(k),
+                            origin: item.served.origin.clone(),
+                        },
+                        call: first.clone(),
+                        rest: rest.to_vec(),
+                    });
+                }
+            } else if item.served.retry.is_none() && !item.call.retry.is_empty() {
+                self.report.retries_avoided += 1;
+            }
+        }
+        // Retries of this turn go before any left from earlier turns.
+        for retry in new_retries.into_iter().rev() {
+            self.retry_queue.push_front(retry);
+        }
+    }
+
+    /// The next message of the script.
+    fn next_message(&mut self) -> (AssistantMessage, Vec<ServedCall>, bool) {
+        if !self.report.capture_failures.is_empty() {
+            return (end_message(), Vec::new(), false);
+        }
+        if let Some(retry) = self.retry_queue.pop_front() {
+            self.report.retries_sent += 1;
+            let call = self.substitute(&retry.call);
+            let served = vec![retry.served.clone()];
+            self.pending.push(retry);
+            return (tool_message(vec![call]), served, true);
+        }
+        let Some(step) = self.steps.get(self.next_step).cloned() else {
+            return (end_message(), Vec::new(), false);
+        };
+        let step_index = self.next_step;
+        self.next_step += 1;
+        match step {
+            FauxStep::Say(text) => (
+                AssistantMessage::text(self.substitute_text(&text)),
+                Vec::new(),
+                true,
+            ),
+            FauxStep::Calls(calls) => {
+                let mut served = Vec::new();
+                let mut sent = Vec::new();
+                for call in calls {
+                    let info = ServedCall {
+                        id: call.id.clone(),
+                        step: step_index,
+                        retry: None,
+                        origin: call.id.clone(),
+                    };
+                    sent.push(self.substitute(&call));
+                    served.push(info.clone());
+                    self.pending.push(Pending {
+                        call,
+                        served: info,
+                        rest: Vec::new(),
+                    });
+                }
+                (tool_message(sent), served, true)
+            }
+        }
+    }
+
+    fn substitute_text(&self, text: &str) -> String {
+        substitute(text, &self.report.vars)
+    }
+
+    fn substitute(&self, call: &FauxCall) -> ToolCall {
+        let arguments = match &call.args {
+            FauxArgs::Json(value) => {
+                CallArguments::Json(substitute_value(value, &self.report.vars))
+            }
+            FauxArgs::Raw(text) => CallArguments::Text(self.substitute_text(text)),
+        };
+        ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments,
+        }
+    }
+
+    fn usage(&mut self, prompt: String, message: &AssistantMessage) -> Usage {
+        let total = self.tokens.count(&prompt);
+        let output = self.tokens.count(&serialize_assistant(message));
+        let usage = match &self.previous_prompt {
+            None => Usage {
+                input: total,
+                output,
+                cache_read: 0,
+                cache_write: total,
+            },
+            Some(previous) => {
+                let common = common_prefix(previous, &prompt);
+                let cache_read = self.tokens.count(&prompt[..common]);
+                Usage {
+                    input: total.saturating_sub(cache_read),
+                    output,
+                    cache_read,
+                    cache_write: self.tokens.count(&prompt[common..]),
+                }
+            }
+        };
+        self.previous_prompt = Some(prompt);
+        usage
+    }
+}
+
+impl Provider for FauxProvider {
+    fn complete<'a>(
+        &'a mut self,
+        request: Request<'a>,
+    ) -> BoxFuture<'a, Result<AssistantMessage, ProviderError>> {
+        Box::pin(async move {
+            if self.ended {
+                let message = format!(
+                    "the model was called {} times but the script has only {} steps (plus {} \
+                     retries); the loop asked for more after the script ended",
+                    self.report.turns.len() + 1,
+                    self.steps.len(),
+                    self.report.retries_sent
+                );
+                self.report.overrun = Some(message.clone());
+                return Err(ProviderError(message));
+            }
+            self.read_results(request.messages);
+            let (mut message, calls, scripted) = self.next_message();
+            if !scripted {
+                self.ended = true;
+            }
+            let prompt = serialize_prompt(&request);
+            message.usage = self.usage(prompt, &message);
+            self.report.turns.push(Turn {
+                usage: message.usage,
+                scripted,
+                calls,
+            });
+            Ok(message)
+        })
+    }
+}
+
+fn tool_message(calls: Vec<ToolCall>) -> AssistantMessage {
+    AssistantMessage {
+        content: calls.into_iter().map(AssistantBlock::ToolCall).collect(),
+        stop_reason: StopReason::ToolUse,
+        usage: Usage::default(),
+        error_message: None,
+    }
+}
+
+fn end_message() -> AssistantMessage {
+    AssistantMessage {
+        content: Vec::new(),
+        stop_reason: StopReason::Stop,
+        usage: Usage::default(),
+        error_message: None,
+    }
+}
+
+/// Replaces `${name}` with bound values; unbound references stay as written.
+pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find('}') {
+            Some(end) if vars.contains_key(&after[..end]) => {
+                out.push_str(&vars[&after[..end]]);
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push_str("${");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn substitute_value(value: &Value, vars: &BTreeMap<String, String>) -> Value {
+    match value {
+        Value::String(s) => Value::String(substitute(s, vars)),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| substitute_value(v, vars)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), substitute_value(v, vars)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The byte length of the common prefix, on a character boundary.
+fn common_prefix(a: &str, b: &str) -> usize {
+    let mut len = 0;
+    for (x, y) in a.chars().zip(b.chars()) {
+        if x != y {
+            break;
+        }
+        len += x.len_utf8();
+    }
+    len
+}
+
+/// The text a provider would be charged for (§faux.3): `system:…`, one part
+/// per message, then `tools:[…]`, joined by blank lines.
+pub fn serialize_prompt(request: &Request<'_>) -> String {
+    let mut parts = Vec::new();
+    if !request.system.is_empty() {
+        parts.push(format!("system:{}", request.system));
+    }
+    for message in request.messages {
+        parts.push(match message {
+            Message::User { text } => format!("user:{text}"),
+            Message::Assistant(a) => format!("assistant:{}", serialize_assistant(a)),
+            Message::ToolResult(r) => {
+                let mut text = format!("toolResult:{}", r.tool_name);
+                for block in &r.content {
+                    text.push('\n');
+                    text.push_str(&serialize_block(block));
+                }
+                text
+            }
+        });
+    }
+    if !request.tools.is_empty() {
+        let definitions: Vec<_> = request.tools.iter().map(|t| t.definition()).collect();
+        let json = serde_json::to_string(&definitions).unwrap_or_default();
+        parts.push(format!("tools:{json}"));
+    }
+    parts.join("\n\n")
+}
+
+/// An assistant message as priced: blocks joined by newlines, tool calls as
+/// `name:{json}`.
+pub fn serialize_assistant(message: &AssistantMessage) -> String {
+    message
+        .content
+        .iter()
+        .map(|block| match block {
+            AssistantBlock::Text { text } => text.clone(),
+            AssistantBlock::ToolCall(call) => format!("{}:{}", call.name, call.arguments.to_text()),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn serialize_block(block: &Content) -> String {
+    match block {
+        Content::Text { text } => text.clone(),
+        Content::Image { data, mime_type } => format!("[image:{mime_type}:{}]", data.len()),
+    }
+}
+
+#[cfg(test)]
+#[path = "faux_tests.rs"]
+mod tests;

@@ -1,0 +1,190 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+use crate::agent::Chars4;
+use crate::agent::LoopOptions;
+use crate::agent::run_loop;
+use crate::tools::testutil::Harness;
+
+fn call(id: &str, name: &str, args: Value) -> FauxCall {
+    FauxCall {
+        id: id.into(),
+        name: name.into(),
+        args: FauxArgs::Json(args),
+        captures: vec![],
+        retry: vec![],
+    }
+}
+
+async fn run(h: &Harness, steps: Vec<FauxStep>) -> (crate::agent::Transcript, FauxReport) {
+    let mut vars = BTreeMap::new();
+    vars.insert("workspace".to_owned(), "/ws".to_owned());
+    let mut p = FauxProvider::new(FauxScript { steps }, Arc::new(Chars4), vars);
+    let t = run_loop(&mut p, &h.registry, &LoopOptions::default(), &mut |_| {}).await;
+    (t, p.into_report())
+}
+
+#[tokio::test]
+async fn captures_chain_calls_and_workspace_is_bound() {
+    let h = Harness::memory();
+    h.add_file("notes/todo.txt", "fix it\n");
+    h.add_file("index.txt", "see notes/todo.txt for details\n");
+    let mut first = call("c1", "read", json!({"path": "index.txt"}));
+    first.captures.push(Capture {
+        name: "file".into(),
+        regex: Regex::new(r"see (\S+)").unwrap(),
+    });
+    let second = call("c2", "read", json!({"path": "${workspace}/${file}"}));
+    let (t, report) = run(
+        &h,
+        vec![FauxStep::Calls(vec![first]), FauxStep::Calls(vec![second])],
+    )
+    .await;
+    assert_eq!(
+        t.calls[1].call.arguments,
+        crate::tools::CallArguments::Json(json!({"path": "/ws/notes/todo.txt"}))
+    );
+    assert_eq!(t.calls[1].result.text(), "fix it\n");
+    assert_eq!(report.vars["file"], "notes/todo.txt");
+}
+
+#[tokio::test]
+async fn a_failed_capture_stops_the_run() {
+    let h = Harness::memory();
+    h.add_file("a.txt", "nothing here\n");
+    let mut first = call("c1", "read", json!({"path": "a.txt"}));
+    first.captures.push(Capture {
+        name: "x".into(),
+        regex: Regex::new(r"id=(\d+)").unwrap(),
+    });
+    let (t, report) = run(
+        &h,
+        vec![FauxStep::Calls(vec![first]), FauxStep::Say("never".into())],
+    )
+    .await;
+    assert_eq!(t.calls.len(), 1);
+    assert_eq!(report.capture_failures.len(), 1);
+    assert_eq!(report.capture_failures[0].name, "x");
+    assert_eq!(t.assistant_messages().count(), 2);
+}
+
+#[tokio::test]
+async fn retries_are_sent_only_after_errors_in_order() {
+    let h = Harness::memory();
+    h.add_file("real.txt", "ok\n");
+    let mut failing = call("c1", "read", json!({"path": "nope.txt"}));
+    failing.retry = vec![
+        call("c1_r1", "read", json!({"path": "still-nope.txt"})),
+        call("c1_r2", "read", json!({"path": "real.txt"})),
+        call("c1_r3", "read", json!({"path": "never-sent.txt"})),
+    ];
+    let mut fine = call("c2", "read", json!({"path": "real.txt"}));
+    fine.retry = vec![call("c2_r1", "read", json!({"path": "never.txt"}))];
+    let (t, report) = run(
+        &h,
+        vec![FauxStep::Calls(vec![failing]), FauxStep::Calls(vec![fine])],
+    )
+    .await;
+    let ids: Vec<&str> = t.calls.iter().map(|c| c.call.id.as_str()).collect();
+    assert_eq!(ids, vec!["c1", "c1_r1", "c1_r2", "c2"]);
+    assert_eq!(report.retries_sent, 2);
+    assert_eq!(report.retries_avoided, 1);
+    let retry_flags: Vec<Option<usize>> = report
+        .turns
+        .iter()
+        .flat_map(|t| t.calls.iter().map(|c| c.retry))
+        .collect();
+    assert_eq!(retry_flags, vec![None, Some(0), Some(1), None]);
+}
+
+#[tokio::test]
+async fn raw_args_are_sent_verbatim() {
+    let h = Harness::memory();
+    let raw = FauxCall {
+        id: "c1".into(),
+        name: "read".into(),
+        args: FauxArgs::Raw("{\"path\": \"a.t".into()),
+        captures: vec![],
+        retry: vec![],
+    };
+    let (t, _) = run(&h, vec![FauxStep::Calls(vec![raw])]).await;
+    assert!(t.calls[0].result.is_error);
+    assert!(t.calls[0].result.text().contains("not valid JSON"));
+}
+
+#[tokio::test]
+async fn usage_follows_the_prompt_and_the_cache_prefix() {
+    let h = Harness::memory();
+    h.add_file("a.txt", "alpha\n");
+    let (t, report) = run(
+        &h,
+        vec![FauxStep::Calls(vec![call(
+            "c1",
+            "read",
+            json!({"path": "a.txt"}),
+        )])],
+    )
+    .await;
+    assert_eq!(report.turns.len(), 2);
+    let first = report.turns[0].usage;
+    // First request: everything is written to the cache and billed as input.
+    assert_eq!(first.cache_read, 0);
+    assert_eq!(first.cache_write, first.input);
+    assert_eq!(first.output, Chars4.count("read:{\"path\":\"a.txt\"}"));
+    let second = report.turns[1].usage;
+    // Second request: the first prompt is a prefix of the second, except
+    // for the tools section, which now comes after the new messages.
+    assert!(second.cache_read > 0);
+    assert_eq!(second.output, 0);
+    let request = crate::agent::Request {
+        system: &t.system,
+        messages: &t.messages[..t.messages.len() - 1],
+        tools: &h.registry.specs().cloned().collect::<Vec<_>>(),
+    };
+    let prompt = serialize_prompt(&request);
+    assert_eq!(second.input + second.cache_read, Chars4.count(&prompt));
+    assert!(!report.turns[1].scripted);
+}
+
+#[test]
+fn prompt_serialisation_matches_the_reference_shape() {
+    let messages = vec![
+        Message::User {
+            text: "hello".into(),
+        },
+        Message::Assistant(AssistantMessage::text("prior")),
+        Message::ToolResult(crate::agent::ToolResultMessage {
+            tool_call_id: "x".into(),
+            tool_name: "echo".into(),
+            content: vec![
+                Content::text("tool out"),
+                Content::Image {
+                    data: "AAAA".into(),
+                    mime_type: "image/png".into(),
+                },
+            ],
+            details: None,
+            is_error: false,
+        }),
+    ];
+    let request = Request {
+        system: "sys",
+        messages: &messages,
+        tools: &[],
+    };
+    assert_eq!(
+        serialize_prompt(&request),
+        "system:sys\n\nuser:hello\n\nassistant:prior\n\ntoolResult:echo\ntool out\n[image:image/png:4]"
+    );
+}
+
+#[test]
+fn substitution_leaves_unknown_references() {
+    let mut vars = BTreeMap::new();
+    vars.insert("a".to_owned(), "1".to_owned());
+    assert_eq!(substitute("${a}-${b}-${a", &vars), "1-${b}-${a");
+}

@@ -1,0 +1,37 @@
+//! The agent layer: messages, the [`Provider`] trait, the agent loop and the
+//! faux (scripted) provider.
+//!
+//! It uses the tool layer and knows nothing of YAML or scenarios: a script
+//! for the faux provider is plain data ([`FauxScript`]), built by whoever
+//! reads scenario files.
+
+pub mod agent_loop;
+pub mod events;
+pub mod faux;
+pub mod message;
+pub mod provider;
+pub mod tokens;
+
+pub use agent_loop::CallRecord;
+pub use agent_loop::DEFAULT_SYSTEM_PROMPT;
+pub use agent_loop::LoopOptions;
+pub use agent_loop::Transcript;
+pub use agent_loop::run_loop;
+pub use events::AgentEvent;
+pub use faux::FauxArgs;
+pub use faux::FauxCall;
+pub use faux::FauxProvider;
+pub use faux::FauxReport;
+pub use faux::FauxScript;
+pub use faux::FauxStep;
+pub use message::AssistantBlock;
+pub use message::AssistantMessage;
+pub use message::Message;
+pub use message::StopReason;
+pub use message::ToolResultMessage;
+pub use message::Usage;
+pub use provider::Provider;
+pub use provider::ProviderError;
+pub use provider::Request;
+pub use tokens::Chars4;
+pub use tokens::TokenCounter;
