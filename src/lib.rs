@@ -43,4 +43,7 @@
 pub mod agent;
 pub mod cli;
 pub mod exit;
+pub mod report;
+pub mod run;
+pub mod scenario;
 pub mod tools;

@@ -3,6 +3,9 @@
 //! layers.
 
 mod call;
+mod check;
+mod run;
+mod schema;
 mod tools;
 
 use std::process::ExitCode;
@@ -22,6 +25,14 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run scenarios and report (exit 0 all pass, 1 a failure, 2 bad input).
+    Run(run::RunArgs),
+    /// Load and validate scenarios without running them; list every problem.
+    Check(check::CheckArgs),
+    /// List the scenarios that would run.
+    List(check::CheckArgs),
+    /// Print the JSON Schema of the scenario format.
+    Schema(schema::SchemaArgs),
     /// Run one tool call through the registry and print its result as JSON.
     Call(call::CallArgs),
     /// Print the active tool definitions as a model receives them.
@@ -43,6 +54,10 @@ pub fn main() -> ExitCode {
         }
     };
     let code = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Check(args) => check::check(args),
+        Command::List(args) => check::list(args),
+        Command::Schema(args) => schema::run(args),
         Command::Call(args) => call::run(args),
         Command::Tools(args) => tools::run(args),
     };

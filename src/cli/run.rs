@@ -1,0 +1,161 @@
+//! `harness run [PATHS…]`: discover, run, print, exit.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::agent::TokenCounter;
+use crate::exit;
+use crate::report::console;
+use crate::run::RunConfig;
+use crate::run::RunEvent;
+use crate::run::Runner;
+use crate::run::Selection;
+use crate::run::Status;
+use crate::run::discover;
+
+/// Flags of `harness run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario files or directories (default: scenarios/).
+    paths: Vec<PathBuf>,
+    /// Only scenarios whose name or path contains this text or matches this regex.
+    #[arg(long, value_name = "TEXT|REGEX")]
+    filter: Option<String>,
+    /// Only scenarios with this tag (repeatable: any of them).
+    #[arg(long = "tag", value_name = "TAG")]
+    tags: Vec<String>,
+    /// Scenarios run at once (default: harness.yaml `jobs`, else the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+    /// Stop starting scenarios after the first failure.
+    #[arg(long)]
+    fail_fast: bool,
+    /// Keep each scenario's workspace and print where it is.
+    #[arg(long)]
+    keep_workspaces: bool,
+    /// Accept new and changed snapshots.
+    #[arg(long)]
+    update_snapshots: bool,
+    /// Seconds a scenario may run (default: harness.yaml `timeout`, else 60).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// Token counter for figures: chars4 (more with the stats work).
+    #[arg(long, value_name = "NAME")]
+    tokenizer: Option<String>,
+}
+
+/// Parses a tokenizer name.
+pub fn tokenizer(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
+    match name {
+        "chars4" => Ok(Arc::new(crate::agent::Chars4)),
+        other => Err(format!("unknown tokenizer `{other}` (known: chars4)")),
+    }
+}
+
+pub fn run(args: RunArgs) -> u8 {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from("scenarios")]
+    } else {
+        args.paths.clone()
+    };
+    let selection = Selection {
+        filter: args.filter.clone(),
+        tags: args.tags.clone(),
+    };
+    let discovery = discover(&paths, &selection);
+    for error in &discovery.errors {
+        eprintln!("error: {error}");
+    }
+    let suite = discovery.suites.first();
+    let tokenizer_name = args
+        .tokenizer
+        .clone()
+        .or_else(|| suite.and_then(|s| s.doc.tokenizer.clone()))
+        .unwrap_or_else(|| "chars4".to_owned());
+    let tokens = match tokenizer(&tokenizer_name) {
+        Ok(t) => t,
+        Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
+    };
+    if let Some(t) = args.timeout
+        && !(t.is_finite() && t > 0.0)
+    {
+        return super::usage_error("--timeout must be a positive number of seconds");
+    }
+    let config = RunConfig {
+        jobs: args
+            .jobs
+            .or_else(|| suite.and_then(|s| s.doc.jobs))
+            .unwrap_or_else(|| RunConfig::default().jobs)
+            .max(1),
+        fail_fast: args.fail_fast,
+        keep_workspaces: args.keep_workspaces,
+        update_snapshots: args.update_snapshots,
+        timeout: args.timeout.map(Duration::from_secs_f64),
+        tokens,
+    };
+    if discovery.scenarios.is_empty() && discovery.errors.is_empty() {
+        eprintln!(
+            "error: no scenarios found in {} (with the given --filter/--tag)",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return exit::USAGE;
+    }
+    let terminal = std::io::stderr().is_terminal();
+    let progress = terminal.then(|| {
+        let bar = indicatif::ProgressBar::new(discovery.scenarios.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let summary = Runner::new(config).run(&discovery.scenarios, |event| match event {
+        RunEvent::Started { .. } => {}
+        RunEvent::Finished(outcome) => match &progress {
+            Some(bar) => {
+                if outcome.status == Status::Failed {
+                    bar.println(console::scenario_line(outcome));
+                }
+                bar.set_message(outcome.name.clone());
+                bar.inc(1);
+            }
+            None => println!("{}", console::scenario_line(outcome)),
+        },
+    });
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    let details = console::failure_details(&summary);
+    if !details.is_empty() {
+        println!("\nfailures:{details}");
+    }
+    if args.keep_workspaces {
+        for outcome in &summary.scenarios {
+            if let Some(ws) = &outcome.workspace {
+                println!("workspace of {}: {ws}", outcome.name);
+            }
+        }
+    }
+    println!("\n{}", console::summary_line(&summary));
+    if !discovery.errors.is_empty() {
+        eprintln!(
+            "{} problem{} in scenario files (listed above); fix them and run again",
+            discovery.errors.len(),
+            if discovery.errors.len() == 1 { "" } else { "s" }
+        );
+        return exit::USAGE;
+    }
+    if summary.count(Status::Failed) > 0 || summary.interrupted {
+        exit::FAILED
+    } else {
+        exit::SUCCESS
+    }
+}

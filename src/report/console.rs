@@ -1,0 +1,158 @@
+//! What `harness run` prints on a console: one line per scenario, then
+//! every failure with its step, check, expected and actual values (a diff
+//! for long texts), then a summary line.
+
+use std::fmt::Write;
+
+use crate::run::RunSummary;
+use crate::run::ScenarioOutcome;
+use crate::run::Status;
+use crate::scenario::Failure;
+
+/// `PASS  name  (3 calls, 12 ms)`.
+pub fn scenario_line(outcome: &ScenarioOutcome) -> String {
+    match outcome.status {
+        Status::Passed => format!(
+            "PASS  {}  ({} calls, {} ms)",
+            outcome.name, outcome.stats.calls, outcome.stats.duration_ms
+        ),
+        Status::Failed => format!(
+            "FAIL  {}  ({} failed check{})",
+            outcome.name,
+            outcome.failures.len(),
+            if outcome.failures.len() == 1 { "" } else { "s" }
+        ),
+        Status::Skipped => format!(
+            "SKIP  {}  ({})",
+            outcome.name,
+            outcome.skip_reason.as_deref().unwrap_or("skipped")
+        ),
+    }
+}
+
+/// Every failure of the run, grouped by scenario.
+pub fn failure_details(summary: &RunSummary) -> String {
+    let mut out = String::new();
+    for outcome in summary
+        .scenarios
+        .iter()
+        .filter(|o| o.status == Status::Failed)
+    {
+        let _ = writeln!(out, "\nFAIL {}  ({})", outcome.name, outcome.file);
+        for failure in &outcome.failures {
+            out.push_str(&render_failure(failure));
+        }
+        if let Some(ws) = &outcome.workspace {
+            let _ = writeln!(out, "  workspace kept at {ws}");
+        }
+    }
+    out
+}
+
+fn indent(text: &str, prefix: &str) -> String {
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+            out.push_str(prefix);
+        }
+        out.push_str(line);
+    }
+    if text.is_empty() {
+        out.push_str("(empty)");
+    }
+    out
+}
+
+fn is_long(text: &str) -> bool {
+    text.lines().count() > 3 || text.len() > 160
+}
+
+/// One failure: where, which check, expected and actual (or their diff).
+pub fn render_failure(failure: &Failure) -> String {
+    let mut out = String::new();
+    let step = failure.step.as_deref().unwrap_or("scenario");
+    let _ = writeln!(out, "  {step} · {}", failure.check);
+    if is_long(&failure.expected) && is_long(&failure.actual) {
+        let diff = similar::TextDiff::from_lines(&failure.expected, &failure.actual);
+        let _ = writeln!(out, "    diff (- expected, + actual):");
+        for change in diff
+            .unified_diff()
+            .context_radius(3)
+            .iter_hunks()
+            .flat_map(|h| {
+                h.iter_changes()
+                    .map(|c| (c.tag(), c.to_string_lossy().into_owned()))
+                    .collect::<Vec<_>>()
+            })
+        {
+            let sign = match change.0 {
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+                similar::ChangeTag::Equal => ' ',
+            };
+            let _ = writeln!(out, "      {sign}{}", change.1.trim_end_matches('\n'));
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "    expected: {}",
+            indent(&failure.expected, "              ")
+        );
+        let _ = writeln!(
+            out,
+            "    actual:   {}",
+            indent(&failure.actual, "              ")
+        );
+    }
+    out
+}
+
+/// `60 scenarios: 58 passed, 1 failed, 1 skipped in 3.2 s`.
+pub fn summary_line(summary: &RunSummary) -> String {
+    let total = summary.scenarios.len();
+    format!(
+        "{total} scenario{}: {} passed, {} failed, {} skipped in {:.1} s{}",
+        if total == 1 { "" } else { "s" },
+        summary.count(Status::Passed),
+        summary.count(Status::Failed),
+        summary.count(Status::Skipped),
+        summary.duration_ms as f64 / 1000.0,
+        if summary.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_failures_show_expected_and_actual() {
+        let f = Failure {
+            step: Some("step 2 (read)".into()),
+            check: "contains".into(),
+            expected: "text containing \"x\"".into(),
+            actual: "a\nb".into(),
+        };
+        assert_eq!(
+            render_failure(&f),
+            "  step 2 (read) · contains\n    expected: text containing \"x\"\n    actual:   a\n              b\n"
+        );
+    }
+
+    #[test]
+    fn long_failures_show_a_diff() {
+        let f = Failure {
+            step: None,
+            check: "equals".into(),
+            expected: "1\n2\n3\n4\n5\n".into(),
+            actual: "1\n2\nthree\n4\n5\n".into(),
+        };
+        let text = render_failure(&f);
+        assert!(text.contains("      -3\n      +three\n"), "{text}");
+    }
+}

@@ -1,0 +1,177 @@
+//! What a run produced: the only input of the report layer.
+
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::scenario::Failure;
+use crate::scenario::check::SnapshotOutcome;
+
+/// How a scenario ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every check held.
+    Passed,
+    /// A check failed, or the run broke.
+    Failed,
+    /// Not run (`skip:` or `--fail-fast`).
+    Skipped,
+}
+
+/// A scenario's figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScenarioStats {
+    /// Assistant messages from the script.
+    pub turns: u64,
+    /// Tool calls.
+    pub calls: u64,
+    /// Error results.
+    pub errors: u64,
+    /// Retry calls sent.
+    pub retries: u64,
+    /// Retries not needed because the call succeeded.
+    pub retries_avoided: u64,
+    /// Tokens of all results.
+    pub result_tokens: u64,
+    /// Input tokens over all requests (not served from the cache).
+    pub input_tokens: u64,
+    /// Output tokens over all responses.
+    pub output_tokens: u64,
+    /// Input tokens served from the cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the cache.
+    pub cache_write_tokens: u64,
+    /// Wall time.
+    pub duration_ms: u64,
+}
+
+impl ScenarioStats {
+    /// Adds `other` to `self`.
+    pub fn add(&mut self, other: &Self) {
+        self.turns += other.turns;
+        self.calls += other.calls;
+        self.errors += other.errors;
+        self.retries += other.retries;
+        self.retries_avoided += other.retries_avoided;
+        self.result_tokens += other.result_tokens;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.duration_ms += other.duration_ms;
+    }
+}
+
+/// One tool call's figures.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallStat {
+    /// The call id.
+    pub id: String,
+    /// The tool.
+    pub tool: String,
+    /// The turn that sent it (1-based).
+    pub turn: u64,
+    /// Whether it was a retry.
+    pub retry: bool,
+    /// Whether the result was an error.
+    pub is_error: bool,
+    /// Whether the tool reported truncation.
+    pub truncated: bool,
+    /// Tokens of the arguments (model output).
+    pub args_tokens: u64,
+    /// Tokens of the result (model input).
+    pub result_tokens: u64,
+    /// Wall time.
+    pub duration_ms: u64,
+}
+
+/// One request's usage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnStat {
+    /// Input tokens not served from the cache.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the cache.
+    pub cache_write_tokens: u64,
+    /// Whether the response came from the script.
+    pub scripted: bool,
+}
+
+/// One scenario's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioOutcome {
+    /// The scenario's name.
+    pub name: String,
+    /// The file it came from.
+    pub file: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Passed, failed or skipped.
+    pub status: Status,
+    /// Why it was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    /// Failed checks.
+    pub failures: Vec<Failure>,
+    /// Figures.
+    pub stats: ScenarioStats,
+    /// Per-call figures, in the order the calls were sent.
+    pub calls: Vec<CallStat>,
+    /// Per-request usage.
+    pub turns: Vec<TurnStat>,
+    /// Where the workspace was kept (`--keep-workspaces`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Snapshots compared (written after the run).
+    #[serde(skip)]
+    pub snapshots: Vec<SnapshotOutcome>,
+    /// The snapshot file of the scenario.
+    #[serde(skip)]
+    pub snapshot_file: Option<std::path::PathBuf>,
+}
+
+impl ScenarioOutcome {
+    /// An outcome with no figures.
+    pub fn empty(name: &str, file: &str, tags: &[String], status: Status) -> Self {
+        Self {
+            name: name.to_owned(),
+            file: file.to_owned(),
+            tags: tags.to_vec(),
+            status,
+            skip_reason: None,
+            failures: Vec::new(),
+            stats: ScenarioStats::default(),
+            calls: Vec::new(),
+            turns: Vec::new(),
+            workspace: None,
+            snapshots: Vec::new(),
+            snapshot_file: None,
+        }
+    }
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Every scenario, in discovery order.
+    pub scenarios: Vec<ScenarioOutcome>,
+    /// Figures summed over scenarios.
+    pub totals: ScenarioStats,
+    /// The tokenizer the figures were counted with.
+    pub tokenizer: String,
+    /// Wall time of the whole run.
+    pub duration_ms: u64,
+    /// Whether the run was interrupted.
+    #[serde(default)]
+    pub interrupted: bool,
+}
+
+impl RunSummary {
+    /// Scenarios with this status.
+    pub fn count(&self, status: Status) -> usize {
+        self.scenarios.iter().filter(|s| s.status == status).count()
+    }
+}

@@ -1,0 +1,597 @@
+//! The serde types of the scenario format (SCENARIOS.md), exactly as users
+//! write them. Every struct denies unknown keys; values that may be written
+//! two ways (a string or an object, one item or a list) have hand-written
+//! deserialisers, so errors say what was expected instead of "did not match
+//! any variant". The JSON Schema that `harness schema` prints is generated
+//! from these same types.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use schemars::JsonSchema;
+use schemars::Schema;
+use schemars::SchemaGenerator;
+use schemars::json_schema;
+use serde::Deserialize;
+use serde::Deserializer;
+use serde::de;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::value::SeqAccessDeserializer;
+use serde_json::Value;
+
+/// One scenario document.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioDoc {
+    /// One line, unique in the suite (default: the file's path without
+    /// extension).
+    pub name: Option<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// Words for `--tag`.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Active tools: a preset (`coding`, `readonly`, `all`) or a list of
+    /// names (default `all`).
+    pub tools: Option<ToolsSpec>,
+    /// Overrides of the tool limits.
+    pub limits: Option<LimitsSpec>,
+    /// Refuse paths outside the workspace (default true).
+    pub confine: Option<bool>,
+    /// The system prompt text before the tool section.
+    pub system: Option<String>,
+    /// What the temporary workspace holds.
+    #[serde(default)]
+    pub workspace: WorkspaceSpec,
+    /// The faux model's script.
+    pub model: Vec<StepSpec>,
+    /// Checks on the whole run.
+    #[serde(default)]
+    pub expect: RunExpect,
+    /// A reason; the scenario is listed as skipped.
+    pub skip: Option<String>,
+}
+
+/// The suite file, `harness.yaml`: defaults for every scenario below it.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteDoc {
+    /// Where fixtures live, relative to this file (default `fixtures/`).
+    pub fixtures: Option<String>,
+    /// Default active tools.
+    pub tools: Option<ToolsSpec>,
+    /// Default limit overrides.
+    pub limits: Option<LimitsSpec>,
+    /// Tokenizer for token figures (`o200k`, `cl100k`, `chars4`).
+    pub tokenizer: Option<String>,
+    /// Scenarios run at once (default: the number of cores).
+    pub jobs: Option<usize>,
+    /// Seconds a scenario may run before it fails (default 60).
+    pub timeout: Option<f64>,
+    /// Regression gates against a baseline, e.g. `tokens: "+5%"`.
+    pub gates: Option<BTreeMap<String, String>>,
+}
+
+/// Overrides of the tool limits.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSpec {
+    /// Lines kept by read and bash.
+    pub max_lines: Option<usize>,
+    /// Bytes kept by every tool.
+    pub max_bytes: Option<usize>,
+    /// Characters after which a grep line is cut.
+    pub grep_max_line: Option<usize>,
+    /// Default grep limit.
+    pub grep_limit: Option<usize>,
+    /// Default find limit.
+    pub find_limit: Option<usize>,
+    /// Default ls limit.
+    pub ls_limit: Option<usize>,
+    /// Default bash timeout in seconds.
+    pub bash_timeout: Option<f64>,
+}
+
+/// What the workspace holds.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceSpec {
+    /// A directory under the fixtures root copied into the workspace.
+    pub fixture: Option<String>,
+    /// Files by relative path.
+    #[serde(default)]
+    pub files: BTreeMap<String, FileSpec>,
+    /// Run `git init` so that `.gitignore` rules apply as in a repository.
+    #[serde(default)]
+    pub git: bool,
+}
+
+/// One step of the script: exactly one of `call`, `parallel`, `say`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    /// A message with one call to this tool.
+    pub call: Option<String>,
+    /// A message with several calls.
+    pub parallel: Option<Vec<CallSpec>>,
+    /// A plain text message; the run ends after it.
+    pub say: Option<String>,
+    /// The call id (default `call_<step>_<index>`).
+    pub id: Option<String>,
+    /// The arguments, exactly as written (after `${var}` substitution).
+    pub args: Option<Value>,
+    /// Literal argument text instead of `args`.
+    pub raw_args: Option<String>,
+    /// Checks on this call's result.
+    pub expect: Option<CallExpect>,
+    /// `NAME: REGEX` captures from the result text.
+    pub capture: Option<BTreeMap<String, String>>,
+    /// Calls sent next only if this call's result is an error.
+    pub retry: Option<CallList>,
+}
+
+/// One call (inside `parallel` or `retry`).
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallSpec {
+    /// The tool.
+    pub call: String,
+    /// The call id.
+    pub id: Option<String>,
+    /// The arguments.
+    pub args: Option<Value>,
+    /// Literal argument text instead of `args`.
+    pub raw_args: Option<String>,
+    /// Checks on this call's result.
+    pub expect: Option<CallExpect>,
+    /// Captures from the result text.
+    pub capture: Option<BTreeMap<String, String>>,
+    /// Calls sent next only if this call's result is an error.
+    pub retry: Option<CallList>,
+}
+
+/// Checks on one call's result.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallExpect {
+    /// The result is not an error.
+    pub ok: Option<bool>,
+    /// The result is an error (and its text matches the regex).
+    pub error: Option<ErrorExpect>,
+    /// The text contains each string.
+    pub contains: Option<StringList>,
+    /// The text contains none of the strings.
+    pub not_contains: Option<StringList>,
+    /// The text matches the regex.
+    pub matches: Option<String>,
+    /// The text equals this exactly.
+    pub equals: Option<String>,
+    /// The text has exactly this many lines.
+    pub lines: Option<usize>,
+    /// The truncation the tool reported: false, true, lines or bytes.
+    pub truncated: Option<TruncatedExpect>,
+    /// A JSON subset of the result's details.
+    pub details: Option<Value>,
+    /// The content holds an image block.
+    pub image: Option<bool>,
+    /// Partial updates streamed while it ran.
+    pub updates: Option<UpdatesExpect>,
+    /// The result text costs at most this many tokens.
+    pub max_tokens: Option<u64>,
+    /// The result equals the stored snapshot.
+    pub snapshot: Option<bool>,
+}
+
+/// `updates: { min: N }`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdatesExpect {
+    /// At least this many updates.
+    pub min: usize,
+}
+
+/// Checks on the whole run.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunExpect {
+    /// Checks on workspace files after the run.
+    #[serde(default)]
+    pub files: BTreeMap<String, FileExpect>,
+    /// The tool names in the order the calls were sent, retries included.
+    pub order: Option<Vec<String>>,
+    /// Bounds on the run's statistics.
+    pub stats: Option<StatsExpect>,
+}
+
+/// Bounds on a run's statistics.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatsExpect {
+    /// Exactly this many retries sent.
+    pub retries: Option<u64>,
+    /// Exactly this many error results.
+    pub errors: Option<u64>,
+    /// Exactly this many assistant messages.
+    pub turns: Option<u64>,
+    /// At most this many retries.
+    pub max_retries: Option<u64>,
+    /// At most this many error results.
+    pub max_errors: Option<u64>,
+    /// At most this many result tokens in total.
+    pub max_result_tokens: Option<u64>,
+    /// At most this many input tokens in total.
+    pub max_input_tokens: Option<u64>,
+    /// At most this many output tokens in total.
+    pub max_output_tokens: Option<u64>,
+}
+
+/// Checks on one file: exact content, or an object of checks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FileExpect {
+    /// The file's exact content.
+    Equals(String),
+    /// Individual checks.
+    Checks(FileChecks),
+}
+
+/// The object form of [`FileExpect`].
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileChecks {
+    /// Exact content.
+    pub equals: Option<String>,
+    /// Contains each string.
+    pub contains: Option<StringList>,
+    /// Contains none of the strings.
+    pub not_contains: Option<StringList>,
+    /// Matches the regex.
+    pub matches: Option<String>,
+    /// The file does not exist.
+    pub absent: Option<bool>,
+    /// The file exists.
+    pub exists: Option<bool>,
+    /// The file starts (or does not start) with a UTF-8 BOM.
+    pub bom: Option<bool>,
+    /// The file's line endings.
+    pub eol: Option<Eol>,
+    /// The file's permission bits, e.g. `"644"`.
+    pub mode: Option<String>,
+}
+
+/// Line endings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Eol {
+    /// `\n` only.
+    Lf,
+    /// `\r\n` only.
+    Crlf,
+}
+
+/// A workspace file: a UTF-8 string, or an object with exactly one of
+/// `text`, `base64`, `repeat` (+ `times`), `symlink`, `dir: true`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FileSpec {
+    /// Plain UTF-8 text.
+    Text(String),
+    /// The object form.
+    Object(FileObject),
+}
+
+/// The object form of [`FileSpec`].
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileObject {
+    /// Exact text.
+    pub text: Option<String>,
+    /// Bytes, base64-encoded.
+    pub base64: Option<String>,
+    /// A template repeated `times` times; `{n}` counts from 1.
+    pub repeat: Option<String>,
+    /// How often `repeat` is repeated.
+    pub times: Option<usize>,
+    /// A symlink to this target.
+    pub symlink: Option<String>,
+    /// An empty directory.
+    pub dir: Option<bool>,
+    /// Prefix a UTF-8 BOM.
+    pub bom: Option<bool>,
+    /// Permission bits, e.g. `"755"`.
+    pub mode: Option<String>,
+}
+
+/// `error: true` or `error: REGEX`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorExpect {
+    /// Whether the result must be an error.
+    Flag(bool),
+    /// The result is an error and its text matches.
+    Matches(String),
+}
+
+/// `truncated: false | true | lines | bytes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TruncatedExpect {
+    /// Truncated or not.
+    Flag(bool),
+    /// Truncated by the line cap.
+    Lines,
+    /// Truncated by the byte cap.
+    Bytes,
+}
+
+/// Active tools: a preset name or a list of names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolsSpec {
+    /// `coding`, `readonly` or `all`.
+    Preset(String),
+    /// Tool names.
+    List(Vec<String>),
+}
+
+/// One string or a list of strings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StringList(pub Vec<String>);
+
+/// One call or a list of calls.
+#[derive(Clone, Debug, Default)]
+pub struct CallList(pub Vec<CallSpec>);
+
+// ---------------------------------------------------------------------------
+// Hand-written deserialisers for the two-way values.
+
+/// A visitor for "a scalar of one kind, or a map, or a sequence".
+struct TwoWay<T> {
+    expecting: &'static str,
+    marker: PhantomData<T>,
+}
+
+impl<T> TwoWay<T> {
+    fn new(expecting: &'static str) -> Self {
+        Self {
+            expecting,
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<'de> de::Visitor<'de> for TwoWay<FileSpec> {
+    type Value = FileSpec;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<FileSpec, E> {
+        Ok(FileSpec::Text(v.to_owned()))
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<FileSpec, A::Error> {
+        FileObject::deserialize(MapAccessDeserializer::new(map)).map(FileSpec::Object)
+    }
+}
+
+impl<'de> Deserialize<'de> for FileSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TwoWay::<FileSpec>::new(
+            "file text (a string) or an object with one of text, base64, repeat, symlink, dir",
+        ))
+    }
+}
+
+impl<'de> de::Visitor<'de> for TwoWay<FileExpect> {
+    type Value = FileExpect;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<FileExpect, E> {
+        Ok(FileExpect::Equals(v.to_owned()))
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<FileExpect, A::Error> {
+        FileChecks::deserialize(MapAccessDeserializer::new(map)).map(FileExpect::Checks)
+    }
+}
+
+impl<'de> Deserialize<'de> for FileExpect {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TwoWay::<FileExpect>::new(
+            "the exact file content (a string) or an object of checks",
+        ))
+    }
+}
+
+impl de::Visitor<'_> for TwoWay<ErrorExpect> {
+    type Value = ErrorExpect;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<ErrorExpect, E> {
+        Ok(ErrorExpect::Flag(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<ErrorExpect, E> {
+        Ok(ErrorExpect::Matches(v.to_owned()))
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorExpect {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TwoWay::<ErrorExpect>::new("true, false or a regex"))
+    }
+}
+
+impl de::Visitor<'_> for TwoWay<TruncatedExpect> {
+    type Value = TruncatedExpect;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<TruncatedExpect, E> {
+        Ok(TruncatedExpect::Flag(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<TruncatedExpect, E> {
+        match v {
+            "lines" => Ok(TruncatedExpect::Lines),
+            "bytes" => Ok(TruncatedExpect::Bytes),
+            "true" => Ok(TruncatedExpect::Flag(true)),
+            "false" => Ok(TruncatedExpect::Flag(false)),
+            other => Err(E::invalid_value(de::Unexpected::Str(other), &self)),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TruncatedExpect {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TwoWay::<TruncatedExpect>::new(
+            "false, true, lines or bytes",
+        ))
+    }
+}
+
+impl<'de> de::Visitor<'de> for TwoWay<ToolsSpec> {
+    type Value = ToolsSpec;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<ToolsSpec, E> {
+        Ok(ToolsSpec::Preset(v.to_owned()))
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<ToolsSpec, A::Error> {
+        Vec::<String>::deserialize(SeqAccessDeserializer::new(seq)).map(ToolsSpec::List)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolsSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TwoWay::<ToolsSpec>::new(
+            "a preset (coding, readonly, all) or a list of tool names",
+        ))
+    }
+}
+
+impl<'de> de::Visitor<'de> for TwoWay<StringList> {
+    type Value = StringList;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<StringList, E> {
+        Ok(StringList(vec![v.to_owned()]))
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<StringList, A::Error> {
+        Vec::<String>::deserialize(SeqAccessDeserializer::new(seq)).map(StringList)
+    }
+}
+
+impl<'de> Deserialize<'de> for StringList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TwoWay::<StringList>::new("a string or a list of strings"))
+    }
+}
+
+impl<'de> de::Visitor<'de> for TwoWay<CallList> {
+    type Value = CallList;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<CallList, A::Error> {
+        CallSpec::deserialize(MapAccessDeserializer::new(map)).map(|c| CallList(vec![c]))
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<CallList, A::Error> {
+        Vec::<CallSpec>::deserialize(SeqAccessDeserializer::new(seq)).map(CallList)
+    }
+}
+
+impl<'de> Deserialize<'de> for CallList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TwoWay::<CallList>::new(
+            "a call (`call: TOOL`, `args: …`) or a list of calls",
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// JSON Schemas of the two-way values, for `harness schema`.
+
+impl JsonSchema for FileSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "FileSpec".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let object = generator.subschema_for::<FileObject>();
+        json_schema!({
+            "description": "File content as UTF-8 text, or an object with exactly one of text, base64, repeat (+ times), symlink, dir",
+            "anyOf": [{"type": "string"}, object]
+        })
+    }
+}
+
+impl JsonSchema for FileExpect {
+    fn schema_name() -> Cow<'static, str> {
+        "FileExpect".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let checks = generator.subschema_for::<FileChecks>();
+        json_schema!({
+            "description": "The exact content, or an object of checks",
+            "anyOf": [{"type": "string"}, checks]
+        })
+    }
+}
+
+impl JsonSchema for ErrorExpect {
+    fn schema_name() -> Cow<'static, str> {
+        "ErrorExpect".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "true, false, or a regex the error text must match",
+            "anyOf": [{"type": "boolean"}, {"type": "string"}]
+        })
+    }
+}
+
+impl JsonSchema for TruncatedExpect {
+    fn schema_name() -> Cow<'static, str> {
+        "TruncatedExpect".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "anyOf": [{"type": "boolean"}, {"enum": ["lines", "bytes"]}]
+        })
+    }
+}
+
+impl JsonSchema for ToolsSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "ToolsSpec".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names = crate::tools::ALL_TOOL_NAMES;
+        json_schema!({
+            "anyOf": [
+                {"enum": ["coding", "readonly", "all"]},
+                {"type": "array", "items": {"enum": names}}
+            ]
+        })
+    }
+}
+
+impl JsonSchema for StringList {
+    fn schema_name() -> Cow<'static, str> {
+        "StringList".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+        })
+    }
+}
+
+impl JsonSchema for CallList {
+    fn schema_name() -> Cow<'static, str> {
+        "CallList".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let call = generator.subschema_for::<CallSpec>();
+        json_schema!({
+            "anyOf": [call.clone(), {"type": "array", "items": call}]
+        })
+    }
+}

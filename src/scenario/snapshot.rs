@@ -1,0 +1,166 @@
+//! Snapshots of tool results: `<file stem>.snap.yaml` beside the scenario,
+//! keyed by step id (prefixed by the scenario name when a file holds several
+//! scenarios). A snapshot holds the result's error flag, text and details,
+//! with the workspace path written as `$WORKSPACE`, other temporary paths as
+//! `$TMP`, random hex names masked and timings dropped, so that it is the
+//! same on every machine and every run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::tools::ToolResult;
+
+/// Keys whose values are timings, dropped from snapshots.
+const TIMING_KEYS: &[&str] = &["duration_ms", "elapsed_ms", "duration", "wall_time_ms"];
+
+static HEX_RUN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[0-9a-f]{12,}").unwrap_or_else(|_| unreachable!()));
+
+/// The snapshot form of a result.
+pub fn snapshot_value(result: &ToolResult, workspace: &Path) -> Value {
+    let mut value = serde_json::json!({
+        "is_error": result.is_error,
+        "text": result.text(),
+        "details": result.details.clone().unwrap_or(Value::Null),
+    });
+    if result
+        .content
+        .iter()
+        .any(|c| matches!(c, crate::tools::Content::Image { .. }))
+    {
+        value["images"] = Value::from(
+            result
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    crate::tools::Content::Image { data, mime_type } => {
+                        Some(format!("{mime_type}, {} base64 characters", data.len()))
+                    }
+                    crate::tools::Content::Text { .. } => None,
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    redact(&mut value, &workspace.display().to_string());
+    value
+}
+
+fn redact(value: &mut Value, workspace: &str) {
+    match value {
+        Value::String(text) => *text = redact_text(text, workspace),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact(v, workspace)),
+        Value::Object(map) => {
+            map.retain(|k, _| !TIMING_KEYS.contains(&k.as_str()));
+            map.values_mut().for_each(|v| redact(v, workspace));
+        }
+        _ => {}
+    }
+}
+
+/// Replaces the workspace path with `$WORKSPACE` and other temporary paths
+/// with `$TMP`, masking random hex names inside those.
+pub fn redact_text(text: &str, workspace: &str) -> String {
+    let mut out = if workspace.is_empty() {
+        text.to_owned()
+    } else {
+        text.replace(workspace, "$WORKSPACE")
+    };
+    let tmp = std::env::temp_dir().display().to_string();
+    let tmp = tmp.trim_end_matches('/');
+    if !tmp.is_empty() && out.contains(tmp) {
+        out = out.replace(tmp, "$TMP");
+        // Mask random names under the temp dir, e.g. bash's full-output log.
+        let mut masked = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find("$TMP/") {
+            masked.push_str(&rest[..at]);
+            let tail = &rest[at..];
+            let end = tail
+                .find(|c: char| c.is_whitespace() || c == '"' || c == ']' || c == ')')
+                .unwrap_or(tail.len());
+            masked.push_str(&HEX_RUN.replace_all(&tail[..end], "XXXX"));
+            rest = &tail[end..];
+        }
+        masked.push_str(rest);
+        out = masked;
+    }
+    out
+}
+
+/// Reads a snapshot file; a missing file is an empty map.
+pub fn load(path: &Path) -> Result<BTreeMap<String, Value>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_yaml::from_str::<Option<BTreeMap<String, Value>>>(&text)
+            .map(Option::unwrap_or_default)
+            .map_err(|err| format!("cannot parse snapshot file {}: {err}", path.display())),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+        Err(err) => Err(format!(
+            "cannot read snapshot file {}: {err}",
+            path.display()
+        )),
+    }
+}
+
+/// Writes a snapshot file (keys sorted).
+pub fn save(path: &Path, entries: &BTreeMap<String, Value>) -> Result<(), String> {
+    let text = serde_yaml::to_string(entries)
+        .map_err(|err| format!("cannot encode snapshots for {}: {err}", path.display()))?;
+    std::fs::write(path, text).map_err(|err| format!("cannot write {}: {err}", path.display()))
+}
+
+/// The `.snap.yaml.new` path written on a mismatch.
+pub fn new_path(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".new");
+    name.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Content;
+
+    #[test]
+    fn redacts_workspace_tmp_paths_and_timings() {
+        let tmp = std::env::temp_dir().display().to_string();
+        let ws = format!("{tmp}/.tmpAbC123");
+        let result = ToolResult {
+            is_error: false,
+            content: vec![Content::text(format!(
+                "Full output: {tmp}/harness-bash-0123456789abcdef.log in {ws}/src"
+            ))],
+            details: Some(serde_json::json!({"duration_ms": 12, "path": format!("{ws}/a")})),
+            internal_error: None,
+        };
+        let value = snapshot_value(&result, Path::new(&ws));
+        assert_eq!(
+            value,
+            serde_json::json!({
+                "is_error": false,
+                "text": "Full output: $TMP/harness-bash-XXXX.log in $WORKSPACE/src",
+                "details": {"path": "$WORKSPACE/a"}
+            })
+        );
+    }
+
+    #[test]
+    fn round_trips_through_yaml() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.snap.yaml");
+        let mut entries = BTreeMap::new();
+        entries.insert(
+            "call_1_1".to_owned(),
+            serde_json::json!({"text": "a\nb\n", "is_error": false}),
+        );
+        save(&path, &entries).unwrap();
+        assert_eq!(load(&path).unwrap(), entries);
+        assert_eq!(
+            load(&dir.path().join("missing.snap.yaml")).unwrap(),
+            BTreeMap::new()
+        );
+    }
+}
