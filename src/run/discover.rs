@@ -176,8 +176,10 @@ pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
                 continue;
             }
         };
-        match load_file(&file, suite) {
-            Ok(scenarios) => {
+        let (scenarios, errors) = load_file(&file, suite);
+        discovery.errors.extend(errors);
+        {
+            {
                 for scenario in scenarios {
                     if let Some(other) = names.get(&scenario.name) {
                         discovery.errors.push(ScenarioError {
@@ -199,7 +201,6 @@ pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
                     }
                 }
             }
-            Err(errors) => discovery.errors.extend(errors),
         }
     }
     discovery

@@ -224,25 +224,26 @@ pub struct Scenario {
     pub tokenizer: Option<String>,
 }
 
-/// Loads every scenario of a file. All problems are returned, each located.
-pub fn load_file(path: &Path, suite: &Suite) -> Result<Vec<Scenario>, Vec<ScenarioError>> {
-    let text = std::fs::read_to_string(path).map_err(|err| {
-        vec![ScenarioError {
-            path: path.to_path_buf(),
-            line: 1,
-            column: 1,
-            message: format!("cannot read the scenario file: {err}"),
-        }]
-    })?;
-    load_text(path, &text, suite)
+/// Loads every scenario of a file: the valid ones, and every problem of
+/// the others, each located. A valid document still runs when another
+/// document of the same file is broken.
+pub fn load_file(path: &Path, suite: &Suite) -> (Vec<Scenario>, Vec<ScenarioError>) {
+    match std::fs::read_to_string(path) {
+        Ok(text) => load_text(path, &text, suite),
+        Err(err) => (
+            Vec::new(),
+            vec![ScenarioError {
+                path: path.to_path_buf(),
+                line: 1,
+                column: 1,
+                message: format!("cannot read the scenario file: {err}"),
+            }],
+        ),
+    }
 }
 
 /// Loads the scenarios of `text` as if read from `path`.
-pub fn load_text(
-    path: &Path,
-    text: &str,
-    suite: &Suite,
-) -> Result<Vec<Scenario>, Vec<ScenarioError>> {
+pub fn load_text(path: &Path, text: &str, suite: &Suite) -> (Vec<Scenario>, Vec<ScenarioError>) {
     let ranges = document_ranges(text);
     let mut docs = Vec::new();
     let mut errors = Vec::new();
@@ -251,9 +252,10 @@ pub fn load_text(
             Ok(Some(doc)) => docs.push((index, doc)),
             Ok(None) => {}
             Err(err) => {
+                let syntax = is_syntax_error(&err);
                 errors.push(yaml_error(path, &err));
                 // A syntax error ends the stream; later documents are lost.
-                if err.location().is_none() || is_syntax_error(&err) {
+                if syntax {
                     break;
                 }
             }
@@ -269,11 +271,7 @@ pub fn load_text(
             Err(problems) => errors.extend(problems.into_iter().map(|p| p.into_error(path))),
         }
     }
-    if errors.is_empty() {
-        Ok(scenarios)
-    } else {
-        Err(errors)
-    }
+    (scenarios, errors)
 }
 
 fn is_syntax_error(err: &serde_yaml::Error) -> bool {
@@ -311,10 +309,21 @@ fn document_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
 /// Turns a serde_yaml error into a located error with a hint.
 fn yaml_error(path: &Path, err: &serde_yaml::Error) -> ScenarioError {
     let (line, column) = err.location().map_or((1, 1), |l| (l.line(), l.column()));
-    let mut message = err.to_string();
-    // serde_yaml appends " at line L column C"; we print the location first.
-    if let Some(cut) = message.find(" at line ") {
-        message.truncate(cut);
+    let full = err.to_string();
+    // serde_yaml appends " at line L column C"; we print the location first
+    // and keep what follows it (", while parsing a flow mapping at …").
+    let mut message = match full.find(" at line ") {
+        Some(cut) => {
+            let rest = &full[cut + 9..];
+            let after = rest.find(", ").map(|i| &rest[i..]).unwrap_or("");
+            format!("{}{after}", &full[..cut])
+        }
+        None => full.clone(),
+    };
+    if is_syntax_error(err) {
+        message = format!(
+            "YAML syntax error: {message}; check the brackets, quotes and indentation around here"
+        );
     }
     if let Some(hint) = unknown_key_hint(&message) {
         message.push_str(&hint);

@@ -1,1 +1,221 @@
+use std::path::Path;
 
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::agent::FauxArgs;
+
+fn load(text: &str) -> (Vec<Scenario>, Vec<String>) {
+    let (scenarios, errors) = load_text(Path::new("s/x.yaml"), text, &Suite::default());
+    (scenarios, errors.iter().map(ToString::to_string).collect())
+}
+
+#[test]
+fn a_complete_scenario_becomes_a_script_and_checks() {
+    let (scenarios, errors) = load(
+        "name: chain\ntags: [a]\ntools: readonly\nlimits: { max_lines: 10 }\nworkspace:\n  files:\n    a.txt: hi\n    b.bin: { base64: \"aGk=\" }\n    c.log: { repeat: \"l{n}\\n\", times: 3 }\n    d.txt: { text: \"x\", bom: true, mode: \"600\" }\nmodel:\n  - call: grep\n    args: { pattern: hi }\n    capture: { file: '^(\\S+?):' }\n    expect: { ok: true, contains: [hi, a.txt] }\n  - parallel:\n      - call: read\n        args: { path: \"${file}\" }\n      - call: ls\n        id: listing\n  - say: done\n",
+    );
+    assert_eq!(errors, Vec::<String>::new());
+    let s = &scenarios[0];
+    assert_eq!(s.name, "chain");
+    assert_eq!(s.tools, vec!["read", "grep", "find", "ls"]);
+    assert_eq!(s.limits.max_lines, 10);
+    assert_eq!(s.limits.max_bytes, 51200);
+    assert_eq!(s.script.steps.len(), 3);
+    match &s.script.steps[1] {
+        FauxStep::Calls(calls) => {
+            assert_eq!(calls[0].id, "call_2_1");
+            assert_eq!(calls[1].id, "listing");
+            assert_eq!(
+                calls[0].args,
+                FauxArgs::Json(serde_json::json!({"path": "${file}"}))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let files: Vec<(&str, &FileContent)> = s
+        .workspace
+        .files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c))
+        .collect();
+    assert_eq!(
+        files[1],
+        (
+            "b.bin",
+            &FileContent::Bytes {
+                data: b"hi".to_vec(),
+                mode: None
+            }
+        )
+    );
+    assert_eq!(
+        files[2],
+        (
+            "c.log",
+            &FileContent::Bytes {
+                data: b"l1\nl2\nl3\n".to_vec(),
+                mode: None
+            }
+        )
+    );
+    assert_eq!(
+        files[3],
+        (
+            "d.txt",
+            &FileContent::Bytes {
+                data: b"\xEF\xBB\xBFx".to_vec(),
+                mode: Some(0o600)
+            }
+        )
+    );
+    assert_eq!(s.call_checks["call_1_1"].label, "step 1 (grep)");
+    assert_eq!(s.snapshot_file, Path::new("s/x.snap.yaml"));
+}
+
+#[test]
+fn defaults_name_tools_ids_and_timeout() {
+    let (scenarios, errors) = load("model:\n  - call: read\n    args: { path: a }\n");
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(scenarios[0].name, "s/x");
+    assert_eq!(scenarios[0].tools.len(), 7);
+    assert!(scenarios[0].confine);
+    assert_eq!(scenarios[0].timeout, Duration::from_secs(60));
+    assert_eq!(scenarios[0].system, crate::agent::DEFAULT_SYSTEM_PROMPT);
+}
+
+#[test]
+fn unknown_keys_are_located_with_a_hint() {
+    let (_, errors) = load("name: x\nmodel:\n  - call: read\n    agrs: { path: a }\n");
+    assert_eq!(
+        errors,
+        vec![
+            "s/x.yaml:4:5: model[0]: unknown field `agrs`, expected one of `call`, `parallel`, \
+             `say`, `id`, `args`, `raw_args`, `expect`, `capture`, `retry`; did you mean `args`?"
+        ]
+    );
+}
+
+#[test]
+fn wrong_types_and_syntax_errors_are_located() {
+    let (_, errors) = load("model:\n  - call: read\n    expect: { lines: many }\n");
+    assert_eq!(
+        errors,
+        vec!["s/x.yaml:3:22: model[0].expect.lines: invalid type: string \"many\", expected usize"]
+    );
+    let (_, errors) = load("model: [\n  - call: read\n");
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].starts_with("s/x.yaml:"), "{}", errors[0]);
+    assert!(errors[0].contains("YAML syntax error"), "{}", errors[0]);
+}
+
+#[test]
+fn unknown_tools_are_errors_unless_the_call_expects_an_error() {
+    let (_, errors) = load("model:\n  - call: grpe\n    args: { pattern: x }\n");
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].starts_with("s/x.yaml:2:5: unknown tool `grpe`"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors[0].contains("did you mean `grep`?"), "{}", errors[0]);
+    let (scenarios, errors) =
+        load("model:\n  - call: grpe\n    expect: { error: \"not found\" }\n");
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(scenarios.len(), 1);
+    let (_, errors) = load("tools: [read, grpe]\nmodel:\n  - call: read\n");
+    assert!(errors[0].contains("unknown tool `grpe`"), "{errors:?}");
+    let (_, errors) = load("tools: codng\nmodel:\n  - call: read\n");
+    assert!(errors[0].contains("did you mean `coding`?"), "{errors:?}");
+}
+
+#[test]
+fn variables_must_be_captured_before_use() {
+    let (_, errors) = load(
+        "model:\n  - call: read\n    args: { path: \"${file}\" }\n  - call: grep\n    args: { pattern: x }\n    capture: { file: '(.*)' }\n",
+    );
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0]
+            .starts_with("s/x.yaml:3:20: step 1 (read): `${file}` is used before it is captured"),
+        "{}",
+        errors[0]
+    );
+    // Captures of a call are visible to its retries and to later steps.
+    let (_, errors) = load(
+        "model:\n  - call: grep\n    args: { pattern: x }\n    capture: { f: '(.*)' }\n    retry: { call: read, args: { path: \"${f}\" } }\n  - call: read\n    args: { path: \"${f}/${workspace}\" }\n",
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn workspace_paths_fixtures_and_file_objects_are_checked() {
+    let (_, errors) = load("workspace:\n  files:\n    ../evil: x\nmodel:\n  - call: read\n");
+    assert_eq!(
+        errors,
+        vec![
+            "s/x.yaml:3:5: workspace file `../evil`: paths must be relative and may not contain `..`"
+        ]
+    );
+    let (_, errors) =
+        load("workspace:\n  files:\n    a: { text: x, base64: eA== }\nmodel:\n  - call: read\n");
+    assert!(errors[0].contains("give exactly one of"), "{errors:?}");
+    let (_, errors) = load("workspace:\n  files:\n    a: { repeat: x }\nmodel:\n  - call: read\n");
+    assert!(errors[0].contains("`repeat` needs `times`"), "{errors:?}");
+    let (_, errors) = load("workspace:\n  fixture: nowhere\nmodel:\n  - call: read\n");
+    assert!(
+        errors[0]
+            .contains("fixture `nowhere` not found: looked for the directory fixtures/nowhere"),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn steps_need_exactly_one_kind_and_say_is_last() {
+    let (_, errors) = load("model:\n  - call: read\n    say: hi\n");
+    assert!(
+        errors[0]
+            .contains("step 1 must have exactly one of `call`, `parallel` or `say` (it has 2)"),
+        "{errors:?}"
+    );
+    let (_, errors) = load("model:\n  - say: hi\n  - call: read\n");
+    assert!(errors[0].contains("the run ends after `say`"), "{errors:?}");
+    let (_, errors) = load("model:\n  - parallel: [ { call: read } ]\n    args: {}\n");
+    assert!(
+        errors[0].contains("belong to each call inside `parallel`"),
+        "{errors:?}"
+    );
+    let (_, errors) = load("model: []\n");
+    assert!(errors[0].contains("`model` has no steps"), "{errors:?}");
+}
+
+#[test]
+fn bad_regexes_and_duplicate_ids() {
+    let (_, errors) = load("model:\n  - call: read\n    expect: { matches: \"(\" }\n");
+    assert!(
+        errors[0].contains("invalid regex in expect.matches"),
+        "{errors:?}"
+    );
+    let (_, errors) = load("model:\n  - call: read\n    id: a\n  - call: read\n    id: a\n");
+    assert!(
+        errors[0].contains("call id `a` is used twice"),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn multi_document_files_keep_valid_documents() {
+    let (scenarios, errors) = load(
+        "model:\n  - call: read\n---\nmodel:\n  - call: read\n    nope: 1\n---\nname: third\nmodel:\n  - call: ls\n",
+    );
+    assert_eq!(
+        scenarios
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["s/x#1", "third"]
+    );
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].starts_with("s/x.yaml:6:5:"), "{errors:?}");
+    assert_eq!(scenarios[1].snapshot_prefix.as_deref(), Some("third"));
+}
