@@ -7,3 +7,4 @@
 )]
 
 mod cli;
+mod run;
