@@ -2,6 +2,10 @@
 //! statistics price text the same way.
 
 use std::fmt;
+use std::sync::Arc;
+use std::sync::OnceLock;
+
+use tiktoken_rs::CoreBPE;
 
 /// Counts the tokens of a text.
 pub trait TokenCounter: Send + Sync + fmt::Debug {
@@ -27,6 +31,79 @@ impl TokenCounter for Chars4 {
     }
 }
 
+/// An OpenAI BPE vocabulary (`o200k_base`, `cl100k_base`), shipped inside
+/// the `tiktoken-rs` crate and loaded once per process.
+pub struct Tiktoken {
+    name: &'static str,
+    bpe: &'static CoreBPE,
+}
+
+impl fmt::Debug for Tiktoken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tiktoken")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl TokenCounter for Tiktoken {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn count(&self, text: &str) -> u64 {
+        // Special-token text such as `<|endoftext|>` in a file is ordinary
+        // text to a model reading it, so it is counted as such.
+        self.bpe.encode_ordinary(text).len() as u64
+    }
+}
+
+type Loaded = Result<CoreBPE, String>;
+
+fn load(
+    cell: &'static OnceLock<Loaded>,
+    make: fn() -> BoxResult<CoreBPE>,
+) -> Result<&'static CoreBPE, String> {
+    cell.get_or_init(|| make().map_err(|err| err.to_string()))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+type BoxResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+fn o200k() -> BoxResult<CoreBPE> {
+    tiktoken_rs::o200k_base().map_err(Into::into)
+}
+
+fn cl100k() -> BoxResult<CoreBPE> {
+    tiktoken_rs::cl100k_base().map_err(Into::into)
+}
+
+/// The tokenizer names `tokenizer_by_name` knows, default first.
+pub const TOKENIZERS: [&str; 3] = ["o200k", "cl100k", "chars4"];
+
+/// The token counter called `name`: `o200k` (default), `cl100k` or
+/// `chars4`.
+pub fn tokenizer_by_name(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
+    static O200K: OnceLock<Loaded> = OnceLock::new();
+    static CL100K: OnceLock<Loaded> = OnceLock::new();
+    match name {
+        "o200k" | "o200k_base" => Ok(Arc::new(Tiktoken {
+            name: "o200k",
+            bpe: load(&O200K, o200k)?,
+        })),
+        "cl100k" | "cl100k_base" => Ok(Arc::new(Tiktoken {
+            name: "cl100k",
+            bpe: load(&CL100K, cl100k)?,
+        })),
+        "chars4" => Ok(Arc::new(Chars4)),
+        other => Err(format!(
+            "unknown tokenizer `{other}` (known: {})",
+            TOKENIZERS.join(", ")
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +116,42 @@ mod tests {
         assert_eq!(Chars4.count("abcde"), 2);
         assert_eq!(Chars4.count("éé"), 1);
         assert_eq!(Chars4.count("🙂🙂🙂"), 2);
+    }
+
+    /// Texts and their token counts from the reference tokenizer (Python
+    /// `tiktoken`, `encode_ordinary`), on the same vocabulary files.
+    const REFERENCE_TEXTS: [&str; 8] = [
+        "",
+        "hello world",
+        "Successfully wrote 11 bytes to a.txt",
+        "fn main() {\n    println!(\"héllo, wörld\");\n}\n",
+        "日本語のテキストとемодзи 🙂🚀 and Ελληνικά",
+        "[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]",
+        "<|endoftext|> is plain text here",
+        "    indented\tline\r\nwith CRLF\r\n",
+    ];
+
+    #[test]
+    fn o200k_matches_tiktoken() {
+        let t = tokenizer_by_name("o200k").unwrap();
+        let counts: Vec<u64> = REFERENCE_TEXTS.iter().map(|s| t.count(s)).collect();
+        assert_eq!(counts, vec![0, 2, 8, 15, 16, 21, 11, 9]);
+    }
+
+    #[test]
+    fn cl100k_matches_tiktoken() {
+        let t = tokenizer_by_name("cl100k").unwrap();
+        let counts: Vec<u64> = REFERENCE_TEXTS.iter().map(|s| t.count(s)).collect();
+        assert_eq!(counts, vec![0, 2, 8, 16, 27, 21, 11, 9]);
+    }
+
+    #[test]
+    fn names_and_errors() {
+        assert_eq!(tokenizer_by_name("o200k_base").unwrap().name(), "o200k");
+        assert_eq!(tokenizer_by_name("chars4").unwrap().name(), "chars4");
+        assert_eq!(
+            tokenizer_by_name("gpt2").unwrap_err(),
+            "unknown tokenizer `gpt2` (known: o200k, cl100k, chars4)"
+        );
     }
 }

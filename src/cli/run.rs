@@ -43,17 +43,14 @@ pub struct RunArgs {
     /// Seconds a scenario may run (default: harness.yaml `timeout`, else 60).
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
-    /// Token counter for figures: chars4 (more with the stats work).
+    /// Token counter for figures: o200k (default), cl100k or chars4.
     #[arg(long, value_name = "NAME")]
     tokenizer: Option<String>,
 }
 
 /// Parses a tokenizer name.
 pub fn tokenizer(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
-    match name {
-        "chars4" => Ok(Arc::new(crate::agent::Chars4)),
-        other => Err(format!("unknown tokenizer `{other}` (known: chars4)")),
-    }
+    crate::agent::tokens::tokenizer_by_name(name)
 }
 
 pub fn run(args: RunArgs) -> u8 {
@@ -75,7 +72,7 @@ pub fn run(args: RunArgs) -> u8 {
         .tokenizer
         .clone()
         .or_else(|| suite.and_then(|s| s.doc.tokenizer.clone()))
-        .unwrap_or_else(|| "chars4".to_owned());
+        .unwrap_or_else(|| "o200k".to_owned());
     let tokens = match tokenizer(&tokenizer_name) {
         Ok(t) => t,
         Err(err) => return super::usage_error(format!("--tokenizer: {err}")),

@@ -7,4 +7,5 @@
 )]
 
 mod cli;
+mod layering;
 mod run;
