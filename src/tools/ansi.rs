@@ -135,7 +135,8 @@ impl Cleaner {
                     }
                     // Every special byte is ASCII, so the slices below cut
                     // at character boundaries.
-                    let next = memchr::memchr2(b'\r', ESC, &bytes[i..]).map_or(bytes.len(), |k| i + k);
+                    let next =
+                        memchr::memchr2(b'\r', ESC, &bytes[i..]).map_or(bytes.len(), |k| i + k);
                     if next > i {
                         out(Piece::Text(&text[i..next]));
                     }
@@ -257,7 +258,11 @@ impl Cleaner {
     /// text. Returns where to continue.
     fn abort(&mut self, byte: u8, at: usize) -> usize {
         self.state = State::Ground;
-        if byte == CAN || byte == SUB { at + 1 } else { at }
+        if byte == CAN || byte == SUB {
+            at + 1
+        } else {
+            at
+        }
     }
 }
 
@@ -327,7 +332,10 @@ mod tests {
     #[test]
     fn plain_text_is_untouched() {
         assert_eq!(clean("a\nb\n"), ("a\nb\n".to_owned(), false));
-        assert_eq!(clean("héllo 🙂\tx\x08y"), ("héllo 🙂\tx\x08y".to_owned(), false));
+        assert_eq!(
+            clean("héllo 🙂\tx\x08y"),
+            ("héllo 🙂\tx\x08y".to_owned(), false)
+        );
         assert_eq!(clean(""), (String::new(), false));
     }
 
@@ -349,7 +357,10 @@ mod tests {
     #[test]
     fn osc_and_other_strings_are_removed_with_either_terminator() {
         assert_eq!(cleaned("\x1b]0;title\x07x"), "x");
-        assert_eq!(cleaned("\x1b]8;;http://a.b\x1b\\link\x1b]8;;\x1b\\"), "link");
+        assert_eq!(
+            cleaned("\x1b]8;;http://a.b\x1b\\link\x1b]8;;\x1b\\"),
+            "link"
+        );
         assert_eq!(cleaned("\x1bPq#0;2;0;0;0\x1b\\y"), "y");
         assert_eq!(cleaned("\x1b_apc\x1b\\z"), "z");
     }
@@ -365,7 +376,10 @@ mod tests {
         assert_eq!(clean("10%\r50%\r100%\n"), ("100%\n".to_owned(), true));
         assert_eq!(cleaned("start\n10%\r50%\r100%"), "start\n100%");
         // The usual progress-bar idiom: return, erase the line, redraw.
-        assert_eq!(cleaned("a 1/3\r\x1b[2Ka 2/3\r\x1b[2Ka 3/3\ndone\n"), "a 3/3\ndone\n");
+        assert_eq!(
+            cleaned("a 1/3\r\x1b[2Ka 2/3\r\x1b[2Ka 3/3\ndone\n"),
+            "a 3/3\ndone\n"
+        );
         // A redraw that ends with CRLF keeps its line ending.
         assert_eq!(cleaned("1\r2\r\n"), "2\r\n");
     }
@@ -390,7 +404,11 @@ mod tests {
         assert_eq!(cleaned("\x1b[1\x18z"), "z");
         for text in ["\x1b]0;t\n\x1b[1\n\x1b\n\x1bP\n", "a\rb\nc\r\n\r\n"] {
             let out = cleaned(text);
-            assert_eq!(out.matches('\n').count(), text.matches('\n').count(), "{text:?}");
+            assert_eq!(
+                out.matches('\n').count(),
+                text.matches('\n').count(),
+                "{text:?}"
+            );
         }
     }
 

@@ -97,9 +97,15 @@ enum FullOutput {
     /// chunk).
     Buffered(Vec<u8>),
     /// Every raw byte goes here.
-    Open { path: PathBuf, file: io::BufWriter<File> },
+    Open {
+        path: PathBuf,
+        file: io::BufWriter<File>,
+    },
     /// Creating or writing the file failed; nothing more is kept.
-    Failed { path: Option<PathBuf>, error: String },
+    Failed {
+        path: Option<PathBuf>,
+        error: String,
+    },
 }
 
 impl OutputAccumulator {
@@ -149,7 +155,9 @@ impl OutputAccumulator {
             lines,
             ..
         } = self;
-        decoder.decode(chunk, |text| cleaner.push(text, &mut |piece| lines.apply(piece)));
+        decoder.decode(chunk, |text| {
+            cleaner.push(text, &mut |piece| lines.apply(piece))
+        });
         self.open_full_if_needed();
     }
 
@@ -169,7 +177,8 @@ impl OutputAccumulator {
             lines,
             ..
         } = self;
-        let had_partial_char = decoder.finish(|text| cleaner.push(text, &mut |piece| lines.apply(piece)));
+        let had_partial_char =
+            decoder.finish(|text| cleaner.push(text, &mut |piece| lines.apply(piece)));
         self.cleaner.finish();
         self.open_full_if_needed();
         self.flush_full();
@@ -422,7 +431,8 @@ impl Lines {
             let block = &rest[..=last_nl];
             let count = memchr::memchr_iter(b'\n', block.as_bytes()).count();
             let body = &block[..last_nl];
-            self.last_completed_bytes = body.len() - memchr::memrchr(b'\n', body.as_bytes()).map_or(0, |i| i + 1);
+            self.last_completed_bytes =
+                body.len() - memchr::memrchr(b'\n', body.as_bytes()).map_or(0, |i| i + 1);
             self.completed_lines += count;
             self.completed_bytes += block.len();
             self.push_committed(block);
@@ -473,7 +483,8 @@ impl Lines {
         if skipped {
             self.committed.clear();
             self.committed_cut = true;
-            self.committed_starts_mid_line = !kept.is_empty() && !block[..block.len() - kept.len()].ends_with('\n');
+            self.committed_starts_mid_line =
+                !kept.is_empty() && !block[..block.len() - kept.len()].ends_with('\n');
         }
         self.committed.push_str(kept);
         self.trim_committed();
@@ -654,7 +665,11 @@ mod tests {
     fn decoder_joins_characters_split_across_chunks() {
         let text = "aé🙂€b".as_bytes();
         for cut in 0..=text.len() {
-            assert_eq!(decode_all(&[&text[..cut], &text[cut..]]), "aé🙂€b", "cut at {cut}");
+            assert_eq!(
+                decode_all(&[&text[..cut], &text[cut..]]),
+                "aé🙂€b",
+                "cut at {cut}"
+            );
         }
         let singles: Vec<&[u8]> = text.chunks(1).collect();
         assert_eq!(decode_all(&singles), "aé🙂€b");
@@ -728,14 +743,25 @@ mod tests {
         let path = snap.full_output_path.unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), text.as_bytes());
         let name = path.file_name().unwrap().to_str().unwrap();
-        assert!(name.starts_with("harness-bash-") && name.ends_with(".log") && name.len() == 33, "{name}");
+        assert!(
+            name.starts_with("harness-bash-") && name.ends_with(".log") && name.len() == 33,
+            "{name}"
+        );
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 
     #[test]
     fn one_long_line_reports_its_true_size_with_or_without_newline() {
-        for (len, newline) in [(60_000, false), (60_000, true), (300_000, true), (300_000, false)] {
+        for (len, newline) in [
+            (60_000, false),
+            (60_000, true),
+            (300_000, true),
+            (300_000, false),
+        ] {
             let dir = tempfile::tempdir().unwrap();
             let mut acc = acc_in(&dir);
             let mut bytes = vec![b'0'; len];
@@ -748,10 +774,16 @@ mod tests {
             let t = &snap.truncation;
             assert!(t.last_line_partial);
             assert_eq!(t.truncated_by, Some(TruncatedBy::Bytes));
-            assert_eq!((t.total_lines, t.output_lines, t.output_bytes), (1, 1, 51_200));
+            assert_eq!(
+                (t.total_lines, t.output_lines, t.output_bytes),
+                (1, 1, 51_200)
+            );
             assert_eq!(t.total_bytes, bytes.len());
             assert_eq!(snap.last_line_bytes, len, "{len} {newline}");
-            assert_eq!(std::fs::read(snap.full_output_path.unwrap()).unwrap(), bytes);
+            assert_eq!(
+                std::fs::read(snap.full_output_path.unwrap()).unwrap(),
+                bytes
+            );
         }
     }
 
@@ -773,24 +805,44 @@ mod tests {
     #[test]
     fn invalid_bytes_become_replacement_characters_and_stay_raw_in_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let mut acc = OutputAccumulator::new(TruncationLimits { max_lines: 1, max_bytes: 100 }, "t").in_dir(dir.path());
+        let mut acc = OutputAccumulator::new(
+            TruncationLimits {
+                max_lines: 1,
+                max_bytes: 100,
+            },
+            "t",
+        )
+        .in_dir(dir.path());
         feed(&mut acc, b"\xff\xfeA\nB\n", 1);
         let snap = acc.snapshot();
         assert_eq!(snap.content, "B");
         assert_eq!(snap.truncation.total_bytes, 10);
-        assert_eq!(std::fs::read(snap.full_output_path.unwrap()).unwrap(), b"\xff\xfeA\nB\n");
+        assert_eq!(
+            std::fs::read(snap.full_output_path.unwrap()).unwrap(),
+            b"\xff\xfeA\nB\n"
+        );
     }
 
     #[test]
     fn cleaning_is_reported_and_facts_describe_the_cleaned_text() {
         let dir = tempfile::tempdir().unwrap();
-        let mut acc = OutputAccumulator::new(TruncationLimits { max_lines: 2, max_bytes: 1000 }, "t").in_dir(dir.path());
+        let mut acc = OutputAccumulator::new(
+            TruncationLimits {
+                max_lines: 2,
+                max_bytes: 1000,
+            },
+            "t",
+        )
+        .in_dir(dir.path());
         feed(&mut acc, b"\x1b[31mred\x1b[0m\n10%\r50%\r100%\ndone\n", 2);
         let snap = acc.snapshot();
         assert!(snap.cleaned);
         assert_eq!(snap.content, "100%\ndone");
         let t = &snap.truncation;
-        assert_eq!((t.total_lines, t.total_bytes), (3, "red\n100%\ndone\n".len()));
+        assert_eq!(
+            (t.total_lines, t.total_bytes),
+            (3, "red\n100%\ndone\n".len())
+        );
         // Raw output: 3 lines, so a file was opened with the raw bytes.
         assert_eq!(
             std::fs::read(snap.full_output_path.unwrap()).unwrap(),
@@ -828,12 +880,20 @@ mod tests {
         while total < 200_000_000 {
             acc.append(&chunk);
             total += chunk.len() as u64;
-            assert!(acc.retained_bytes() <= bound, "{} > {bound}", acc.retained_bytes());
+            assert!(
+                acc.retained_bytes() <= bound,
+                "{} > {bound}",
+                acc.retained_bytes()
+            );
         }
         for _ in 0..800 {
             acc.append(&long);
             total += long.len() as u64;
-            assert!(acc.retained_bytes() <= bound, "{} > {bound}", acc.retained_bytes());
+            assert!(
+                acc.retained_bytes() <= bound,
+                "{} > {bound}",
+                acc.retained_bytes()
+            );
         }
         acc.finish();
         let snap = acc.snapshot();
