@@ -246,17 +246,13 @@ struct Live {
 
 impl Live {
     /// Takes a chunk; sends a partial result at once when the throttle
-    /// allows. Returns whether a flush timer must be (re)armed: the first
-    /// chunk that could not be sent.
+    /// allows. Returns whether a flush timer must be armed: the chunk made
+    /// output pending that was not pending before.
     fn on_data(&mut self, chunk: &[u8]) -> bool {
         self.output.append(chunk);
-        let was_dirty = self.dirty;
-        self.dirty = true;
-        if self.flush_due().is_some_and(|at| at <= Instant::now()) {
-            self.emit();
-            return false;
-        }
-        !was_dirty
+        let was_dirty = std::mem::replace(&mut self.dirty, true);
+        self.flush_if_due();
+        self.dirty && !was_dirty
     }
 
     /// When the pending output may be sent; `None` when nothing is pending.
@@ -286,13 +282,13 @@ impl Live {
     /// Ends the stream, sends a last partial result if anything changed
     /// since the previous one, and returns the final snapshot.
     fn finish(&mut self) -> Snapshot {
-        if self.output.finish() {
-            self.dirty = true;
+        let changed = self.output.finish() || self.dirty;
+        let snapshot = self.output.snapshot();
+        if changed {
+            self.sink.emit(partial_result(&snapshot));
+            self.dirty = false;
         }
-        if self.dirty {
-            self.emit();
-        }
-        self.output.snapshot()
+        snapshot
     }
 }
 

@@ -197,7 +197,11 @@ impl OutputAccumulator {
     }
 
     /// Bytes of memory held for the output (buffers' capacities): bounded
-    /// by the limits, whatever the size of the output.
+    /// by the limits, whatever the size of the output. Each of the two tail
+    /// buffers reaches at most four windows (`2 × max_bytes`, at least
+    /// 1 KB) before it is trimmed, so eight of capacity; raw bytes are
+    /// buffered only until they outgrow the limits; the file has a 64 KB
+    /// write buffer.
     pub fn retained_bytes(&self) -> usize {
         let buffered = match &self.full {
             FullOutput::Buffered(buffer) => buffer.capacity(),
@@ -941,6 +945,86 @@ mod tests {
                 assert_eq!(snap.content, want.content, "chunk {chunk}");
                 assert_eq!(snap.truncation, want.facts, "chunk {chunk}");
                 assert_eq!(snap.truncation.total_lines, count_lines(text));
+            }
+        }
+    }
+
+    mod props {
+        use proptest::collection::vec;
+        use proptest::prelude::*;
+
+        use super::super::*;
+        use crate::tools::ansi::clean;
+        use crate::tools::truncate::count_lines;
+        use crate::tools::truncate::count_lines_bytes;
+
+        /// Pieces of terminal output: long and short runs, multi-byte and
+        /// invalid bytes, line endings, redraws and escape codes.
+        fn token() -> impl Strategy<Value = Vec<u8>> {
+            prop_oneof![
+                (0usize..4000).prop_map(|n| vec![b'a'; n]),
+                (0usize..40).prop_map(|n| b"xy".repeat(n)),
+                Just("é🙂".as_bytes().to_vec()),
+                Just(b"\n".to_vec()),
+                Just(b"\n".to_vec()),
+                Just(b"\r".to_vec()),
+                Just(b"\r\n".to_vec()),
+                Just(b"\x1b[1;31m".to_vec()),
+                Just(b"\x1b]0;title\x07".to_vec()),
+                Just(vec![0xff]),
+                Just(vec![0xe2, 0x82]),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(128))]
+
+            /// Whatever the chunking and the limits, a snapshot says exactly
+            /// what truncating the whole cleaned text at once says, and the
+            /// file holds every raw byte exactly when the output outgrew a
+            /// limit.
+            #[test]
+            fn snapshot_equals_truncating_the_whole_cleaned_text(
+                tokens in vec(token(), 0..150),
+                chunk in 1usize..6000,
+                max_lines in 1usize..40,
+                max_bytes in 1usize..3000,
+            ) {
+                let raw = tokens.concat();
+                let limits = TruncationLimits { max_lines, max_bytes };
+                let dir = tempfile::tempdir().unwrap();
+                let mut acc = OutputAccumulator::new(limits, "p").in_dir(dir.path());
+                for piece in raw.chunks(chunk) {
+                    acc.append(piece);
+                    // Each tail buffer holds at most 4 windows before a trim,
+                    // so 8 of capacity; raw bytes wait for the file only
+                    // until they outgrow the limit.
+                    let bound = 16 * acc.lines.window + 2 * (max_bytes + chunk) + FILE_BUFFER;
+                    prop_assert!(acc.retained_bytes() <= bound, "{} > {}", acc.retained_bytes(), bound);
+                }
+                acc.finish();
+                let snap = acc.snapshot();
+
+                let (cleaned, removed) = clean(&String::from_utf8_lossy(&raw));
+                let want = truncate_tail(&cleaned, limits);
+                prop_assert_eq!(&snap.content, want.content);
+                prop_assert_eq!(&snap.truncation, &want.facts);
+                prop_assert_eq!(snap.cleaned, removed);
+                let body = cleaned.strip_suffix('\n').unwrap_or(&cleaned);
+                let last_line = body.rsplit('\n').next().unwrap_or("");
+                prop_assert_eq!(snap.last_line_bytes, last_line.len());
+
+                let outgrew = raw.len() > max_bytes
+                    || count_lines_bytes(&raw) > max_lines
+                    || cleaned.len() > max_bytes
+                    || count_lines(&cleaned) > max_lines;
+                match &snap.full_output_path {
+                    Some(path) => {
+                        prop_assert!(outgrew);
+                        prop_assert_eq!(&std::fs::read(path).unwrap(), &raw);
+                    }
+                    None => prop_assert!(!outgrew),
+                }
             }
         }
     }
