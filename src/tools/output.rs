@@ -518,10 +518,7 @@ fn keep_end(text: &str, max: usize) -> (&str, bool) {
 /// Keeps about the last `keep` bytes of `text`; returns whether the cut
 /// landed just after a newline.
 fn cut_front(text: &mut String, keep: usize) -> bool {
-    let mut cut = text.len().saturating_sub(keep);
-    while !text.is_char_boundary(cut) {
-        cut += 1;
-    }
+    let cut = text.len() - keep_end(text, keep).0.len();
     let at_line_start = cut == 0 || text.as_bytes()[cut - 1] == b'\n';
     text.drain(..cut);
     at_line_start
@@ -547,8 +544,14 @@ impl Utf8Decoder {
             seq[..len].copy_from_slice(&self.pending[..len]);
             let need = sequence_len(seq[0]);
             let mut used = 0;
+            // Take continuation bytes only while they keep the sequence a
+            // valid (maybe unfinished) character, so an invalid one becomes
+            // the same U+FFFDs as in a whole-stream decode.
             while len < need && used < bytes.len() && is_continuation(bytes[used]) {
                 seq[len] = bytes[used];
+                if std::str::from_utf8(&seq[..=len]).is_err() && !is_incomplete(&seq[..=len]) {
+                    break;
+                }
                 len += 1;
                 used += 1;
             }
@@ -562,31 +565,12 @@ impl Utf8Decoder {
             self.pending_len = 0;
             decode_complete(&seq[..len], &mut out);
         }
-        match std::str::from_utf8(bytes) {
-            Ok(text) => {
-                if !text.is_empty() {
-                    out(text);
-                }
-            }
-            Err(_) => {
-                let mut chunks = bytes.utf8_chunks().peekable();
-                while let Some(chunk) = chunks.next() {
-                    if !chunk.valid().is_empty() {
-                        out(chunk.valid());
-                    }
-                    let invalid = chunk.invalid();
-                    if invalid.is_empty() {
-                        continue;
-                    }
-                    if chunks.peek().is_none() && is_incomplete(invalid) {
-                        self.pending[..invalid.len()].copy_from_slice(invalid);
-                        self.pending_len = invalid.len();
-                    } else {
-                        out(REPLACEMENT);
-                    }
-                }
-            }
-        }
+        // A character cut off at the end waits for the next chunk.
+        let keep = incomplete_suffix(bytes);
+        let (complete, rest) = bytes.split_at(bytes.len() - keep);
+        decode_complete(complete, &mut out);
+        self.pending[..keep].copy_from_slice(rest);
+        self.pending_len = keep;
     }
 
     /// Flushes an incomplete final character as U+FFFD; returns whether
@@ -603,6 +587,12 @@ impl Utf8Decoder {
 
 /// Decodes bytes that are not followed by more of the same character.
 fn decode_complete(bytes: &[u8], out: &mut impl FnMut(&str)) {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        if !text.is_empty() {
+            out(text);
+        }
+        return;
+    }
     for chunk in bytes.utf8_chunks() {
         if !chunk.valid().is_empty() {
             out(chunk.valid());
@@ -610,6 +600,19 @@ fn decode_complete(bytes: &[u8], out: &mut impl FnMut(&str)) {
         if !chunk.invalid().is_empty() {
             out(REPLACEMENT);
         }
+    }
+}
+
+/// How many bytes at the end of `bytes` are the valid beginning of a
+/// character cut short (0 to 3).
+fn incomplete_suffix(bytes: &[u8]) -> usize {
+    let from = bytes.len().saturating_sub(3);
+    match (from..bytes.len())
+        .rev()
+        .find(|&i| !is_continuation(bytes[i]))
+    {
+        Some(lead) if is_incomplete(&bytes[lead..]) => bytes.len() - lead,
+        _ => 0,
     }
 }
 
@@ -690,6 +693,9 @@ mod tests {
             b"\xc3",
             b"x\xed\xa0\x80y",
             b"\x80\x80",
+            b"\xe0\x80",
+            b"\xf4\x90\x80",
+            b"\xf0\x9f\x99\x82\xf0",
         ];
         for bytes in cases {
             let want = String::from_utf8_lossy(bytes).into_owned();
@@ -701,6 +707,8 @@ mod tests {
                     "{bytes:?} cut at {cut}"
                 );
             }
+            let singles: Vec<&[u8]> = bytes.chunks(1).collect();
+            assert_eq!(decode_all(&singles), want, "{bytes:?} byte by byte");
         }
         assert_eq!(decode_all(&[b"\xff\xfeA\n"]), "\u{FFFD}\u{FFFD}A\n");
     }
@@ -973,6 +981,8 @@ mod tests {
                 Just(b"\x1b]0;title\x07".to_vec()),
                 Just(vec![0xff]),
                 Just(vec![0xe2, 0x82]),
+                Just(vec![0xe0, 0x80]),
+                Just(vec![0xf0, 0x9f]),
             ]
         }
 
