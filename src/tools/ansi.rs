@@ -270,24 +270,36 @@ impl Cleaner {
 /// anything was removed.
 pub fn clean(text: &str) -> (String, bool) {
     let mut cleaner = Cleaner::new();
-    let mut out = String::with_capacity(text.len());
-    let mut line_start = 0;
-    let mut sink = |piece: Piece<'_>| match piece {
-        Piece::Text(text) => {
-            out.push_str(text);
-            if let Some(nl) = memchr::memrchr(b'\n', text.as_bytes()) {
-                line_start = out.len() - (text.len() - nl - 1);
-            }
-        }
-        Piece::CrLf => {
-            out.push_str("\r\n");
-            line_start = out.len();
-        }
-        Piece::Redraw => out.truncate(line_start),
-    };
-    cleaner.push(text, &mut sink);
+    let mut out = Collected::default();
+    cleaner.push(text, &mut |piece| out.apply(piece));
     cleaner.finish();
-    (out, cleaner.removed_anything())
+    (out.text, cleaner.removed_anything())
+}
+
+/// Cleaned pieces gathered into one unbounded string.
+#[derive(Default)]
+struct Collected {
+    text: String,
+    /// Where the line being written starts.
+    line_start: usize,
+}
+
+impl Collected {
+    fn apply(&mut self, piece: Piece<'_>) {
+        match piece {
+            Piece::Text(text) => {
+                self.text.push_str(text);
+                if let Some(nl) = memchr::memrchr(b'\n', text.as_bytes()) {
+                    self.line_start = self.text.len() - (text.len() - nl - 1);
+                }
+            }
+            Piece::CrLf => {
+                self.text.push_str("\r\n");
+                self.line_start = self.text.len();
+            }
+            Piece::Redraw => self.text.truncate(self.line_start),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -302,31 +314,18 @@ mod tests {
     /// Cleans `text` fed in pieces of `size` bytes (at char boundaries).
     fn cleaned_in_pieces(text: &str, size: usize) -> (String, bool) {
         let mut cleaner = Cleaner::new();
-        let mut out = String::new();
-        let mut line_start = 0;
+        let mut out = Collected::default();
         let mut start = 0;
         while start < text.len() {
             let mut end = (start + size).min(text.len());
             while !text.is_char_boundary(end) {
                 end += 1;
             }
-            cleaner.push(&text[start..end], &mut |piece| match piece {
-                Piece::Text(t) => {
-                    out.push_str(t);
-                    if let Some(nl) = t.rfind('\n') {
-                        line_start = out.len() - (t.len() - nl - 1);
-                    }
-                }
-                Piece::CrLf => {
-                    out.push_str("\r\n");
-                    line_start = out.len();
-                }
-                Piece::Redraw => out.truncate(line_start),
-            });
+            cleaner.push(&text[start..end], &mut |piece| out.apply(piece));
             start = end;
         }
         cleaner.finish();
-        (out, cleaner.removed_anything())
+        (out.text, cleaner.removed_anything())
     }
 
     #[test]

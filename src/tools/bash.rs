@@ -51,6 +51,7 @@ use super::ops::BoxFuture;
 use super::ops::DataSink;
 use super::ops::ExecEnd;
 use super::ops::ExecRequest;
+use super::ops::process::sleep_until;
 use super::output::BASH_FILE_PREFIX;
 use super::output::OutputAccumulator;
 use super::output::Snapshot;
@@ -311,13 +312,6 @@ async fn drive(
     }
 }
 
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending::<()>().await,
-    }
-}
-
 /// A partial result: the cleaned tail, no notice (§bash.5).
 fn partial_result(snapshot: &Snapshot) -> ToolUpdate {
     let mut details = Map::new();
@@ -340,52 +334,49 @@ fn outcome(
     timeout: Option<f64>,
 ) -> Result<ToolOutput, ToolError> {
     let mut details = Map::new();
-    let status = match end {
+    // What to say after the output, and the text when there was none.
+    let failure = match end {
         ExecEnd::Exited {
             code: Some(code), ..
         } => {
             details.insert("exit_code".to_owned(), json!(code));
-            if code == 0 {
-                add_output_details(&mut details, &snapshot);
-                let text = shown_text(&snapshot, NO_OUTPUT);
-                return Ok(ToolOutput::text(text).with_details(Value::Object(details)));
-            }
-            format!("Command exited with code {code}")
+            (code != 0).then(|| (format!("Command exited with code {code}"), NO_OUTPUT))
         }
         ExecEnd::Exited { code: None, signal } => {
             let signal = signal.unwrap_or(0);
             details.insert("signal".to_owned(), json!(signal));
-            format!("Command was killed by signal {}", signal_label(signal))
+            let status = format!("Command was killed by signal {}", signal_label(signal));
+            Some((status, NO_OUTPUT))
         }
         ExecEnd::TimedOut => {
-            details.insert("timed_out".to_owned(), json!(true));
             let secs = timeout.unwrap_or(0.0);
+            details.insert("timed_out".to_owned(), json!(true));
             details.insert("timeout".to_owned(), json!(secs));
-            format!(
+            let status = format!(
                 "Command timed out after {secs} seconds. The command and every process it \
                  started were killed. If it needs more time, call bash again with a larger \
                  timeout; run a server or watcher in the background with its output redirected \
                  to a file (cmd > /tmp/out.log 2>&1 &)."
-            )
+            );
+            Some((status, ""))
         }
         ExecEnd::Cancelled => {
             details.insert("cancelled".to_owned(), json!(true));
-            add_output_details(&mut details, &snapshot);
-            return Err(ToolError::Cancelled {
-                message: join(&shown_text(&snapshot, ""), ABORTED),
-                details: Some(Value::Object(details)),
-            });
+            Some((ABORTED.to_owned(), ""))
         }
     };
     add_output_details(&mut details, &snapshot);
-    let empty = if matches!(end, ExecEnd::TimedOut) {
-        ""
-    } else {
-        NO_OUTPUT
+    let details = Some(Value::Object(details));
+    let Some((status, empty)) = failure else {
+        return Ok(ToolOutput {
+            content: vec![Content::text(shown_text(&snapshot, NO_OUTPUT))],
+            details,
+        });
     };
-    Err(ToolError::Failed {
-        message: join(&shown_text(&snapshot, empty), &status),
-        details: Some(Value::Object(details)),
+    let message = join(&shown_text(&snapshot, empty), &status);
+    Err(match end {
+        ExecEnd::Cancelled => ToolError::Cancelled { message, details },
+        _ => ToolError::Failed { message, details },
     })
 }
 
