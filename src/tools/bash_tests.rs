@@ -662,6 +662,42 @@ async fn cancellation_kills_the_group_and_keeps_the_output() {
 }
 
 #[tokio::test]
+async fn output_still_in_the_pipe_at_the_kill_is_kept() {
+    let h = Harness::local();
+    let go = h.root().join("go");
+    let written = h.root().join("written");
+    let token = CancellationToken::new();
+    let sink = {
+        let token = token.clone();
+        UpdateSink::new(move |update: ToolUpdate| {
+            if text_of(&update) != "first\n" {
+                return;
+            }
+            // The first chunk has been read: cancel, let the command write
+            // the rest, and hold the reader until it has. The rest is then
+            // in the pipe, unread, when the group is killed.
+            token.cancel();
+            std::fs::write(&go, "").unwrap();
+            let bound = std::time::Instant::now() + Duration::from_secs(10);
+            while !written.exists() && std::time::Instant::now() < bound {
+                std::thread::yield_now();
+            }
+        })
+    };
+    let command = "echo first; while [ ! -e go ]; do :; done; seq 2 5; touch written; sleep 1000";
+    let r = h
+        .registry
+        .dispatch(
+            &ToolCall::new("c1", "bash", json!({ "command": command })),
+            token,
+            sink,
+        )
+        .await;
+    assert!(h.exists("written"));
+    assert_eq!(r.text(), "first\n2\n3\n4\n5\n\nCommand aborted");
+}
+
+#[tokio::test]
 async fn cancelled_before_start_runs_nothing() {
     let h = Harness::local();
     let token = CancellationToken::new();
@@ -801,7 +837,7 @@ async fn a_shell_that_cannot_start_is_named_with_the_cause() {
     assert_eq!(
         r.text(),
         format!(
-            "could not start the shell {}: Permission denied (os error 13)",
+            "Could not start the shell {}: Permission denied (os error 13)",
             not_executable.display()
         )
     );

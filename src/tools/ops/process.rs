@@ -158,7 +158,7 @@ async fn run(
     prune_dead_groups(&groups);
 
     let (reader, writer) = io::pipe()
-        .map_err(|err| io::Error::new(err.kind(), format!("could not create a pipe: {err}")))?;
+        .map_err(|err| io::Error::new(err.kind(), format!("Could not create a pipe: {err}")))?;
     let writer_err = writer.try_clone()?;
     let mut command = tokio::process::Command::new(&shell);
     command
@@ -181,13 +181,13 @@ async fn run(
     let mut child = spawned.map_err(|err| {
         io::Error::new(
             err.kind(),
-            format!("could not start the shell {}: {err}", shell.display()),
+            format!("Could not start the shell {}: {err}", shell.display()),
         )
     })?;
     let pgid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
-        .ok_or_else(|| io::Error::other("the shell exited before it got a process id"))?;
+        .ok_or_else(|| io::Error::other("The shell exited before it got a process id"))?;
     // From here on, an early return or a dropped future kills the group.
     let guard = GroupGuard::new(pgid, Arc::clone(&groups));
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())?;
@@ -215,6 +215,7 @@ async fn run(
         Ok(status) => status,
         Err(stop) => {
             guard.kill_and_wait(&mut child).await;
+            drain_buffered(&pipe, &mut buf, &mut on_data);
             return Ok(stop.into());
         }
     };
@@ -237,6 +238,7 @@ async fn run(
         };
         if let Some(stop) = stop {
             guard.kill_and_wait(&mut child).await;
+            drain_buffered(&pipe, &mut buf, &mut on_data);
             return Ok(stop.into());
         }
     }
@@ -250,22 +252,42 @@ async fn run(
 }
 
 fn check_cwd(cwd: &Path) -> io::Result<()> {
-    match std::fs::metadata(cwd) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(io::Error::new(
-            io::ErrorKind::NotADirectory,
-            format!(
-                "Working directory is not a directory: {}\nCannot execute bash commands.",
-                cwd.display()
-            ),
-        )),
-        Err(err) => Err(io::Error::new(
-            err.kind(),
-            format!(
-                "Working directory does not exist: {}\nCannot execute bash commands.",
-                cwd.display()
-            ),
-        )),
+    let problem = match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => io::Error::new(io::ErrorKind::NotADirectory, "is not a directory"),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            io::Error::new(io::ErrorKind::NotFound, "does not exist")
+        }
+        Err(err) => io::Error::new(err.kind(), format!("cannot be used ({err})")),
+    };
+    Err(io::Error::new(
+        problem.kind(),
+        format!(
+            "Working directory {problem}: {}\nCannot execute bash commands.",
+            cwd.display()
+        ),
+    ))
+}
+
+/// After a kill, hands over what the command wrote before it died and is
+/// still in the pipe. Never waits: a process that escaped the kill and
+/// still holds the pipe cannot keep the call alive.
+fn drain_buffered(pipe: &tokio::net::unix::pipe::Receiver, buf: &mut [u8], on_data: &mut DataSink) {
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    // A plain read of a duplicate of the (non-blocking) descriptor: the
+    // runtime's cached readiness may not know yet about the last bytes.
+    let Ok(fd) = pipe.as_fd().try_clone_to_owned() else {
+        return;
+    };
+    let mut file = std::fs::File::from(fd);
+    // A pipe buffers at most 1 MB on Linux unless resized by its owner.
+    for _ in 0..(1024 * 1024 / READ_CHUNK) {
+        match file.read(buf) {
+            Ok(n) if n > 0 => on_data(&buf[..n]),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            _ => return,
+        }
     }
 }
 
