@@ -13,18 +13,22 @@
 //! registry.rs   lookup -> prepare -> normalise -> validate -> queue -> execute
 //! args.rs       lenient normalisation + JSON Schema validation
 //! truncate.rs   head/tail truncation and its facts
+//! output.rs     bash's bounded output accumulator; ansi.rs cleans it (D12)
 //! path.rs       normalisation, workspace confinement, "did you mean"
 //! ops/          FsOps + ProcessOps traits; LocalFs, MemoryFs, LocalProcess
 //! read.rs write.rs …   one tool each
 //! ```
 
+pub mod ansi;
 pub mod args;
+pub mod bash;
 pub mod contract;
 pub mod error;
 pub mod file_kind;
 mod fs_error;
 pub mod mutation_queue;
 pub mod ops;
+pub mod output;
 pub mod path;
 pub mod read;
 pub mod registry;
@@ -62,5 +66,9 @@ pub use registry::ToolCall;
 
 /// The built-in tools, one instance each.
 pub fn builtin_tools() -> Vec<Arc<dyn AnyTool>> {
-    vec![Arc::new(read::ReadTool), Arc::new(write::WriteTool)]
+    vec![
+        Arc::new(read::ReadTool),
+        Arc::new(write::WriteTool),
+        Arc::new(bash::BashTool),
+    ]
 }

@@ -188,6 +188,12 @@ pub trait ProcessOps: Send + Sync + fmt::Debug {
     /// Runs `request.command` in a shell in its own process group, streams
     /// stdout and stderr (one pipe, so in write order) to `on_data`, and
     /// kills the whole group on timeout or cancellation.
+    ///
+    /// `Ok(TimedOut)` and `Ok(Cancelled)` mean the command's processes were
+    /// killed; dropping the future before it resolves must kill them too.
+    /// `on_data` is not called after the future resolves. `Err` means the
+    /// command could not be started or followed (its group is killed); its
+    /// text is shown to the model.
     fn exec(
         &self,
         request: ExecRequest,

@@ -1,16 +1,33 @@
 //! Local process execution for `bash` (§bash.3, D20).
 //!
 //! The command runs as `/bin/bash -c COMMAND` (falling back to `bash` on
-//! `PATH`, then `sh`) in its own process group, with stdin closed. stdout and
-//! stderr are the write ends of **one** pipe, so the bytes arrive in the
-//! order the command wrote them (D20). A timeout or a cancellation kills the
-//! whole group with `SIGKILL`, so no child or grandchild survives.
+//! `PATH`, then `sh`) in the request's working directory, in its own process
+//! group, with stdin on `/dev/null` (a read gets end-of-file at once). stdout
+//! and stderr are the write ends of **one** pipe, so the bytes arrive in the
+//! order the command wrote them (D20).
 //!
-//! After the shell exits, output is read until the pipe closes or until
-//! [`OUTPUT_GRACE`] passes without a new chunk (a background child that
-//! keeps the pipe open but stays silent does not hold the call). Groups that
-//! are still alive when the [`LocalProcess`] is dropped are killed, so an
-//! evaluation run leaves nothing behind.
+//! Ending a command:
+//!
+//! - A timeout or a cancellation kills the whole tree with `SIGKILL`: the
+//!   process group, and every descendant of the shell found in `/proc`
+//!   (which also catches processes that moved to a group of their own with
+//!   `setsid` or `set -m`). The shell is reaped, and on Linux the future only
+//!   resolves once no killed process is still running (zombies waiting for
+//!   their new parent count as dead), so a caller that sees
+//!   [`ExecEnd::TimedOut`] or [`ExecEnd::Cancelled`] can rely on nothing of
+//!   the command running any more.
+//! - Dropping the future before it resolves (the caller gave up) kills the
+//!   tree the same way, without waiting.
+//! - After the shell exits by itself, output is read until the pipe closes,
+//!   or until [`OUTPUT_GRACE`] passes without a new chunk (re-armed on every
+//!   chunk): a background child that keeps the pipe open but stays silent
+//!   does not hold the call, and one that keeps writing is still read. Such
+//!   background processes keep running; their groups are killed when the
+//!   [`LocalProcess`] is dropped, so an evaluation run leaves nothing behind.
+//!
+//! Known limit: a process that both leaves the group and is orphaned before
+//! the kill (a daemon's double fork) cannot be found and survives, as it
+//! would in a terminal.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -22,6 +39,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::BoxFuture;
@@ -33,12 +51,22 @@ use super::ProcessOps;
 /// How long to keep reading after the shell exited, re-armed on every chunk.
 pub const OUTPUT_GRACE: Duration = Duration::from_millis(100);
 
+/// The size of one read from the output pipe.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// How long to wait for killed processes to die before giving up (a process
+/// stuck in uninterruptible I/O dies only when the I/O ends).
+const KILL_WAIT: Duration = Duration::from_secs(2);
+
 /// Runs commands on this machine.
 #[derive(Debug, Default)]
 pub struct LocalProcess {
     shell: Option<PathBuf>,
-    groups: Arc<Mutex<BTreeSet<i32>>>,
+    groups: Groups,
 }
+
+/// The process groups started and possibly still alive.
+type Groups = Arc<Mutex<BTreeSet<i32>>>;
 
 impl LocalProcess {
     /// Uses `shell` instead of looking one up.
@@ -50,16 +78,14 @@ impl LocalProcess {
     }
 
     fn shell(&self) -> io::Result<PathBuf> {
-        if let Some(shell) = &self.shell {
-            if shell.exists() {
-                return Ok(shell.clone());
-            }
-            return Err(io::Error::new(
+        match &self.shell {
+            Some(shell) if shell.exists() => Ok(shell.clone()),
+            Some(shell) => Err(io::Error::new(
                 io::ErrorKind::NotFound,
-                format!("custom shell path not found: {}", shell.display()),
-            ));
+                format!("Custom shell path not found: {}", shell.display()),
+            )),
+            None => Ok(find_shell()),
         }
-        Ok(find_shell())
     }
 }
 
@@ -80,20 +106,11 @@ fn find_shell() -> PathBuf {
     PathBuf::from("sh")
 }
 
-/// Sends `SIGKILL` to a whole process group.
-fn kill_group(pgid: i32) {
-    // SAFETY: `kill` has no memory-safety preconditions; a negative pid
-    // addresses the process group, and a stale group only yields ESRCH.
-    unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
-    }
-}
-
 impl Drop for LocalProcess {
     fn drop(&mut self) {
         if let Ok(groups) = self.groups.lock() {
             for &pgid in groups.iter() {
-                kill_group(pgid);
+                signal_group(pgid, libc::SIGKILL);
             }
         }
     }
@@ -103,112 +120,411 @@ impl ProcessOps for LocalProcess {
     fn exec(
         &self,
         request: ExecRequest,
-        mut on_data: DataSink,
+        on_data: DataSink,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, io::Result<ExecEnd>> {
         let shell = self.shell();
         let groups = Arc::clone(&self.groups);
-        Box::pin(async move {
-            let shell = shell?;
-            if cancel.is_cancelled() {
-                return Ok(ExecEnd::Cancelled);
-            }
-            let (reader, writer) = io::pipe()?;
-            let writer_err = writer.try_clone()?;
-            let mut command = tokio::process::Command::new(&shell);
-            command
-                .arg("-c")
-                .arg(&request.command)
-                .current_dir(&request.cwd)
-                .stdin(Stdio::null())
-                .stdout(Stdio::from(writer))
-                .stderr(Stdio::from(writer_err))
-                .process_group(0)
-                .kill_on_drop(true);
-            for (key, value) in &request.env {
-                command.env(key, value);
-            }
-            let mut child = command.spawn()?;
-            // Our copies of the write ends must go, or the pipe never closes.
-            drop(command);
-            let pgid = child
-                .id()
-                .and_then(|id| i32::try_from(id).ok())
-                .ok_or_else(|| io::Error::other("the shell exited before it got a process id"))?;
-            if let Ok(mut set) = groups.lock() {
-                set.insert(pgid);
-            }
-            let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())?;
-            let mut buf = vec![0u8; 64 * 1024];
-            let deadline = request.timeout.map(|t| tokio::time::Instant::now() + t);
-            let sleep_until = |deadline: Option<tokio::time::Instant>| async move {
-                match deadline {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending::<()>().await,
-                }
-            };
-
-            let mut pipe_open = true;
-            let status = loop {
-                tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => {
-                        kill_group(pgid);
-                        let _ = child.wait().await;
-                        forget_group(&groups, pgid);
-                        return Ok(ExecEnd::Cancelled);
-                    }
-                    () = sleep_until(deadline) => {
-                        kill_group(pgid);
-                        let _ = child.wait().await;
-                        forget_group(&groups, pgid);
-                        return Ok(ExecEnd::TimedOut);
-                    }
-                    read = pipe.read(&mut buf), if pipe_open => {
-                        match read {
-                            Ok(0) | Err(_) => pipe_open = false,
-                            Ok(n) => on_data(&buf[..n]),
-                        }
-                    }
-                    status = child.wait() => break status?,
-                }
-            };
-
-            // The shell is gone; drain what its children still write, until
-            // the pipe closes or stays silent for the grace period.
-            while pipe_open {
-                tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => break,
-                    read = tokio::time::timeout(OUTPUT_GRACE, pipe.read(&mut buf)) => {
-                        match read {
-                            Ok(Ok(n)) if n > 0 => on_data(&buf[..n]),
-                            _ => pipe_open = false,
-                        }
-                    }
-                }
-            }
-            if !group_alive(pgid) {
-                forget_group(&groups, pgid);
-            }
-
-            use std::os::unix::process::ExitStatusExt;
-            Ok(ExecEnd::Exited {
-                code: status.code(),
-                signal: status.signal(),
-            })
-        })
+        Box::pin(async move { run(shell?, groups, request, on_data, cancel).await })
     }
 }
 
-fn forget_group(groups: &Mutex<BTreeSet<i32>>, pgid: i32) {
+/// Why the command was stopped from outside.
+enum Stop {
+    TimedOut,
+    Cancelled,
+}
+
+impl From<Stop> for ExecEnd {
+    fn from(stop: Stop) -> Self {
+        match stop {
+            Stop::TimedOut => Self::TimedOut,
+            Stop::Cancelled => Self::Cancelled,
+        }
+    }
+}
+
+async fn run(
+    shell: PathBuf,
+    groups: Groups,
+    request: ExecRequest,
+    mut on_data: DataSink,
+    cancel: CancellationToken,
+) -> io::Result<ExecEnd> {
+    if cancel.is_cancelled() {
+        return Ok(ExecEnd::Cancelled);
+    }
+    check_cwd(&request.cwd)?;
+    prune_dead_groups(&groups);
+
+    let (reader, writer) = io::pipe()
+        .map_err(|err| io::Error::new(err.kind(), format!("Could not create a pipe: {err}")))?;
+    let writer_err = writer.try_clone()?;
+    let mut command = tokio::process::Command::new(&shell);
+    command
+        .arg("-c")
+        .arg(&request.command)
+        .current_dir(&request.cwd)
+        .env("PWD", &request.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer_err))
+        .process_group(0)
+        .kill_on_drop(true);
+    for (key, value) in &request.env {
+        command.env(key, value);
+    }
+    let spawned = command.spawn();
+    // The command holds our copies of the write ends; they must go, or the
+    // pipe never reports end-of-file.
+    drop(command);
+    let mut child = spawned.map_err(|err| {
+        io::Error::new(
+            err.kind(),
+            format!("Could not start the shell {}: {err}", shell.display()),
+        )
+    })?;
+    let pgid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .ok_or_else(|| io::Error::other("The shell exited before it got a process id"))?;
+    // From here on, an early return or a dropped future kills the group.
+    let guard = GroupGuard::new(pgid, Arc::clone(&groups));
+    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())?;
+    let mut buf = vec![0u8; READ_CHUNK];
+    let deadline = request
+        .timeout
+        .and_then(|timeout| Instant::now().checked_add(timeout));
+
+    let mut pipe_open = true;
+    let waited = loop {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => break Err(Stop::Cancelled),
+            () = sleep_until(deadline) => break Err(Stop::TimedOut),
+            read = pipe.read(&mut buf), if pipe_open => match read {
+                Ok(0) => pipe_open = false,
+                Ok(n) => on_data(&buf[..n]),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => pipe_open = false,
+            },
+            status = child.wait() => break Ok(status?),
+        }
+    };
+    let status = match waited {
+        Ok(status) => status,
+        Err(stop) => {
+            guard.kill_and_wait(&mut child).await;
+            drain_buffered(&pipe, &mut buf, &mut on_data);
+            return Ok(stop.into());
+        }
+    };
+
+    // The shell is gone; read what its children still write, until the
+    // pipe closes or stays silent for the grace period.
+    while pipe_open {
+        let stop = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Some(Stop::Cancelled),
+            () = sleep_until(deadline) => Some(Stop::TimedOut),
+            read = tokio::time::timeout(OUTPUT_GRACE, pipe.read(&mut buf)) => {
+                match read {
+                    Ok(Ok(n)) if n > 0 => on_data(&buf[..n]),
+                    Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
+                    _ => pipe_open = false,
+                }
+                None
+            }
+        };
+        if let Some(stop) = stop {
+            guard.kill_and_wait(&mut child).await;
+            drain_buffered(&pipe, &mut buf, &mut on_data);
+            return Ok(stop.into());
+        }
+    }
+    guard.release();
+
+    use std::os::unix::process::ExitStatusExt;
+    Ok(ExecEnd::Exited {
+        code: status.code(),
+        signal: status.signal(),
+    })
+}
+
+fn check_cwd(cwd: &Path) -> io::Result<()> {
+    let problem = match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => io::Error::new(io::ErrorKind::NotADirectory, "is not a directory"),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            io::Error::new(io::ErrorKind::NotFound, "does not exist")
+        }
+        Err(err) => io::Error::new(err.kind(), format!("cannot be used ({err})")),
+    };
+    Err(io::Error::new(
+        problem.kind(),
+        format!(
+            "Working directory {problem}: {}\nCannot execute bash commands.",
+            cwd.display()
+        ),
+    ))
+}
+
+/// After a kill, hands over what the command wrote before it died and is
+/// still in the pipe. Never waits: a process that escaped the kill and
+/// still holds the pipe cannot keep the call alive.
+fn drain_buffered(pipe: &tokio::net::unix::pipe::Receiver, buf: &mut [u8], on_data: &mut DataSink) {
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    // A plain read of a duplicate of the (non-blocking) descriptor: the
+    // runtime's cached readiness may not know yet about the last bytes.
+    let Ok(fd) = pipe.as_fd().try_clone_to_owned() else {
+        return;
+    };
+    let mut file = std::fs::File::from(fd);
+    // A pipe buffers at most 1 MB on Linux unless resized by its owner.
+    for _ in 0..(1024 * 1024 / READ_CHUNK) {
+        match file.read(buf) {
+            Ok(n) if n > 0 => on_data(&buf[..n]),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            _ => return,
+        }
+    }
+}
+
+/// Sleeps until `deadline`, or forever without one.
+pub(crate) async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending::<()>().await,
+    }
+}
+
+/// Kills a command's process tree unless released: dropping the exec future
+/// early must not leave the command running.
+struct GroupGuard {
+    pgid: i32,
+    groups: Groups,
+    armed: bool,
+}
+
+impl GroupGuard {
+    fn new(pgid: i32, groups: Groups) -> Self {
+        if let Ok(mut set) = groups.lock() {
+            set.insert(pgid);
+        }
+        Self {
+            pgid,
+            groups,
+            armed: true,
+        }
+    }
+
+    /// Kills the tree, reaps the shell and waits until every killed process
+    /// is dead.
+    async fn kill_and_wait(mut self, child: &mut tokio::process::Child) {
+        self.armed = false;
+        let killed = kill_tree(self.pgid);
+        // In case the shell itself left its group; an already reaped child
+        // is not signalled.
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+        wait_until_dead(self.pgid, &killed).await;
+        self.forget();
+    }
+
+    /// The shell exited by itself: background processes may live on, and
+    /// are killed with the [`LocalProcess`].
+    fn release(mut self) {
+        self.armed = false;
+        if !group_alive(self.pgid) {
+            self.forget();
+        }
+    }
+
+    fn forget(&self) {
+        if let Ok(mut set) = self.groups.lock() {
+            set.remove(&self.pgid);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            kill_tree(self.pgid);
+            self.forget();
+        }
+    }
+}
+
+/// Sends `SIGKILL` to the descendants of the shell `pgid` (found before the
+/// group dies, while they are still its descendants) and to its group.
+/// Returns the descendants that were signalled.
+fn kill_tree(pgid: i32) -> Vec<i32> {
+    let descendants = proc::descendants(pgid);
+    signal_group(pgid, libc::SIGKILL);
+    for &pid in &descendants {
+        signal_pid(pid, libc::SIGKILL);
+    }
+    descendants
+}
+
+/// Waits, bounded by [`KILL_WAIT`], until no process of the group and none
+/// of `pids` is running, signalling stragglers again.
+async fn wait_until_dead(pgid: i32, pids: &[i32]) {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let running = proc::running(pgid, pids);
+        if running.is_empty() || started.elapsed() >= KILL_WAIT {
+            return;
+        }
+        signal_group(pgid, libc::SIGKILL);
+        for pid in running {
+            signal_pid(pid, libc::SIGKILL);
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+fn prune_dead_groups(groups: &Groups) {
     if let Ok(mut set) = groups.lock() {
-        set.remove(&pgid);
+        set.retain(|&pgid| group_alive(pgid));
     }
 }
 
-/// Whether any process of the group is still alive.
+/// Sends `signal` to every process of a group.
+fn signal_group(pgid: i32, signal: i32) {
+    if pgid > 1 {
+        signal_pid(-pgid, signal);
+    }
+}
+
+fn signal_pid(pid: i32, signal: i32) {
+    // SAFETY: `kill` has no memory-safety preconditions; a stale pid or
+    // group only yields ESRCH.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+/// Whether any process of the group (a zombie included) still exists.
 fn group_alive(pgid: i32) -> bool {
     // SAFETY: signal 0 only checks for existence and permission.
-    unsafe { libc::kill(-pgid, 0) == 0 }
+    let rc = unsafe { libc::kill(-pgid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Reading the process table from `/proc` (Linux); elsewhere nothing is
+/// found and only the group is killed.
+mod proc {
+    /// One process as `/proc/<pid>/stat` describes it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) struct Entry {
+        pub pid: i32,
+        pub ppid: i32,
+        pub pgrp: i32,
+        pub state: u8,
+    }
+
+    impl Entry {
+        /// Not a zombie waiting to be reaped, nor dead.
+        pub fn is_running(&self) -> bool {
+            !matches!(self.state, b'Z' | b'X' | b'x')
+        }
+    }
+
+    /// Parses `pid (comm) state ppid pgrp …`; `comm` may hold spaces and
+    /// parentheses, so the fields start after the last `)`.
+    pub(super) fn parse_stat(text: &str) -> Option<Entry> {
+        let open = text.find(" (")?;
+        let close = text.rfind(')')?;
+        let pid = text[..open].trim().parse().ok()?;
+        let mut fields = text.get(close + 1..)?.split_ascii_whitespace();
+        let state = *fields.next()?.as_bytes().first()?;
+        let ppid = fields.next()?.parse().ok()?;
+        let pgrp = fields.next()?.parse().ok()?;
+        Some(Entry {
+            pid,
+            ppid,
+            pgrp,
+            state,
+        })
+    }
+
+    /// Every process, as far as it can be read.
+    pub(super) fn entries() -> Vec<Entry> {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.flatten()
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+            .filter_map(|text| parse_stat(&text))
+            .collect()
+    }
+
+    /// The pids of every running descendant of `root`.
+    pub(super) fn descendants(root: i32) -> Vec<i32> {
+        let all = entries();
+        let mut found = vec![root];
+        let mut index = 0;
+        while index < found.len() {
+            let parent = found[index];
+            found.extend(
+                all.iter()
+                    .filter(|e| e.ppid == parent && e.is_running() && !found.contains(&e.pid))
+                    .map(|e| e.pid)
+                    .collect::<Vec<_>>(),
+            );
+            index += 1;
+        }
+        found.remove(0);
+        found
+    }
+
+    /// The pids of running processes that are in group `pgid` or among
+    /// `pids`.
+    pub(super) fn running(pgid: i32, pids: &[i32]) -> Vec<i32> {
+        entries()
+            .into_iter()
+            .filter(|e| e.is_running() && (e.pgrp == pgid || pids.contains(&e.pid)))
+            .map(|e| e.pid)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::proc::Entry;
+    use super::proc::parse_stat;
+
+    #[test]
+    fn stat_lines_with_odd_command_names_parse() {
+        assert_eq!(
+            parse_stat("42 (a b) c)) S 7 42 42 0 -1 4194304"),
+            Some(Entry {
+                pid: 42,
+                ppid: 7,
+                pgrp: 42,
+                state: b'S'
+            })
+        );
+        assert_eq!(
+            parse_stat("9 (sleep) Z 1 5 5"),
+            Some(Entry {
+                pid: 9,
+                ppid: 1,
+                pgrp: 5,
+                state: b'Z'
+            })
+        );
+        assert_eq!(parse_stat("garbage"), None);
+    }
 }

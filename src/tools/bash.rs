@@ -1,0 +1,489 @@
+//! The `bash` tool (§bash, D12–D16, D18, D20).
+//!
+//! Runs one command in a fresh shell in the workspace root through
+//! [`ProcessOps`](super::ops::ProcessOps), streams its output into an
+//! [`OutputAccumulator`] (bounded memory, a 0600 full-output file once the
+//! output outgrows the limits), sends throttled partial results while it
+//! runs, and ends in one result:
+//!
+//! - exit code 0: the cleaned tail (or `(no output)`) and, when cut, a
+//!   notice saying which lines are shown, of how many, and where the full
+//!   output is;
+//! - non-zero exit, a killing signal, a timeout, a cancellation: an error
+//!   result with the same text followed by what happened, and `details`
+//!   kept (D14).
+//!
+//! Differences from pi: the model reads cleaned text (D12), notices are right
+//! in every case (D13), errors keep `details` (D14), the tool is sequential
+//! (D15), the full-output file is private (D18), stdout and stderr share one
+//! pipe (D20), and a command killed by a signal is reported as such instead
+//! of as success.
+//!
+//! Facts in notices and in `details.truncation` describe the cleaned text
+//! the model reads; see [`super::output`] for why line numbers also hold
+//! for the raw file.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::MutexGuard;
+use std::sync::PoisonError;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::args::Problem;
+use super::contract::Content;
+use super::contract::ExecutionMode;
+use super::contract::Limits;
+use super::contract::Tool;
+use super::contract::ToolContext;
+use super::contract::ToolOutput;
+use super::contract::ToolSpec;
+use super::contract::ToolUpdate;
+use super::contract::UpdateSink;
+use super::error::ToolError;
+use super::ops::BoxFuture;
+use super::ops::DataSink;
+use super::ops::ExecEnd;
+use super::ops::ExecRequest;
+use super::ops::process::sleep_until;
+use super::output::BASH_FILE_PREFIX;
+use super::output::OutputAccumulator;
+use super::output::Snapshot;
+use super::truncate::TruncatedBy;
+use super::truncate::format_size;
+
+/// At most one partial result per this interval (`BASH_UPDATE_THROTTLE_MS`).
+pub const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
+
+/// The largest timeout accepted, in seconds (pi's limit: 2^31 - 1 ms).
+pub const MAX_TIMEOUT_SECS: f64 = 2_147_483.647;
+
+/// The text of a finished command that printed nothing.
+pub const NO_OUTPUT: &str = "(no output)";
+
+/// The text of a cancelled command.
+pub const ABORTED: &str = "Command aborted";
+
+/// The `bash` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BashTool;
+
+/// Arguments of `bash`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    /// The command, run with `bash -c`.
+    pub command: String,
+    /// Seconds after which the command is killed.
+    pub timeout: Option<f64>,
+}
+
+impl Tool for BashTool {
+    type Args = BashArgs;
+
+    fn spec(&self, limits: &Limits) -> ToolSpec {
+        let max_lines = limits.max_lines;
+        let max_bytes = format_size(limits.max_bytes);
+        let default_timeout = match limits.bash_timeout {
+            Some(secs) => format!("the default is {secs} seconds"),
+            None => "there is no timeout by default".to_owned(),
+        };
+        ToolSpec {
+            name: "bash",
+            label: "Bash",
+            description: format!(
+                "Execute a bash command in the workspace root directory. Returns stdout and \
+                 stderr together, in the order they were written. Output is cut to its last \
+                 {max_lines} lines or {max_bytes}, whichever is hit first; when it is cut, the \
+                 full output is saved to a file named in the notice. Colour codes and progress \
+                 redraws are removed. Each call runs in a fresh shell: cd, variables and \
+                 functions do not carry over. Optionally set timeout in seconds; \
+                 {default_timeout}."
+            ),
+            prompt_snippet: "Execute bash commands (ls, grep, find, etc.)".to_owned(),
+            prompt_guidelines: vec![
+                "Each bash call starts a fresh shell in the workspace root; chain dependent \
+                 steps in one command with &&."
+                    .to_owned(),
+                "Start servers and watchers in the background with their output redirected to \
+                 a file (cmd > /tmp/out.log 2>&1 &), or set a timeout, so a call cannot hang."
+                    .to_owned(),
+                "When bash output is cut, search the saved full output with grep, tail or sed \
+                 -n instead of running the command again."
+                    .to_owned(),
+            ],
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {
+                        "type": "string",
+                        "description": "Bash command to execute"
+                    },
+                    "timeout": {
+                        "type": "number",
+                        "description": format!(
+                            "Timeout in seconds, more than 0 and at most {MAX_TIMEOUT_SECS} \
+                             (optional; {default_timeout})"
+                        )
+                    }
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+            execution_mode: ExecutionMode::Sequential,
+        }
+    }
+
+    async fn execute(&self, args: BashArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let timeout = resolve_timeout(args.timeout, ctx.limits.bash_timeout)?;
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::Cancelled {
+                message: ABORTED.to_owned(),
+                details: Some(json!({ "cancelled": true })),
+            });
+        }
+        ctx.updates.emit(ToolUpdate {
+            content: Vec::new(),
+            details: None,
+        });
+        let live = Arc::new(Mutex::new(Live {
+            output: OutputAccumulator::new(ctx.limits.truncation(), BASH_FILE_PREFIX),
+            sink: ctx.updates.clone(),
+            last_emit: None,
+            dirty: false,
+        }));
+        let wake = Arc::new(Notify::new());
+        let on_data: DataSink = {
+            let live = Arc::clone(&live);
+            let wake = Arc::clone(&wake);
+            Box::new(move |chunk| {
+                if lock(&live).on_data(chunk) {
+                    wake.notify_one();
+                }
+            })
+        };
+        let request = ExecRequest {
+            command: args.command,
+            cwd: ctx.workspace.root().to_path_buf(),
+            timeout: timeout.map(Duration::from_secs_f64),
+            env: Vec::new(),
+        };
+        let exec = ctx
+            .workspace
+            .process()
+            .exec(request, on_data, ctx.cancel.clone());
+        let end = drive(exec, &live, &wake).await;
+        let snapshot = lock(&live).finish();
+        let end = end.map_err(|err| ToolError::failed(err.to_string()))?;
+        outcome(end, snapshot, timeout)
+    }
+}
+
+/// Checks the call's timeout, or takes the configured default (§bash.3.1).
+fn resolve_timeout(given: Option<f64>, default: Option<f64>) -> Result<Option<f64>, ToolError> {
+    let Some(secs) = given else {
+        return match default {
+            Some(secs) if timeout_problem(secs).is_some() => Err(ToolError::fatal(format!(
+                "the configured default bash timeout {secs} is not a number of seconds more than \
+                 0 and at most {MAX_TIMEOUT_SECS}"
+            ))),
+            _ => Ok(default),
+        };
+    };
+    let Some(problem) = timeout_problem(secs) else {
+        return Ok(Some(secs));
+    };
+    let fallback = match default {
+        Some(default) => format!("use the default of {default} seconds"),
+        None => "run without a time limit".to_owned(),
+    };
+    let listed = Problem {
+        path: "/timeout".to_owned(),
+        expected: format!("a number of seconds > 0 and <= {MAX_TIMEOUT_SECS}"),
+        received: format!("number {secs}"),
+    };
+    Err(ToolError::InvalidArgs {
+        message: format!(
+            "Invalid timeout: {problem}. Send timeout as a number of seconds more than 0 and at \
+             most {MAX_TIMEOUT_SECS} (for example 60), or leave it out to {fallback}."
+        ),
+        details: Some(json!({ "validation_errors": [listed] })),
+    })
+}
+
+/// What is wrong with a timeout, if anything.
+fn timeout_problem(secs: f64) -> Option<String> {
+    if !secs.is_finite() || secs <= 0.0 {
+        Some(format!("{secs} is not a positive number of seconds"))
+    } else if secs > MAX_TIMEOUT_SECS {
+        Some(format!(
+            "{secs} seconds is more than the maximum of {MAX_TIMEOUT_SECS} seconds"
+        ))
+    } else {
+        None
+    }
+}
+
+fn lock(live: &Mutex<Live>) -> MutexGuard<'_, Live> {
+    live.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The output of a running command and the throttle of its partial results
+/// (§bash.5).
+struct Live {
+    output: OutputAccumulator,
+    sink: UpdateSink,
+    /// When the last partial result with output was sent.
+    last_emit: Option<Instant>,
+    /// Output arrived since then.
+    dirty: bool,
+}
+
+impl Live {
+    /// Takes a chunk; sends a partial result at once when the throttle
+    /// allows. Returns whether a flush timer must be armed: the chunk made
+    /// output pending that was not pending before.
+    fn on_data(&mut self, chunk: &[u8]) -> bool {
+        self.output.append(chunk);
+        let was_dirty = std::mem::replace(&mut self.dirty, true);
+        self.flush_if_due();
+        self.dirty && !was_dirty
+    }
+
+    /// When the pending output may be sent; `None` when nothing is pending.
+    fn flush_due(&self) -> Option<Instant> {
+        if !self.dirty {
+            return None;
+        }
+        Some(match self.last_emit {
+            Some(at) => at + UPDATE_THROTTLE,
+            None => Instant::now(),
+        })
+    }
+
+    fn flush_if_due(&mut self) {
+        if self.flush_due().is_some_and(|at| at <= Instant::now()) {
+            self.emit();
+        }
+    }
+
+    fn emit(&mut self) {
+        let snapshot = self.output.snapshot();
+        self.sink.emit(partial_result(&snapshot));
+        self.last_emit = Some(Instant::now());
+        self.dirty = false;
+    }
+
+    /// Ends the stream, sends a last partial result if anything changed
+    /// since the previous one, and returns the final snapshot.
+    fn finish(&mut self) -> Snapshot {
+        let changed = self.output.finish() || self.dirty;
+        let snapshot = self.output.snapshot();
+        if changed {
+            self.sink.emit(partial_result(&snapshot));
+            self.dirty = false;
+        }
+        snapshot
+    }
+}
+
+/// Runs the command to its end while sending throttled partial results: the
+/// data callback sends when it may, and a timer sends what is left once the
+/// throttle allows.
+async fn drive(
+    mut exec: BoxFuture<'static, std::io::Result<ExecEnd>>,
+    live: &Mutex<Live>,
+    wake: &Notify,
+) -> std::io::Result<ExecEnd> {
+    loop {
+        let due = lock(live).flush_due();
+        tokio::select! {
+            biased;
+            end = &mut exec => return end,
+            () = wake.notified() => {}
+            () = sleep_until(due) => lock(live).flush_if_due(),
+        }
+    }
+}
+
+/// A partial result: the cleaned tail, no notice (§bash.5).
+fn partial_result(snapshot: &Snapshot) -> ToolUpdate {
+    let mut details = Map::new();
+    if snapshot.truncation.truncated {
+        details.insert("truncation".to_owned(), json!(snapshot.truncation));
+    }
+    if let Some(path) = &snapshot.full_output_path {
+        details.insert("full_output_path".to_owned(), json!(path));
+    }
+    ToolUpdate {
+        content: vec![Content::text(snapshot.content.clone())],
+        details: (!details.is_empty()).then_some(Value::Object(details)),
+    }
+}
+
+/// Maps how the command ended to the tool's result (§bash.6, §bash.7).
+fn outcome(
+    end: ExecEnd,
+    snapshot: Snapshot,
+    timeout: Option<f64>,
+) -> Result<ToolOutput, ToolError> {
+    let mut details = Map::new();
+    // What to say after the output, and the text when there was none.
+    let failure = match end {
+        ExecEnd::Exited {
+            code: Some(code), ..
+        } => {
+            details.insert("exit_code".to_owned(), json!(code));
+            (code != 0).then(|| (format!("Command exited with code {code}"), NO_OUTPUT))
+        }
+        ExecEnd::Exited { code: None, signal } => {
+            let signal = signal.unwrap_or(0);
+            details.insert("signal".to_owned(), json!(signal));
+            let status = format!("Command was killed by signal {}", signal_label(signal));
+            Some((status, NO_OUTPUT))
+        }
+        ExecEnd::TimedOut => {
+            let secs = timeout.unwrap_or(0.0);
+            details.insert("timed_out".to_owned(), json!(true));
+            details.insert("timeout".to_owned(), json!(secs));
+            let status = format!(
+                "Command timed out after {secs} seconds. The command and every process it \
+                 started were killed. If it needs more time, call bash again with a larger \
+                 timeout; run a server or watcher in the background with its output redirected \
+                 to a file (cmd > /tmp/out.log 2>&1 &)."
+            );
+            Some((status, ""))
+        }
+        ExecEnd::Cancelled => {
+            details.insert("cancelled".to_owned(), json!(true));
+            Some((ABORTED.to_owned(), ""))
+        }
+    };
+    add_output_details(&mut details, &snapshot);
+    let details = Some(Value::Object(details));
+    let Some((status, empty)) = failure else {
+        return Ok(ToolOutput {
+            content: vec![Content::text(shown_text(&snapshot, NO_OUTPUT))],
+            details,
+        });
+    };
+    let message = join(&shown_text(&snapshot, empty), &status);
+    Err(match end {
+        ExecEnd::Cancelled => ToolError::Cancelled { message, details },
+        _ => ToolError::Failed { message, details },
+    })
+}
+
+fn add_output_details(details: &mut Map<String, Value>, snapshot: &Snapshot) {
+    details.insert("cleaned".to_owned(), json!(snapshot.cleaned));
+    if snapshot.truncation.truncated {
+        details.insert("truncation".to_owned(), json!(snapshot.truncation));
+    }
+    if let Some(path) = &snapshot.full_output_path {
+        details.insert("full_output_path".to_owned(), json!(path));
+    }
+    if let Some(error) = &snapshot.full_output_error {
+        details.insert("full_output_error".to_owned(), json!(error));
+    }
+}
+
+/// `first`, a blank line, then `second` (a final newline of `first` is
+/// part of that separation); or whichever of the two is not empty.
+fn join(first: &str, second: &str) -> String {
+    let first_line_done = first.strip_suffix('\n').unwrap_or(first);
+    match (first.is_empty(), second.is_empty()) {
+        (true, _) => second.to_owned(),
+        (false, true) => first.to_owned(),
+        (false, false) => format!("{first_line_done}\n\n{second}"),
+    }
+}
+
+/// The tail followed by its truncation notice; `empty` when there was no
+/// output at all.
+fn shown_text(snapshot: &Snapshot, empty: &str) -> String {
+    match truncation_notice(snapshot) {
+        Some(notice) => join(&snapshot.content, &notice),
+        None if snapshot.content.is_empty() => empty.to_owned(),
+        None => snapshot.content.clone(),
+    }
+}
+
+/// The notice for a cut output (§bash.6), with true facts in every case
+/// (D13); `None` when nothing was cut.
+fn truncation_notice(snapshot: &Snapshot) -> Option<String> {
+    let t = &snapshot.truncation;
+    if !t.truncated {
+        return None;
+    }
+    let full = match (&snapshot.full_output_path, &snapshot.full_output_error) {
+        (Some(path), None) => format!("Full output: {}", path.display()),
+        (Some(path), Some(error)) => {
+            format!("Full output (incomplete: {error}): {}", path.display())
+        }
+        (None, Some(error)) => format!("The full output could not be saved: {error}"),
+        (None, None) => "The full output was not saved".to_owned(),
+    };
+    let end = t.total_lines;
+    let notice = if t.last_line_partial {
+        let line = format_size(snapshot.last_line_bytes);
+        if t.output_bytes == 0 {
+            format!(
+                "[Line {end} is {line}; not even one character of its end fits in the {} \
+                 limit. {full}]",
+                format_size(t.max_bytes)
+            )
+        } else {
+            format!(
+                "[Showing last {} of line {end} (line is {line}). {full}]",
+                format_size(t.output_bytes)
+            )
+        }
+    } else if t.output_lines == 0 {
+        format!("[Showing none of the {end} lines. {full}]")
+    } else {
+        let start = end - t.output_lines + 1;
+        match t.truncated_by {
+            Some(TruncatedBy::Bytes) => format!(
+                "[Showing lines {start}-{end} of {end} ({} limit). {full}]",
+                format_size(t.max_bytes)
+            ),
+            _ => format!("[Showing lines {start}-{end} of {end}. {full}]"),
+        }
+    };
+    Some(notice)
+}
+
+/// `9 (SIGKILL)`, or the bare number for an unusual signal.
+fn signal_label(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        _ => return signal.to_string(),
+    };
+    format!("{signal} ({name})")
+}
+
+#[cfg(test)]
+#[path = "bash_tests.rs"]
+mod tests;
