@@ -20,6 +20,9 @@
 
 pub mod args;
 pub mod contract;
+pub mod edit;
+pub mod edit_diff;
+pub mod edit_match;
 pub mod error;
 pub mod file_kind;
 mod fs_error;
@@ -62,5 +65,9 @@ pub use registry::ToolCall;
 
 /// The built-in tools, one instance each.
 pub fn builtin_tools() -> Vec<Arc<dyn AnyTool>> {
-    vec![Arc::new(read::ReadTool), Arc::new(write::WriteTool)]
+    vec![
+        Arc::new(read::ReadTool),
+        Arc::new(write::WriteTool),
+        Arc::new(edit::EditTool),
+    ]
 }
