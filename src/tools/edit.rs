@@ -32,6 +32,7 @@ use super::contract::ToolSpec;
 use super::edit_diff::diffs;
 use super::edit_match::EditRequest;
 use super::edit_match::LineEnding;
+use super::edit_match::MatchError;
 use super::edit_match::apply_edits;
 use super::edit_match::detect_line_ending;
 use super::edit_match::restore_line_endings;
@@ -251,12 +252,9 @@ fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             new_text: e.new_text.clone(),
         })
         .collect();
-    let applied = apply_edits(&original, &requests).map_err(|err| {
-        let message = err.message(display, requests.len());
-        match err {
-            super::edit_match::MatchError::Internal(reason) => ToolError::fatal(reason),
-            _ => ToolError::failed(message),
-        }
+    let applied = apply_edits(&original, &requests).map_err(|err| match err {
+        MatchError::Internal(reason) => ToolError::fatal(reason),
+        _ => ToolError::failed_with(err.message(display, requests.len()), err.details()),
     })?;
 
     let mut output = String::with_capacity(bom.len() + applied.content.len());
@@ -269,7 +267,12 @@ fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         .map_err(|err| ToolError::failed(describe_io_error("write", display, &err)))?;
     // Written: from here on the call succeeds, whatever the token says.
 
-    let diffs = diffs(&args.path, &original, &applied.content);
+    let diffs = diffs(
+        &args.path,
+        &original,
+        &applied.content,
+        Some(&applied.changes),
+    );
     let count = args.edits.len();
     let mut details = json!({
         "diff": diffs.diff,

@@ -24,6 +24,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use memchr::memmem;
+
+use super::edit_diff::Change;
 use unicode_normalization::IsNormalized;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::is_nfkc_quick;
@@ -183,6 +185,9 @@ pub struct Applied {
     /// Indices of the edits whose `oldText` did not match the file exactly
     /// and needed normalisation.
     pub fuzzy_edits: Vec<usize>,
+    /// The byte ranges that differ between the old and the new content,
+    /// in order; everything else is identical.
+    pub changes: Vec<Change>,
 }
 
 /// Where the closest thing to an unmatched `oldText` is, to help a model
@@ -401,6 +406,48 @@ impl MatchError {
     }
 }
 
+impl MatchError {
+    /// Facts for people and checks: which rule failed, for which edit.
+    pub fn details(&self) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            Self::EmptyOldText { index } => json!({"error": "empty_old_text", "edit_index": index}),
+            Self::NotFound { index, hint } => {
+                let mut details = json!({"error": "not_found", "edit_index": index});
+                if let (Some(Hint::Diverges { file_start, .. }), Some(map)) =
+                    (hint, details.as_object_mut())
+                {
+                    map.insert("closest_match_line".to_owned(), json!(file_start));
+                }
+                if let (Some(Hint::Similar { file_line, .. }), Some(map)) =
+                    (hint, details.as_object_mut())
+                {
+                    map.insert("most_similar_line".to_owned(), json!(file_line));
+                }
+                details
+            }
+            Self::Duplicate {
+                index,
+                count,
+                lines,
+            } => json!({
+                "error": "duplicate",
+                "edit_index": index,
+                "occurrences": count,
+                "lines": lines,
+            }),
+            Self::WhitespaceOnly { index } => {
+                json!({"error": "whitespace_only_old_text", "edit_index": index})
+            }
+            Self::Overlap { first, second, .. } => {
+                json!({"error": "overlap", "edit_indices": [first, second]})
+            }
+            Self::NoChange => json!({"error": "no_change"}),
+            Self::Internal(message) => json!({"error": "internal", "message": message}),
+        }
+    }
+}
+
 impl Hint {
     fn describe(&self, path: &str) -> String {
         match self {
@@ -562,6 +609,8 @@ pub fn apply_edits(content: &str, edits: &[EditRequest]) -> Result<Applied, Matc
     }
     let fuzzy = !fuzzy_edits.is_empty();
     let base: &str = if fuzzy { &fuzzy_content } else { content };
+    // Whether `base` is the fuzzy-normalised content itself.
+    let base_is_fuzzy = fuzzy || matches!(fuzzy_content, Cow::Borrowed(_));
 
     // Second pass, in input order: not found, then not unique (§edit.4.3–4).
     let mut matched = Vec::with_capacity(normalized.len());
@@ -572,10 +621,17 @@ pub fn apply_edits(content: &str, edits: &[EditRequest]) -> Result<Applied, Matc
         } else {
             exact_positions[index]
         };
-        let (pos, len) = match exact {
-            Some(pos) => (pos, old.len()),
+        // `first_fuzzy`: the position, when the search that found it was a
+        // search for `fuzzy_old` in `fuzzy_content` (then it is also the
+        // first occurrence there, and counting can start after it).
+        let (pos, len, first_fuzzy) = match exact {
+            Some(pos) => (
+                pos,
+                old.len(),
+                (base_is_fuzzy && old == fuzzy_old).then_some(pos),
+            ),
             None => match find(&fuzzy_content, fuzzy_old) {
-                Some(pos) => (pos, fuzzy_old.len()),
+                Some(pos) => (pos, fuzzy_old.len(), Some(pos)),
                 None => {
                     return Err(MatchError::NotFound {
                         index,
@@ -588,7 +644,11 @@ pub fn apply_edits(content: &str, edits: &[EditRequest]) -> Result<Applied, Matc
             return Err(MatchError::WhitespaceOnly { index });
         }
         let finder = memmem::Finder::new(fuzzy_old.as_bytes());
-        if finder.find_iter(fuzzy_content.as_bytes()).nth(1).is_some() {
+        let haystack = fuzzy_content.as_bytes();
+        let first = first_fuzzy.or_else(|| finder.find(haystack));
+        // Non-overlapping count: a second occurrence starts after the first.
+        let second = first.and_then(|first| finder.find(&haystack[first + fuzzy_old.len()..]));
+        if second.is_some() {
             return Err(duplicate_error(index, &fuzzy_content, &finder));
         }
         matched.push(Matched {
@@ -620,10 +680,13 @@ pub fn apply_edits(content: &str, edits: &[EditRequest]) -> Result<Applied, Matc
         }
     }
 
+    let mut changes = Vec::with_capacity(matched.len());
     let new_content = if fuzzy {
-        preserve_unchanged_lines(content, base, &matched)?
+        preserve_unchanged_lines(content, base, &matched, &mut changes)?
     } else {
-        splice(base, 0, &matched)
+        let mut out = String::with_capacity(splice_len(base, &matched));
+        splice(&mut out, base, 0, &matched, Some(&mut changes));
+        out
     };
     if new_content == content {
         return Err(MatchError::NoChange);
@@ -632,6 +695,7 @@ pub fn apply_edits(content: &str, edits: &[EditRequest]) -> Result<Applied, Matc
         content: new_content,
         fuzzy,
         fuzzy_edits,
+        changes,
     })
 }
 
@@ -655,21 +719,37 @@ fn duplicate_error(index: usize, haystack: &str, finder: &memmem::Finder<'_>) ->
     }
 }
 
-/// `text[offset..]` with the sorted, disjoint `matches` (positions relative
-/// to `text` plus `offset`) replaced. Built front to back, which gives the
-/// same result as pi's back-to-front splicing in linear time.
-fn splice(text: &str, offset: usize, matches: &[Matched<'_>]) -> String {
+fn splice_len(text: &str, matches: &[Matched<'_>]) -> usize {
     let added: usize = matches.iter().map(|m| m.new_text.len()).sum();
-    let mut out = String::with_capacity(text.len() + added);
+    text.len() + added
+}
+
+/// Appends `text` with the sorted, disjoint `matches` replaced to `out`
+/// (match positions are offsets into `text` plus `offset`), recording each
+/// replacement in `changes` (old side relative to `text`). Built front to
+/// back: the same result as pi's back-to-front splicing, in linear time.
+fn splice(
+    out: &mut String,
+    text: &str,
+    offset: usize,
+    matches: &[Matched<'_>],
+    mut changes: Option<&mut Vec<Change>>,
+) {
     let mut cursor = 0;
     for m in matches {
         let start = m.pos - offset;
         out.push_str(&text[cursor..start]);
+        let new_start = out.len();
         out.push_str(m.new_text);
+        if let Some(changes) = changes.as_deref_mut() {
+            changes.push(Change {
+                old: start..start + m.len,
+                new: new_start..out.len(),
+            });
+        }
         cursor = start + m.len;
     }
     out.push_str(&text[cursor..]);
-    out
 }
 
 /// Fuzzy-mode write-back (§edit.6): every replacement is widened to the
@@ -679,6 +759,7 @@ fn preserve_unchanged_lines(
     original: &str,
     base: &str,
     matched: &[Matched<'_>],
+    changes: &mut Vec<Change>,
 ) -> Result<String, MatchError> {
     let original_starts = line_starts(original);
     let base_starts = line_starts(base);
@@ -715,11 +796,17 @@ fn preserve_unchanged_lines(
     let mut out = String::with_capacity(original.len() + base.len() / 8);
     let mut copied_to = 0;
     for &(first, last, from, to) in &groups {
-        out.push_str(&original[copied_to..original_starts[first]]);
+        let old_start = original_starts[first];
+        out.push_str(&original[copied_to..old_start]);
         let start = base_starts[first];
         let end = line_end(&base_starts, base.len(), last - 1);
-        out.push_str(&splice(&base[start..end], start, &matched[from..to]));
+        let new_start = out.len();
+        splice(&mut out, &base[start..end], start, &matched[from..to], None);
         copied_to = line_end(&original_starts, original.len(), last - 1);
+        changes.push(Change {
+            old: old_start..copied_to,
+            new: new_start..out.len(),
+        });
     }
     out.push_str(&original[copied_to..]);
     Ok(out)

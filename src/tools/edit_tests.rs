@@ -601,6 +601,10 @@ async fn not_found_single_and_multi_wording() {
             "None of the 2 edits were applied; fix this one and send all of them again."
         )
     );
+    assert_eq!(
+        r.details,
+        Some(json!({"error": "not_found", "edit_index": 1}))
+    );
     // All or nothing: edits[0] matched but was not applied.
     assert_eq!(h.file("a.txt"), "alpha\nbeta\n");
 }
@@ -629,6 +633,10 @@ async fn not_found_points_at_where_a_multi_line_old_text_diverges() {
          oldText lines match there, but oldText line 2 is \"    let b = 3;\" where line 3 of \
          the file is \"    let b = 2;\". Use read to see the current content of s.rs and copy \
          oldText from it exactly, including indentation."
+    );
+    assert_eq!(
+        r.details,
+        Some(json!({"error": "not_found", "edit_index": 0, "closest_match_line": 2}))
     );
 }
 
@@ -713,6 +721,10 @@ async fn duplicates_give_the_count_and_lines() {
          oldText with neighbouring lines that differ between these places. None of the 2 edits \
          were applied; fix this one and send all of them again."
     );
+    assert_eq!(
+        r.details,
+        Some(json!({"error": "duplicate", "edit_index": 1, "occurrences": 3, "lines": [1, 3, 5]}))
+    );
     let many: String = (0..15).map(|_| "dup\n").collect();
     h.add_file("many.txt", many);
     let r = h.call("edit", one("many.txt", "dup", "x")).await;
@@ -775,6 +787,10 @@ async fn overlapping_edits_name_both_indices_in_position_order() {
         "edits[1] and edits[0] overlap in o.txt. Merge them into one edit or target disjoint \
          regions. (edits[1] matches line 1, edits[0] matches lines 1-2.) None of the 2 edits \
          were applied; fix this one and send all of them again."
+    );
+    assert_eq!(
+        r.details,
+        Some(json!({"error": "overlap", "edit_indices": [1, 0]}))
     );
     assert_eq!(h.file("o.txt"), "abcdef\nline2\n");
 }
@@ -1206,8 +1222,10 @@ async fn ten_megabytes_with_fifty_edits_is_fast() {
     let took = started.elapsed();
     assert_eq!(ok_text(&r), "Successfully replaced 50 block(s) in big.txt.");
     assert_eq!(detail(&r, "first_changed_line"), 8);
-    // Generous: unoptimised test builds on a small machine.
-    assert!(took < Duration::from_secs(20), "took {took:?}");
+    // Release builds take well under a second. Unoptimised test builds scan
+    // far slower, so there the bound only catches super-linear work.
+    let bound = if cfg!(debug_assertions) { 120 } else { 5 };
+    assert!(took < Duration::from_secs(bound), "took {took:?}");
     let patch = detail(&r, "patch").as_str().unwrap();
     assert_eq!(apply_patch(&content, patch).unwrap(), h.file("big.txt"));
 }
@@ -1241,7 +1259,8 @@ mod props {
         #[test]
         fn fuzzy_normalisation_is_idempotent_and_keeps_line_count(t in text()) {
             let once = fuzzy_normalize(&t).into_owned();
-            prop_assert_eq!(fuzzy_normalize(&once).into_owned(), once.clone());
+            let twice = fuzzy_normalize(&once);
+            prop_assert_eq!(twice.as_ref(), once.as_str());
             prop_assert_eq!(once.matches('\n').count(), t.matches('\n').count());
         }
 
@@ -1261,9 +1280,23 @@ mod props {
                 })
                 .collect();
             if let Ok(applied) = apply_edits(&old, &requests) {
-                let diffs = crate::tools::edit_diff::diffs("p.txt", &old, &applied.content);
+                let diffs = crate::tools::edit_diff::diffs(
+                    "p.txt", &old, &applied.content, Some(&applied.changes));
                 let patched = apply_patch(&old, &diffs.patch);
                 prop_assert_eq!(patched, Ok(applied.content.clone()), "patch:\n{}", diffs.patch);
+                // The changes describe the texts exactly.
+                let mut rebuilt = String::new();
+                let mut cursor = 0;
+                for change in &applied.changes {
+                    rebuilt.push_str(&old[cursor..change.old.start]);
+                    rebuilt.push_str(&applied.content[change.new.clone()]);
+                    cursor = change.old.end;
+                }
+                rebuilt.push_str(&old[cursor..]);
+                prop_assert_eq!(&rebuilt, &applied.content);
+                let whole = crate::tools::edit_diff::diffs("p.txt", &old, &applied.content, None);
+                prop_assert_eq!(apply_patch(&old, &whole.patch), Ok(applied.content.clone()));
+                prop_assert_eq!(diffs.first_changed_line, whole.first_changed_line);
                 prop_assert!(diffs.first_changed_line.is_some());
                 prop_assert!(!diffs.diff.is_empty());
                 if !applied.fuzzy {
