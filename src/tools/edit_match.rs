@@ -494,7 +494,10 @@ impl Hint {
                     }
                 }
                 if file_line.is_some() && old_text.trim() == file_text.trim() {
-                    text.push_str(" Only the indentation differs (tabs and spaces must match).");
+                    text.push_str(
+                        " Only the leading whitespace differs: copy the indentation exactly, tabs \
+                         and spaces included.",
+                    );
                 }
                 text
             }

@@ -651,7 +651,8 @@ async fn not_found_names_an_indentation_difference() {
     assert!(
         text.contains(
             "oldText line 2 is \"    return 1\" where line 2 of the file is \"\\treturn 1\". \
-             Only the indentation differs (tabs and spaces must match)."
+             Only the leading whitespace differs: copy the indentation exactly, tabs and spaces \
+             included."
         ),
         "{text}"
     );
@@ -660,7 +661,7 @@ async fn not_found_names_an_indentation_difference() {
     assert!(
         text.contains(
             "The closest line is line 2: \"\\treturn 1\" (oldText: \"  return 1\"). Only the \
-             indentation differs"
+             leading whitespace differs"
         ),
         "{text}"
     );
