@@ -23,6 +23,9 @@ pub mod ansi;
 pub mod args;
 pub mod bash;
 pub mod contract;
+pub mod edit;
+pub mod edit_diff;
+pub mod edit_match;
 pub mod error;
 pub mod file_kind;
 mod fs_error;
@@ -69,6 +72,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn AnyTool>> {
     vec![
         Arc::new(read::ReadTool),
         Arc::new(write::WriteTool),
+        Arc::new(edit::EditTool),
         Arc::new(bash::BashTool),
     ]
 }
