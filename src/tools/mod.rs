@@ -15,6 +15,7 @@
 //! truncate.rs   head/tail truncation and its facts
 //! path.rs       normalisation, workspace confinement, "did you mean"
 //! ops/          FsOps + ProcessOps traits; LocalFs, MemoryFs, LocalProcess
+//! walk.rs      the grep/find walker: ignore rules, parallel, sorted
 //! read.rs write.rs …   one tool each
 //! ```
 
@@ -22,13 +23,17 @@ pub mod args;
 pub mod contract;
 pub mod error;
 pub mod file_kind;
+pub mod find;
 mod fs_error;
+pub mod grep;
+pub mod ls;
 pub mod mutation_queue;
 pub mod ops;
 pub mod path;
 pub mod read;
 pub mod registry;
 pub mod truncate;
+pub mod walk;
 pub mod write;
 
 #[cfg(test)]
@@ -62,5 +67,11 @@ pub use registry::ToolCall;
 
 /// The built-in tools, one instance each.
 pub fn builtin_tools() -> Vec<Arc<dyn AnyTool>> {
-    vec![Arc::new(read::ReadTool), Arc::new(write::WriteTool)]
+    vec![
+        Arc::new(read::ReadTool),
+        Arc::new(write::WriteTool),
+        Arc::new(grep::GrepTool),
+        Arc::new(find::FindTool),
+        Arc::new(ls::LsTool),
+    ]
 }
