@@ -22,6 +22,7 @@
 //! under `--test` a mismatch fails the run.
 //!
 //! Run: `cargo bench --bench grep` (or `-- --test` for a quick check).
+//! With `GREP_BENCH_DIR=/some/dir` the tree is written there and kept.
 
 #![allow(
     clippy::unwrap_used,
@@ -280,8 +281,18 @@ fn run_tool(rt: &tokio::runtime::Runtime, registry: &Registry, args: &Value) -> 
 fn main() {
     let test_mode = std::env::args().any(|a| a == "--test");
     let (files, lines) = if test_mode { (200, 60) } else { (6000, 440) };
+    // GREP_BENCH_DIR keeps the tree for runs outside criterion (e.g. to
+    // time the CLI against rg by hand); by default it is a temp dir.
     let temp = tempfile::tempdir().unwrap();
-    let root = temp.path().canonicalize().unwrap();
+    let root = match std::env::var_os("GREP_BENCH_DIR") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            dir.canonicalize().unwrap()
+        }
+        None => temp.path().canonicalize().unwrap(),
+    };
     let started = std::time::Instant::now();
     let searched = generate(&root, files, lines);
     eprintln!(

@@ -38,6 +38,7 @@
 //!   and named in a notice (D8).
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io;
 use std::io::Read;
 use std::path::PathBuf;
@@ -72,8 +73,9 @@ use super::ops::FileKind;
 use super::ops::FsOps;
 use super::ops::WalkOptions;
 use super::path::not_found_message;
+use super::truncate::HeadTruncator;
+use super::truncate::TruncationLimits;
 use super::truncate::format_size;
-use super::truncate::truncate_head;
 use super::truncate::truncate_line;
 use super::walk::FileFilter;
 use super::walk::effective_limit;
@@ -373,7 +375,13 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     {
         return Err(ToolError::failed(describe_io_error("read", &display, err)));
     }
-    let found = assemble(&files, slots, &plan, &mut unreadable);
+    let found = assemble(
+        &files,
+        slots,
+        &plan,
+        ctx.limits.bytes_only(),
+        &mut unreadable,
+    );
     Ok(render(
         found,
         &plan,
@@ -568,10 +576,15 @@ fn search_file(
     hits
 }
 
-/// The lines to show, in order, and the facts about them.
-#[derive(Debug, Default)]
+/// The text to show and the facts about it.
+#[derive(Debug)]
 struct Found {
-    lines: Vec<String>,
+    /// The kept output lines, joined by `\n`.
+    text: String,
+    /// Whether any line was selected (before the byte cap).
+    any: bool,
+    /// How the byte cap applied to the selected lines.
+    head: HeadTruncator,
     matches: usize,
     files_with_matches: usize,
     more: bool,
@@ -580,15 +593,36 @@ struct Found {
     binary_offset: Option<u64>,
 }
 
+/// Decimal digits of `n`.
+fn digits(mut n: u64) -> usize {
+    let mut count = 1;
+    while n >= 10 {
+        n /= 10;
+        count += 1;
+    }
+    count
+}
+
 /// Takes the first `limit` matching lines in file order, with their
 /// context. The after-context of the last one ends before the next match.
 fn assemble(
     files: &[Candidate],
     slots: Vec<Option<FileHits>>,
     plan: &Plan<'_>,
+    limits: TruncationLimits,
     unreadable: &mut Vec<String>,
 ) -> Found {
-    let mut found = Found::default();
+    let mut found = Found {
+        text: String::new(),
+        any: false,
+        head: HeadTruncator::new(limits),
+        matches: 0,
+        files_with_matches: 0,
+        more: false,
+        lines_truncated: false,
+        binary_files: 0,
+        binary_offset: None,
+    };
     for (file, slot) in files.iter().zip(slots) {
         let Some(hits) = slot else { continue };
         if hits.error.is_some() {
@@ -615,11 +649,21 @@ fn assemble(
             } else if taken == budget && line.number > last_match + plan.context as u64 {
                 break;
             }
+            // Only lines within the byte cap are formatted; the others are
+            // only measured, for the truncation facts.
             let separator = if line.is_match { ':' } else { '-' };
-            found.lines.push(format!(
-                "{}{separator}{}{separator} {}",
-                file.display, line.number, line.text
-            ));
+            let len = file.display.len() + digits(line.number) + line.text.len() + 3;
+            found.any = true;
+            if found.head.push_line(len) {
+                if found.head.output_lines() > 1 {
+                    found.text.push('\n');
+                }
+                let _ = write!(
+                    found.text,
+                    "{}{separator}{}{separator} {}",
+                    file.display, line.number, line.text
+                );
+            }
             found.lines_truncated |= line.cut;
         }
         found.more |= hits.matches > taken;
@@ -646,11 +690,10 @@ fn render(
         json!(found.files_with_matches),
     );
     let mut notices: Vec<String> = Vec::new();
-    let body = if found.lines.is_empty() {
+    let body = if !found.any {
         NO_MATCHES.to_owned()
     } else {
-        let joined = found.lines.join("\n");
-        let cut = truncate_head(&joined, ctx.limits.bytes_only());
+        let facts = found.head.facts();
         if found.more {
             details.insert("match_limit_reached".to_owned(), json!(plan.limit));
             notices.push(format!(
@@ -659,15 +702,15 @@ fn render(
                 plan.limit.saturating_mul(2)
             ));
         }
-        if cut.facts.truncated {
+        if facts.truncated {
             notices.push(format!(
                 "{} output limit reached: showing {} of {} lines. Refine the pattern, or narrow \
                  the search with path or glob, to see the rest",
                 format_size(ctx.limits.max_bytes),
-                cut.facts.output_lines,
-                cut.facts.total_lines
+                facts.output_lines,
+                facts.total_lines
             ));
-            details.insert("truncation".to_owned(), json!(cut.facts));
+            details.insert("truncation".to_owned(), json!(facts));
         }
         if found.lines_truncated {
             details.insert("lines_truncated".to_owned(), json!(true));
@@ -676,7 +719,7 @@ fn render(
                 plan.max_line
             ));
         }
-        cut.content.to_owned()
+        found.text
     };
     if !unreadable.is_empty() {
         notices.push(unreadable_notice(&unreadable));

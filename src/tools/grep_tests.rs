@@ -280,6 +280,8 @@ async fn output_is_cut_at_the_byte_cap_with_whole_lines() {
     assert_eq!(t["truncated_by"], "bytes");
     assert_eq!(t["output_lines"], kept);
     assert_eq!(t["total_lines"], 1000);
+    assert_eq!(t["total_bytes"], all.join("\n").len());
+    assert_eq!(t["output_bytes"], all[..kept].join("\n").len());
     assert_eq!(t["max_bytes"], 51200);
     assert_eq!(details["matches"], 1000);
     assert_eq!(details.get("match_limit_reached"), None);
@@ -508,4 +510,19 @@ fn line_text_decodes_only_what_it_shows() {
     let mut crs = b"\r".repeat(100);
     crs.extend_from_slice(b"abcdef");
     assert_eq!(line_text(&crs, 3), ("abc... [truncated]".to_owned(), true));
+}
+
+#[tokio::test]
+async fn context_counts_only_when_positive_and_dashes_are_text() {
+    let h = Harness::memory();
+    h.add_file("a.txt", "before\nrun --pre=/x.sh now\nafter\n");
+    for context in [json!(0), json!(-2)] {
+        let (text, _) = grep(&h, json!({"pattern": "--pre=/x.sh", "context": context})).await;
+        assert_eq!(text, "a.txt:2: run --pre=/x.sh now");
+    }
+    let (text, _) = grep(&h, json!({"pattern": "--pre", "context": "1"})).await;
+    assert_eq!(
+        text,
+        "a.txt-1- before\na.txt:2: run --pre=/x.sh now\na.txt-3- after"
+    );
 }
