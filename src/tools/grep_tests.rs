@@ -468,8 +468,39 @@ async fn a_cancelled_call_returns_the_cancelled_error() {
         context: None,
         limit: None,
     };
+    // Cancelled while the blocking work runs: the walk stops and says so.
+    let err = grep_blocking(&args, &ctx).unwrap_err();
+    assert_eq!(err, ToolError::cancelled());
     let err = GrepTool.execute(args, ctx).await.unwrap_err();
     assert_eq!(err, ToolError::cancelled());
+}
+
+#[test]
+fn a_cancelled_search_stops_taking_files() {
+    let fs = crate::tools::ops::MemoryFs::new();
+    fs.add_file("/ws/a.txt", "x\n");
+    fs.add_file("/ws/b.txt", "x\n");
+    let files: Vec<Candidate> = ["a.txt", "b.txt"]
+        .iter()
+        .map(|n| Candidate {
+            path: PathBuf::from("/ws").join(n),
+            display: (*n).to_owned(),
+        })
+        .collect();
+    let matcher = RegexMatcher::new("x").unwrap();
+    let cancel = CancellationToken::new();
+    let plan = Plan {
+        matcher: &matcher,
+        context: 0,
+        limit: 10,
+        max_line: 500,
+        cancel: &cancel,
+    };
+    let slots = search_all(&fs, &files, &plan);
+    assert_eq!(slots.iter().filter(|s| s.is_some()).count(), 2);
+    cancel.cancel();
+    let slots = search_all(&fs, &files, &plan);
+    assert!(slots.iter().all(Option::is_none));
 }
 
 #[test]
