@@ -16,6 +16,7 @@
 //! output.rs     bash's bounded output accumulator; ansi.rs cleans it (D12)
 //! path.rs       normalisation, workspace confinement, "did you mean"
 //! ops/          FsOps + ProcessOps traits; LocalFs, MemoryFs, LocalProcess
+//! walk.rs      the grep/find walker: ignore rules, parallel, sorted
 //! read.rs write.rs …   one tool each
 //! ```
 
@@ -28,7 +29,10 @@ pub mod edit_diff;
 pub mod edit_match;
 pub mod error;
 pub mod file_kind;
+pub mod find;
 mod fs_error;
+pub mod grep;
+pub mod ls;
 pub mod mutation_queue;
 pub mod ops;
 pub mod output;
@@ -36,6 +40,7 @@ pub mod path;
 pub mod read;
 pub mod registry;
 pub mod truncate;
+pub mod walk;
 pub mod write;
 
 #[cfg(test)]
@@ -74,5 +79,8 @@ pub fn builtin_tools() -> Vec<Arc<dyn AnyTool>> {
         Arc::new(write::WriteTool),
         Arc::new(edit::EditTool),
         Arc::new(bash::BashTool),
+        Arc::new(grep::GrepTool),
+        Arc::new(find::FindTool),
+        Arc::new(ls::LsTool),
     ]
 }

@@ -4,14 +4,12 @@ use std::io;
 use std::io::Read;
 use std::path::Path;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use super::DirEntry;
 use super::FileKind;
 use super::FsOps;
 use super::Metadata;
 use super::Walk;
-use super::WalkEntry;
 use super::WalkOptions;
 
 /// The local file system.
@@ -95,67 +93,7 @@ impl FsOps for LocalFs {
     }
 
     fn walk(&self, root: &Path, options: &WalkOptions) -> io::Result<Walk> {
-        // Fail early and clearly when the root itself is missing.
-        std::fs::metadata(root)?;
-        let mut builder = ignore::WalkBuilder::new(root);
-        builder
-            .hidden(false)
-            .follow_links(false)
-            .parents(true)
-            .ignore(options.respect_ignore_files)
-            .git_ignore(options.respect_ignore_files)
-            .git_exclude(options.respect_ignore_files)
-            .git_global(false)
-            .require_git(false)
-            .max_depth(options.max_depth)
-            .filter_entry(|entry| entry.file_name() != ".git");
-        let found = Mutex::new(Walk::default());
-        builder.build_parallel().run(|| {
-            let found = &found;
-            let include_dirs = options.include_dirs;
-            Box::new(move |result| {
-                let mut local = Vec::new();
-                let mut errors = Vec::new();
-                match result {
-                    Ok(entry) if entry.depth() == 0 => {}
-                    Ok(entry) => {
-                        let kind = entry.file_type().map(kind_of).unwrap_or(FileKind::Other);
-                        if kind != FileKind::Dir || include_dirs {
-                            local.push(WalkEntry {
-                                path: entry.into_path(),
-                                kind,
-                            });
-                        }
-                    }
-                    Err(err) => errors.push(walk_error(err)),
-                }
-                if let Ok(mut found) = found.lock() {
-                    found.entries.extend(local);
-                    found.errors.extend(errors);
-                }
-                ignore::WalkState::Continue
-            })
-        });
-        let mut walk = found
-            .into_inner()
-            .map_err(|_| io::Error::other("a walker thread panicked"))?;
-        // Component-wise order keeps a directory's contents together.
-        walk.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        walk.errors.sort();
-        Ok(walk)
+        // One walker for every backend: the rules live in `tools::walk`.
+        crate::tools::walk::walk(self, root, options)
     }
-}
-
-fn walk_error(err: ignore::Error) -> (PathBuf, String) {
-    fn path_of(err: &ignore::Error) -> Option<PathBuf> {
-        match err {
-            ignore::Error::WithPath { path, .. } => Some(path.clone()),
-            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
-                path_of(err)
-            }
-            ignore::Error::Partial(errs) => errs.first().and_then(path_of),
-            _ => None,
-        }
-    }
-    (path_of(&err).unwrap_or_default(), err.to_string())
 }

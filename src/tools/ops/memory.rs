@@ -2,7 +2,8 @@
 //!
 //! It models what the tools care about: files with bytes and a mode,
 //! directories, symlinks (followed when resolving, like the OS), and
-//! permission failures on demand. Walks do not read ignore files.
+//! permission failures on demand. Walks use the shared walker, ignore
+//! files included.
 
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
@@ -21,7 +22,6 @@ use super::FileKind;
 use super::FsOps;
 use super::Metadata;
 use super::Walk;
-use super::WalkEntry;
 use super::WalkOptions;
 
 #[derive(Clone, Debug)]
@@ -312,34 +312,9 @@ impl FsOps for MemoryFs {
     }
 
     fn walk(&self, root: &Path, options: &WalkOptions) -> io::Result<Walk> {
-        let nodes = self.lock();
-        let real = resolve(&nodes, root, true)?;
-        if !nodes.contains_key(&real) {
-            return Err(not_found());
-        }
-        let mut walk = Walk::default();
-        for (path, node) in nodes.range(real.clone()..) {
-            let Ok(rel) = path.strip_prefix(&real) else {
-                break;
-            };
-            let depth = rel.components().count();
-            if depth == 0 || rel.components().any(|c| c.as_os_str() == ".git") {
-                continue;
-            }
-            if options.max_depth.is_some_and(|max| depth > max) {
-                continue;
-            }
-            let kind = meta_of(node).kind;
-            if kind == FileKind::Dir && !options.include_dirs {
-                continue;
-            }
-            walk.entries.push(WalkEntry {
-                path: root.join(rel),
-                kind,
-            });
-        }
-        walk.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        Ok(walk)
+        // The shared walker lists directories and reads ignore files through
+        // this file system, so memory and disk follow the same rules.
+        crate::tools::walk::walk(self, root, options)
     }
 }
 

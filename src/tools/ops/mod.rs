@@ -81,7 +81,7 @@ pub struct DirEntry {
 }
 
 /// What a walk should include.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct WalkOptions {
     /// Apply `.gitignore`, `.ignore` and `.git/info/exclude` (D7).
     pub respect_ignore_files: bool,
@@ -89,6 +89,13 @@ pub struct WalkOptions {
     pub include_dirs: bool,
     /// Stop descending below this depth (the root is depth 0).
     pub max_depth: Option<usize>,
+    /// An ancestor of the root (the workspace root) whose ignore files, and
+    /// those of every directory down to the root, apply too. Ignore files
+    /// above it are never read. `None`: only the root's own and below.
+    pub ignore_base: Option<PathBuf>,
+    /// Stops the walk early; the walk then fails with
+    /// [`io::ErrorKind::Interrupted`].
+    pub cancel: Option<CancellationToken>,
 }
 
 impl Default for WalkOptions {
@@ -97,6 +104,8 @@ impl Default for WalkOptions {
             respect_ignore_files: true,
             include_dirs: false,
             max_depth: None,
+            ignore_base: None,
+            cancel: None,
         }
     }
 }
@@ -143,7 +152,9 @@ pub trait FsOps: Send + Sync + fmt::Debug {
     /// Lists a directory (without `.` and `..`), in no particular order.
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>>;
     /// Walks a tree: hidden entries included, `.git/` never entered,
-    /// symlinks not followed, entries sorted by path (D7, D9).
+    /// symlinks not followed, ignore files applied as
+    /// [`walk`](crate::tools::walk::walk) documents, entries sorted by path
+    /// (D7, D9).
     fn walk(&self, root: &Path, options: &WalkOptions) -> io::Result<Walk>;
 }
 

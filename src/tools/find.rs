@@ -1,0 +1,236 @@
+//! The `find` tool (§find, D7, D9, D11).
+//!
+//! Finds files and directories by glob over the shared walker (`walk.rs`):
+//! the same ignore rules as grep (D7), hidden entries included, `.git/`
+//! never listed, symlinks listed but not followed. Patterns follow fd's
+//! `--glob` (§find.4) on paths relative to the search directory: without
+//! `/` a pattern matches names at any depth; with `/` it matches relative
+//! paths at any depth (`src/**/*.ts` finds `pkg/src/a.ts` too); a leading
+//! `/` anchors it (at the search directory, or as an absolute path); a
+//! trailing `/` selects directories. Matching is case-insensitive unless
+//! the pattern has an uppercase letter (fd's smart case).
+//!
+//! Differences from pi: output is sorted by path (D9); paths are correct
+//! for every search root, `/` included (D11); the limit notice appears only
+//! when more results exist, and says how many were found (D11); `limit <= 0`
+//! means 1; a missing path is an error with "did you mean" (D6).
+
+use std::io;
+
+use serde::Deserialize;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+
+use super::contract::ExecutionMode;
+use super::contract::Limits;
+use super::contract::Tool;
+use super::contract::ToolContext;
+use super::contract::ToolOutput;
+use super::contract::ToolSpec;
+use super::error::ToolError;
+use super::fs_error::describe_io_error;
+use super::ops::FileKind;
+use super::ops::WalkOptions;
+use super::path::not_found_message;
+use super::truncate::format_size;
+use super::truncate::truncate_head;
+use super::walk::NamePattern;
+use super::walk::effective_limit;
+use super::walk::ignore_base;
+use super::walk::relative_display;
+use super::walk::shown_path;
+use super::walk::unreadable_notice;
+
+/// The text of a search without results.
+pub const NO_FILES: &str = "No files found matching pattern";
+
+/// The `find` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FindTool;
+
+/// Arguments of `find`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindArgs {
+    /// The glob to match.
+    pub pattern: String,
+    /// The directory to search (default: the workspace root).
+    pub path: Option<String>,
+    /// Maximum number of results (`<= 0` means 1).
+    pub limit: Option<f64>,
+}
+
+impl Tool for FindTool {
+    type Args = FindArgs;
+
+    fn spec(&self, limits: &Limits) -> ToolSpec {
+        let limit = limits.find_limit;
+        let max_bytes = format_size(limits.max_bytes);
+        ToolSpec {
+            name: "find",
+            label: "Find",
+            description: format!(
+                "Find files and directories by glob pattern. A pattern without / matches names \
+                 at any depth ('*.ts'); a pattern with / matches paths relative to the search \
+                 directory, at any depth ('src/**/*.spec.ts'). Case-insensitive unless the \
+                 pattern has an uppercase letter. Returns paths relative to the search \
+                 directory, sorted, directories ending in /. Entries ignored by .gitignore, \
+                 .ignore or .git/info/exclude are skipped (also outside git repositories), \
+                 hidden entries are included, .git/ is not. Stops at {limit} results (change \
+                 with limit) or {max_bytes} of output, whichever comes first."
+            ),
+            prompt_snippet: "Find files by glob pattern (respects .gitignore)".to_owned(),
+            prompt_guidelines: Vec::new(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {
+                        "type": "string",
+                        "description": "Glob to match, e.g. '*.ts', '**/*.json' or 'src/**/*.spec.ts'"
+                    },
+                    "path": {
+                        "type": "string",
+                        "description": "Directory to search, relative to the workspace root (default: the workspace root)"
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "description": format!("Maximum number of results (default: {limit})")
+                    }
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+
+    async fn execute(&self, args: FindArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::cancelled());
+        }
+        let work = tokio::task::spawn_blocking(move || find_blocking(&args, &ctx));
+        work.await
+            .map_err(|err| ToolError::fatal(format!("the find task failed: {err}")))?
+    }
+}
+
+fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let workspace = &ctx.workspace;
+    let fs = workspace.fs().as_ref();
+    let raw = args.path.as_deref().unwrap_or(".");
+    let resolved = workspace
+        .paths()
+        .resolve(fs, raw)
+        .map_err(|err| ToolError::failed(err.to_string()))?;
+    let display = resolved.display.clone();
+    match fs.metadata(&resolved.real) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(ToolError::failed(format!(
+                "Not a directory: {display}. find searches directories; use ls or read on a \
+                 file, or give its parent directory as path."
+            )));
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            let suggestions = workspace.paths().suggest(fs, &resolved.abs);
+            return Err(ToolError::failed(not_found_message(
+                "Path",
+                &display,
+                &suggestions,
+            )));
+        }
+        Err(err) => {
+            return Err(ToolError::failed(describe_io_error(
+                "search", &display, &err,
+            )));
+        }
+    }
+    let pattern = NamePattern::new(&args.pattern).map_err(|err| {
+        ToolError::failed(format!(
+            "Invalid glob pattern {:?}: {err}. Use *, ?, [abc], {{a,b}} and **, e.g. \"*.rs\" \
+             or \"src/**/*.ts\"; put a special character in brackets to match it literally \
+             (\"[[]\").",
+            args.pattern
+        ))
+    })?;
+    let limit = effective_limit(args.limit, ctx.limits.find_limit);
+    let options = WalkOptions {
+        respect_ignore_files: true,
+        include_dirs: true,
+        max_depth: None,
+        ignore_base: ignore_base(workspace.root(), &resolved.real),
+        cancel: Some(ctx.cancel.clone()),
+    };
+    let walk = fs.walk(&resolved.real, &options).map_err(|err| {
+        if ctx.cancel.is_cancelled() {
+            ToolError::cancelled()
+        } else {
+            ToolError::failed(describe_io_error("search", &display, &err))
+        }
+    })?;
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::cancelled());
+    }
+    let mut total = 0usize;
+    let mut shown: Vec<String> = Vec::new();
+    for entry in &walk.entries {
+        let rel = relative_display(&resolved.real, &entry.path);
+        let is_dir = entry.kind == FileKind::Dir;
+        if !pattern.matches(&entry.path, &rel, is_dir) {
+            continue;
+        }
+        total += 1;
+        if shown.len() < limit {
+            shown.push(if is_dir { format!("{rel}/") } else { rel });
+        }
+    }
+    let unreadable: Vec<String> = walk
+        .errors
+        .iter()
+        .map(|(path, _)| shown_path(workspace, &resolved.real, path))
+        .collect();
+
+    let mut details = Map::new();
+    details.insert("results".to_owned(), json!(total));
+    let mut notices = Vec::new();
+    let body = if shown.is_empty() {
+        NO_FILES.to_owned()
+    } else {
+        let joined = shown.join("\n");
+        let cut = truncate_head(&joined, ctx.limits.bytes_only());
+        if total > limit {
+            details.insert("result_limit_reached".to_owned(), json!(limit));
+            notices.push(format!(
+                "{limit} results limit reached ({total} found). Use limit={} for more, or \
+                 refine pattern",
+                limit.saturating_mul(2)
+            ));
+        }
+        if cut.facts.truncated {
+            notices.push(format!(
+                "{} output limit reached: showing {} of {} results. Refine the pattern or search \
+                 a narrower path to see the rest",
+                format_size(ctx.limits.max_bytes),
+                cut.facts.output_lines,
+                cut.facts.total_lines
+            ));
+            details.insert("truncation".to_owned(), json!(cut.facts));
+        }
+        cut.content.to_owned()
+    };
+    if !unreadable.is_empty() {
+        notices.push(unreadable_notice(&unreadable));
+        details.insert("unreadable_paths".to_owned(), json!(unreadable));
+    }
+    let text = if notices.is_empty() {
+        body
+    } else {
+        format!("{body}\n\n[{}]", notices.join(". "))
+    };
+    Ok(ToolOutput::text(text).with_details(Value::Object(details)))
+}
+
+#[cfg(test)]
+#[path = "find_tests.rs"]
+mod tests;

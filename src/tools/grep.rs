@@ -1,0 +1,749 @@
+//! The `grep` tool (§grep, D7–D10).
+//!
+//! Searches file contents in-process with `grep-searcher` and `grep-regex`
+//! (no ripgrep binary, D10) over the shared walker (`walk.rs`, D7): the
+//! ignore files apply inside and outside git repositories, hidden files are
+//! searched, `.git/` never is, symlinks are not followed, binary files (a
+//! NUL byte) are skipped as ripgrep skips them.
+//!
+//! How a call runs:
+//!
+//! 1. The path is resolved and confined (D1); a missing one gets a
+//!    workspace-relative error with "did you mean" (D6). A file is searched
+//!    alone and shown by its name (§grep.6); a directory is walked.
+//! 2. The files are searched in parallel: scoped worker threads take the
+//!    next file of the sorted list from an atomic index and store what they
+//!    found in that file's slot. Each file is read once, by the searcher,
+//!    which also supplies the context lines; nothing is read again.
+//! 3. As slots complete in order, the matches of the completed prefix are
+//!    counted; once that prefix holds more than `limit` matching lines, the
+//!    first `limit` in sorted order are certain and the files after it are
+//!    dropped (workers stop mid-file too). Each file stops after `limit + 1`
+//!    matching lines, which is enough to know whether more exist.
+//! 4. The kept lines are assembled in path and line order (D9), cut to
+//!    `grep_max_line` characters each and to `max_bytes` as a whole.
+//!
+//! Differences from pi, besides D7–D10:
+//!
+//! - Context blocks of nearby matches are merged as ripgrep merges them:
+//!   each line appears once, matches as `path:n: text` and context as
+//!   `path-n- text`, with no separator between blocks (the line numbers
+//!   show the gaps). pi repeats shared lines and marks a matching line
+//!   inside another match's block as context.
+//! - The after-context of the last shown match stops before the next
+//!   matching line, so no matching line is ever shown as context.
+//! - The limit notice appears only when more matching lines exist (pi also
+//!   shows it when there are exactly `limit`), as D11 does for find.
+//! - Unreadable files and directories are skipped, counted in `details`
+//!   and named in a notice (D8).
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
+
+use grep_regex::RegexMatcher;
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::BinaryDetection;
+use grep_searcher::Searcher;
+use grep_searcher::SearcherBuilder;
+use grep_searcher::Sink;
+use grep_searcher::SinkContext;
+use grep_searcher::SinkMatch;
+use serde::Deserialize;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::contract::ExecutionMode;
+use super::contract::Limits;
+use super::contract::Tool;
+use super::contract::ToolContext;
+use super::contract::ToolOutput;
+use super::contract::ToolSpec;
+use super::error::ToolError;
+use super::fs_error::describe_io_error;
+use super::ops::FileKind;
+use super::ops::FsOps;
+use super::ops::WalkOptions;
+use super::path::not_found_message;
+use super::truncate::HeadTruncator;
+use super::truncate::TruncationLimits;
+use super::truncate::format_size;
+use super::truncate::truncate_line;
+use super::walk::FileFilter;
+use super::walk::effective_limit;
+use super::walk::ignore_base;
+use super::walk::relative_display;
+use super::walk::shown_path;
+use super::walk::unreadable_notice;
+
+/// The text of a search without results.
+pub const NO_MATCHES: &str = "No matches found";
+
+/// Most worker threads one search uses.
+const MAX_SEARCH_THREADS: usize = 16;
+
+/// The `grep` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GrepTool;
+
+/// Arguments of `grep`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// A regular expression, or literal text with `literal`.
+    pub pattern: String,
+    /// The directory or file to search (default: the workspace root).
+    pub path: Option<String>,
+    /// A glob that selects the files to search.
+    pub glob: Option<String>,
+    /// Case-insensitive matching.
+    #[serde(rename = "ignoreCase")]
+    pub ignore_case: Option<bool>,
+    /// Treat `pattern` as literal text.
+    pub literal: Option<bool>,
+    /// Lines of context before and after each match.
+    pub context: Option<f64>,
+    /// Maximum number of matching lines (`<= 0` means 1).
+    pub limit: Option<f64>,
+}
+
+impl Tool for GrepTool {
+    type Args = GrepArgs;
+
+    fn spec(&self, limits: &Limits) -> ToolSpec {
+        let limit = limits.grep_limit;
+        let max_bytes = format_size(limits.max_bytes);
+        let max_line = limits.grep_max_line;
+        ToolSpec {
+            name: "grep",
+            label: "Grep",
+            description: format!(
+                "Search file contents for a pattern: a regular expression, or plain text with \
+                 literal: true. Returns matching lines as `path:line: text`, paths relative to \
+                 the searched directory, sorted by path and line number; with context, \
+                 surrounding lines appear as `path-line- text`. Files ignored by .gitignore, \
+                 .ignore or .git/info/exclude are skipped (also outside git repositories), \
+                 hidden files are searched, .git/ and binary files are not. Stops at {limit} \
+                 matching lines (change with limit) or {max_bytes} of output, whichever comes \
+                 first; lines longer than {max_line} characters are cut."
+            ),
+            prompt_snippet: "Search file contents for patterns (respects .gitignore)".to_owned(),
+            prompt_guidelines: Vec::new(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {
+                        "type": "string",
+                        "description": "Regular expression to search for (Rust/ripgrep syntax), or plain text when literal is true"
+                    },
+                    "path": {
+                        "type": "string",
+                        "description": "Directory or file to search, relative to the workspace root (default: the workspace root)"
+                    },
+                    "glob": {
+                        "type": "string",
+                        "description": "Only search files matching this glob: without / it matches file names ('*.ts'), with / paths relative to the searched directory ('src/**/*.spec.ts'); a leading ! excludes instead"
+                    },
+                    "ignoreCase": {
+                        "type": "boolean",
+                        "description": "Match case-insensitively (default: false)"
+                    },
+                    "literal": {
+                        "type": "boolean",
+                        "description": "Treat the pattern as plain text, not a regular expression (default: false)"
+                    },
+                    "context": {
+                        "type": "integer",
+                        "description": "Lines to show before and after each match (default: 0)"
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "description": format!("Maximum number of matching lines to return (default: {limit})")
+                    }
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+
+    fn prepare_arguments(&self, mut args: Value) -> Value {
+        // Models trained on snake_case APIs send `ignore_case`.
+        if let Value::Object(map) = &mut args
+            && !map.contains_key("ignoreCase")
+            && let Some(value) = map.remove("ignore_case")
+        {
+            map.insert("ignoreCase".to_owned(), value);
+        }
+        args
+    }
+
+    async fn execute(&self, args: GrepArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::cancelled());
+        }
+        let work = tokio::task::spawn_blocking(move || grep_blocking(&args, &ctx));
+        work.await
+            .map_err(|err| ToolError::fatal(format!("the grep task failed: {err}")))?
+    }
+}
+
+/// One file to search.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// Where to read it.
+    pub path: PathBuf,
+    /// How the output names it.
+    pub display: String,
+}
+
+/// One line of output from a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct HitLine {
+    number: u64,
+    is_match: bool,
+    text: String,
+    cut: bool,
+}
+
+/// What the search of one file found.
+#[derive(Debug, Default)]
+struct FileHits {
+    lines: Vec<HitLine>,
+    matches: usize,
+    binary_offset: Option<u64>,
+    error: Option<io::Error>,
+}
+
+/// Everything a search needs besides the files.
+struct Plan<'a> {
+    matcher: &'a RegexMatcher,
+    context: usize,
+    limit: usize,
+    max_line: usize,
+    cancel: &'a CancellationToken,
+}
+
+impl Plan<'_> {
+    fn searcher(&self) -> Searcher {
+        SearcherBuilder::new()
+            .line_number(true)
+            .before_context(self.context)
+            .after_context(self.context)
+            .binary_detection(BinaryDetection::quit(b'\x00'))
+            .build()
+    }
+}
+
+/// The matcher for the arguments, or the error a model can act on.
+fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
+    if args.pattern.contains('\n') {
+        return Err(ToolError::failed(
+            "The pattern contains a newline, but grep matches one line at a time. Search for a \
+             single line of the text (or use \\s to match any whitespace within a line).",
+        ));
+    }
+    let literal = args.literal.unwrap_or(false);
+    RegexMatcherBuilder::new()
+        .case_insensitive(args.ignore_case.unwrap_or(false))
+        .fixed_strings(literal)
+        .line_terminator(Some(b'\n'))
+        .build(&args.pattern)
+        .map_err(|err| {
+            // grep-regex reports the pattern wrapped in a group; the regex
+            // crate's parser points into the pattern as the model wrote it.
+            let reason = regex::Regex::new(&args.pattern)
+                .err()
+                .map_or_else(|| err.to_string(), |e| e.to_string());
+            ToolError::failed(format!(
+                "Invalid regular expression {:?}: {reason}\nFix the pattern, or set literal: true \
+                 to search for the text exactly as written.",
+                args.pattern
+            ))
+        })
+}
+
+fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let workspace = &ctx.workspace;
+    let fs = workspace.fs().as_ref();
+    let raw = args.path.as_deref().unwrap_or(".");
+    let resolved = workspace
+        .paths()
+        .resolve(fs, raw)
+        .map_err(|err| ToolError::failed(err.to_string()))?;
+    let display = resolved.display.clone();
+    let meta = match fs.metadata(&resolved.real) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            let suggestions = workspace.paths().suggest(fs, &resolved.abs);
+            return Err(ToolError::failed(not_found_message(
+                "Path",
+                &display,
+                &suggestions,
+            )));
+        }
+        Err(err) => {
+            return Err(ToolError::failed(describe_io_error(
+                "search", &display, &err,
+            )));
+        }
+    };
+    let matcher = build_matcher(args)?;
+    let filter = match args.glob.as_deref().filter(|g| !g.is_empty()) {
+        Some(glob) => Some(FileFilter::new(glob).map_err(|err| {
+            ToolError::failed(format!(
+                "Invalid glob {glob:?}: {err}. Use *, ?, [abc], {{a,b}} and **, e.g. \"*.rs\" or \
+                 \"src/**/*.ts\"."
+            ))
+        })?),
+        None => None,
+    };
+    let limit = effective_limit(args.limit, ctx.limits.grep_limit);
+    let context = args.context.map_or(0, |c| c.max(0.0) as usize);
+    let plan = Plan {
+        matcher: &matcher,
+        context,
+        limit,
+        max_line: ctx.limits.grep_max_line,
+        cancel: &ctx.cancel,
+    };
+
+    let mut unreadable: Vec<String> = Vec::new();
+    let single_file = !meta.is_dir();
+    let files = if meta.is_dir() {
+        let options = WalkOptions {
+            respect_ignore_files: true,
+            include_dirs: false,
+            max_depth: None,
+            ignore_base: ignore_base(workspace.root(), &resolved.real),
+            cancel: Some(ctx.cancel.clone()),
+        };
+        let walk = fs.walk(&resolved.real, &options).map_err(|err| {
+            if ctx.cancel.is_cancelled() {
+                ToolError::cancelled()
+            } else {
+                ToolError::failed(describe_io_error("search", &display, &err))
+            }
+        })?;
+        for (path, _) in &walk.errors {
+            unreadable.push(shown_path(workspace, &resolved.real, path));
+        }
+        walk.entries
+            .into_iter()
+            .filter(|entry| entry.kind == FileKind::File)
+            .map(|entry| Candidate {
+                display: relative_display(&resolved.real, &entry.path),
+                path: entry.path,
+            })
+            .filter(|c| filter.as_ref().is_none_or(|f| f.allows(&c.display)))
+            .collect()
+    } else if meta.is_file() {
+        // A file named explicitly is searched even when ignored or outside
+        // the glob, as ripgrep does; it is shown by its name (§grep.6).
+        let name = resolved
+            .abs
+            .file_name()
+            .map_or_else(|| display.clone(), |n| n.to_string_lossy().into_owned());
+        vec![Candidate {
+            path: resolved.real,
+            display: name,
+        }]
+    } else {
+        return Err(ToolError::failed(format!(
+            "Cannot search {display}: it is not a regular file or a directory. Give a file or a \
+             directory path."
+        )));
+    };
+
+    let slots = search_all(fs, &files, &plan);
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::cancelled());
+    }
+    if single_file
+        && let Some(Some(FileHits {
+            error: Some(err), ..
+        })) = slots.first()
+    {
+        return Err(ToolError::failed(describe_io_error("read", &display, err)));
+    }
+    let found = assemble(
+        &files,
+        slots,
+        &plan,
+        ctx.limits.bytes_only(),
+        &mut unreadable,
+    );
+    Ok(render(
+        found,
+        &plan,
+        ctx,
+        single_file.then_some(&files[..]),
+        unreadable,
+    ))
+}
+
+/// A reader that fails once the search no longer needs the file.
+struct Stoppable<'a, R> {
+    inner: R,
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl<R: Read> Read for Stoppable<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if (self.stop)() {
+            return Err(io::Error::other("search stopped"));
+        }
+        self.inner.read(buf)
+    }
+}
+
+/// Collects the lines of one file.
+struct Collect<'a> {
+    hits: &'a mut FileHits,
+    /// Matching lines after which the file is no longer interesting.
+    cap: usize,
+    max_line: usize,
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl Collect<'_> {
+    fn push(&mut self, number: Option<u64>, is_match: bool, bytes: &[u8]) {
+        let (text, cut) = line_text(bytes, self.max_line);
+        self.hits.lines.push(HitLine {
+            number: number.unwrap_or(0),
+            is_match,
+            text,
+            cut,
+        });
+    }
+}
+
+impl Sink for Collect<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.push(mat.line_number(), true, mat.bytes());
+        self.hits.matches += 1;
+        Ok(self.hits.matches < self.cap && !(self.stop)())
+    }
+
+    fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, io::Error> {
+        self.push(context.line_number(), false, context.bytes());
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, offset: u64) -> Result<bool, io::Error> {
+        self.hits.binary_offset = Some(offset);
+        Ok(false)
+    }
+}
+
+/// The text of a line as shown: without its line terminator and without
+/// `\r`, invalid UTF-8 replaced, cut to `max_chars` characters. Only a
+/// bounded prefix of a huge line is decoded.
+fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    // Enough bytes for `max_chars + 1` characters, however they decode.
+    let window = max_chars.saturating_add(1).saturating_mul(4);
+    let text: Cow<'_, [u8]> = if memchr::memchr(b'\r', bytes).is_none() {
+        Cow::Borrowed(&bytes[..bytes.len().min(window)])
+    } else {
+        Cow::Owned(
+            bytes
+                .iter()
+                .copied()
+                .filter(|&b| b != b'\r')
+                .take(window)
+                .collect(),
+        )
+    };
+    let text = String::from_utf8_lossy(&text);
+    let (shown, cut) = truncate_line(&text, max_chars);
+    (shown.into_owned(), cut)
+}
+
+/// Searches `files` in parallel and returns what each needed file holds,
+/// in the files' order; `None` for files the result cannot include.
+fn search_all(fs: &dyn FsOps, files: &[Candidate], plan: &Plan<'_>) -> Vec<Option<FileHits>> {
+    struct Progress {
+        slots: Vec<Option<FileHits>>,
+        /// Slots `0..done` are filled.
+        done: usize,
+        /// Matching lines in slots `0..done`.
+        matches: usize,
+    }
+    let count = files.len();
+    let next = AtomicUsize::new(0);
+    // Files at this index and later are not needed.
+    let cutoff = AtomicUsize::new(count);
+    let progress = Mutex::new(Progress {
+        slots: (0..count).map(|_| None).collect(),
+        done: 0,
+        matches: 0,
+    });
+    let worker = || {
+        let mut searcher = plan.searcher();
+        loop {
+            if plan.cancel.is_cancelled() {
+                return;
+            }
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            // Files are handed out in order: every later one is beyond too.
+            if index >= cutoff.load(Ordering::Acquire) {
+                return;
+            }
+            let stop = || plan.cancel.is_cancelled() || index >= cutoff.load(Ordering::Relaxed);
+            let hits = search_file(fs, &mut searcher, &files[index], plan, &stop);
+            let mut state = progress.lock().unwrap_or_else(PoisonError::into_inner);
+            state.slots[index] = Some(hits);
+            while state.done < count {
+                let Some(hits) = &state.slots[state.done] else {
+                    break;
+                };
+                state.matches += hits.matches;
+                state.done += 1;
+                if state.matches > plan.limit {
+                    // The first `limit` matching lines, and the fact that
+                    // there are more, are known.
+                    cutoff.fetch_min(state.done, Ordering::Release);
+                    break;
+                }
+            }
+        }
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_SEARCH_THREADS)
+        .min(count);
+    if threads <= 1 {
+        worker();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(worker);
+            }
+        });
+    }
+    let mut slots = progress
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .slots;
+    slots.truncate(cutoff.into_inner());
+    slots
+}
+
+/// Searches one file; I/O errors end up in the result.
+fn search_file(
+    fs: &dyn FsOps,
+    searcher: &mut Searcher,
+    file: &Candidate,
+    plan: &Plan<'_>,
+    stop: &dyn Fn() -> bool,
+) -> FileHits {
+    let mut hits = FileHits::default();
+    let reader = match fs.open(&file.path) {
+        Ok(reader) => reader,
+        Err(err) => {
+            hits.error = Some(err);
+            return hits;
+        }
+    };
+    let reader = Stoppable {
+        inner: reader,
+        stop,
+    };
+    let sink = Collect {
+        hits: &mut hits,
+        cap: plan.limit.saturating_add(1),
+        max_line: plan.max_line,
+        stop,
+    };
+    let result = searcher.search_reader(plan.matcher, reader, sink);
+    if let Err(err) = result
+        && !stop()
+    {
+        hits.error = Some(err);
+    }
+    hits
+}
+
+/// The text to show and the facts about it.
+#[derive(Debug)]
+struct Found {
+    /// The kept output lines, joined by `\n`.
+    text: String,
+    /// Whether any line was selected (before the byte cap).
+    any: bool,
+    /// How the byte cap applied to the selected lines.
+    head: HeadTruncator,
+    matches: usize,
+    files_with_matches: usize,
+    more: bool,
+    lines_truncated: bool,
+    binary_files: usize,
+    binary_offset: Option<u64>,
+}
+
+/// Decimal digits of `n`.
+fn digits(mut n: u64) -> usize {
+    let mut count = 1;
+    while n >= 10 {
+        n /= 10;
+        count += 1;
+    }
+    count
+}
+
+/// Takes the first `limit` matching lines in file order, with their
+/// context. The after-context of the last one ends before the next match.
+fn assemble(
+    files: &[Candidate],
+    slots: Vec<Option<FileHits>>,
+    plan: &Plan<'_>,
+    limits: TruncationLimits,
+    unreadable: &mut Vec<String>,
+) -> Found {
+    let mut found = Found {
+        text: String::new(),
+        any: false,
+        head: HeadTruncator::new(limits),
+        matches: 0,
+        files_with_matches: 0,
+        more: false,
+        lines_truncated: false,
+        binary_files: 0,
+        binary_offset: None,
+    };
+    for (file, slot) in files.iter().zip(slots) {
+        let Some(hits) = slot else { continue };
+        if hits.error.is_some() {
+            unreadable.push(file.display.clone());
+        }
+        if hits.binary_offset.is_some() {
+            found.binary_files += 1;
+            found.binary_offset = hits.binary_offset;
+        }
+        if found.matches == plan.limit {
+            found.more |= hits.matches > 0;
+            continue;
+        }
+        let budget = plan.limit - found.matches;
+        let mut taken = 0;
+        let mut last_match = 0;
+        for line in hits.lines {
+            if line.is_match {
+                if taken == budget {
+                    break;
+                }
+                taken += 1;
+                last_match = line.number;
+            } else if taken == budget && line.number > last_match + plan.context as u64 {
+                break;
+            }
+            // Only lines within the byte cap are formatted; the others are
+            // only measured, for the truncation facts.
+            let separator = if line.is_match { ':' } else { '-' };
+            let len = file.display.len() + digits(line.number) + line.text.len() + 3;
+            found.any = true;
+            if found.head.push_line(len) {
+                if found.head.output_lines() > 1 {
+                    found.text.push('\n');
+                }
+                let _ = write!(
+                    found.text,
+                    "{}{separator}{}{separator} {}",
+                    file.display, line.number, line.text
+                );
+            }
+            found.lines_truncated |= line.cut;
+        }
+        found.more |= hits.matches > taken;
+        found.matches += taken;
+        if taken > 0 {
+            found.files_with_matches += 1;
+        }
+    }
+    found
+}
+
+/// The result text, notices and details.
+fn render(
+    found: Found,
+    plan: &Plan<'_>,
+    ctx: &ToolContext,
+    single: Option<&[Candidate]>,
+    unreadable: Vec<String>,
+) -> ToolOutput {
+    let mut details = Map::new();
+    details.insert("matches".to_owned(), json!(found.matches));
+    details.insert(
+        "files_with_matches".to_owned(),
+        json!(found.files_with_matches),
+    );
+    let mut notices: Vec<String> = Vec::new();
+    let body = if !found.any {
+        NO_MATCHES.to_owned()
+    } else {
+        let facts = found.head.facts();
+        if found.more {
+            details.insert("match_limit_reached".to_owned(), json!(plan.limit));
+            notices.push(format!(
+                "{} matches limit reached. Use limit={} for more, or refine pattern",
+                plan.limit,
+                plan.limit.saturating_mul(2)
+            ));
+        }
+        if facts.truncated {
+            notices.push(format!(
+                "{} output limit reached: showing {} of {} lines. Refine the pattern, or narrow \
+                 the search with path or glob, to see the rest",
+                format_size(ctx.limits.max_bytes),
+                facts.output_lines,
+                facts.total_lines
+            ));
+            details.insert("truncation".to_owned(), json!(facts));
+        }
+        if found.lines_truncated {
+            details.insert("lines_truncated".to_owned(), json!(true));
+            notices.push(format!(
+                "Some lines truncated to {} chars. Use the read tool to see full lines",
+                plan.max_line
+            ));
+        }
+        found.text
+    };
+    if !unreadable.is_empty() {
+        notices.push(unreadable_notice(&unreadable));
+        details.insert("unreadable_files".to_owned(), json!(unreadable.len()));
+        details.insert("unreadable_paths".to_owned(), json!(unreadable));
+    }
+    if found.binary_files > 0 {
+        details.insert("binary_files".to_owned(), json!(found.binary_files));
+        if let (Some([file]), Some(offset)) = (single, found.binary_offset) {
+            notices.push(format!(
+                "{} is a binary file (NUL byte at offset {offset}), so the search stopped there. \
+                 Use bash (e.g. strings) to look inside binary files",
+                file.display
+            ));
+        }
+    }
+    let text = if notices.is_empty() {
+        body
+    } else {
+        format!("{body}\n\n[{}]", notices.join(". "))
+    };
+    ToolOutput::text(text).with_details(Value::Object(details))
+}
+
+#[cfg(test)]
+#[path = "grep_tests.rs"]
+mod tests;

@@ -1,0 +1,213 @@
+//! The `ls` tool (§ls, D19).
+//!
+//! Lists one directory: every entry, dotfiles included, directories (and
+//! symlinks to directories) suffixed with `/`. Sorted case-insensitively
+//! with ties broken by byte order (D19), so `A.txt` comes right before
+//! `a.txt` on every machine and locale.
+//!
+//! Differences from pi: the order is D19's, not the locale's collation; an
+//! entry whose symlink target cannot be resolved (a broken symlink, or one
+//! into a directory we may not enter) is **listed** plainly, without `/`,
+//! and counted in `details.unresolved_symlinks` (pi drops it silently,
+//! §quirks 14); `limit <= 0` means 1 (pi returns `(empty directory)` for
+//! `limit: 0`); the limit notice says how many entries there are; a missing
+//! path is an error with "did you mean" (D6).
+
+use std::cmp::Ordering;
+use std::io;
+
+use serde::Deserialize;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+
+use super::contract::ExecutionMode;
+use super::contract::Limits;
+use super::contract::Tool;
+use super::contract::ToolContext;
+use super::contract::ToolOutput;
+use super::contract::ToolSpec;
+use super::error::ToolError;
+use super::fs_error::describe_io_error;
+use super::ops::FileKind;
+use super::path::not_found_message;
+use super::truncate::format_size;
+use super::truncate::truncate_head;
+use super::walk::effective_limit;
+
+/// The text for a directory without entries.
+pub const EMPTY_DIRECTORY: &str = "(empty directory)";
+
+/// The `ls` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LsTool;
+
+/// Arguments of `ls`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LsArgs {
+    /// The directory to list (default: the workspace root).
+    pub path: Option<String>,
+    /// Maximum number of entries (`<= 0` means 1).
+    pub limit: Option<f64>,
+}
+
+impl Tool for LsTool {
+    type Args = LsArgs;
+
+    fn spec(&self, limits: &Limits) -> ToolSpec {
+        let limit = limits.ls_limit;
+        let max_bytes = format_size(limits.max_bytes);
+        ToolSpec {
+            name: "ls",
+            label: "List",
+            description: format!(
+                "List the entries of one directory, sorted alphabetically (case-insensitive), \
+                 with / after directory names; dotfiles are included. Stops at {limit} entries \
+                 (change with limit) or {max_bytes} of output, whichever comes first."
+            ),
+            prompt_snippet: "List directory contents".to_owned(),
+            prompt_guidelines: Vec::new(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "Directory to list, relative to the workspace root (default: the workspace root)"
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "description": format!("Maximum number of entries to return (default: {limit})")
+                    }
+                },
+                "additionalProperties": false
+            }),
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+
+    async fn execute(&self, args: LsArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::cancelled());
+        }
+        let work = tokio::task::spawn_blocking(move || ls_blocking(&args, &ctx));
+        work.await
+            .map_err(|err| ToolError::fatal(format!("the ls task failed: {err}")))?
+    }
+}
+
+/// D19's order: case-insensitive, ties broken by the names' bytes.
+pub fn compare_names(a: &[u8], b: &[u8]) -> Ordering {
+    sort_key(a).cmp(&sort_key(b))
+}
+
+/// The key behind [`compare_names`]: the lower-cased name, then its bytes.
+fn sort_key(name: &[u8]) -> (String, Vec<u8>) {
+    (String::from_utf8_lossy(name).to_lowercase(), name.to_vec())
+}
+
+fn ls_blocking(args: &LsArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let workspace = &ctx.workspace;
+    let fs = workspace.fs().as_ref();
+    let raw = args.path.as_deref().unwrap_or(".");
+    let resolved = workspace
+        .paths()
+        .resolve(fs, raw)
+        .map_err(|err| ToolError::failed(err.to_string()))?;
+    let display = resolved.display.clone();
+    match fs.metadata(&resolved.real) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(ToolError::failed(format!(
+                "Not a directory: {display}. Use read to view a file; ls lists directories."
+            )));
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            let suggestions = workspace.paths().suggest(fs, &resolved.abs);
+            return Err(ToolError::failed(not_found_message(
+                "Path",
+                &display,
+                &suggestions,
+            )));
+        }
+        Err(err) => return Err(ToolError::failed(describe_io_error("list", &display, &err))),
+    }
+    let mut entries = fs
+        .read_dir(&resolved.real)
+        .map_err(|err| ToolError::failed(describe_io_error("list", &display, &err)))?;
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::cancelled());
+    }
+    let limit = effective_limit(args.limit, ctx.limits.ls_limit);
+    let total = entries.len();
+    if total == 0 {
+        return Ok(ToolOutput::text(EMPTY_DIRECTORY).with_details(json!({ "entries": 0 })));
+    }
+    entries.sort_by_cached_key(|entry| sort_key(entry.name.as_encoded_bytes()));
+    entries.truncate(limit);
+
+    let mut unresolved = 0usize;
+    let mut lines = Vec::with_capacity(entries.len());
+    for entry in &entries {
+        let name = entry.name.to_string_lossy();
+        let is_dir = match entry.kind {
+            FileKind::Dir => true,
+            FileKind::File => false,
+            // Symlinks (and entries whose kind the listing did not say)
+            // are followed to decide on the `/`.
+            FileKind::Symlink | FileKind::Other => {
+                match fs.metadata(&resolved.real.join(&entry.name)) {
+                    Ok(meta) => meta.is_dir(),
+                    Err(_) => {
+                        unresolved += usize::from(entry.kind == FileKind::Symlink);
+                        false
+                    }
+                }
+            }
+        };
+        lines.push(if is_dir {
+            format!("{name}/")
+        } else {
+            name.into_owned()
+        });
+    }
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::cancelled());
+    }
+
+    let mut details = Map::new();
+    details.insert("entries".to_owned(), json!(total));
+    let mut notices = Vec::new();
+    let joined = lines.join("\n");
+    let cut = truncate_head(&joined, ctx.limits.bytes_only());
+    if total > limit {
+        details.insert("entry_limit_reached".to_owned(), json!(limit));
+        notices.push(format!(
+            "{limit} entries limit reached ({total} entries). Use limit={} for more",
+            limit.saturating_mul(2)
+        ));
+    }
+    if cut.facts.truncated {
+        notices.push(format!(
+            "{} output limit reached: showing {} of {} entries. Use find with a pattern, or \
+             ls a subdirectory, to see the rest",
+            format_size(ctx.limits.max_bytes),
+            cut.facts.output_lines,
+            cut.facts.total_lines
+        ));
+        details.insert("truncation".to_owned(), json!(cut.facts));
+    }
+    if unresolved > 0 {
+        details.insert("unresolved_symlinks".to_owned(), json!(unresolved));
+    }
+    let text = if notices.is_empty() {
+        cut.content.to_owned()
+    } else {
+        format!("{}\n\n[{}]", cut.content, notices.join(". "))
+    };
+    Ok(ToolOutput::text(text).with_details(Value::Object(details)))
+}
+
+#[cfg(test)]
+#[path = "ls_tests.rs"]
+mod tests;

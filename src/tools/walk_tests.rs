@@ -1,0 +1,379 @@
+use std::path::Path;
+use std::path::PathBuf;
+
+use pretty_assertions::assert_eq;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::tools::ops::LocalFs;
+use crate::tools::ops::MemoryFs;
+
+/// The walk's entries relative to `root`, directories with a `/`.
+fn listed(fs: &dyn FsOps, root: &str, options: &WalkOptions) -> Vec<String> {
+    let walk = fs.walk(Path::new(root), options).unwrap();
+    walk.entries
+        .iter()
+        .map(|e| {
+            let rel = relative_display(Path::new(root), &e.path);
+            match e.kind {
+                FileKind::Dir => format!("{rel}/"),
+                FileKind::Symlink => format!("{rel}@"),
+                _ => rel,
+            }
+        })
+        .collect()
+}
+
+fn with_dirs() -> WalkOptions {
+    WalkOptions {
+        include_dirs: true,
+        ..WalkOptions::default()
+    }
+}
+
+fn tree(files: &[(&str, &str)]) -> MemoryFs {
+    let fs = MemoryFs::new();
+    fs.add_dir("/ws");
+    for (path, data) in files {
+        fs.add_file(Path::new("/ws").join(path), *data);
+    }
+    fs
+}
+
+#[test]
+fn gitignore_applies_outside_a_repository_and_hidden_files_are_kept() {
+    let fs = tree(&[
+        (".gitignore", "*.log\nbuild/\n"),
+        (".env", "x"),
+        ("a.log", "x"),
+        ("build/out.txt", "x"),
+        ("src/build", "a file named build is not a directory"),
+        ("src/main.rs", "x"),
+    ]);
+    assert_eq!(
+        listed(&fs, "/ws", &with_dirs()),
+        vec![".env", ".gitignore", "src/", "src/build", "src/main.rs"]
+    );
+}
+
+#[test]
+fn git_directory_and_git_files_are_never_entered_or_listed() {
+    let fs = tree(&[
+        (".git/config", "x"),
+        (".git/HEAD", "x"),
+        ("sub/.git", "gitdir: ../.git/modules/sub"),
+        ("sub/a.txt", "x"),
+        (".github/workflow.yml", "x"),
+    ]);
+    assert_eq!(
+        listed(&fs, "/ws", &with_dirs()),
+        vec![".github/", ".github/workflow.yml", "sub/", "sub/a.txt"]
+    );
+}
+
+#[test]
+fn nested_rules_apply_only_below_their_directory() {
+    let fs = tree(&[
+        ("a/.gitignore", "x.txt\n/anchored.txt\n"),
+        ("a/x.txt", "x"),
+        ("a/deep/x.txt", "x"),
+        ("a/deep/anchored.txt", "x"),
+        ("a/anchored.txt", "x"),
+        ("b/x.txt", "x"),
+        ("b/anchored.txt", "x"),
+    ]);
+    assert_eq!(
+        listed(&fs, "/ws", &WalkOptions::default()),
+        vec![
+            "a/.gitignore",
+            "a/deep/anchored.txt",
+            "b/anchored.txt",
+            "b/x.txt"
+        ]
+    );
+}
+
+#[test]
+fn negation_and_deeper_rules_win() {
+    let fs = tree(&[
+        (".gitignore", "*.log\n!keep.log\n*.txt\n"),
+        ("drop.log", "x"),
+        ("keep.log", "x"),
+        ("top.txt", "x"),
+        ("docs/.gitignore", "!*.txt\n"),
+        ("docs/read.txt", "x"),
+    ]);
+    assert_eq!(
+        listed(&fs, "/ws", &WalkOptions::default()),
+        vec![".gitignore", "docs/.gitignore", "docs/read.txt", "keep.log"]
+    );
+}
+
+#[test]
+fn dot_ignore_wins_over_gitignore_and_exclude_applies() {
+    let fs = tree(&[
+        (".gitignore", "*.gen\n"),
+        (".ignore", "!keep.gen\nsecret/\n"),
+        (".git/info/exclude", "local-notes.md\n"),
+        ("a.gen", "x"),
+        ("keep.gen", "x"),
+        ("local-notes.md", "x"),
+        ("secret/key", "x"),
+        ("sub/local-notes.md", "x"),
+    ]);
+    assert_eq!(
+        listed(&fs, "/ws", &WalkOptions::default()),
+        vec![".gitignore", ".ignore", "keep.gen"]
+    );
+}
+
+#[test]
+fn a_nested_repository_does_not_inherit_outer_git_rules() {
+    let fs = tree(&[
+        (".gitignore", "*.log\n"),
+        (".ignore", "*.tmp\n"),
+        ("a.log", "x"),
+        ("vendor/lib/.git/HEAD", "x"),
+        ("vendor/lib/b.log", "x"),
+        ("vendor/lib/c.tmp", "x"),
+    ]);
+    assert_eq!(
+        listed(&fs, "/ws", &WalkOptions::default()),
+        vec![".gitignore", ".ignore", "vendor/lib/b.log"]
+    );
+}
+
+#[test]
+fn worktree_git_file_leads_to_the_shared_exclude_file() {
+    let fs = tree(&[
+        (".git", "gitdir: /repo/.git/worktrees/ws\n"),
+        ("excluded.txt", "x"),
+        ("kept.txt", "x"),
+    ]);
+    fs.add_file("/repo/.git/worktrees/ws/commondir", "../..\n");
+    fs.add_file("/repo/.git/info/exclude", "excluded.txt\n");
+    assert_eq!(
+        listed(&fs, "/ws", &WalkOptions::default()),
+        vec!["kept.txt"]
+    );
+}
+
+#[test]
+fn rules_from_the_base_apply_to_a_subdirectory_walk_and_the_root_is_never_filtered() {
+    let fs = tree(&[
+        (".gitignore", "*.log\nbuild/\n"),
+        ("src/a.log", "x"),
+        ("src/a.rs", "x"),
+        ("build/out.rs", "x"),
+    ]);
+    let base = WalkOptions {
+        ignore_base: Some(PathBuf::from("/ws")),
+        ..WalkOptions::default()
+    };
+    assert_eq!(listed(&fs, "/ws/src", &base), vec!["a.rs"]);
+    // Without a base only the root's own rules apply.
+    assert_eq!(
+        listed(&fs, "/ws/src", &WalkOptions::default()),
+        vec!["a.log", "a.rs"]
+    );
+    // A directory named explicitly is walked even though it is ignored.
+    assert_eq!(listed(&fs, "/ws/build", &base), vec!["out.rs"]);
+}
+
+#[test]
+fn ignore_files_can_be_switched_off() {
+    let fs = tree(&[(".gitignore", "*.log\n"), ("a.log", "x"), (".git/x", "x")]);
+    let options = WalkOptions {
+        respect_ignore_files: false,
+        ..WalkOptions::default()
+    };
+    assert_eq!(listed(&fs, "/ws", &options), vec![".gitignore", "a.log"]);
+}
+
+#[test]
+fn symlinks_are_reported_and_not_followed() {
+    let fs = tree(&[("real/a.txt", "x")]);
+    fs.add_symlink("/ws/link", "real");
+    fs.add_symlink("/ws/file-link", "real/a.txt");
+    assert_eq!(
+        listed(&fs, "/ws", &with_dirs()),
+        vec!["file-link@", "link@", "real/", "real/a.txt"]
+    );
+}
+
+#[test]
+fn entries_are_sorted_component_by_component_with_depth_limit() {
+    let fs = tree(&[
+        ("a.txt", "x"),
+        ("a-b", "x"),
+        ("a/b", "x"),
+        ("a/c/d", "x"),
+        ("B", "x"),
+    ]);
+    assert_eq!(
+        listed(&fs, "/ws", &with_dirs()),
+        vec!["B", "a/", "a/b", "a/c/", "a/c/d", "a-b", "a.txt"]
+    );
+    let shallow = WalkOptions {
+        max_depth: Some(1),
+        ..with_dirs()
+    };
+    assert_eq!(
+        listed(&fs, "/ws", &shallow),
+        vec!["B", "a/", "a-b", "a.txt"]
+    );
+}
+
+#[test]
+fn unreadable_ignore_files_are_reported() {
+    let fs = tree(&[("a.txt", "x")]);
+    fs.add_file_with_mode("/ws/.gitignore", "a.txt\n", 0o200);
+    let walk = fs.walk(Path::new("/ws"), &WalkOptions::default()).unwrap();
+    assert_eq!(walk.entries.len(), 2);
+    assert_eq!(walk.errors.len(), 1);
+    assert_eq!(walk.errors[0].0, PathBuf::from("/ws/.gitignore"));
+}
+
+#[test]
+fn a_cancelled_walk_fails_with_interrupted() {
+    let fs = tree(&[("a.txt", "x")]);
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let options = WalkOptions {
+        cancel: Some(cancel),
+        ..WalkOptions::default()
+    };
+    let err = fs.walk(Path::new("/ws"), &options).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::Interrupted);
+}
+
+#[test]
+fn the_root_must_be_a_directory() {
+    let fs = tree(&[("a.txt", "x")]);
+    let err = fs
+        .walk(Path::new("/ws/a.txt"), &WalkOptions::default())
+        .unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
+    let err = fs
+        .walk(Path::new("/ws/missing"), &WalkOptions::default())
+        .unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::NotFound);
+}
+
+#[test]
+fn local_disk_follows_the_same_rules_in_parallel() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path();
+    let write = |rel: &str, data: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, data).unwrap();
+    };
+    write(".gitignore", "target/\n*.o\n");
+    write(".git/info/exclude", "scratch.md\n");
+    write(".git/objects/x", "no");
+    write("scratch.md", "x");
+    write("target/debug/app", "x");
+    write("a/.gitignore", "only-a.txt\n");
+    write("a/only-a.txt", "x");
+    write("b/only-a.txt", "x");
+    write("c.o", "x");
+    for i in 0..50 {
+        write(&format!("many/d{}/f{i}.rs", i % 7), "x");
+    }
+    std::os::unix::fs::symlink(root.join("b"), root.join("link-to-b")).unwrap();
+    let got = listed(&LocalFs, root.to_str().unwrap(), &with_dirs());
+    let mut expected = vec![
+        ".gitignore".to_owned(),
+        "a/".to_owned(),
+        "a/.gitignore".to_owned(),
+        "b/".to_owned(),
+        "b/only-a.txt".to_owned(),
+        "link-to-b@".to_owned(),
+        "many/".to_owned(),
+    ];
+    let mut many: Vec<String> = (0..7).map(|d| format!("many/d{d}/")).collect();
+    many.extend((0..50).map(|i| format!("many/d{}/f{i}.rs", i % 7)));
+    many.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+    expected.extend(many);
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn file_filter_follows_ripgrep_glob_semantics() {
+    let f = FileFilter::new("*.rs").unwrap();
+    assert!(f.allows("main.rs"));
+    assert!(f.allows("src/deep/lib.rs"));
+    assert!(!f.allows("src/lib.rs.bak"));
+    let f = FileFilter::new("src/*.rs").unwrap();
+    assert!(f.allows("src/lib.rs"));
+    assert!(!f.allows("src/deep/lib.rs"));
+    assert!(!f.allows("pkg/src/lib.rs"));
+    let f = FileFilter::new("/src/**/*.rs").unwrap();
+    assert!(f.allows("src/lib.rs"));
+    assert!(f.allows("src/deep/lib.rs"));
+    let f = FileFilter::new("**/*.spec.ts").unwrap();
+    assert!(f.allows("a.spec.ts"));
+    assert!(f.allows("x/y/a.spec.ts"));
+    let f = FileFilter::new("*.{ts,tsx}").unwrap();
+    assert!(f.allows("a.tsx"));
+    assert!(!f.allows("a.js"));
+    let f = FileFilter::new("!*.min.js").unwrap();
+    assert!(f.allows("app.js"));
+    assert!(!f.allows("dist/app.min.js"));
+    let f = FileFilter::new("!vendor").unwrap();
+    assert!(!f.allows("vendor/x.go"));
+    assert!(!f.allows("a/vendor/x.go"));
+    assert!(f.allows("main.go"));
+    let f = FileFilter::new("docs/").unwrap();
+    assert!(f.allows("docs/a.md"));
+    assert!(!f.allows("a.md"));
+    assert!(FileFilter::new("[").is_err());
+}
+
+#[test]
+fn name_pattern_follows_fd_glob_semantics() {
+    let yes = |pattern: &str, rel: &str, is_dir: bool| {
+        NamePattern::new(pattern)
+            .unwrap()
+            .matches(&Path::new("/ws").join(rel), rel, is_dir)
+    };
+    assert!(yes("*.spec.ts", "a/b/x.spec.ts", false));
+    assert!(!yes("*.ts", "a.tsx", false));
+    assert!(yes("src/**/*.ts", "src/a.ts", false));
+    assert!(yes("src/**/*.ts", "pkg/src/deep/a.ts", false));
+    assert!(!yes("src/*.ts", "src/deep/a.ts", false));
+    assert!(yes("some/child/**", "some/child/x", false));
+    assert!(!yes("some/child/**", "some/child", true));
+    assert!(yes("**", "anything/at/all", false));
+    assert!(yes("/src/*.ts", "src/a.ts", false));
+    assert!(!yes("/src/*.ts", "pkg/src/a.ts", false));
+    assert!(yes("/ws/src/*.ts", "src/a.ts", false));
+    assert!(yes("src/", "pkg/src", true));
+    assert!(!yes("src/", "src", false));
+    // Smart case.
+    assert!(yes("*.md", "README.MD", false));
+    assert!(!yes("*.MD", "notes.md", false));
+    assert!(yes("README*", "README.md", false));
+    assert!(NamePattern::new("{a,b").is_err());
+}
+
+#[test]
+fn effective_limits_and_unreadable_notices() {
+    assert_eq!(effective_limit(None, 100), 100);
+    assert_eq!(effective_limit(Some(0.0), 100), 1);
+    assert_eq!(effective_limit(Some(-5.0), 100), 1);
+    assert_eq!(effective_limit(Some(7.0), 100), 7);
+    assert_eq!(effective_limit(Some(1e30), 100), usize::MAX);
+    assert_eq!(
+        unreadable_notice(&["a".into()]),
+        "1 path could not be read and was skipped: a. Check permissions with bash (ls -l) if \
+         they matter"
+    );
+    let five: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+    assert_eq!(
+        unreadable_notice(&five),
+        "5 paths could not be read and were skipped: a, b, c and 2 more. Check permissions with \
+         bash (ls -l) if they matter"
+    );
+}
