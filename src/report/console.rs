@@ -13,8 +13,11 @@ use crate::scenario::Failure;
 pub fn scenario_line(outcome: &ScenarioOutcome) -> String {
     match outcome.status {
         Status::Passed => format!(
-            "PASS  {}  ({} calls, {} ms)",
-            outcome.name, outcome.stats.calls, outcome.stats.duration_ms
+            "PASS  {}  ({} call{}, {} ms)",
+            outcome.name,
+            outcome.stats.calls,
+            if outcome.stats.calls == 1 { "" } else { "s" },
+            outcome.stats.duration_ms
         ),
         Status::Failed => format!(
             "FAIL  {}  ({} failed check{})",
@@ -49,9 +52,20 @@ pub fn failure_details(summary: &RunSummary) -> String {
     out
 }
 
+/// Lines of one value shown on the console; the rest is summarised (the
+/// report files keep everything).
+const MAX_SHOWN_LINES: usize = 40;
+
 fn indent(text: &str, prefix: &str) -> String {
     let mut out = String::new();
+    let total = text.lines().count();
     for (i, line) in text.lines().enumerate() {
+        if i == MAX_SHOWN_LINES {
+            out.push('\n');
+            out.push_str(prefix);
+            out.push_str(&format!("… {} more lines", total - MAX_SHOWN_LINES));
+            break;
+        }
         if i > 0 {
             out.push('\n');
             out.push_str(prefix);
@@ -76,6 +90,7 @@ pub fn render_failure(failure: &Failure) -> String {
     if is_long(&failure.expected) && is_long(&failure.actual) {
         let diff = similar::TextDiff::from_lines(&failure.expected, &failure.actual);
         let _ = writeln!(out, "    diff (- expected, + actual):");
+        let mut shown = 0;
         for change in diff
             .unified_diff()
             .context_radius(3)
@@ -91,6 +106,11 @@ pub fn render_failure(failure: &Failure) -> String {
                 similar::ChangeTag::Insert => '+',
                 similar::ChangeTag::Equal => ' ',
             };
+            shown += 1;
+            if shown > MAX_SHOWN_LINES * 2 {
+                let _ = writeln!(out, "      … (diff cut at {} lines)", MAX_SHOWN_LINES * 2);
+                break;
+            }
             let _ = writeln!(out, "      {sign}{}", change.1.trim_end_matches('\n'));
         }
     } else {
@@ -142,6 +162,23 @@ mod tests {
             render_failure(&f),
             "  step 2 (read) · contains\n    expected: text containing \"x\"\n    actual:   a\n              b\n"
         );
+    }
+
+    #[test]
+    fn very_long_values_are_cut_on_the_console() {
+        let long: String = (1..=100).map(|i| format!("{i}\n")).collect();
+        let f = Failure {
+            step: None,
+            check: "contains".into(),
+            expected: "text containing \"x\"".into(),
+            actual: long,
+        };
+        let text = render_failure(&f);
+        assert!(
+            text.contains("              40\n              … 60 more lines\n"),
+            "{text}"
+        );
+        assert!(!text.contains("\n              41\n"), "{text}");
     }
 
     #[test]
