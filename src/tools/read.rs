@@ -135,6 +135,13 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             "Cannot read {display}: it is a directory. Use ls to list it, or read a file inside it."
         )));
     }
+    if !meta.is_file() {
+        // A FIFO, socket or device could block forever or never end.
+        return Err(ToolError::failed(format!(
+            "Cannot read {display}: it is not a regular file (a pipe, socket or device). Use bash \
+             if you really need to read from it, with a timeout."
+        )));
+    }
     let mut file = fs
         .open(&resolved.abs)
         .map_err(|err| ToolError::failed(describe_io_error("read", &display, &err)))?;

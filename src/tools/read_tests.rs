@@ -344,3 +344,29 @@ async fn symlink_escape_is_refused_on_disk() {
     );
     assert!(r.text().contains("through a symlink"), "{}", r.text());
 }
+
+#[tokio::test]
+async fn fifos_are_refused_instead_of_blocking() {
+    let h = Harness::local();
+    let fifo = h.root().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let r = h.call("read", json!({"path": "pipe"})).await;
+    assert!(r.is_error);
+    assert!(
+        r.text()
+            .starts_with("Cannot read pipe: it is not a regular file"),
+        "{}",
+        r.text()
+    );
+    let r = h
+        .call("write", json!({"path": "pipe", "content": "x"}))
+        .await;
+    assert!(
+        r.text()
+            .starts_with("Cannot write pipe: it is not a regular file"),
+        "{}",
+        r.text()
+    );
+}

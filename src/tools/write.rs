@@ -96,6 +96,15 @@ fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
             "Cannot write {display}: it is a directory. Give the path of a file inside it."
         )));
     }
+    if existing
+        .as_ref()
+        .is_some_and(|m| !m.is_dir() && !m.is_file())
+    {
+        return Err(ToolError::failed(format!(
+            "Cannot write {display}: it is not a regular file (a pipe, socket or device), and \
+             writing to it could block. Write to a regular file instead."
+        )));
+    }
     if let Some(parent) = resolved.abs.parent()
         && fs.metadata(parent).is_err()
     {
