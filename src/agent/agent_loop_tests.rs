@@ -258,7 +258,7 @@ async fn validation_errors_and_unknown_tools_get_results_and_the_loop_goes_on() 
         t.calls[1]
             .result
             .text()
-            .starts_with("Tool \"frobnicate\" not found. Available tools: read, write")
+            .starts_with("Tool \"frobnicate\" not found. Available tools: read, bash, edit, write, grep, find, ls, gate, serial.")
     );
     assert_eq!(t.assistant_messages().count(), 2);
 }

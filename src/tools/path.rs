@@ -200,7 +200,16 @@ impl PathPolicy {
 
     /// Resolves an argument and applies confinement.
     pub fn resolve(&self, fs: &dyn FsOps, raw: &str) -> Result<ResolvedPath, PathError> {
-        let abs = self.absolute(raw);
+        self.resolve_absolute(fs, raw, self.absolute(raw))
+    }
+
+    /// Applies confinement to an absolute path computed from `raw`.
+    pub fn resolve_absolute(
+        &self,
+        fs: &dyn FsOps,
+        raw: &str,
+        abs: PathBuf,
+    ) -> Result<ResolvedPath, PathError> {
         let real = real_path(fs, &abs).map_err(|err| PathError::Unresolvable {
             raw: raw.to_owned(),
             reason: err.to_string(),
@@ -275,6 +284,38 @@ impl PathPolicy {
         }
         Vec::new()
     }
+}
+
+/// The other spellings `read` tries when a path does not exist
+/// (§common.3.4), in order: a narrow no-break space (U+202F) before `AM.` /
+/// `PM.` as in macOS screenshot names, the path in Unicode NFD, ASCII
+/// apostrophes as U+2019, and NFD with curly apostrophes.
+pub fn read_variants(abs: &Path) -> Vec<PathBuf> {
+    use unicode_normalization::UnicodeNormalization;
+    let text = abs.to_string_lossy();
+    let mut am_pm = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        let marker = chars
+            .get(i + 1..i + 4)
+            .map(|w| w.iter().collect::<String>().to_ascii_uppercase());
+        if *c == ' ' && matches!(marker.as_deref(), Some("AM." | "PM.")) {
+            am_pm.push('\u{202F}');
+        } else {
+            am_pm.push(*c);
+        }
+    }
+    let nfd: String = text.nfd().collect();
+    let curly = text.replace('\'', "\u{2019}");
+    let nfd_curly = nfd.replace('\'', "\u{2019}");
+    let mut out: Vec<PathBuf> = Vec::new();
+    for candidate in [am_pm, nfd, curly, nfd_curly] {
+        let candidate = PathBuf::from(candidate);
+        if candidate.as_path() != abs && !out.contains(&candidate) {
+            out.push(candidate);
+        }
+    }
+    out
 }
 
 /// The names in `dir` that look like `wanted`, best first.
@@ -487,6 +528,25 @@ mod tests {
             vec!["README.md"]
         );
         assert!(p.suggest(&fs, Path::new("/ws/src/zzzzzz.py")).is_empty());
+    }
+
+    #[test]
+    fn read_variants_cover_screenshots_nfd_and_apostrophes() {
+        let variants = read_variants(Path::new("/ws/Screenshot 2024 at 10.00.00 am.png"));
+        assert_eq!(
+            variants[0],
+            PathBuf::from("/ws/Screenshot 2024 at 10.00.00\u{202F}am.png")
+        );
+        let variants = read_variants(Path::new("/ws/café's.txt"));
+        assert_eq!(
+            variants,
+            vec![
+                PathBuf::from("/ws/cafe\u{301}'s.txt"),
+                PathBuf::from("/ws/café\u{2019}s.txt"),
+                PathBuf::from("/ws/cafe\u{301}\u{2019}s.txt"),
+            ]
+        );
+        assert!(read_variants(Path::new("/ws/plain.txt")).is_empty());
     }
 
     #[test]

@@ -113,10 +113,23 @@ impl Tool for ReadTool {
 fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let workspace = &ctx.workspace;
     let fs = workspace.fs().as_ref();
-    let resolved = workspace
+    let mut resolved = workspace
         .paths()
         .resolve(fs, &args.path)
         .map_err(|err| ToolError::failed(err.to_string()))?;
+    if fs.metadata(&resolved.abs).is_err() {
+        // Names a model cannot type: macOS screenshot spaces, NFD, curly
+        // apostrophes (§common.3.4).
+        if let Some(found) = super::path::read_variants(&resolved.abs)
+            .into_iter()
+            .find(|variant| fs.metadata(variant).is_ok())
+        {
+            resolved = workspace
+                .paths()
+                .resolve_absolute(fs, &args.path, found)
+                .map_err(|err| ToolError::failed(err.to_string()))?;
+        }
+    }
     let display = resolved.display.clone();
     let meta = match fs.metadata(&resolved.abs) {
         Ok(meta) => meta,

@@ -370,3 +370,25 @@ async fn fifos_are_refused_instead_of_blocking() {
         r.text()
     );
 }
+
+#[tokio::test]
+async fn read_finds_names_a_model_cannot_type() {
+    let h = Harness::memory();
+    h.add_file(
+        "Screenshot 2024-01-01 at 10.00.00\u{202F}AM.png.txt",
+        "shot\n",
+    );
+    h.add_file("it\u{2019}s.md", "curly\n");
+    h.add_file("cafe\u{301}.txt", "nfd\n");
+    let r = h
+        .call(
+            "read",
+            json!({"path": "Screenshot 2024-01-01 at 10.00.00 AM.png.txt"}),
+        )
+        .await;
+    assert_eq!(r.text(), "shot\n");
+    let r = h.call("read", json!({"path": "it's.md"})).await;
+    assert_eq!(r.text(), "curly\n");
+    let r = h.call("read", json!({"path": "café.txt"})).await;
+    assert_eq!(r.text(), "nfd\n");
+}

@@ -270,17 +270,15 @@ impl std::fmt::Debug for Registry {
 impl Registry {
     /// A builder with the seven built-in tools, all active (preset `all`).
     pub fn builder(workspace: Workspace) -> RegistryBuilder {
-        let tools = super::builtin_tools();
-        let limits = Limits::default();
-        let active = tools
-            .iter()
-            .map(|t| t.spec(&limits).name.to_owned())
-            .collect();
         RegistryBuilder {
             workspace,
-            limits,
-            tools,
-            active,
+            limits: Limits::default(),
+            tools: super::builtin_tools(),
+            active: Preset::All
+                .names()
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
             deny: Vec::new(),
         }
     }
@@ -572,3 +570,7 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         "a panic without a message".to_owned()
     }
 }
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod tests;

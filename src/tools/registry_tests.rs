@@ -1,0 +1,230 @@
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::*;
+use crate::tools::Tool;
+use crate::tools::ToolOutput;
+use crate::tools::ops::LocalProcess;
+use crate::tools::ops::MemoryFs;
+
+fn workspace() -> Workspace {
+    let fs = MemoryFs::new();
+    fs.add_file("/ws/a.txt", "a\n");
+    Workspace::new(Arc::new(fs), Arc::new(LocalProcess::default()), "/ws", true).unwrap()
+}
+
+struct Panicky;
+
+#[derive(Deserialize)]
+struct NoArgs {}
+
+impl Tool for Panicky {
+    type Args = NoArgs;
+
+    fn spec(&self, _limits: &Limits) -> ToolSpec {
+        ToolSpec {
+            name: "panicky",
+            label: "Panicky",
+            description: "always panics".into(),
+            prompt_snippet: "panic".into(),
+            prompt_guidelines: vec![],
+            parameters: json!({"type": "object", "properties": {}}),
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+
+    async fn execute(&self, _args: NoArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        panic!("boom")
+    }
+}
+
+async fn dispatch(registry: &Registry, name: &str, args: serde_json::Value) -> ToolResult {
+    registry
+        .dispatch(
+            &ToolCall::new("c", name, args),
+            CancellationToken::new(),
+            UpdateSink::discard(),
+        )
+        .await
+}
+
+#[test]
+fn presets_allow_and_deny() {
+    let names = |b: RegistryBuilder| b.build().unwrap().active_names();
+    assert_eq!(
+        names(Registry::builder(workspace())),
+        ALL_TOOL_NAMES.to_vec()
+    );
+    assert_eq!(
+        names(Registry::builder(workspace()).preset(Preset::Coding)),
+        vec!["read", "bash", "edit", "write"]
+    );
+    assert_eq!(
+        names(Registry::builder(workspace()).preset(Preset::Readonly)),
+        vec!["read", "grep", "find", "ls"]
+    );
+    assert_eq!(
+        names(Registry::builder(workspace()).allow(["ls", "read"])),
+        vec!["ls", "read"]
+    );
+    assert_eq!(
+        names(
+            Registry::builder(workspace())
+                .preset(Preset::Coding)
+                .deny(["bash"])
+        ),
+        vec!["read", "edit", "write"]
+    );
+}
+
+#[test]
+fn unknown_names_in_lists_fail_at_build_time() {
+    let err = Registry::builder(workspace())
+        .allow(["read", "grpe"])
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unknown tool `grpe` (known tools: read, write, edit, bash, grep, find, ls)"
+    );
+    assert!(
+        Registry::builder(workspace())
+            .deny(["nope"])
+            .build()
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_tool_becomes_an_error_result() {
+    let registry = Registry::builder(workspace())
+        .tool(Arc::new(Panicky))
+        .build()
+        .unwrap();
+    let r = dispatch(&registry, "panicky", json!({})).await;
+    assert!(r.is_error);
+    assert_eq!(
+        r.text(),
+        "Internal error in the tool layer: the tool panicked: boom. This is not caused by your \
+         arguments; try the call again or use another tool."
+    );
+    assert_eq!(r.internal_error.as_deref(), Some("the tool panicked: boom"));
+    // The registry still works afterwards.
+    assert_eq!(
+        dispatch(&registry, "read", json!({"path": "a.txt"}))
+            .await
+            .text(),
+        "a\n"
+    );
+}
+
+#[tokio::test]
+async fn inactive_and_unknown_tools_list_what_is_available() {
+    let registry = Registry::builder(workspace())
+        .preset(Preset::Readonly)
+        .build()
+        .unwrap();
+    let r = dispatch(&registry, "write", json!({})).await;
+    assert_eq!(
+        r.text(),
+        "Tool \"write\" is not active in this session. Available tools: read, grep, find, ls. Use \
+         one of those instead."
+    );
+    assert_eq!(
+        r.details,
+        Some(json!({"available_tools": ["read", "grep", "find", "ls"]}))
+    );
+    let r = dispatch(&registry, "Read", json!({})).await;
+    assert!(
+        r.text()
+            .starts_with("Tool \"Read\" not found. Available tools: read, grep, find, ls.")
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_call_gets_a_cancelled_result_without_running() {
+    let registry = Registry::builder(workspace()).build().unwrap();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let r = registry
+        .dispatch(
+            &ToolCall::new("c", "write", json!({"path": "b.txt", "content": "x"})),
+            cancel,
+            UpdateSink::discard(),
+        )
+        .await;
+    assert!(r.is_error);
+    assert_eq!(r.text(), crate::tools::error::CANCELLED_MESSAGE);
+    assert!(
+        registry
+            .workspace()
+            .fs()
+            .metadata(std::path::Path::new("/ws/b.txt"))
+            .is_err()
+    );
+}
+
+#[test]
+fn the_prompt_section_lists_tools_and_guidelines_once() {
+    let registry = Registry::builder(workspace())
+        .preset(Preset::Coding)
+        .build()
+        .unwrap();
+    let text = registry.prompt_section();
+    assert!(text.starts_with("Available tools:\n- read: "), "{text}");
+    assert!(text.contains("\n- bash: "), "{text}");
+    // bash without grep/find/ls gets the hint to use bash for searching.
+    assert!(
+        text.contains("- Use bash for file operations like ls, rg and find.\n"),
+        "{text}"
+    );
+    let all = Registry::builder(workspace())
+        .build()
+        .unwrap()
+        .prompt_section();
+    assert!(!all.contains("Use bash for file operations"), "{all}");
+}
+
+#[test]
+fn every_number_in_a_description_follows_the_limits() {
+    let limits = Limits {
+        max_lines: 123,
+        max_bytes: 4096,
+        grep_limit: 7,
+        find_limit: 8,
+        ls_limit: 9,
+        grep_max_line: 77,
+        bash_timeout: None,
+    };
+    let registry = Registry::builder(workspace())
+        .limits(limits)
+        .build()
+        .unwrap();
+    let read = registry.spec("read").unwrap();
+    assert!(
+        read.description.contains("123 lines or 4.0KB"),
+        "{}",
+        read.description
+    );
+    let grep = &registry.spec("grep").unwrap().description;
+    assert!(grep.contains('7') && grep.contains("77"), "{grep}");
+    assert!(registry.spec("find").unwrap().description.contains('8'));
+    assert!(registry.spec("ls").unwrap().description.contains('9'));
+    for spec in registry.specs() {
+        assert!(
+            !spec.description.contains("2000"),
+            "{}: {}",
+            spec.name,
+            spec.description
+        );
+        assert!(
+            !spec.description.contains("50KB") && !spec.description.contains("50.0KB"),
+            "{}: {}",
+            spec.name,
+            spec.description
+        );
+    }
+}
