@@ -255,3 +255,50 @@ fn no_scenarios_is_a_usage_error() {
     let out = harness_in(tmp.path(), tmp.path(), &["run", "missing-dir"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_shipped_suite_passes_and_fails_when_an_expectation_is_made_wrong() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let copy = tempfile::tempdir().unwrap();
+    copy_tree(&repo.join("scenarios"), &copy.path().join("scenarios"));
+    std::os::unix::fs::symlink(repo.join("fixtures"), copy.path().join("fixtures")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = harness_in(
+        copy.path(),
+        tmp.path(),
+        &["run", "scenarios", "--tokenizer", "chars4"],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains(" 0 failed"), "{stdout}");
+
+    let basic = copy.path().join("scenarios/read/basic.yaml");
+    let text_before = std::fs::read_to_string(&basic).unwrap();
+    let wrong = text_before.replace(
+        "equals: \"# Notes\\n\\n- one\\n- two\\n\"",
+        "equals: \"# Notes\\n\\n- one\\n- three\\n\"",
+    );
+    assert_ne!(wrong, text_before);
+    std::fs::write(&basic, wrong).unwrap();
+    let out = harness_in(copy.path(), tmp.path(), &["run", "scenarios/read"]);
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("FAIL  read returns a small file unchanged"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("step 1 (read) · equals"), "{stdout}");
+}
