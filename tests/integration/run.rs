@@ -302,3 +302,77 @@ fn the_shipped_suite_passes_and_fails_when_an_expectation_is_made_wrong() {
     );
     assert!(stdout.contains("step 1 (read) · equals"), "{stdout}");
 }
+
+#[test]
+fn a_scenario_over_its_time_budget_fails_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = harness_in(
+        &suites(),
+        tmp.path(),
+        &["run", "slow", "--timeout", "1", "--tokenizer", "chars4"],
+    );
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("PASS  a quick scenario"), "{stdout}");
+    assert!(
+        stdout.contains("  scenario · timeout\n    expected: the scenario finishes within 1.0 s\n"),
+        "{stdout}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn fail_fast_stops_starting_scenarios() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = harness_in(
+        &suites(),
+        tmp.path(),
+        &[
+            "run",
+            "failing",
+            "--fail-fast",
+            "--jobs",
+            "1",
+            "--tokenizer",
+            "chars4",
+        ],
+    );
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    // failing/right.yaml runs first and passes; wrong.yaml fails; nothing after.
+    assert!(stdout.contains("1 passed, 1 failed"), "{stdout}");
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_removes_workspaces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "slow", "--jobs", "1", "--tokenizer", "chars4"])
+        .current_dir(suites())
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first scenario's workspace exists (bounded).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_dir(tmp.path()).unwrap().next().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never started"
+        );
+        std::thread::yield_now();
+    }
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("(interrupted)"), "{stdout}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("harness-ws-"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
