@@ -347,7 +347,7 @@ fn fail_fast_stops_starting_scenarios() {
 #[test]
 fn ctrl_c_stops_the_run_and_removes_workspaces() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+    let child = Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(["run", "slow", "--jobs", "1", "--tokenizer", "chars4"])
         .current_dir(suites())
         .env("TMPDIR", tmp.path())
