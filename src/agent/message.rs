@@ -120,16 +120,7 @@ impl ToolResultMessage {
 
     /// The text blocks joined by newlines.
     pub fn text(&self) -> String {
-        let mut out = String::new();
-        for block in &self.content {
-            if let Content::Text { text } = block {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(text);
-            }
-        }
-        out
+        crate::tools::contract::text_of(&self.content)
     }
 }
 

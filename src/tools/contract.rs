@@ -54,6 +54,20 @@ impl Content {
     }
 }
 
+/// The text blocks of `content` joined by newlines (images are skipped).
+pub fn text_of(content: &[Content]) -> String {
+    let mut out = String::new();
+    for block in content {
+        if let Content::Text { text } = block {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(text);
+        }
+    }
+    out
+}
+
 /// What a tool returns when it succeeds.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolOutput {
@@ -120,16 +134,7 @@ impl ToolResult {
 
     /// The text blocks joined by newlines (images are skipped).
     pub fn text(&self) -> String {
-        let mut out = String::new();
-        for block in &self.content {
-            if let Content::Text { text } = block {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(text);
-            }
-        }
-        out
+        text_of(&self.content)
     }
 }
 

@@ -31,14 +31,13 @@ use super::contract::ToolSpec;
 use super::error::ToolError;
 use super::fs_error::describe_io_error;
 use super::ops::FileKind;
-use super::ops::WalkOptions;
 use super::path::not_found_message;
 use super::truncate::format_size;
 use super::truncate::truncate_head;
 use super::walk::NamePattern;
 use super::walk::effective_limit;
-use super::walk::ignore_base;
 use super::walk::relative_display;
+use super::walk::search_walk;
 use super::walk::shown_path;
 use super::walk::unreadable_notice;
 
@@ -155,20 +154,7 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         ))
     })?;
     let limit = effective_limit(args.limit, ctx.limits.find_limit);
-    let options = WalkOptions {
-        respect_ignore_files: true,
-        include_dirs: true,
-        max_depth: None,
-        ignore_base: ignore_base(workspace.root(), &resolved.real),
-        cancel: Some(ctx.cancel.clone()),
-    };
-    let walk = fs.walk(&resolved.real, &options).map_err(|err| {
-        if ctx.cancel.is_cancelled() {
-            ToolError::cancelled()
-        } else {
-            ToolError::failed(describe_io_error("search", &display, &err))
-        }
-    })?;
+    let walk = search_walk(ctx, &resolved.real, true, &display)?;
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }

@@ -71,7 +71,6 @@ use super::error::ToolError;
 use super::fs_error::describe_io_error;
 use super::ops::FileKind;
 use super::ops::FsOps;
-use super::ops::WalkOptions;
 use super::path::not_found_message;
 use super::truncate::HeadTruncator;
 use super::truncate::TruncationLimits;
@@ -79,8 +78,8 @@ use super::truncate::format_size;
 use super::truncate::truncate_line;
 use super::walk::FileFilter;
 use super::walk::effective_limit;
-use super::walk::ignore_base;
 use super::walk::relative_display;
+use super::walk::search_walk;
 use super::walk::shown_path;
 use super::walk::unreadable_notice;
 
@@ -320,20 +319,7 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let mut unreadable: Vec<String> = Vec::new();
     let single_file = !meta.is_dir();
     let files = if meta.is_dir() {
-        let options = WalkOptions {
-            respect_ignore_files: true,
-            include_dirs: false,
-            max_depth: None,
-            ignore_base: ignore_base(workspace.root(), &resolved.real),
-            cancel: Some(ctx.cancel.clone()),
-        };
-        let walk = fs.walk(&resolved.real, &options).map_err(|err| {
-            if ctx.cancel.is_cancelled() {
-                ToolError::cancelled()
-            } else {
-                ToolError::failed(describe_io_error("search", &display, &err))
-            }
-        })?;
+        let walk = search_walk(ctx, &resolved.real, false, &display)?;
         for (path, _) in &walk.errors {
             unreadable.push(shown_path(workspace, &resolved.real, path));
         }

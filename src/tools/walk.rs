@@ -564,6 +564,33 @@ pub fn effective_limit(arg: Option<f64>, default: usize) -> usize {
     }
 }
 
+/// Walks `root` (a search tool's resolved directory) with the workspace's
+/// ignore rules, stopping when the call is cancelled; errors are worded for
+/// the model.
+pub(crate) fn search_walk(
+    ctx: &super::contract::ToolContext,
+    root: &Path,
+    include_dirs: bool,
+    display: &str,
+) -> Result<Walk, super::error::ToolError> {
+    let options = WalkOptions {
+        respect_ignore_files: true,
+        include_dirs,
+        max_depth: None,
+        ignore_base: ignore_base(ctx.workspace.root(), root),
+        cancel: Some(ctx.cancel.clone()),
+    };
+    ctx.workspace.fs().walk(root, &options).map_err(|err| {
+        if ctx.cancel.is_cancelled() {
+            super::error::ToolError::cancelled()
+        } else {
+            super::error::ToolError::failed(super::fs_error::describe_io_error(
+                "search", display, &err,
+            ))
+        }
+    })
+}
+
 /// The directory whose ignore files apply above `root`: the workspace root
 /// when `root` is inside it.
 pub fn ignore_base(workspace_root: &Path, root: &Path) -> Option<PathBuf> {
