@@ -126,6 +126,14 @@ fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .prefix(".harness-report-")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
+    // A temporary file is private (0600); a report is for everyone who
+    // can read the directory, like any file the user writes.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     tmp.persist(path).map_err(|err| err.error)?;
     Ok(())
 }

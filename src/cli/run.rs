@@ -140,6 +140,13 @@ pub fn run(args: RunArgs) -> u8 {
         );
         return exit::USAGE;
     }
+    if let (Some(partition), Some(file)) = (&args.partition, &args.outputs.save_baseline) {
+        eprintln!(
+            "note: {} will hold only partition {partition}; to record the whole suite, save the \
+             baseline from `harness report merge`",
+            file.display()
+        );
+    }
     let suite_scenarios = discovery.scenarios.len();
     let positions = match args.partition {
         Some(partition) => {

@@ -228,10 +228,4 @@ impl RunSummary {
     pub fn count(&self, status: Status) -> usize {
         self.scenarios.iter().filter(|s| s.status == status).count()
     }
-
-    /// Whether every scenario passed (or was skipped by `skip:`), none
-    /// failed to load, and the run was not interrupted.
-    pub fn succeeded(&self) -> bool {
-        self.count(Status::Failed) == 0 && !self.interrupted && self.load_errors.is_empty()
-    }
 }
