@@ -4,8 +4,10 @@
 
 mod call;
 mod check;
+mod report;
 mod run;
 mod schema;
+mod tokens;
 mod tools;
 
 use std::process::ExitCode;
@@ -37,6 +39,11 @@ enum Command {
     Call(call::CallArgs),
     /// Print the active tool definitions as a model receives them.
     Tools(tools::ToolsArgs),
+    /// Work with report files: merge partition reports.
+    Report(report::ReportArgs),
+    /// Print the token count of a file (or standard input) as the harness
+    /// prices text.
+    Tokens(tokens::TokensArgs),
 }
 
 /// Parses the command line, runs the command and returns its exit code.
@@ -60,6 +67,8 @@ pub fn main() -> ExitCode {
         Command::Schema(args) => schema::run(args),
         Command::Call(args) => call::run(args),
         Command::Tools(args) => tools::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Tokens(args) => tokens::run(args),
     };
     ExitCode::from(code)
 }

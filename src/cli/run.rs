@@ -9,13 +9,21 @@ use clap::Args;
 
 use crate::agent::TokenCounter;
 use crate::exit;
+use crate::report::Gate;
 use crate::report::console;
+use crate::report::gate;
+use crate::run::LoadError;
+use crate::run::Partition;
+use crate::run::PartitionInfo;
 use crate::run::RunConfig;
 use crate::run::RunEvent;
 use crate::run::Runner;
 use crate::run::Selection;
 use crate::run::Status;
 use crate::run::discover;
+
+use super::report::GateArgs;
+use super::report::OutputArgs;
 
 /// Flags of `harness run`.
 #[derive(Debug, Args)]
@@ -46,6 +54,14 @@ pub struct RunArgs {
     /// Token counter for figures: o200k (default), cl100k or chars4.
     #[arg(long, value_name = "NAME")]
     tokenizer: Option<String>,
+    /// Run one partition of the selection: hash:K/N (by a stable hash of
+    /// the scenario name) or slice:K/N (round robin in discovery order).
+    #[arg(long, value_name = "hash:K/N|slice:K/N")]
+    partition: Option<Partition>,
+    #[command(flatten)]
+    outputs: OutputArgs,
+    #[command(flatten)]
+    gates: GateArgs,
 }
 
 /// Parses a tokenizer name.
@@ -63,7 +79,7 @@ pub fn run(args: RunArgs) -> u8 {
         filter: args.filter.clone(),
         tags: args.tags.clone(),
     };
-    let discovery = discover(&paths, &selection);
+    let mut discovery = discover(&paths, &selection);
     for error in &discovery.errors {
         eprintln!("error: {error}");
     }
@@ -81,6 +97,25 @@ pub fn run(args: RunArgs) -> u8 {
         && !(t.is_finite() && t > 0.0)
     {
         return super::usage_error("--timeout must be a positive number of seconds");
+    }
+    let configured: Vec<Gate> = match super::report::suite_gates(
+        suite.and_then(|s| s.doc.gates.as_ref()),
+        suite.and_then(|s| s.dir.as_deref()),
+    ) {
+        Ok(gates) => gates,
+        Err(err) => return super::usage_error(err),
+    };
+    let (gates, baseline) = match args.gates.resolve(configured) {
+        Ok(resolved) => resolved,
+        Err(err) => return super::usage_error(err),
+    };
+    if let Some(baseline) = &baseline
+        && let Some(err) = super::report::tokenizer_mismatch(baseline, tokens.name())
+    {
+        return super::usage_error(err);
+    }
+    if let Err(err) = args.outputs.prepare() {
+        return super::usage_error(err);
     }
     let config = RunConfig {
         jobs: args
@@ -105,6 +140,26 @@ pub fn run(args: RunArgs) -> u8 {
         );
         return exit::USAGE;
     }
+    if let (Some(partition), Some(file)) = (&args.partition, &args.outputs.save_baseline) {
+        eprintln!(
+            "note: {} will hold only partition {partition}; to record the whole suite, save the \
+             baseline from `harness report merge`",
+            file.display()
+        );
+    }
+    let suite_scenarios = discovery.scenarios.len();
+    let positions = match args.partition {
+        Some(partition) => {
+            let positions = discovery.keep_partition(&partition);
+            if positions.is_empty() {
+                println!(
+                    "partition {partition} holds none of the {suite_scenarios} selected scenarios"
+                );
+            }
+            positions
+        }
+        None => (0..suite_scenarios).collect(),
+    };
     let terminal = std::io::stderr().is_terminal();
     let progress = terminal.then(|| {
         let bar = indicatif::ProgressBar::new(discovery.scenarios.len() as u64);
@@ -114,7 +169,7 @@ pub fn run(args: RunArgs) -> u8 {
         );
         bar
     });
-    let summary = Runner::new(config).run(&discovery.scenarios, |event| match event {
+    let mut summary = Runner::new(config).run(&discovery.scenarios, |event| match event {
         RunEvent::Started { .. } => {}
         RunEvent::Finished(outcome) => match &progress {
             Some(bar) => {
@@ -130,10 +185,16 @@ pub fn run(args: RunArgs) -> u8 {
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
-    let details = console::failure_details(&summary);
-    if !details.is_empty() {
-        println!("\nfailures:{details}");
+    for (outcome, position) in summary.scenarios.iter_mut().zip(&positions) {
+        outcome.index = *position;
     }
+    summary.partition = args.partition.map(|spec| PartitionInfo {
+        spec,
+        suite_scenarios,
+    });
+    summary.load_errors = discovery.errors.iter().map(LoadError::from).collect();
+    summary.gates = gates.iter().map(Gate::to_string).collect();
+    let comparison = baseline.map(|b| gate::compare(&summary, &b, &gates));
     if args.keep_workspaces {
         for outcome in &summary.scenarios {
             if let Some(ws) = &outcome.workspace {
@@ -141,18 +202,14 @@ pub fn run(args: RunArgs) -> u8 {
             }
         }
     }
-    println!("\n{}", console::summary_line(&summary));
+    super::report::print_result(&summary, comparison.as_ref());
+    let written = super::report::write_outputs(&args.outputs, &summary, comparison.as_ref());
     if !discovery.errors.is_empty() {
         eprintln!(
             "{} problem{} in scenario files (listed above); fix them and run again",
             discovery.errors.len(),
             if discovery.errors.len() == 1 { "" } else { "s" }
         );
-        return exit::USAGE;
     }
-    if summary.count(Status::Failed) > 0 || summary.interrupted {
-        exit::FAILED
-    } else {
-        exit::SUCCESS
-    }
+    super::report::exit_code(&summary, comparison.as_ref(), written)
 }

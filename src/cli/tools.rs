@@ -1,4 +1,4 @@
-//! `harness tools [--json]`.
+//! `harness tools [--json] [--tokens [--tokenizer NAME]]`.
 
 use clap::Args;
 
@@ -15,6 +15,18 @@ pub struct ToolsArgs {
     /// Active tools: a preset (coding, readonly, all) or a comma list.
     #[arg(long, value_name = "TOOLS")]
     tools: Option<String>,
+    /// Print what each definition costs in tokens (description, schema,
+    /// the whole definition) and the tool section of a request in total.
+    #[arg(long)]
+    tokens: bool,
+    /// Token counter for --tokens: o200k (default), cl100k or chars4.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "o200k",
+        requires = "tokens"
+    )]
+    tokenizer: String,
 }
 
 pub fn run(args: ToolsArgs) -> u8 {
@@ -28,6 +40,9 @@ pub fn run(args: ToolsArgs) -> u8 {
         Ok(registry) => registry,
         Err(err) => return super::usage_error(format!("--tools: {err}")),
     };
+    if args.tokens {
+        return print_costs(&registry, &args);
+    }
     if args.json {
         let definitions: Vec<_> = registry.specs().map(|s| s.definition()).collect();
         match serde_json::to_string_pretty(&definitions) {
@@ -66,5 +81,54 @@ pub fn run(args: ToolsArgs) -> u8 {
         }
         println!();
     }
+    exit::SUCCESS
+}
+
+fn print_costs(registry: &Registry, args: &ToolsArgs) -> u8 {
+    let tokens = match super::run::tokenizer(&args.tokenizer) {
+        Ok(t) => t,
+        Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
+    };
+    let costs = crate::run::stats::definition_costs(registry.specs(), tokens.as_ref());
+    if args.json {
+        match serde_json::to_string_pretty(&costs) {
+            Ok(json) => println!("{json}"),
+            Err(err) => return super::usage_error(err),
+        }
+        return exit::SUCCESS;
+    }
+    let width = costs
+        .tools
+        .iter()
+        .map(|c| c.tool.len())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    println!(
+        "{:<width$}  {:>11}  {:>6}  {:>10}",
+        "tool", "description", "schema", "definition"
+    );
+    for c in &costs.tools {
+        println!(
+            "{:<width$}  {:>11}  {:>6}  {:>10}",
+            c.tool, c.description_tokens, c.schema_tokens, c.definition_tokens
+        );
+    }
+    println!(
+        "{:<width$}  {:>11}  {:>6}  {:>10}",
+        "total",
+        costs
+            .tools
+            .iter()
+            .map(|c| c.description_tokens)
+            .sum::<u64>(),
+        costs.tools.iter().map(|c| c.schema_tokens).sum::<u64>(),
+        costs.total_tokens
+    );
+    println!(
+        "\n{} tokenizer; the total is the tool section of a request as sent (`tools:` and the \
+         definitions as one JSON array), which every request carries",
+        costs.tokenizer
+    );
     exit::SUCCESS
 }

@@ -13,6 +13,8 @@ use crate::scenario::Suite;
 use crate::scenario::load::SUITE_FILE;
 use crate::scenario::load_file;
 
+use super::partition::Partition;
+
 /// What to select.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
@@ -48,6 +50,22 @@ pub struct Discovery {
     pub errors: Vec<ScenarioError>,
     /// The suite files that applied, in the order first used.
     pub suites: Vec<Suite>,
+}
+
+impl Discovery {
+    /// Keeps only the scenarios of `partition` and returns the positions
+    /// (0-based) they had in the whole selection, in order.
+    pub fn keep_partition(&mut self, partition: &Partition) -> Vec<usize> {
+        let positions = partition.select(self.scenarios.iter().map(|s| s.name.as_str()));
+        let mut kept = positions.iter().peekable();
+        let all = std::mem::take(&mut self.scenarios);
+        for (position, scenario) in all.into_iter().enumerate() {
+            if kept.next_if(|&&p| p == position).is_some() {
+                self.scenarios.push(scenario);
+            }
+        }
+        positions
+    }
 }
 
 /// Whether a file name is a scenario file.

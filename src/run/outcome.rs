@@ -4,7 +4,10 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::scenario::Failure;
+use crate::scenario::ScenarioError;
 use crate::scenario::check::SnapshotOutcome;
+
+use super::partition::PartitionInfo;
 
 /// How a scenario ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,6 +108,11 @@ pub struct TurnStat {
 pub struct ScenarioOutcome {
     /// The scenario's name.
     pub name: String,
+    /// Its position in the whole selection, in discovery order (0-based).
+    /// A partition keeps the positions of the whole selection, so merged
+    /// partitions come back in the unpartitioned order.
+    #[serde(default)]
+    pub index: usize,
     /// The file it came from.
     pub file: String,
     /// Tags.
@@ -138,6 +146,7 @@ impl ScenarioOutcome {
     pub fn empty(name: &str, file: &str, tags: &[String], status: Status) -> Self {
         Self {
             name: name.to_owned(),
+            index: 0,
             file: file.to_owned(),
             tags: tags.to_vec(),
             status,
@@ -167,6 +176,51 @@ pub struct RunSummary {
     /// Whether the run was interrupted.
     #[serde(default)]
     pub interrupted: bool,
+    /// The partition this run was, if it was one.
+    #[serde(default)]
+    pub partition: Option<PartitionInfo>,
+    /// Scenario files (or parts of them) that could not be loaded.
+    #[serde(default)]
+    pub load_errors: Vec<LoadError>,
+    /// The gates configured for the run (`harness.yaml` and `--gate`), as
+    /// written (`tokens=+5%`); they apply when a baseline is given, also
+    /// later, to merged partitions.
+    #[serde(default)]
+    pub gates: Vec<String>,
+}
+
+/// A scenario file problem that kept scenarios from running.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LoadError {
+    /// The file.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What is wrong and what to change.
+    pub message: String,
+}
+
+impl From<&ScenarioError> for LoadError {
+    fn from(err: &ScenarioError) -> Self {
+        Self {
+            file: err.path.display().to_string(),
+            line: err.line,
+            column: err.column,
+            message: err.message.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
 }
 
 impl RunSummary {

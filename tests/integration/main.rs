@@ -8,4 +8,6 @@
 
 mod cli;
 mod layering;
+mod reports;
 mod run;
+mod xsd;

@@ -1,0 +1,356 @@
+//! Report files, baselines and gates on the command line: the flags that
+//! `harness run` and `harness report merge` share, the file writing, and
+//! `harness report merge` itself.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::Path;
+use std::path::PathBuf;
+
+use clap::Args;
+use clap::Subcommand;
+
+use crate::exit;
+use crate::report::Baseline;
+use crate::report::Comparison;
+use crate::report::Format;
+use crate::report::Gate;
+use crate::report::console;
+use crate::report::gate;
+use crate::report::json;
+use crate::report::merge;
+use crate::run::RunSummary;
+use crate::run::Status;
+
+/// Where reports go.
+#[derive(Debug, Default, Args)]
+pub struct OutputArgs {
+    /// Write every report into DIR: run.json, junit.xml, scenarios.csv,
+    /// calls.csv and summary.md (created if missing).
+    #[arg(long = "report", value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Write the JSON report (the whole run) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the per-scenario CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the per-call CSV to FILE.
+    #[arg(long = "calls-csv", value_name = "FILE")]
+    pub calls_csv: Option<PathBuf>,
+    /// Write the Markdown summary (for a pull-request comment) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write the per-scenario figures to FILE, to compare later runs with.
+    #[arg(long, value_name = "FILE")]
+    pub save_baseline: Option<PathBuf>,
+}
+
+/// A baseline to compare with, and the gates to judge.
+#[derive(Debug, Default, Args)]
+pub struct GateArgs {
+    /// Compare with a baseline (a --save-baseline file or a run.json); fail
+    /// when a scenario that passed there fails now, or a gate is breached.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// A gate: KEY=+LIMIT, e.g. tokens=+5%, retries=+0, errors=+0
+    /// (repeatable; overrides harness.yaml `gates`). Needs --baseline.
+    #[arg(long = "gate", value_name = "KEY=+LIMIT")]
+    pub gates: Vec<String>,
+}
+
+impl OutputArgs {
+    /// Every report file to write.
+    fn targets(&self) -> Vec<(Format, PathBuf)> {
+        let mut targets = Vec::new();
+        if let Some(dir) = &self.report_dir {
+            for format in Format::ALL {
+                targets.push((format, dir.join(format.file_name())));
+            }
+        }
+        for (format, file) in [
+            (Format::Json, &self.json),
+            (Format::Junit, &self.junit),
+            (Format::ScenariosCsv, &self.csv),
+            (Format::CallsCsv, &self.calls_csv),
+            (Format::Markdown, &self.markdown),
+        ] {
+            if let Some(file) = file {
+                targets.push((format, file.clone()));
+            }
+        }
+        targets
+    }
+
+    /// Creates the report directory and the parents of report files before
+    /// anything runs, so that an unusable place fails at once.
+    pub fn prepare(&self) -> Result<(), String> {
+        if let Some(dir) = &self.report_dir {
+            std::fs::create_dir_all(dir).map_err(|err| {
+                format!(
+                    "cannot create the report directory {}: {err}",
+                    dir.display()
+                )
+            })?;
+        }
+        let files = self
+            .targets()
+            .into_iter()
+            .map(|(_, file)| file)
+            .chain(self.save_baseline.clone());
+        for file in files {
+            if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|err| {
+                    format!("cannot create the directory of {}: {err}", file.display())
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same
+/// directory, so that a reader never sees half a report.
+fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(std::io::Error::other("it is a directory"));
+    }
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".harness-report-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    // A temporary file is private (0600); a report is for everyone who
+    // can read the directory, like any file the user writes.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
+    tmp.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+/// The gates of `harness.yaml` (`gates:`), parsed.
+pub fn suite_gates(
+    gates: Option<&BTreeMap<String, String>>,
+    suite_dir: Option<&Path>,
+) -> Result<Vec<Gate>, String> {
+    let Some(gates) = gates else {
+        return Ok(Vec::new());
+    };
+    let file = suite_dir.map_or_else(
+        || PathBuf::from(crate::scenario::load::SUITE_FILE),
+        |d| d.join(crate::scenario::load::SUITE_FILE),
+    );
+    gates
+        .iter()
+        .map(|(key, limit)| {
+            Gate::new(key, limit).map_err(|err| format!("{}: gates.{key}: {err}", file.display()))
+        })
+        .collect()
+}
+
+impl GateArgs {
+    /// The gates (`configured` first, the command line overriding by key)
+    /// and the baseline, if `--baseline` was given.
+    pub fn resolve(&self, configured: Vec<Gate>) -> Result<(Vec<Gate>, Option<Baseline>), String> {
+        let cli: Vec<Gate> = self
+            .gates
+            .iter()
+            .map(|g| g.parse().map_err(|err| format!("--gate: {err}")))
+            .collect::<Result<_, _>>()?;
+        let Some(path) = &self.baseline else {
+            if !cli.is_empty() {
+                return Err("--gate needs --baseline FILE to compare with".to_owned());
+            }
+            return Ok((gate::combine(configured), None));
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|err| format!("cannot read the baseline {}: {err}", path.display()))?;
+        let baseline =
+            Baseline::parse(&text).map_err(|err| format!("baseline {}: {err}", path.display()))?;
+        Ok((
+            gate::combine(configured.into_iter().chain(cli)),
+            Some(baseline),
+        ))
+    }
+}
+
+/// The usage error for a baseline counted with another tokenizer.
+pub fn tokenizer_mismatch(baseline: &Baseline, tokenizer: &str) -> Option<String> {
+    (baseline.tokenizer != tokenizer).then(|| {
+        format!(
+            "the baseline was counted with the {} tokenizer and this run uses {tokenizer}; run \
+             with --tokenizer {} or save a new baseline",
+            baseline.tokenizer, baseline.tokenizer
+        )
+    })
+}
+
+/// Prints the end of a run: failures, the summary line and the
+/// comparison.
+pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
+    let details = console::failure_details(summary);
+    if !details.is_empty() {
+        println!("\nfailures:{details}");
+    }
+    println!("\n{}", console::summary_line(summary));
+    if let Some(c) = comparison {
+        print!("{}", gate::console_text(c));
+    }
+}
+
+/// Writes every requested report and the baseline; prints what failed.
+/// Returns whether everything was written.
+pub fn write_outputs(
+    outputs: &OutputArgs,
+    summary: &RunSummary,
+    comparison: Option<&Comparison>,
+) -> bool {
+    let mut ok = true;
+    let mut written = Vec::new();
+    for (format, path) in outputs.targets() {
+        let result = crate::report::render(format, summary, comparison)
+            .map_err(|err| err.to_string())
+            .and_then(|bytes| write_file(&path, &bytes).map_err(|err| err.to_string()));
+        match result {
+            Ok(()) => written.push(path.display().to_string()),
+            Err(err) => {
+                eprintln!("error: cannot write the report {}: {err}", path.display());
+                ok = false;
+            }
+        }
+    }
+    if let Some(path) = &outputs.save_baseline {
+        let result = Baseline::of(summary)
+            .to_json()
+            .map_err(|err| err.to_string())
+            .and_then(|bytes| write_file(path, &bytes).map_err(|err| err.to_string()));
+        match result {
+            Ok(()) => written.push(path.display().to_string()),
+            Err(err) => {
+                eprintln!("error: cannot write the baseline {}: {err}", path.display());
+                ok = false;
+            }
+        }
+    }
+    if !written.is_empty() {
+        println!("wrote {}", written.join(", "));
+    }
+    if !ok {
+        eprintln!(
+            "error: some reports could not be written (exit {}); the run's own result is above: {}",
+            exit::USAGE,
+            console::summary_line(summary)
+        );
+    }
+    ok
+}
+
+/// The exit code: 2 for bad input or unwritten reports, else 1 for a
+/// failure, an interruption, a regression or a breached gate, else 0.
+pub fn exit_code(summary: &RunSummary, comparison: Option<&Comparison>, written: bool) -> u8 {
+    if !written || !summary.load_errors.is_empty() {
+        return exit::USAGE;
+    }
+    if summary.count(Status::Failed) > 0
+        || summary.interrupted
+        || comparison.is_some_and(|c| !c.passed)
+    {
+        return exit::FAILED;
+    }
+    exit::SUCCESS
+}
+
+/// Flags of `harness report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(subcommand)]
+    command: ReportCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ReportCommand {
+    /// Combine partition reports (run.json files) into one run and write
+    /// every format (exit 0 all passed and gates held, 1 a failure or a
+    /// breached gate, 2 bad input).
+    Merge(MergeArgs),
+}
+
+/// Flags of `harness report merge`.
+#[derive(Debug, Args)]
+struct MergeArgs {
+    /// The run.json of each partition.
+    #[arg(required = true, value_name = "FILES")]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    outputs: OutputArgs,
+    #[command(flatten)]
+    gates: GateArgs,
+}
+
+pub fn run(args: ReportArgs) -> u8 {
+    match args.command {
+        ReportCommand::Merge(args) => merge_reports(&args),
+    }
+}
+
+fn merge_reports(args: &MergeArgs) -> u8 {
+    let mut parts = Vec::new();
+    for file in &args.files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(err) => {
+                return super::usage_error(format!("cannot read {}: {err}", file.display()));
+            }
+        };
+        let report = match json::parse(&text) {
+            Ok(report) => report,
+            Err(err) => return super::usage_error(format!("{}: {err}", file.display())),
+        };
+        parts.push(merge::Part {
+            source: file.display().to_string(),
+            schema_version: report.schema_version,
+            summary: report.into_summary(),
+        });
+    }
+    let summary = match merge::merge(parts) {
+        Ok(summary) => summary,
+        Err(err) => return super::usage_error(format!("cannot merge: {err}")),
+    };
+    let recorded: Result<Vec<Gate>, String> =
+        summary.gates.iter().map(|g| g.parse::<Gate>()).collect();
+    let recorded = match recorded {
+        Ok(gates) => gates,
+        Err(err) => return super::usage_error(format!("the reports' gates: {err}")),
+    };
+    let (gates, baseline) = match args.gates.resolve(recorded) {
+        Ok(resolved) => resolved,
+        Err(err) => return super::usage_error(err),
+    };
+    if let Some(baseline) = &baseline
+        && let Some(err) = tokenizer_mismatch(baseline, &summary.tokenizer)
+    {
+        return super::usage_error(err);
+    }
+    let mut summary = summary;
+    summary.gates = gates.iter().map(Gate::to_string).collect();
+    if let Err(err) = args.outputs.prepare() {
+        return super::usage_error(err);
+    }
+    for error in &summary.load_errors {
+        eprintln!("error: {error}");
+    }
+    let comparison = baseline.map(|baseline| gate::compare(&summary, &baseline, &gates));
+    print_result(&summary, comparison.as_ref());
+    let written = write_outputs(&args.outputs, &summary, comparison.as_ref());
+    exit_code(&summary, comparison.as_ref(), written)
+}

@@ -1,0 +1,277 @@
+//! `run.json`: the whole run, for scripts and for `harness report merge`.
+//!
+//! The document is versioned with a top-level `schema_version`
+//! ([`SCHEMA_VERSION`]). Within a version, fields are only ever added;
+//! renaming or removing one, or changing its meaning, bumps the version.
+//! The names that scripts rely on are fixed: `schema_version`, `tokenizer`,
+//! `totals`, `scenarios[]` with `name`, `file`, `status` (`passed`,
+//! `failed`, `skipped`), `failures[]`, `stats` and `calls[]` (see
+//! docs/ci.md for every field).
+
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::run::LoadError;
+use crate::run::PartitionInfo;
+use crate::run::RunSummary;
+use crate::run::ScenarioOutcome;
+use crate::run::ScenarioStats;
+use crate::run::Status;
+use crate::run::stats;
+use crate::run::stats::ToolStats;
+
+use super::gate::Comparison;
+
+/// The version of the `run.json` format.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Scenarios by status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// All scenarios in the report.
+    pub scenarios: usize,
+    /// Passed.
+    pub passed: usize,
+    /// Failed.
+    pub failed: usize,
+    /// Skipped.
+    pub skipped: usize,
+}
+
+impl Counts {
+    /// The counts of a run.
+    pub fn of(summary: &RunSummary) -> Self {
+        Self {
+            scenarios: summary.scenarios.len(),
+            passed: summary.count(Status::Passed),
+            failed: summary.count(Status::Failed),
+            skipped: summary.count(Status::Skipped),
+        }
+    }
+}
+
+/// The `run.json` document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The harness version that wrote it.
+    pub harness_version: String,
+    /// The tokenizer every token figure was counted with.
+    pub tokenizer: String,
+    /// Wall time of the run.
+    pub duration_ms: u64,
+    /// Whether the run was interrupted (Ctrl-C).
+    pub interrupted: bool,
+    /// The partition this run was (`null` for a whole run).
+    pub partition: Option<PartitionInfo>,
+    /// Scenarios by status.
+    pub counts: Counts,
+    /// Every scenario's figures summed (`duration_ms`: the sum of the
+    /// scenarios' wall times).
+    pub totals: ScenarioStats,
+    /// Per-tool figures, by tool name.
+    pub tools: Vec<ToolStats>,
+    /// Scenario files that could not be loaded.
+    pub load_errors: Vec<LoadError>,
+    /// The gates configured for the run, as written (`tokens=+5%`).
+    pub gates: Vec<String>,
+    /// The comparison with a baseline (`null` without `--baseline`).
+    pub comparison: Option<Comparison>,
+    /// Every scenario, in discovery order.
+    pub scenarios: Vec<ScenarioOutcome>,
+}
+
+impl RunReport {
+    /// The report of a run.
+    pub fn new(summary: &RunSummary, comparison: Option<&Comparison>) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            harness_version: env!("CARGO_PKG_VERSION").to_owned(),
+            tokenizer: summary.tokenizer.clone(),
+            duration_ms: summary.duration_ms,
+            interrupted: summary.interrupted,
+            partition: summary.partition,
+            counts: Counts::of(summary),
+            totals: stats::totals(&summary.scenarios),
+            tools: stats::per_tool(summary),
+            load_errors: summary.load_errors.clone(),
+            gates: summary.gates.clone(),
+            comparison: comparison.cloned(),
+            scenarios: summary.scenarios.clone(),
+        }
+    }
+
+    /// The run it describes.
+    pub fn into_summary(self) -> RunSummary {
+        RunSummary {
+            scenarios: self.scenarios,
+            totals: self.totals,
+            tokenizer: self.tokenizer,
+            duration_ms: self.duration_ms,
+            interrupted: self.interrupted,
+            partition: self.partition,
+            load_errors: self.load_errors,
+            gates: self.gates,
+        }
+    }
+}
+
+/// `run.json` of a run: pretty JSON ending with a newline.
+pub fn render(
+    summary: &RunSummary,
+    comparison: Option<&Comparison>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut bytes = serde_json::to_vec_pretty(&RunReport::new(summary, comparison))?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Why a `run.json` could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Not JSON at all.
+    #[error("not valid JSON: {0}")]
+    Syntax(serde_json::Error),
+    /// JSON, but no `schema_version`.
+    #[error("not a harness run report (no `schema_version`)")]
+    NotAReport,
+    /// A version this harness does not read.
+    #[error(
+        "run report schema_version {found} is not supported (this harness reads {SCHEMA_VERSION})"
+    )]
+    Version {
+        /// The version found.
+        found: u64,
+    },
+    /// The right version, but fields are wrong.
+    #[error("invalid run report: {0}")]
+    Shape(serde_json::Error),
+}
+
+/// Reads a `run.json`, checking its `schema_version` first.
+pub fn parse(text: &str) -> Result<RunReport, ReadError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(ReadError::Syntax)?;
+    parse_report(value)
+}
+
+fn parse_report(value: serde_json::Value) -> Result<RunReport, ReadError> {
+    let version = value
+        .get("schema_version")
+        .ok_or(ReadError::NotAReport)?
+        .as_u64()
+        .ok_or(ReadError::NotAReport)?;
+    if version != u64::from(SCHEMA_VERSION) {
+        return Err(ReadError::Version { found: version });
+    }
+    serde_json::from_value(value).map_err(ReadError::Shape)
+}
+
+/// The run of a parsed `run.json` value.
+pub fn parse_value(value: serde_json::Value) -> Result<RunSummary, ReadError> {
+    parse_report(value).map(RunReport::into_summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::run::CallStat;
+
+    fn summary() -> RunSummary {
+        let mut a = ScenarioOutcome::empty("a", "s/a.yaml", &["t".into()], Status::Passed);
+        a.stats.calls = 1;
+        a.stats.result_tokens = 7;
+        a.calls.push(CallStat {
+            id: "call_1_1".into(),
+            tool: "read".into(),
+            turn: 1,
+            result_tokens: 7,
+            ..CallStat::default()
+        });
+        let mut b = ScenarioOutcome::empty("b", "s/b.yaml", &[], Status::Skipped);
+        b.index = 1;
+        b.skip_reason = Some("later".into());
+        RunSummary {
+            scenarios: vec![a, b],
+            tokenizer: "o200k".into(),
+            duration_ms: 5,
+            ..RunSummary::default()
+        }
+    }
+
+    #[test]
+    fn the_fixed_names_are_there() {
+        let bytes = render(&summary(), None).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(value["schema_version"], 1);
+        assert_eq!(value["tokenizer"], "o200k");
+        assert_eq!(value["totals"]["result_tokens"], 7);
+        let a = &value["scenarios"][0];
+        for key in ["name", "file", "status", "failures", "stats", "calls"] {
+            assert!(a.get(key).is_some(), "{key}");
+        }
+        for key in [
+            "turns",
+            "calls",
+            "errors",
+            "retries",
+            "retries_avoided",
+            "result_tokens",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "duration_ms",
+        ] {
+            assert!(a["stats"].get(key).is_some(), "{key}");
+            assert!(value["totals"].get(key).is_some(), "{key}");
+        }
+        for key in [
+            "tool",
+            "is_error",
+            "truncated",
+            "args_tokens",
+            "result_tokens",
+        ] {
+            assert!(a["calls"][0].get(key).is_some(), "{key}");
+        }
+        assert_eq!(value["scenarios"][1]["status"], "skipped");
+        assert_eq!(value["comparison"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn round_trips() {
+        let s = summary();
+        let bytes = render(&s, None).unwrap();
+        let back = parse(std::str::from_utf8(&bytes).unwrap())
+            .unwrap()
+            .into_summary();
+        assert_eq!(back.scenarios, s.scenarios);
+        assert_eq!(back.tokenizer, s.tokenizer);
+    }
+
+    #[test]
+    fn other_versions_and_documents_are_refused() {
+        assert_eq!(
+            parse(r#"{"schema_version": 2}"#).unwrap_err().to_string(),
+            "run report schema_version 2 is not supported (this harness reads 1)"
+        );
+        assert_eq!(
+            parse(r#"{"scenarios": []}"#).unwrap_err().to_string(),
+            "not a harness run report (no `schema_version`)"
+        );
+        assert!(
+            parse("[")
+                .unwrap_err()
+                .to_string()
+                .starts_with("not valid JSON")
+        );
+        assert!(
+            parse(r#"{"schema_version": 1}"#)
+                .unwrap_err()
+                .to_string()
+                .starts_with("invalid run report")
+        );
+    }
+}

@@ -1,0 +1,366 @@
+//! `junit.xml`: one `<testcase>` per scenario, in the JUnit XML dialect
+//! that Jenkins, GitLab and the GitHub Actions test reporters read.
+//!
+//! The document keeps to the common schema (tests/fixtures/reports/junit.xsd
+//! describes it), so some readers' extensions are left out on purpose:
+//!
+//! - `<testsuites>` holds a `<testsuite name="harness">`; its `<properties>`
+//!   carry the run's figures (tokenizer, token totals, retries …) and,
+//!   with a baseline, the baseline's totals.
+//! - Each scenario is a `<testcase name="NAME" classname="DIR.FILE">` (the
+//!   file path without extension, `/` → `.`, so Jenkins groups by
+//!   directory). A failed scenario has one `<failure>` whose `message` names
+//!   the first failed check and whose text lists them all with expected and
+//!   actual values; a skipped one has `<skipped message="REASON"/>`. The
+//!   scenario's figures and its calls are in `<system-out>`, since the
+//!   common schema has no per-testcase properties.
+//! - A scenario file that could not be loaded is a testcase with an
+//!   `<error>`.
+//! - With a baseline, a second `<testsuite name="harness gates">` has one
+//!   testcase per gate (failed when breached) and one for regressions.
+//!
+//! Text is escaped for XML; characters XML 1.0 cannot hold (most control
+//! characters, such as the ESC of ANSI colours) are written as `\u{1b}`.
+
+use std::fmt::Write as _;
+
+use crate::run::RunSummary;
+use crate::run::ScenarioOutcome;
+use crate::run::ScenarioStats;
+use crate::run::Status;
+use crate::run::stats;
+
+use super::console::render_failure;
+use super::gate::Comparison;
+use super::gate::Figures;
+
+/// Escapes text for an attribute value or element content. Line breaks and
+/// tabs in attributes become character references, so parsers keep them.
+fn escape(text: &str, attribute: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' if attribute => out.push_str("&quot;"),
+            '\'' if attribute => out.push_str("&apos;"),
+            '\n' if attribute => out.push_str("&#10;"),
+            '\t' if attribute => out.push_str("&#9;"),
+            '\r' => out.push_str("&#13;"),
+            '\n' | '\t' => out.push(c),
+            c if is_xml_char(c) => out.push(c),
+            c => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+        }
+    }
+    out
+}
+
+/// Whether XML 1.0 can hold `c` (the `Char` production).
+fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+fn attr(text: &str) -> String {
+    escape(text, true)
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+fn classname(file: &str) -> String {
+    let path = file.strip_prefix("./").unwrap_or(file);
+    let path = path
+        .strip_suffix(".yaml")
+        .or_else(|| path.strip_suffix(".yml"))
+        .unwrap_or(path);
+    path.replace(['/', '\\'], ".")
+}
+
+fn stats_pairs(s: &ScenarioStats) -> [(&'static str, u64); 10] {
+    [
+        ("turns", s.turns),
+        ("calls", s.calls),
+        ("errors", s.errors),
+        ("retries", s.retries),
+        ("retries_avoided", s.retries_avoided),
+        ("result_tokens", s.result_tokens),
+        ("input_tokens", s.input_tokens),
+        ("output_tokens", s.output_tokens),
+        ("cache_read_tokens", s.cache_read_tokens),
+        ("cache_write_tokens", s.cache_write_tokens),
+    ]
+}
+
+fn figures_pairs(f: &Figures) -> [(&'static str, u64); 10] {
+    [
+        ("turns", f.turns),
+        ("calls", f.calls),
+        ("errors", f.errors),
+        ("retries", f.retries),
+        ("retries_avoided", f.retries_avoided),
+        ("result_tokens", f.result_tokens),
+        ("input_tokens", f.input_tokens),
+        ("output_tokens", f.output_tokens),
+        ("cache_read_tokens", f.cache_read_tokens),
+        ("cache_write_tokens", f.cache_write_tokens),
+    ]
+}
+
+fn property(out: &mut String, name: &str, value: &str) {
+    let _ = writeln!(
+        out,
+        "      <property name=\"{}\" value=\"{}\"/>",
+        attr(name),
+        attr(value)
+    );
+}
+
+/// The scenario's figures and calls, for `<system-out>`.
+fn system_out(outcome: &ScenarioOutcome, comparison: Option<&Comparison>) -> String {
+    let mut text = String::new();
+    let line = stats_pairs(&outcome.stats)
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let _ = writeln!(text, "{line}");
+    if let Some(change) =
+        comparison.and_then(|c| c.scenarios.iter().find(|s| s.name == outcome.name))
+    {
+        let line = figures_pairs(&change.baseline)
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let status = match change.baseline_status {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Skipped => "skipped",
+        };
+        let _ = writeln!(text, "baseline ({status}): {line}");
+    }
+    for call in &outcome.calls {
+        let _ = writeln!(
+            text,
+            "call {} {} turn={} retry={} is_error={} truncated={} args_tokens={} result_tokens={}",
+            call.id,
+            call.tool,
+            call.turn,
+            call.retry,
+            call.is_error,
+            call.truncated,
+            call.args_tokens,
+            call.result_tokens
+        );
+    }
+    text
+}
+
+fn testcase(out: &mut String, outcome: &ScenarioOutcome, comparison: Option<&Comparison>) {
+    let _ = writeln!(
+        out,
+        "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\">",
+        attr(&outcome.name),
+        attr(&classname(&outcome.file)),
+        seconds(outcome.stats.duration_ms)
+    );
+    match outcome.status {
+        Status::Passed => {}
+        Status::Skipped => {
+            let _ = writeln!(
+                out,
+                "      <skipped message=\"{}\"/>",
+                attr(outcome.skip_reason.as_deref().unwrap_or("skipped"))
+            );
+        }
+        Status::Failed => {
+            let count = outcome.failures.len();
+            let (message, kind) = match outcome.failures.first() {
+                Some(first) => (
+                    format!(
+                        "{count} failed check{}: {} · {}",
+                        if count == 1 { "" } else { "s" },
+                        first.step.as_deref().unwrap_or("scenario"),
+                        first.check
+                    ),
+                    first.check.clone(),
+                ),
+                None => ("failed".to_owned(), "failed".to_owned()),
+            };
+            let detail: String = outcome.failures.iter().map(render_failure).collect();
+            let _ = writeln!(
+                out,
+                "      <failure message=\"{}\" type=\"{}\">{}</failure>",
+                attr(&message),
+                attr(&kind),
+                escape(&detail, false)
+            );
+        }
+    }
+    if outcome.status != Status::Skipped {
+        let _ = writeln!(
+            out,
+            "      <system-out>{}</system-out>",
+            escape(&system_out(outcome, comparison), false)
+        );
+    }
+    out.push_str("    </testcase>\n");
+}
+
+/// The JUnit XML document of a run.
+pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> {
+    let totals = stats::totals(&summary.scenarios);
+    let tests = summary.scenarios.len() + summary.load_errors.len();
+    let failures = summary.count(Status::Failed);
+    let errors = summary.load_errors.len();
+    let skipped = summary.count(Status::Skipped);
+    // (name, failure message when it failed, detail lines)
+    let mut gate_cases: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
+    if let Some(c) = comparison {
+        for gate in &c.gates {
+            let detail: Vec<String> = gate.breaches.iter().map(|b| b.describe()).collect();
+            let n = detail.len();
+            let message = (!gate.held).then(|| {
+                format!(
+                    "gate {}: {n} breach{}",
+                    gate.gate,
+                    if n == 1 { "" } else { "es" }
+                )
+            });
+            gate_cases.push((format!("gate {}", gate.gate), message, detail));
+        }
+        let detail: Vec<String> = c
+            .regressions
+            .iter()
+            .map(|n| format!("`{n}` passed in the baseline and fails now"))
+            .collect();
+        let n = detail.len();
+        let message = (n > 0).then(|| {
+            format!(
+                "{n} scenario{} passed in the baseline and fail{} now",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "s" } else { "" }
+            )
+        });
+        gate_cases.push(("regressions".to_owned(), message, detail));
+    }
+    let gate_failures = gate_cases.iter().filter(|(_, m, _)| m.is_some()).count();
+
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"harness\" tests=\"{}\" failures=\"{}\" errors=\"{errors}\" time=\"{}\">",
+        tests + gate_cases.len(),
+        failures + gate_failures,
+        seconds(summary.duration_ms)
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"harness\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\">",
+        seconds(summary.duration_ms)
+    );
+    out.push_str("    <properties>\n");
+    property(&mut out, "tokenizer", &summary.tokenizer);
+    if let Some(info) = &summary.partition {
+        property(&mut out, "partition", &info.spec.to_string());
+    }
+    if summary.interrupted {
+        property(&mut out, "interrupted", "true");
+    }
+    for (name, value) in stats_pairs(&totals) {
+        property(&mut out, name, &value.to_string());
+    }
+    if let Some(c) = comparison {
+        for (name, value) in figures_pairs(&c.baseline_totals) {
+            property(&mut out, &format!("baseline.{name}"), &value.to_string());
+        }
+    }
+    out.push_str("    </properties>\n");
+    for outcome in &summary.scenarios {
+        testcase(&mut out, outcome, comparison);
+    }
+    for error in &summary.load_errors {
+        let _ = writeln!(
+            out,
+            "    <testcase name=\"{}\" classname=\"{}\" time=\"0.000\">",
+            attr(&format!("load {}", error.file)),
+            attr(&classname(&error.file))
+        );
+        let _ = writeln!(
+            out,
+            "      <error message=\"{}\" type=\"load\">{}</error>",
+            attr(&error.message),
+            escape(&error.to_string(), false)
+        );
+        out.push_str("    </testcase>\n");
+    }
+    out.push_str("  </testsuite>\n");
+    if comparison.is_some() {
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"harness gates\" tests=\"{}\" failures=\"{gate_failures}\" errors=\"0\" skipped=\"0\" time=\"0.000\">",
+            gate_cases.len()
+        );
+        for (name, message, detail) in &gate_cases {
+            let _ = write!(
+                out,
+                "    <testcase name=\"{}\" classname=\"harness.gates\" time=\"0.000\"",
+                attr(name)
+            );
+            match message {
+                None => out.push_str("/>\n"),
+                Some(message) => {
+                    out.push_str(">\n");
+                    let _ = writeln!(
+                        out,
+                        "      <failure message=\"{}\" type=\"gate\">{}</failure>",
+                        attr(message),
+                        escape(&(detail.join("\n") + "\n"), false)
+                    );
+                    out.push_str("    </testcase>\n");
+                }
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn escapes_markup_quotes_and_control_characters() {
+        assert_eq!(
+            escape("a<b>&\"c' \u{1b}[31m\r\n\t", true),
+            "a&lt;b&gt;&amp;&quot;c&apos; \\u{1b}[31m&#13;&#10;&#9;"
+        );
+        assert_eq!(escape("a\n\tb\u{0}", false), "a\n\tb\\u{0}");
+        assert_eq!(escape("é 🙂 \u{FFFE}", false), "é 🙂 \\u{fffe}");
+    }
+
+    #[test]
+    fn classnames_follow_the_path() {
+        assert_eq!(
+            classname("scenarios/read/basic.yaml"),
+            "scenarios.read.basic"
+        );
+        assert_eq!(classname("./a.yml"), "a");
+        assert_eq!(classname("a.b/c"), "a.b.c");
+    }
+
+    #[test]
+    fn times_are_seconds_with_three_decimals() {
+        assert_eq!(seconds(0), "0.000");
+        assert_eq!(seconds(1234), "1.234");
+        assert_eq!(seconds(5), "0.005");
+    }
+}

@@ -1,0 +1,437 @@
+//! `summary.md`: a summary fit for a pull-request comment: the verdict and
+//! totals, the failures, the gates and the changes against a baseline (or,
+//! without one, the scenarios that cost the most tokens), and per-tool
+//! figures.
+//!
+//! It stays well under the 65 536 characters a GitHub comment holds: long
+//! expected/actual texts are cut, and at most [`MAX_FAILED_SCENARIOS`]
+//! failed scenarios and [`MAX_ROWS`] rows per table are shown, with a note
+//! pointing to `run.json` for the rest.
+
+use std::fmt::Write as _;
+
+use crate::run::RunSummary;
+use crate::run::ScenarioOutcome;
+use crate::run::Status;
+use crate::run::stats;
+
+use super::gate::Comparison;
+use super::gate::ScenarioChange;
+use super::gate::change_text;
+
+/// Failed scenarios shown in full.
+pub const MAX_FAILED_SCENARIOS: usize = 20;
+/// Rows of the token tables.
+pub const MAX_ROWS: usize = 15;
+/// Characters of one expected or actual text.
+const MAX_TEXT: usize = 1200;
+
+/// Text as inline code, whatever backticks it holds; `|` escaped so that
+/// it can sit in a table cell.
+fn code(text: &str) -> String {
+    let text = text.replace(['\n', '\r'], " ");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}").replace('|', "\\|")
+}
+
+/// Plain text for Markdown outside code: no HTML, no emphasis, one line.
+fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '*' | '_' | '`' | '|' | '[' | ']' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A fenced block around `text`, cut to [`MAX_TEXT`] characters.
+fn block(text: &str) -> String {
+    let mut shown: String = text.chars().take(MAX_TEXT).collect();
+    let cut = shown.len() < text.len();
+    if cut {
+        shown.push_str("\n… (cut; the whole text is in run.json)");
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in shown.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat((longest + 1).max(3));
+    let body = if shown.is_empty() { "(empty)" } else { &shown };
+    format!("{fence}text\n{}\n{fence}\n", body.trim_end_matches('\n'))
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+fn heading(summary: &RunSummary, comparison: Option<&Comparison>) -> String {
+    let ok = summary.count(Status::Failed) == 0
+        && !summary.interrupted
+        && summary.load_errors.is_empty()
+        && comparison.is_none_or(|c| c.passed);
+    let scope = match &summary.partition {
+        Some(info) => format!(" (partition {})", info.spec),
+        None => String::new(),
+    };
+    format!(
+        "## harness{scope}: {}\n\n",
+        if ok { "✅ passed" } else { "❌ failed" }
+    )
+}
+
+fn totals_table(out: &mut String, summary: &RunSummary) {
+    let t = stats::totals(&summary.scenarios);
+    let _ = writeln!(
+        out,
+        "{}: {} passed, {} failed, {} skipped · tokenizer {} · {:.1} s{}\n",
+        plural(summary.scenarios.len(), "scenario"),
+        summary.count(Status::Passed),
+        summary.count(Status::Failed),
+        summary.count(Status::Skipped),
+        code(&summary.tokenizer),
+        summary.duration_ms as f64 / 1000.0,
+        if summary.interrupted {
+            " · **interrupted**"
+        } else {
+            ""
+        }
+    );
+    out.push_str(
+        "| turns | calls | errors | retries | retries avoided | result tokens | input tokens | \
+         output tokens | cache read | cache write |\n",
+    );
+    out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        t.turns,
+        t.calls,
+        t.errors,
+        t.retries,
+        t.retries_avoided,
+        t.result_tokens,
+        t.input_tokens,
+        t.output_tokens,
+        t.cache_read_tokens,
+        t.cache_write_tokens
+    );
+}
+
+fn failures(out: &mut String, summary: &RunSummary) {
+    if !summary.load_errors.is_empty() {
+        out.push_str("### Scenario files that could not be loaded\n\n");
+        for e in &summary.load_errors {
+            let _ = writeln!(
+                out,
+                "- {}: {}",
+                code(&format!("{}:{}:{}", e.file, e.line, e.column)),
+                text(&e.message)
+            );
+        }
+        out.push('\n');
+    }
+    let failed: Vec<&ScenarioOutcome> = summary
+        .scenarios
+        .iter()
+        .filter(|o| o.status == Status::Failed)
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    out.push_str("### Failures\n\n");
+    for o in failed.iter().take(MAX_FAILED_SCENARIOS) {
+        let _ = writeln!(out, "#### {} ({})\n", code(&o.name), code(&o.file));
+        for f in &o.failures {
+            let _ = writeln!(
+                out,
+                "**{} · {}**\n",
+                text(f.step.as_deref().unwrap_or("scenario")),
+                text(&f.check)
+            );
+            let _ = writeln!(
+                out,
+                "expected:\n{}\nactual:\n{}",
+                block(&f.expected),
+                block(&f.actual)
+            );
+        }
+    }
+    if failed.len() > MAX_FAILED_SCENARIOS {
+        let _ = writeln!(
+            out,
+            "… and {} more (see run.json)\n",
+            plural(failed.len() - MAX_FAILED_SCENARIOS, "failed scenario")
+        );
+    }
+}
+
+fn gates(out: &mut String, c: &Comparison) {
+    let compared = c.scenarios.iter().filter(|s| s.compared).count();
+    out.push_str("### Baseline\n\n");
+    let _ = writeln!(
+        out,
+        "{} compared · {} new · {} missing\n",
+        plural(compared, "scenario"),
+        c.new.len(),
+        c.missing.len()
+    );
+    if !c.gates.is_empty() || !c.regressions.is_empty() {
+        out.push_str("| gate | result | breaches |\n|---|---|---|\n");
+        for g in &c.gates {
+            let breaches: Vec<String> = g
+                .breaches
+                .iter()
+                .take(MAX_ROWS)
+                .map(|b| b.describe().replace('|', "\\|"))
+                .collect();
+            let more = if g.breaches.len() > MAX_ROWS {
+                format!("<br>… and {} more", g.breaches.len() - MAX_ROWS)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {}{more} |",
+                code(&g.gate),
+                if g.held { "✅ held" } else { "❌ breached" },
+                breaches.join("<br>")
+            );
+        }
+        let _ = writeln!(
+            out,
+            "| regressions | {} | {} |",
+            if c.regressions.is_empty() {
+                "✅ none"
+            } else {
+                "❌ passed before, fail now"
+            },
+            c.regressions
+                .iter()
+                .map(|n| code(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        out.push('\n');
+    }
+    for (label, names) in [("New", &c.new), ("Missing", &c.missing)] {
+        if !names.is_empty() {
+            let shown: Vec<String> = names.iter().take(MAX_ROWS).map(|n| code(n)).collect();
+            let more = if names.len() > MAX_ROWS {
+                format!(" … and {} more", names.len() - MAX_ROWS)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(out, "{label}: {}{more}\n", shown.join(", "));
+        }
+    }
+}
+
+fn delta(before: u64, now: u64) -> String {
+    let diff = i128::from(now) - i128::from(before);
+    if diff == 0 {
+        "±0".to_owned()
+    } else {
+        format!("{diff:+} ({})", change_text(before, now))
+    }
+}
+
+fn token_changes(out: &mut String, c: &Comparison) {
+    let size = |s: &ScenarioChange| {
+        let r = i128::from(s.current.result_tokens) - i128::from(s.baseline.result_tokens);
+        let i = i128::from(s.current.input_tokens) - i128::from(s.baseline.input_tokens);
+        r.abs().max(i.abs())
+    };
+    let mut changed: Vec<&ScenarioChange> = c
+        .scenarios
+        .iter()
+        .filter(|s| s.compared && size(s) > 0)
+        .collect();
+    changed.sort_by(|a, b| size(b).cmp(&size(a)).then_with(|| a.name.cmp(&b.name)));
+    out.push_str("### Largest token changes\n\n");
+    if changed.is_empty() {
+        out.push_str("No token figure changed against the baseline.\n\n");
+        return;
+    }
+    out.push_str(
+        "| scenario | result tokens | change | input tokens | change | retries | errors |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for s in changed.iter().take(MAX_ROWS) {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} → {} | {} → {} |",
+            code(&s.name),
+            s.current.result_tokens,
+            delta(s.baseline.result_tokens, s.current.result_tokens),
+            s.current.input_tokens,
+            delta(s.baseline.input_tokens, s.current.input_tokens),
+            s.baseline.retries,
+            s.current.retries,
+            s.baseline.errors,
+            s.current.errors
+        );
+    }
+    let (b, n) = (&c.baseline_totals, &c.current_totals);
+    let _ = writeln!(
+        out,
+        "| **total (compared)** | {} | {} | {} | {} | {} → {} | {} → {} |\n",
+        n.result_tokens,
+        delta(b.result_tokens, n.result_tokens),
+        n.input_tokens,
+        delta(b.input_tokens, n.input_tokens),
+        b.retries,
+        n.retries,
+        b.errors,
+        n.errors
+    );
+    if changed.len() > MAX_ROWS {
+        let _ = writeln!(
+            out,
+            "… and {} more (see scenarios.csv)\n",
+            plural(changed.len() - MAX_ROWS, "changed scenario")
+        );
+    }
+}
+
+fn most_tokens(out: &mut String, summary: &RunSummary) {
+    let mut ran: Vec<&ScenarioOutcome> = summary
+        .scenarios
+        .iter()
+        .filter(|o| o.status != Status::Skipped)
+        .collect();
+    if ran.is_empty() {
+        return;
+    }
+    ran.sort_by(|a, b| {
+        b.stats
+            .input_tokens
+            .cmp(&a.stats.input_tokens)
+            .then_with(|| b.stats.result_tokens.cmp(&a.stats.result_tokens))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    out.push_str("### Most tokens\n\n");
+    out.push_str(
+        "| scenario | input tokens | result tokens | output tokens | calls | retries | errors |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for o in ran.iter().take(MAX_ROWS) {
+        let s = &o.stats;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            code(&o.name),
+            s.input_tokens,
+            s.result_tokens,
+            s.output_tokens,
+            s.calls,
+            s.retries,
+            s.errors
+        );
+    }
+    out.push('\n');
+}
+
+fn tools(out: &mut String, summary: &RunSummary) {
+    let tools = stats::per_tool(summary);
+    if tools.is_empty() {
+        return;
+    }
+    out.push_str("### Tools\n\n");
+    out.push_str(
+        "| tool | calls | errors | error rate | truncated | result tokens | p50 | p95 | max |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for t in &tools {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.1}% | {} | {} | {} | {} | {} |",
+            code(&t.tool),
+            t.calls,
+            t.errors,
+            t.error_rate * 100.0,
+            t.truncations,
+            t.result_tokens,
+            t.result_tokens_p50,
+            t.result_tokens_p95,
+            t.result_tokens_max
+        );
+    }
+    out.push('\n');
+}
+
+/// `summary.md` of a run.
+pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> {
+    let mut out = heading(summary, comparison);
+    totals_table(&mut out, summary);
+    failures(&mut out, summary);
+    match comparison {
+        Some(c) => {
+            gates(&mut out, c);
+            token_changes(&mut out, c);
+        }
+        None => most_tokens(&mut out, summary),
+    }
+    tools(&mut out, summary);
+    let trimmed = out.trim_end().len();
+    out.truncate(trimmed);
+    out.push('\n');
+    out.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn inline_code_survives_backticks_and_pipes() {
+        assert_eq!(code("plain"), "`plain`");
+        assert_eq!(code("a `b` c"), "``a `b` c``");
+        assert_eq!(code("`x`"), "`` `x` ``");
+        assert_eq!(code("a|b"), "`a\\|b`");
+    }
+
+    #[test]
+    fn plain_text_cannot_turn_into_html_or_emphasis() {
+        assert_eq!(
+            text("files: <a>_b_ *c* | `d`\nx"),
+            "files: &lt;a&gt;\\_b\\_ \\*c\\* \\| \\`d\\` x"
+        );
+    }
+
+    #[test]
+    fn blocks_use_a_longer_fence_and_cut_long_text() {
+        assert_eq!(block("a\n```\nb\n"), "````text\na\n```\nb\n````\n");
+        assert_eq!(block(""), "```text\n(empty)\n```\n");
+        let long = "x".repeat(MAX_TEXT + 10);
+        let shown = block(&long);
+        assert!(
+            shown.contains("… (cut; the whole text is in run.json)"),
+            "{shown}"
+        );
+        assert!(shown.len() < MAX_TEXT + 80);
+    }
+}

@@ -1,0 +1,404 @@
+//! `harness report merge`: partition reports (`run.json`) combined into one
+//! run, identical in content to an unpartitioned run apart from timings.
+//!
+//! The reports must share `schema_version` and tokenizer, and no scenario
+//! may appear twice. When they are partitions (they record `partition`),
+//! they must all be partitions of one split (same kind and `N`), each
+//! partition `1..=N` exactly once, and together they must hold every
+//! scenario of the selection; otherwise a lost CI job would go unnoticed.
+//! Partitions are put back in discovery order by each scenario's position
+//! in the whole selection. Reports that are not partitions are simply
+//! concatenated in the order given.
+//!
+//! The merged run's wall time is the longest of the parts' (partitions run
+//! side by side); its totals are summed again.
+
+use std::collections::BTreeMap;
+
+use crate::run::Partition;
+use crate::run::RunSummary;
+use crate::run::stats;
+
+/// One report to merge.
+#[derive(Clone, Debug)]
+pub struct Part {
+    /// Where it came from, for messages.
+    pub source: String,
+    /// Its `schema_version`.
+    pub schema_version: u32,
+    /// Its run.
+    pub summary: RunSummary,
+}
+
+/// Why reports cannot be merged.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    /// Nothing to merge.
+    #[error("no reports to merge")]
+    Empty,
+    /// Different format versions.
+    #[error(
+        "{report} has schema_version {found}, {first_report} has {first}; merge reports written by \
+         the same harness version"
+    )]
+    SchemaVersion {
+        /// The odd report.
+        report: String,
+        /// Its version.
+        found: u32,
+        /// The first report.
+        first_report: String,
+        /// Its version.
+        first: u32,
+    },
+    /// Different tokenizers.
+    #[error(
+        "{report} counted tokens with {found}, {first_report} with {first}; figures of \
+         different tokenizers cannot be combined"
+    )]
+    Tokenizer {
+        /// The odd report.
+        report: String,
+        /// Its tokenizer.
+        found: String,
+        /// The first report.
+        first_report: String,
+        /// Its tokenizer.
+        first: String,
+    },
+    /// A scenario in two reports.
+    #[error("scenario `{name}` is in both {first_report} and {report}")]
+    Duplicate {
+        /// The scenario.
+        name: String,
+        /// The first report holding it.
+        first_report: String,
+        /// The second.
+        report: String,
+    },
+    /// Partitions mixed with whole runs, or of different splits.
+    #[error("{report} {found}, but {first_report} {first}; merge the partitions of one split")]
+    Split {
+        /// The odd report.
+        report: String,
+        /// What it is.
+        found: String,
+        /// The first report.
+        first_report: String,
+        /// What that is.
+        first: String,
+    },
+    /// The same partition twice.
+    #[error("partition {partition} is both {first_report} and {report}")]
+    SamePartition {
+        /// The partition.
+        partition: String,
+        /// The first report.
+        first_report: String,
+        /// The second.
+        report: String,
+    },
+    /// Partitions missing.
+    #[error(
+        "missing partition{}: {} (of {count}); every partition's run.json is needed",
+        if missing.len() == 1 { "" } else { "s" },
+        missing.join(", ")
+    )]
+    MissingPartitions {
+        /// The missing partitions.
+        missing: Vec<String>,
+        /// `N`.
+        count: u64,
+    },
+    /// Different gates.
+    #[error("{report} was run with the gates [{found}], {first_report} with [{first}]")]
+    Gates {
+        /// The odd report.
+        report: String,
+        /// Its gates.
+        found: String,
+        /// The first report.
+        first_report: String,
+        /// Its gates.
+        first: String,
+    },
+    /// The partitions do not add up to their selection.
+    #[error(
+        "the partitions hold {found} scenarios but their selection had {expected}; were they run \
+         with the same paths, --filter and --tag?"
+    )]
+    Incomplete {
+        /// Scenarios in the reports.
+        found: usize,
+        /// Scenarios in the selection.
+        expected: usize,
+    },
+}
+
+fn describe(p: Option<Partition>) -> String {
+    match p {
+        Some(p) => format!("is partition {p}"),
+        None => "is a whole run".to_owned(),
+    }
+}
+
+/// Merges runs; see the module doc for the rules.
+pub fn merge(parts: Vec<Part>) -> Result<RunSummary, MergeError> {
+    let first = parts.first().ok_or(MergeError::Empty)?;
+    let first_report = first.source.clone();
+    let first_version = first.schema_version;
+    let tokenizer = first.summary.tokenizer.clone();
+    let first_partition = first.summary.partition;
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut partitions: BTreeMap<u64, String> = BTreeMap::new();
+    for part in &parts {
+        if part.schema_version != first_version {
+            return Err(MergeError::SchemaVersion {
+                report: part.source.clone(),
+                found: part.schema_version,
+                first_report,
+                first: first_version,
+            });
+        }
+        if part.summary.tokenizer != tokenizer {
+            return Err(MergeError::Tokenizer {
+                report: part.source.clone(),
+                found: part.summary.tokenizer.clone(),
+                first_report,
+                first: tokenizer,
+            });
+        }
+        if part.summary.gates != first.summary.gates {
+            return Err(MergeError::Gates {
+                report: part.source.clone(),
+                found: part.summary.gates.join(", "),
+                first_report,
+                first: first.summary.gates.join(", "),
+            });
+        }
+        let this = part.summary.partition.map(|p| p.spec);
+        let that = first_partition.map(|p| p.spec);
+        let same_split = match (this, that) {
+            (Some(a), Some(b)) => a.kind == b.kind && a.count == b.count,
+            (None, None) => true,
+            _ => false,
+        };
+        let same_selection = part.summary.partition.map(|p| p.suite_scenarios)
+            == first_partition.map(|p| p.suite_scenarios);
+        if !same_split || !same_selection {
+            let with_size = |p: Option<crate::run::PartitionInfo>| match p {
+                Some(info) => format!(
+                    "{} of {} scenarios",
+                    describe(Some(info.spec)),
+                    info.suite_scenarios
+                ),
+                None => describe(None),
+            };
+            return Err(MergeError::Split {
+                report: part.source.clone(),
+                found: with_size(part.summary.partition),
+                first_report,
+                first: with_size(first_partition),
+            });
+        }
+        if let Some(spec) = this
+            && let Some(other) = partitions.insert(spec.index, part.source.clone())
+        {
+            return Err(MergeError::SamePartition {
+                partition: spec.to_string(),
+                first_report: other,
+                report: part.source.clone(),
+            });
+        }
+        for outcome in &part.summary.scenarios {
+            if let Some(other) = seen.insert(outcome.name.clone(), part.source.clone()) {
+                return Err(MergeError::Duplicate {
+                    name: outcome.name.clone(),
+                    first_report: other,
+                    report: part.source.clone(),
+                });
+            }
+        }
+    }
+    if let Some(info) = first_partition {
+        let missing: Vec<String> = (1..=info.spec.count)
+            .filter(|k| !partitions.contains_key(k))
+            .map(|k| {
+                Partition {
+                    index: k,
+                    ..info.spec
+                }
+                .to_string()
+            })
+            .collect();
+        if !missing.is_empty() {
+            return Err(MergeError::MissingPartitions {
+                missing,
+                count: info.spec.count,
+            });
+        }
+        if seen.len() != info.suite_scenarios {
+            return Err(MergeError::Incomplete {
+                found: seen.len(),
+                expected: info.suite_scenarios,
+            });
+        }
+    }
+
+    let mut merged = RunSummary {
+        tokenizer,
+        gates: first.summary.gates.clone(),
+        ..RunSummary::default()
+    };
+    for part in parts {
+        let s = part.summary;
+        merged.duration_ms = merged.duration_ms.max(s.duration_ms);
+        merged.interrupted |= s.interrupted;
+        merged.load_errors.extend(s.load_errors);
+        merged.scenarios.extend(s.scenarios);
+    }
+    if first_partition.is_some() {
+        merged.scenarios.sort_by_key(|o| o.index);
+    } else {
+        for (index, outcome) in merged.scenarios.iter_mut().enumerate() {
+            outcome.index = index;
+        }
+    }
+    merged.load_errors.sort();
+    merged.load_errors.dedup();
+    merged.totals = stats::totals(&merged.scenarios);
+    merged.totals.duration_ms = merged.duration_ms;
+    Ok(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::run::PartitionInfo;
+    use crate::run::ScenarioOutcome;
+    use crate::run::Status;
+
+    fn whole(names: &[&str]) -> RunSummary {
+        RunSummary {
+            scenarios: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    let mut o = ScenarioOutcome::empty(n, "f.yaml", &[], Status::Passed);
+                    o.index = i;
+                    o.stats.calls = i as u64;
+                    o
+                })
+                .collect(),
+            tokenizer: "o200k".into(),
+            ..RunSummary::default()
+        }
+    }
+
+    fn split(run: &RunSummary, spec: &str) -> Part {
+        let spec: Partition = spec.parse().unwrap();
+        let mut summary = run.clone();
+        summary
+            .scenarios
+            .retain(|o| spec.contains(o.index, &o.name));
+        summary.partition = Some(PartitionInfo {
+            spec,
+            suite_scenarios: run.scenarios.len(),
+        });
+        Part {
+            source: format!("{spec}.json"),
+            schema_version: 1,
+            summary,
+        }
+    }
+
+    const NAMES: [&str; 9] = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+
+    #[test]
+    fn merged_partitions_equal_the_whole_run() {
+        let run = whole(&NAMES);
+        for kind in ["hash", "slice"] {
+            let parts: Vec<Part> = (1..=3)
+                .rev()
+                .map(|k| split(&run, &format!("{kind}:{k}/3")))
+                .collect();
+            let merged = merge(parts).unwrap();
+            assert_eq!(merged.scenarios, run.scenarios, "{kind}");
+            assert_eq!(merged.partition, None);
+        }
+    }
+
+    #[test]
+    fn refuses_what_cannot_be_combined() {
+        let run = whole(&NAMES);
+        let p = |s: &str| split(&run, s);
+        let err = |parts: Vec<Part>| merge(parts).unwrap_err().to_string();
+        assert_eq!(err(vec![]), "no reports to merge");
+        assert_eq!(
+            err(vec![p("hash:1/3"), p("hash:3/3")]),
+            "missing partition: hash:2/3 (of 3); every partition's run.json is needed"
+        );
+        assert_eq!(
+            err(vec![p("hash:1/2"), p("hash:1/2")]),
+            "partition hash:1/2 is both hash:1/2.json and hash:1/2.json"
+        );
+        assert_eq!(
+            err(vec![p("hash:1/2"), p("slice:2/2")]),
+            "slice:2/2.json is partition slice:2/2 of 9 scenarios, but hash:1/2.json is \
+             partition hash:1/2 of 9 scenarios; merge the partitions of one split"
+        );
+        let mut other = p("hash:2/2");
+        other.summary.tokenizer = "cl100k".into();
+        assert_eq!(
+            err(vec![p("hash:1/2"), other]),
+            "hash:2/2.json counted tokens with cl100k, hash:1/2.json with o200k; figures of \
+             different tokenizers cannot be combined"
+        );
+        let mut other = p("hash:2/2");
+        other.schema_version = 2;
+        assert!(err(vec![p("hash:1/2"), other]).starts_with("hash:2/2.json has schema_version 2"));
+        let a = Part {
+            source: "a.json".into(),
+            schema_version: 1,
+            summary: whole(&["x", "y"]),
+        };
+        let b = Part {
+            source: "b.json".into(),
+            ..a.clone()
+        };
+        assert_eq!(err(vec![a, b]), "scenario `x` is in both a.json and b.json");
+        let mut short = p("slice:2/2");
+        short.summary.scenarios.pop();
+        assert_eq!(
+            err(vec![p("slice:1/2"), short]),
+            "the partitions hold 8 scenarios but their selection had 9; were they run with the \
+             same paths, --filter and --tag?"
+        );
+    }
+
+    #[test]
+    fn whole_runs_are_concatenated_in_order() {
+        let a = Part {
+            source: "a.json".into(),
+            schema_version: 1,
+            summary: whole(&["x", "y"]),
+        };
+        let b = Part {
+            source: "b.json".into(),
+            schema_version: 1,
+            summary: whole(&["z"]),
+        };
+        let merged = merge(vec![a, b]).unwrap();
+        assert_eq!(
+            merged
+                .scenarios
+                .iter()
+                .map(|o| (o.name.as_str(), o.index))
+                .collect::<Vec<_>>(),
+            [("x", 0), ("y", 1), ("z", 2)]
+        );
+        assert_eq!(merged.totals.calls, 1);
+    }
+}

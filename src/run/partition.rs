@@ -1,0 +1,305 @@
+//! Partitions: splitting one suite over several machines or CI jobs.
+//!
+//! `--partition hash:K/N` and `--partition slice:K/N` select partition `K`
+//! (1-based) of `N`, after filters apply. Every scenario is in exactly one
+//! partition of a given `N`.
+//!
+//! - `hash` puts a scenario in bucket `fnv1a64(name) mod N` (+ 1). The hash
+//!   is FNV-1a, 64 bit, over the UTF-8 bytes of the scenario's name (not
+//!   its path): it has no seed, so it is the same on every run, machine and
+//!   platform, and a scenario never changes bucket when others are added,
+//!   removed or moved to another file. Buckets are only roughly even.
+//! - `slice` deals the selected scenarios out in discovery order, round
+//!   robin: position `i` (0-based) goes to partition `i mod N` (+ 1).
+//!   Partitions differ in size by one at most, but adding a scenario moves
+//!   the ones after it.
+//!
+//! A partitioned run records which partition it was and how many scenarios
+//! the whole selection held ([`PartitionInfo`]), and every outcome keeps its
+//! position in the whole selection, so `harness report merge` can check that
+//! no partition is missing and restore the unpartitioned order.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Deserialize;
+use serde::Serialize;
+
+/// How scenarios are assigned to partitions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PartitionKind {
+    /// By a stable hash of the scenario's name.
+    Hash,
+    /// Round robin over the selection, in discovery order.
+    Slice,
+}
+
+impl PartitionKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Hash => "hash",
+            Self::Slice => "slice",
+        }
+    }
+}
+
+/// One partition: `hash:K/N` or `slice:K/N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Partition {
+    /// The assignment.
+    pub kind: PartitionKind,
+    /// Which partition, 1-based (`K`).
+    pub index: u64,
+    /// How many partitions (`N`).
+    pub count: u64,
+}
+
+/// A `--partition` value that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid partition `{given}`: {reason} (expected hash:K/N or slice:K/N with 1 <= K <= N)")]
+pub struct PartitionError {
+    /// The text given.
+    pub given: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl FromStr for Partition {
+    type Err = PartitionError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let error = |reason: &str| PartitionError {
+            given: text.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let (kind, rest) = text
+            .split_once(':')
+            .ok_or_else(|| error("no `hash:` or `slice:` prefix"))?;
+        let kind = match kind {
+            "hash" => PartitionKind::Hash,
+            "slice" => PartitionKind::Slice,
+            _ => return Err(error("the kind must be `hash` or `slice`")),
+        };
+        let (index, count) = rest
+            .split_once('/')
+            .ok_or_else(|| error("no `/` between K and N"))?;
+        let number = |s: &str| {
+            s.parse::<u64>()
+                .map_err(|_| error("K and N must be whole numbers"))
+        };
+        let (index, count) = (number(index)?, number(count)?);
+        if count == 0 {
+            return Err(error("N must be at least 1"));
+        }
+        if index == 0 || index > count {
+            return Err(error("K must be between 1 and N"));
+        }
+        Ok(Self { kind, index, count })
+    }
+}
+
+impl fmt::Display for Partition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}/{}", self.kind.as_str(), self.index, self.count)
+    }
+}
+
+impl Serialize for Partition {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Partition {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// FNV-1a, 64 bit: the partition hash. Fixed constants, no seed.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    bytes.iter().fold(OFFSET, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(PRIME)
+    })
+}
+
+impl Partition {
+    /// Whether the scenario called `name`, at `position` (0-based) in the
+    /// whole selection, belongs to this partition.
+    pub fn contains(&self, position: usize, name: &str) -> bool {
+        self.bucket(position, name) == self.index
+    }
+
+    /// The partition (1-based) a scenario belongs to.
+    pub fn bucket(&self, position: usize, name: &str) -> u64 {
+        match self.kind {
+            PartitionKind::Hash => fnv1a64(name.as_bytes()) % self.count + 1,
+            PartitionKind::Slice => position as u64 % self.count + 1,
+        }
+    }
+
+    /// Whether a scenario of this name belongs here, when that can be told
+    /// from the name alone (hash partitions); `None` for slices.
+    pub fn holds_name(&self, name: &str) -> Option<bool> {
+        match self.kind {
+            PartitionKind::Hash => Some(self.contains(0, name)),
+            PartitionKind::Slice => None,
+        }
+    }
+
+    /// The positions (0-based, in `names`' order) of the scenarios that
+    /// belong to this partition.
+    pub fn select<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<usize> {
+        names
+            .into_iter()
+            .enumerate()
+            .filter(|(position, name)| self.contains(*position, name))
+            .map(|(position, _)| position)
+            .collect()
+    }
+}
+
+/// What a partitioned run records about its partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionInfo {
+    /// The partition, as given (`hash:2/4`).
+    pub spec: Partition,
+    /// Scenarios in the whole selection, before partitioning.
+    pub suite_scenarios: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn fnv1a64_matches_the_reference_vectors() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn parses_and_prints() {
+        let p: Partition = "hash:2/4".parse().unwrap();
+        assert_eq!(
+            p,
+            Partition {
+                kind: PartitionKind::Hash,
+                index: 2,
+                count: 4
+            }
+        );
+        assert_eq!(p.to_string(), "hash:2/4");
+        assert_eq!(
+            "slice:1/1".parse::<Partition>().unwrap().to_string(),
+            "slice:1/1"
+        );
+    }
+
+    #[test]
+    fn rejects_bad_values_with_the_reason() {
+        let cases = [
+            ("hash", "no `hash:` or `slice:` prefix"),
+            ("count:1/2", "the kind must be `hash` or `slice`"),
+            ("hash:1", "no `/` between K and N"),
+            ("hash:a/2", "K and N must be whole numbers"),
+            ("hash:1/0", "N must be at least 1"),
+            ("hash:0/2", "K must be between 1 and N"),
+            ("slice:3/2", "K must be between 1 and N"),
+        ];
+        for (given, reason) in cases {
+            assert_eq!(
+                given.parse::<Partition>().unwrap_err(),
+                PartitionError {
+                    given: given.to_owned(),
+                    reason: reason.to_owned()
+                },
+                "{given}"
+            );
+        }
+        assert_eq!(
+            "hash:0/2".parse::<Partition>().unwrap_err().to_string(),
+            "invalid partition `hash:0/2`: K must be between 1 and N (expected hash:K/N or \
+             slice:K/N with 1 <= K <= N)"
+        );
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("scenario number {i}")).collect()
+    }
+
+    #[test]
+    fn every_scenario_is_in_exactly_one_partition() {
+        let names = names(500);
+        for kind in ["hash", "slice"] {
+            for count in 1..=7u64 {
+                let mut seen = Vec::new();
+                for index in 1..=count {
+                    let p: Partition = format!("{kind}:{index}/{count}").parse().unwrap();
+                    seen.extend(p.select(names.iter().map(String::as_str)));
+                }
+                seen.sort_unstable();
+                assert_eq!(
+                    seen,
+                    (0..names.len()).collect::<Vec<_>>(),
+                    "{kind} /{count}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn hash_buckets_do_not_move_when_scenarios_are_added() {
+        let before = names(100);
+        let mut after = vec!["a new one".to_owned(), "another".to_owned()];
+        after.extend(before.iter().cloned());
+        let p: Partition = "hash:2/3".parse().unwrap();
+        let pick = |list: &[String]| -> BTreeSet<String> {
+            p.select(list.iter().map(String::as_str))
+                .into_iter()
+                .map(|i| list[i].clone())
+                .filter(|n| before.contains(n))
+                .collect()
+        };
+        assert_eq!(pick(&before), pick(&after));
+    }
+
+    #[test]
+    fn slices_deal_round_robin_and_are_balanced() {
+        let p: Partition = "slice:2/3".parse().unwrap();
+        let list = names(8);
+        assert_eq!(p.select(list.iter().map(String::as_str)), vec![1, 4, 7]);
+    }
+
+    #[test]
+    fn hash_buckets_are_fixed_values() {
+        // Pinned so that a change of hash (which would reshuffle every CI
+        // matrix) cannot go unnoticed.
+        assert_eq!(fnv1a64(b"read a file"), 0x4662_4a98_896d_a148);
+        let p: Partition = "hash:1/4".parse().unwrap();
+        let buckets: Vec<u64> = ["read a file", "a", "", "a wrong path, then the right one"]
+            .iter()
+            .map(|name| p.bucket(0, name))
+            .collect();
+        assert_eq!(buckets, [1, 1, 2, 3]);
+    }
+
+    #[test]
+    fn info_round_trips_through_json() {
+        let info = PartitionInfo {
+            spec: "slice:3/5".parse().unwrap(),
+            suite_scenarios: 12,
+        };
+        let json = serde_json::to_string(&info).unwrap();
+        assert_eq!(json, r#"{"spec":"slice:3/5","suite_scenarios":12}"#);
+        assert_eq!(serde_json::from_str::<PartitionInfo>(&json).unwrap(), info);
+    }
+}
