@@ -37,6 +37,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
+mod common;
+
 use criterion::BenchmarkId;
 use criterion::Criterion;
 use harness::tools::Registry;
@@ -47,25 +49,7 @@ use serde_json::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
+use common::Rng;
 
 const IDENTS: &[&str] = &[
     "config", "value", "buffer", "index", "item", "result", "state", "count", "entry", "node",
@@ -279,7 +263,8 @@ fn run_tool(rt: &tokio::runtime::Runtime, registry: &Registry, args: &Value) -> 
 }
 
 fn main() {
-    let test_mode = std::env::args().any(|a| a == "--test");
+    let test_mode = common::test_mode();
+    eprintln!("grep bench: {}", common::describe_machine());
     let (files, lines) = if test_mode { (200, 60) } else { (6000, 440) };
     // GREP_BENCH_DIR keeps the tree for runs outside criterion (e.g. to
     // time the CLI against rg by hand); by default it is a temp dir.

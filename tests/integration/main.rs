@@ -1,4 +1,5 @@
-//! The one integration-test binary: the CLI end to end.
+//! The one integration-test binary: the CLI end to end, and the property
+//! tests of the tool layer through its public API.
 
 #![allow(
     clippy::unwrap_used,
@@ -8,6 +9,8 @@
 
 mod cli;
 mod layering;
+mod properties;
 mod reports;
 mod run;
+mod test_helpers;
 mod xsd;

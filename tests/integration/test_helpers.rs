@@ -1,0 +1,646 @@
+//! Shared helpers for the property tests: the `arb_*` proptest strategies,
+//! small reference implementations the properties compare against, and a
+//! registry on a temporary workspace.
+//!
+//! The strategies generate what the tools meet in practice, biased towards
+//! the places where they can go wrong: empty lines, a missing or present
+//! final newline, `\r`, multibyte characters of every UTF-8 length, the
+//! characters fuzzy matching rewrites (smart quotes, unicode dashes and
+//! spaces, trailing whitespace), and limits small enough to cut.
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use harness::tools::Limits;
+use harness::tools::Registry;
+use harness::tools::ToolCall;
+use harness::tools::ToolResult;
+use harness::tools::UpdateSink;
+use harness::tools::Workspace;
+use harness::tools::truncate::TruncationLimits;
+use proptest::prelude::*;
+use serde_json::Map;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+// ---------------------------------------------------------------------------
+// Text
+
+/// One character of ordinary text, multibyte and `\r` included, never `\n`.
+/// Weighted towards ASCII so lines look like code.
+pub fn arb_text_char() -> impl Strategy<Value = char> {
+    prop_oneof![
+        12 => prop::char::range('a', 'z'),
+        3 => Just(' '),
+        1 => Just('\t'),
+        1 => Just('\r'),
+        1 => Just('é'),     // 2 bytes
+        1 => Just('中'),    // 3 bytes
+        1 => Just('🙂'),    // 4 bytes
+    ]
+}
+
+/// A line (without its `\n`) of up to `max_chars` characters.
+pub fn arb_line(max_chars: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(arb_text_char(), 0..=max_chars).prop_map(|c| c.into_iter().collect())
+}
+
+/// Lines joined by `\n`, with or without a final newline.
+pub fn arb_text(max_lines: usize, max_chars: usize) -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(arb_line(max_chars), 0..=max_lines),
+        any::<bool>(),
+    )
+        .prop_map(|(lines, final_newline)| join_lines(&lines, final_newline))
+}
+
+/// Text for the truncation kernels: usually many short lines, sometimes a
+/// few long ones, sometimes one line with no newline at all.
+pub fn arb_truncation_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => arb_text(40, 12),
+        2 => arb_text(6, 80),
+        1 => arb_line(200),
+        1 => Just(String::new()),
+        1 => prop::collection::vec(Just('\n'), 1..5).prop_map(|c| c.into_iter().collect()),
+    ]
+}
+
+/// Caps small enough to cut the texts above, including the degenerate
+/// zero caps and "no line cap".
+pub fn arb_limits() -> impl Strategy<Value = TruncationLimits> {
+    let lines = prop_oneof![4 => 0usize..12, 1 => Just(usize::MAX)];
+    let bytes = prop_oneof![1 => 0usize..4, 4 => 0usize..160, 1 => 160usize..2000];
+    (lines, bytes).prop_map(|(max_lines, max_bytes)| TruncationLimits {
+        max_lines,
+        max_bytes,
+    })
+}
+
+/// A text whose every line fits in `max_bytes` (so paging through it with
+/// head truncation always makes progress), and limits that fit it. Mostly
+/// small files cut into many pages; sometimes files of tens of kilobytes,
+/// so that reading crosses the 8 KB sniffing buffer.
+pub fn arb_pageable() -> impl Strategy<Value = (String, TruncationLimits)> {
+    let small = (1usize..8, 8usize..96, Just(60usize));
+    let large = (20usize..200, 96usize..4096, Just(400usize));
+    prop_oneof![4 => small, 1 => large].prop_flat_map(|(max_lines, max_bytes, lines)| {
+        // A character is at most 4 bytes, so max_bytes / 4 characters fit.
+        let text = arb_text(lines, (max_bytes / 4).min(64));
+        (
+            text,
+            Just(TruncationLimits {
+                max_lines,
+                max_bytes,
+            }),
+        )
+    })
+}
+
+/// `lines` joined by `\n`, plus a final `\n` when asked and there is text.
+pub fn join_lines(lines: &[String], final_newline: bool) -> String {
+    let mut text = lines.join("\n");
+    if final_newline && !lines.is_empty() {
+        text.push('\n');
+    }
+    text
+}
+
+/// The lines of `text` as the truncation module counts them: none for the
+/// empty string, and a final `\n` ends the last line instead of starting
+/// another one.
+pub fn lines_of(text: &str) -> Vec<&str> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    text.strip_suffix('\n')
+        .unwrap_or(text)
+        .split('\n')
+        .collect()
+}
+
+/// Byte offset where each line of `text` starts (as [`lines_of`] counts).
+pub fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for line in lines_of(text) {
+        starts.push(at);
+        at += line.len() + 1;
+    }
+    starts
+}
+
+// ---------------------------------------------------------------------------
+// Edits
+
+/// Characters fuzzy matching rewrites (§edit.5): smart quotes, unicode
+/// dashes, unicode spaces. None of them composes under NFKC with a
+/// neighbour, so an exact occurrence is also an occurrence after
+/// normalisation.
+const FUZZY_CHARS: &[char] = &[
+    '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}', '\u{2013}', '\u{2014}', '\u{2212}', '\u{00A0}',
+    '\u{202F}', '\u{3000}',
+];
+
+/// One character of a line body in an anchored file: ASCII, a few
+/// multibyte letters and the characters fuzzy matching rewrites. Never
+/// `@` or `#` (anchors and replacement markers) or `\r`/`\n`.
+pub fn arb_body_char() -> impl Strategy<Value = char> {
+    prop_oneof![
+        10 => prop::char::range('a', 'z'),
+        3 => Just(' '),
+        1 => Just('\t'),
+        1 => Just('é'),
+        1 => Just('中'),
+        2 => prop::sample::select(FUZZY_CHARS),
+    ]
+}
+
+/// A file for edit properties: line `i` is
+/// `{indent}@{i}@{body}{trailing whitespace}`, so every anchor `@i@` occurs
+/// exactly once, even after fuzzy normalisation.
+#[derive(Clone, Debug)]
+pub struct AnchoredFile {
+    /// The lines, without line endings.
+    pub lines: Vec<String>,
+    /// Whether the last line ends with a line ending.
+    pub final_newline: bool,
+}
+
+impl AnchoredFile {
+    /// The content with `\n` line endings.
+    pub fn lf(&self) -> String {
+        join_lines(&self.lines, self.final_newline)
+    }
+
+    /// Byte range of the anchor of line `i` inside that line.
+    pub fn anchor_range(&self, i: usize) -> std::ops::Range<usize> {
+        let anchor = format!("@{i}@");
+        let start = self.lines[i].find(&anchor).unwrap_or(0);
+        start..start + anchor.len()
+    }
+}
+
+/// An [`AnchoredFile`] of 1 to `max_lines` lines.
+pub fn arb_anchored_file(max_lines: usize) -> impl Strategy<Value = AnchoredFile> {
+    let line = (
+        prop::sample::select(vec!["", "  ", "\t", "    "]),
+        prop::collection::vec(arb_body_char(), 0..16),
+        prop::sample::select(vec!["", " ", "  ", "\t", "\u{00A0}", " \u{3000}"]),
+    );
+    (prop::collection::vec(line, 1..=max_lines), any::<bool>()).prop_map(
+        |(parts, final_newline)| AnchoredFile {
+            lines: parts
+                .into_iter()
+                .enumerate()
+                .map(|(i, (indent, body, trailing))| {
+                    let body: String = body.into_iter().collect();
+                    format!("{indent}@{i}@{body}{trailing}")
+                })
+                .collect(),
+            final_newline,
+        },
+    )
+}
+
+/// Replacement text: never empty, never containing an anchor, always
+/// holding the marker `#{tag}#` so it is unique in the result.
+pub fn replacement(tag: usize, filler: &str, newline: bool) -> String {
+    let mut text = format!("#{tag}#{filler}");
+    if newline {
+        text.push('\n');
+    }
+    text
+}
+
+/// Filler for replacement texts (may hold newlines and fuzzy characters).
+pub fn arb_filler() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop_oneof![8 => arb_body_char(), 1 => Just('\n')], 0..10)
+        .prop_map(|c| c.into_iter().collect())
+}
+
+// ---------------------------------------------------------------------------
+// JSON
+
+/// Any JSON value, biased towards what lenient normalisation looks at:
+/// numeric and boolean strings, JSON text holding arrays, integral floats,
+/// huge and negative numbers, nulls, and the property names of the tools.
+pub fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        (-1e6f64..1e6).prop_map(Value::from),
+        prop::sample::select(vec![0.0, 1.0, 2.5, -0.0, 1e19, -1e19, 1e300, 5e-324])
+            .prop_map(Value::from),
+        arb_json_string().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::vec((arb_json_key(), inner), 0..6)
+                .prop_map(|entries| Value::Object(entries.into_iter().collect::<Map<_, _>>())),
+        ]
+    })
+}
+
+/// Strings that normalisation may convert, and arbitrary ones.
+fn arb_json_string() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "",
+            "5",
+            " 7 ",
+            "-3",
+            "1e2",
+            "2.5",
+            "1e400",
+            "NaN",
+            "inf",
+            "true",
+            "FALSE",
+            " true ",
+            "yes",
+            "null",
+            "[]",
+            "[{}]",
+            "[{\"oldText\":\"a\",\"newText\":\"b\"}]",
+            "{\"oldText\":\"a\"}",
+            "[",
+            "a.txt",
+            "../x",
+            "/etc/passwd",
+            "~",
+            "@a.txt",
+            "file:///tmp/x",
+        ])
+        .prop_map(str::to_owned),
+        any::<String>(),
+    ]
+}
+
+/// Keys: mostly the property names the tools know, sometimes others.
+fn arb_json_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => prop::sample::select(
+            vec![
+                "path", "offset", "limit", "content", "edits", "oldText", "newText", "command",
+                "timeout", "pattern", "glob", "ignoreCase", "literal", "context",
+            ]
+        )
+        .prop_map(str::to_owned),
+        1 => "[a-z~/]{0,6}",
+    ]
+}
+
+/// A value that `schema` accepts, built from the schema itself. Covers the
+/// subset of JSON Schema the tools use: objects with `properties` and
+/// `required`, arrays with `items`, strings, integers (with `minimum`),
+/// numbers and booleans. Integers come as plain integers and, sometimes,
+/// as integral floats (`3.0`), which JSON Schema also calls integers.
+pub fn arb_valid_for(schema: &Value) -> BoxedStrategy<Value> {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("object") => {
+            let empty = Map::new();
+            let properties = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            let required: Vec<String> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut parts: Vec<BoxedStrategy<Option<(String, Value)>>> = Vec::new();
+            for (name, property) in properties {
+                let name = name.clone();
+                let value = arb_valid_for(property);
+                if required.contains(&name) {
+                    parts.push(value.prop_map(move |v| Some((name.clone(), v))).boxed());
+                } else {
+                    parts.push(
+                        prop::option::of(value)
+                            .prop_map(move |v| v.map(|v| (name.clone(), v)))
+                            .boxed(),
+                    );
+                }
+            }
+            parts
+                .prop_map(|entries| Value::Object(entries.into_iter().flatten().collect()))
+                .boxed()
+        }
+        Some("array") => {
+            let items = schema.get("items").cloned().unwrap_or(Value::Bool(true));
+            let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
+            prop::collection::vec(arb_valid_for(&items), min..min + 4)
+                .prop_map(Value::Array)
+                .boxed()
+        }
+        Some("string") => prop_oneof![
+            3 => "[a-z./ ]{0,12}",
+            1 => arb_json_string(),
+        ]
+        .prop_map(Value::String)
+        .boxed(),
+        Some("integer") => {
+            let min = schema.get("minimum").and_then(Value::as_i64);
+            let ints = match min {
+                Some(min) => (min..=i64::MAX).boxed(),
+                None => any::<i64>().boxed(),
+            };
+            let low = min.unwrap_or(-1000);
+            prop_oneof![
+                4 => ints.prop_map(Value::from),
+                1 => (low.max(-1000)..low.max(-1000) + 5000).prop_map(|n| Value::from(n as f64)),
+                1 => Just(Value::from(u64::MAX)),
+            ]
+            .boxed()
+        }
+        Some("number") => prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            (-1e9f64..1e9).prop_map(Value::from),
+        ]
+        .boxed(),
+        Some("boolean") => any::<bool>().prop_map(Value::Bool).boxed(),
+        _ => arb_json().boxed(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Paths
+
+/// The names the path fixture creates under the workspace root (see
+/// [`PathFixture`]), plus names that do not exist (`dangling_out` exists
+/// only in the fixture with a dangling symlink to outside).
+pub const PATH_NAMES: &[&str] = &[
+    "a",
+    "b",
+    "dir",
+    "sub",
+    "file.txt",
+    "missing",
+    "new.txt",
+    "sp ace",
+    "in_link",
+    "in_abs_link",
+    "file_link",
+    "out_link",
+    "out_abs_link",
+    "file_out_link",
+    "up_link",
+    "root_link",
+    "chain_link",
+    "dangling_in",
+    "dangling_out",
+    "loop_link",
+    "ws-evil",
+];
+
+/// One component of a generated path.
+pub fn arb_path_component() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => prop::sample::select(PATH_NAMES).prop_map(str::to_owned),
+        2 => Just("..".to_owned()),
+        1 => Just(".".to_owned()),
+        1 => Just(String::new()),
+        // Unicode spaces that normalisation turns into the ASCII space of
+        // `sp ace`.
+        1 => prop::sample::select(vec!["sp\u{00A0}ace", "sp\u{202F}ace", "sp\u{3000}ace"])
+            .prop_map(str::to_owned),
+    ]
+}
+
+/// How a generated path begins.
+#[derive(Clone, Debug)]
+pub enum PathStart {
+    /// Relative to the workspace.
+    Relative,
+    /// The filesystem root `/`.
+    Slash,
+    /// The workspace root, absolute.
+    Root,
+    /// The directory holding the workspace, absolute.
+    Parent,
+    /// The outside directory, absolute.
+    Outside,
+    /// `~/` (the home directory).
+    Tilde,
+    /// `file://` followed by the workspace root.
+    FileUrl,
+}
+
+/// A path argument: a start, components, and optionally a leading `@`.
+pub fn arb_path_arg() -> impl Strategy<Value = (PathStart, Vec<String>, bool)> {
+    let start = prop_oneof![
+        6 => Just(PathStart::Relative),
+        1 => Just(PathStart::Slash),
+        2 => Just(PathStart::Root),
+        1 => Just(PathStart::Parent),
+        1 => Just(PathStart::Outside),
+        1 => Just(PathStart::Tilde),
+        1 => Just(PathStart::FileUrl),
+    ];
+    (
+        start,
+        prop::collection::vec(arb_path_component(), 0..6),
+        prop::bool::weighted(0.2),
+    )
+}
+
+/// A temporary directory holding a workspace and its surroundings:
+///
+/// ```text
+/// tmp/
+///   outside/secret.txt, outside/sub/
+///   ws-evil/x.txt          a sibling whose name starts with the root's
+///   ws/                    the workspace root
+///     a/b/, dir/sub/file.txt, file.txt, "sp ace"/file.txt
+///     in_link -> a                   in_abs_link -> <ws>/dir
+///     file_link -> dir/sub/file.txt  chain_link -> in_link/b
+///     out_link -> ../outside         out_abs_link -> <tmp>/outside
+///     file_out_link -> ../outside/secret.txt
+///     up_link -> ..                  root_link -> /
+///     dangling_in -> a/missing       loop_link -> loop_link
+///     ws-evil -> ../ws-evil
+/// ```
+///
+/// With `dangling_outside`, also `dangling_out -> ../outside/missing.txt`
+/// (see the bug test in `properties.rs`).
+pub struct PathFixture {
+    /// Keeps the directory alive.
+    pub _tmp: tempfile::TempDir,
+    /// The canonical temporary directory.
+    pub base: PathBuf,
+    /// The canonical workspace root.
+    pub root: PathBuf,
+}
+
+impl PathFixture {
+    /// Builds the tree.
+    pub fn new(dangling_outside: bool) -> Self {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        for dir in [
+            "outside/sub",
+            "ws-evil",
+            "ws/a/b",
+            "ws/dir/sub",
+            "ws/sp ace",
+        ] {
+            std::fs::create_dir_all(base.join(dir)).unwrap();
+        }
+        for file in [
+            "outside/secret.txt",
+            "ws-evil/x.txt",
+            "ws/file.txt",
+            "ws/dir/sub/file.txt",
+            "ws/sp ace/file.txt",
+        ] {
+            std::fs::write(base.join(file), "x\n").unwrap();
+        }
+        let links: &[(&str, PathBuf)] = &[
+            ("in_link", "a".into()),
+            ("in_abs_link", root.join("dir")),
+            ("file_link", "dir/sub/file.txt".into()),
+            ("chain_link", "in_link/b".into()),
+            ("out_link", "../outside".into()),
+            ("out_abs_link", base.join("outside")),
+            ("file_out_link", "../outside/secret.txt".into()),
+            ("up_link", "..".into()),
+            ("root_link", "/".into()),
+            ("dangling_in", "a/missing".into()),
+            ("loop_link", "loop_link".into()),
+            ("ws-evil", "../ws-evil".into()),
+        ];
+        for (name, target) in links {
+            symlink(target, root.join(name)).unwrap();
+        }
+        if dangling_outside {
+            symlink("../outside/missing.txt", root.join("dangling_out")).unwrap();
+        }
+        Self {
+            _tmp: tmp,
+            base,
+            root,
+        }
+    }
+
+    /// The argument text for a generated path.
+    pub fn arg(&self, start: &PathStart, parts: &[String], at: bool) -> String {
+        let joined = parts.join("/");
+        let text = match start {
+            PathStart::Relative => joined,
+            PathStart::Slash => format!("/{joined}"),
+            PathStart::Root => format!("{}/{joined}", self.root.display()),
+            PathStart::Parent => format!("{}/{joined}", self.base.display()),
+            PathStart::Outside => format!("{}/outside/{joined}", self.base.display()),
+            PathStart::Tilde => format!("~/{joined}"),
+            PathStart::FileUrl => format!("file://{}/{joined}", self.root.display()),
+        };
+        if at { format!("@{text}") } else { text }
+    }
+}
+
+/// Where opening `path` would really lead, found independently of the
+/// crate: walk the components, following every symlink with `read_link`
+/// the way the kernel does, dangling ones included (a write through a
+/// dangling symlink creates its target). Components that do not exist are
+/// appended as they are. `None` for a symlink loop (the kernel refuses to
+/// open those, so they lead nowhere).
+pub fn kernel_target(path: &Path) -> Option<PathBuf> {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    let mut todo: VecDeque<PathBuf> = path
+        .components()
+        .map(|c| PathBuf::from(c.as_os_str()))
+        .collect();
+    let mut current = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(part) = todo.pop_front() {
+        match part.components().next() {
+            Some(Component::RootDir) => current = PathBuf::from("/"),
+            Some(Component::CurDir) | None => {}
+            Some(Component::ParentDir) => {
+                current.pop();
+            }
+            Some(Component::Normal(name)) => {
+                let candidate = current.join(name);
+                match std::fs::symlink_metadata(&candidate) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        hops += 1;
+                        if hops > 40 {
+                            return None;
+                        }
+                        let target = std::fs::read_link(&candidate).ok()?;
+                        for component in target.components().rev() {
+                            todo.push_front(PathBuf::from(component.as_os_str()));
+                        }
+                    }
+                    _ => current = candidate,
+                }
+            }
+            Some(Component::Prefix(_)) => return None,
+        }
+    }
+    Some(current)
+}
+
+// ---------------------------------------------------------------------------
+// Registry
+
+/// A registry on a temporary local workspace, with a current-thread
+/// runtime to call it from synchronous property tests.
+pub struct ToolBench {
+    /// Keeps the directory alive.
+    pub dir: tempfile::TempDir,
+    /// The registry.
+    pub registry: Registry,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl ToolBench {
+    /// A registry with default limits.
+    pub fn new() -> Self {
+        Self::with_limits(Limits::default())
+    }
+
+    /// A registry with these limits.
+    pub fn with_limits(limits: Limits) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::builder(Workspace::local(dir.path()).unwrap())
+            .limits(limits)
+            .build()
+            .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        Self {
+            dir,
+            registry,
+            runtime,
+        }
+    }
+
+    /// The absolute path of a workspace file.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Calls a tool and returns its one result.
+    pub fn call(&self, tool: &str, args: Value) -> ToolResult {
+        let call = ToolCall::new("prop", tool, args);
+        self.runtime.block_on(self.registry.dispatch(
+            &call,
+            CancellationToken::new(),
+            UpdateSink::discard(),
+        ))
+    }
+}
