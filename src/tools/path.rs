@@ -81,9 +81,16 @@ pub fn clean(path: &Path) -> PathBuf {
             Component::RootDir => out.push("/"),
             Component::CurDir => {}
             Component::ParentDir => {
-                if !out.pop() {
-                    // Relative input climbing above its start keeps the `..`.
+                let climbs_above_start = matches!(
+                    out.components().next_back(),
+                    None | Some(Component::ParentDir)
+                );
+                if climbs_above_start {
+                    // A relative path climbing above its start keeps `..`.
                     out.push("..");
+                } else if out.parent().is_some() {
+                    // `/` has no parent: `..` never climbs above it.
+                    out.pop();
                 }
             }
             Component::Normal(name) => out.push(name),
@@ -350,9 +357,17 @@ fn close_names(fs: &dyn FsOps, dir: &Path, wanted: &str) -> Vec<String> {
     scored.into_iter().map(|(_, name)| name).collect()
 }
 
+/// Symlinks followed at most while resolving one path (as the OS does).
+const MAX_SYMLINK_HOPS: usize = 40;
+
 /// The real path of `abs`: the nearest existing ancestor canonicalised,
-/// with the missing rest appended.
+/// with the missing rest appended. A dangling symlink on the way is
+/// followed to where it points, since that is where a write would land.
 fn real_path(fs: &dyn FsOps, abs: &Path) -> io::Result<PathBuf> {
+    real_path_hops(fs, abs, 0)
+}
+
+fn real_path_hops(fs: &dyn FsOps, abs: &Path, hops: usize) -> io::Result<PathBuf> {
     let mut existing = abs.to_path_buf();
     let mut missing: Vec<std::ffi::OsString> = Vec::new();
     loop {
@@ -369,6 +384,21 @@ fn real_path(fs: &dyn FsOps, abs: &Path) -> io::Result<PathBuf> {
                     io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
                 ) =>
             {
+                let dangling = fs
+                    .symlink_metadata(&existing)
+                    .is_ok_and(|m| m.kind == super::ops::FileKind::Symlink);
+                if dangling {
+                    if hops >= MAX_SYMLINK_HOPS {
+                        return Err(io::Error::other("too many levels of symbolic links"));
+                    }
+                    let target = fs.read_link(&existing)?;
+                    let parent = existing.parent().unwrap_or(Path::new("/"));
+                    let mut resolved = real_path_hops(fs, &clean(&parent.join(target)), hops + 1)?;
+                    for part in missing.iter().rev() {
+                        resolved.push(part);
+                    }
+                    return Ok(resolved);
+                }
                 let Some(name) = existing.file_name() else {
                     return Err(err);
                 };
@@ -528,6 +558,36 @@ mod tests {
             vec!["README.md"]
         );
         assert!(p.suggest(&fs, Path::new("/ws/src/zzzzzz.py")).is_empty());
+    }
+
+    #[test]
+    fn dangling_symlinks_resolve_to_where_they_point() {
+        let fs = MemoryFs::new();
+        fs.add_dir("/ws");
+        fs.add_dir("/outside");
+        fs.add_symlink("/ws/dangling_out", "../outside/missing.txt");
+        fs.add_symlink("/ws/dangling_in", "sub/later.txt");
+        let p = policy(&fs);
+        match p.resolve(&fs, "dangling_out").unwrap_err() {
+            PathError::Outside { real, via, .. } => {
+                assert_eq!(real, "/outside/missing.txt");
+                assert_eq!(via, " through a symlink");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            p.resolve(&fs, "dangling_in").unwrap().real,
+            PathBuf::from("/ws/sub/later.txt")
+        );
+    }
+
+    #[test]
+    fn clean_never_climbs_above_the_root() {
+        assert_eq!(clean(Path::new("/a/../..")), PathBuf::from("/"));
+        assert_eq!(clean(Path::new("/..")), PathBuf::from("/"));
+        assert_eq!(clean(Path::new("../..")), PathBuf::from("../.."));
+        assert_eq!(clean(Path::new("a/../../b")), PathBuf::from("../b"));
+        assert_eq!(clean(Path::new("a/./b/..")), PathBuf::from("a"));
     }
 
     #[test]

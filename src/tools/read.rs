@@ -52,10 +52,11 @@ pub struct ReadTool;
 pub struct ReadArgs {
     /// The file to read.
     pub path: String,
-    /// 1-based first line; 0 or less means line 1.
-    pub offset: Option<i64>,
+    /// 1-based first line; 0 or less means line 1. A number, so that every
+    /// integer the schema accepts (`2.0`, `1e30`) deserialises.
+    pub offset: Option<f64>,
     /// Maximum number of lines.
-    pub limit: Option<u64>,
+    pub limit: Option<f64>,
 }
 
 impl Tool for ReadTool {
@@ -169,9 +170,9 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         return Err(binary_error(kind, meta.len, &display));
     }
 
-    let offset = args.offset.unwrap_or(0);
-    let start = usize::try_from(offset.max(1) - 1).unwrap_or(usize::MAX);
-    let limit = args.limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+    // `as` saturates: huge offsets and limits become usize::MAX.
+    let start = (args.offset.unwrap_or(1.0).max(1.0) - 1.0) as usize;
+    let limit = args.limit.map(|l| l as usize);
     let mut scan = TextScan::new(start, limit, ctx.limits.truncation().max_bytes, ctx);
     let body = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
     scan.feed(body);
@@ -188,7 +189,7 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         };
         scan.feed(&buf[..n]);
     }
-    scan.finish(args.offset, &display)
+    scan.finish(args.offset.map(shown_number), &display)
 }
 
 /// Reads until `buf` holds `want` bytes or the reader ends.
@@ -263,6 +264,15 @@ fn binary_error(kind: BinaryKind, len: u64, display: &str) -> ToolError {
         ),
         json!({ "binary": kind.name(), "bytes": len }),
     )
+}
+
+/// An integral number without a fraction (`5`, not `5.0`).
+fn shown_number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        value.to_string()
+    }
 }
 
 /// The streaming line scanner behind text reads.
@@ -347,11 +357,18 @@ impl TextScan {
             };
             let rest = &chunk[pos..];
             let mut consumed = rest.len();
-            for i in memchr::memchr_iter(b'\n', rest) {
-                self.line += 1;
-                if self.line == target {
-                    consumed = i + 1;
-                    break;
+            // Count the chunk in bulk unless the phase changes inside it;
+            // only then find the exact newline.
+            let newlines = memchr::memchr_iter(b'\n', rest).count();
+            if self.line.saturating_add(newlines) < target {
+                self.line += newlines;
+            } else {
+                for i in memchr::memchr_iter(b'\n', rest) {
+                    self.line += 1;
+                    if self.line == target {
+                        consumed = i + 1;
+                        break;
+                    }
                 }
             }
             self.offset += consumed as u64;
@@ -393,7 +410,11 @@ impl TextScan {
         self.mark_boundary();
     }
 
-    fn finish(mut self, offset_arg: Option<i64>, display: &str) -> Result<ToolOutput, ToolError> {
+    fn finish(
+        mut self,
+        offset_arg: Option<String>,
+        display: &str,
+    ) -> Result<ToolOutput, ToolError> {
         let partial_last = self.offset > 0 && self.last_byte != Some(b'\n');
         if partial_last && self.wants_content() {
             self.end_content_line();
@@ -402,7 +423,7 @@ impl TextScan {
         }
         let total_lines = self.line;
         if self.start >= total_lines && !(self.start == 0 && total_lines == 0) {
-            let shown = offset_arg.unwrap_or(1);
+            let shown = offset_arg.unwrap_or_else(|| "1".to_owned());
             return Err(ToolError::failed(format!(
                 "Offset {shown} is beyond the end of {display} ({total_lines} lines total). Use \
                  an offset between 1 and {total_lines}."

@@ -775,15 +775,11 @@ proptest! {
     }
 }
 
-// BUG: with a dangling symlink whose target is outside the workspace in
-// the tree, the property above fails: `PathPolicy::resolve` takes the real
-// path from the nearest ancestor that canonicalises (the workspace root),
-// so `dangling_out` is accepted as `<root>/dangling_out`, and `write` then
-// follows the link and creates `../outside/missing.txt`. The two tests
-// below show it; remove their `#[ignore]` once it is fixed.
+// Regression: a dangling symlink whose target is outside the workspace was
+// once accepted (the real path came from the nearest ancestor that
+// canonicalised), and `write` followed the link out of the workspace.
 
 #[test]
-#[ignore = "BUG: a dangling symlink to outside passes confinement"]
 fn confined_paths_never_lead_outside_even_through_dangling_symlinks() {
     let fixture = PathFixture::new(true);
     let mut runner = proptest::test_runner::TestRunner::new(manual_config(256));
@@ -799,7 +795,6 @@ fn confined_paths_never_lead_outside_even_through_dangling_symlinks() {
 }
 
 #[test]
-#[ignore = "BUG: write through a dangling symlink escapes the workspace"]
 fn write_through_a_dangling_symlink_does_not_escape() {
     let fixture = PathFixture::new(true);
     let registry = Registry::builder(Workspace::local(&fixture.root).unwrap())
@@ -829,14 +824,10 @@ fn write_through_a_dangling_symlink_does_not_escape() {
     assert!(result.is_error, "{}", result.text());
 }
 
-/// BUG: `path::clean` lets `..` climb above `/` for absolute paths
-/// (`/a/../..` gives `/..`, though its doc says it never does), and
-/// collapses a relative `../..` to `.`. Harmless for confinement (the real
-/// path of `/..` is `/`, which is refused), but messages and unconfined
-/// calls show `/..`. Found by the path property with the start `<tmp>/`
-/// and components `.., .., ..`.
+/// Regression: `path::clean` once let `..` climb above `/` and collapsed a
+/// relative `../..` to `.`. Found by the path property with the start
+/// `<tmp>/` and components `.., .., ..`.
 #[test]
-#[ignore = "BUG: path::clean climbs above / and collapses ../.."]
 fn clean_never_climbs_above_the_filesystem_root() {
     use harness::tools::path::clean;
     use std::path::Path;
@@ -953,21 +944,18 @@ fn schema_valid_arguments_are_accepted_by_write_edit_bash_grep_find_ls() {
     }
 }
 
-/// BUG: `read`'s schema says `offset` and `limit` are JSON Schema
+/// Regression: `read`'s schema says `offset` and `limit` are JSON Schema
 /// integers, which include integral floats (`1.0`) and integers beyond
-/// `i64` (`offset: 18446744073709551615`), but `ReadArgs` holds `i64` /
-/// `u64`, so such calls pass validation and then fail deserialisation with
-/// a fatal "internal error" result, which aborts the scenario. Found by the
-/// property below with `{"path": "", "limit": 1.0}`.
+/// `i64`; `ReadArgs` once held `i64` / `u64`, so such calls passed
+/// validation and then failed deserialisation with an internal error.
+/// Found by the property below with `{"path": "", "limit": 1.0}`.
 #[test]
-#[ignore = "BUG: read refuses integral floats and huge integers its schema accepts"]
 fn schema_valid_arguments_are_accepted_by_read() {
     check_schema_valid_values_are_accepted("read");
 }
 
-/// The minimal cases of the bug above.
+/// The minimal cases of that regression.
 #[test]
-#[ignore = "BUG: read refuses integral floats and huge integers its schema accepts"]
 fn read_accepts_integral_floats_and_large_integers_for_offset_and_limit() {
     let bench = ToolBench::new();
     std::fs::write(bench.path("a.txt"), "one\ntwo\n").unwrap();

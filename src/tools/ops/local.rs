@@ -50,6 +50,10 @@ impl FsOps for LocalFs {
         std::fs::canonicalize(path)
     }
 
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::read_link(path)
+    }
+
     fn open(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
         let file = std::fs::File::open(path)?;
         if file.metadata()?.is_dir() {

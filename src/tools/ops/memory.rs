@@ -211,6 +211,19 @@ impl FsOps for MemoryFs {
         }
     }
 
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        let nodes = self.lock();
+        let real = resolve(&nodes, path, false)?;
+        match nodes.get(&real) {
+            Some(Node::Symlink(target)) => Ok(target.clone()),
+            Some(_) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a symbolic link",
+            )),
+            None => Err(not_found()),
+        }
+    }
+
     fn open(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
         let data = self.read(path)?;
         Ok(Box::new(io::Cursor::new(data)))

@@ -137,6 +137,8 @@ pub trait FsOps: Send + Sync + fmt::Debug {
     fn symlink_metadata(&self, path: &Path) -> io::Result<Metadata>;
     /// The real path: every symlink resolved, the path must exist.
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
+    /// The target of a symlink, as stored (it may be relative).
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf>;
     /// Opens a file for streaming reads.
     fn open(&self, path: &Path) -> io::Result<Box<dyn Read + Send>>;
     /// Reads a whole file.
