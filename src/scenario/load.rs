@@ -247,17 +247,24 @@ pub fn load_text(path: &Path, text: &str, suite: &Suite) -> (Vec<Scenario>, Vec<
     let ranges = document_ranges(text);
     let mut docs = Vec::new();
     let mut errors = Vec::new();
+    let mut last_error: Option<(usize, usize, String)> = None;
     for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
         match Option::<ScenarioDoc>::deserialize(document) {
             Ok(Some(doc)) => docs.push((index, doc)),
             Ok(None) => {}
             Err(err) => {
-                let syntax = is_syntax_error(&err);
-                errors.push(yaml_error(path, &err));
-                // A syntax error ends the stream; later documents are lost.
-                if syntax {
+                let located = yaml_error(path, &err);
+                // After a syntax error the stream repeats that error for ever:
+                // stop at a syntax error, or at the same error twice.
+                let key = (located.line, located.column, located.message.clone());
+                let repeated = last_error.as_ref() == Some(&key);
+                if !repeated {
+                    errors.push(located);
+                }
+                if repeated || is_syntax_error(&err) {
                     break;
                 }
+                last_error = Some(key);
             }
         }
     }

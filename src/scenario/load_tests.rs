@@ -219,3 +219,12 @@ fn multi_document_files_keep_valid_documents() {
     assert!(errors[0].starts_with("s/x.yaml:6:5:"), "{errors:?}");
     assert_eq!(scenarios[1].snapshot_prefix.as_deref(), Some("third"));
 }
+
+#[test]
+fn a_broken_stream_does_not_loop_for_ever() {
+    // serde_yaml yields this error again and again after the first one.
+    let (_, errors) = load("name: a\n  model: [\n");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let (_, errors) = load("model:\n  - call: read\n---\n: : :\n---\nmodel: [1, 2\n");
+    assert!(!errors.is_empty() && errors.len() <= 2, "{errors:?}");
+}
