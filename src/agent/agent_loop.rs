@@ -272,44 +272,24 @@ async fn run_batch(
     let mut batch = Batch::new(calls.len());
     if sequential {
         for (index, call) in calls.iter().enumerate() {
-            batch.start(index, call, on_event);
-            if cancel.is_cancelled() {
-                batch.finish_now(
-                    index,
-                    call,
-                    ToolResult::from(ToolError::cancelled()),
-                    on_event,
-                );
-                continue;
-            }
-            match registry.prepare(call) {
-                Ok(prepared) => {
-                    batch.spawn(index, call, prepared, cancel);
-                    batch.drain(calls, on_event).await;
-                }
-                Err(result) => batch.finish_now(index, call, *result, on_event),
+            if let Some(prepared) = batch.prepare(registry, index, call, cancel, on_event) {
+                batch.spawn(index, prepared, cancel);
+                batch.drain(calls, on_event).await;
             }
         }
     } else {
-        let mut prepared = Vec::new();
-        for (index, call) in calls.iter().enumerate() {
-            batch.start(index, call, on_event);
-            if cancel.is_cancelled() {
-                batch.finish_now(
-                    index,
-                    call,
-                    ToolResult::from(ToolError::cancelled()),
-                    on_event,
-                );
-                continue;
-            }
-            match registry.prepare(call) {
-                Ok(p) => prepared.push((index, p)),
-                Err(result) => batch.finish_now(index, call, *result, on_event),
-            }
-        }
+        // Every call is prepared (and queued) in source order before any runs.
+        let prepared: Vec<(usize, PreparedCall)> = calls
+            .iter()
+            .enumerate()
+            .filter_map(|(index, call)| {
+                batch
+                    .prepare(registry, index, call, cancel, on_event)
+                    .map(|p| (index, p))
+            })
+            .collect();
         for (index, p) in prepared {
-            batch.spawn(index, &calls[index], p, cancel);
+            batch.spawn(index, p, cancel);
         }
         batch.drain(calls, on_event).await;
     }
@@ -341,12 +321,38 @@ impl Batch {
         }
     }
 
-    fn start(&self, _index: usize, call: &ToolCall, on_event: &mut (dyn FnMut(AgentEvent) + Send)) {
+    /// Starts a call: its start event, then preparation. A call that fails
+    /// preparation, or that the run's cancellation reached first, gets its
+    /// result at once.
+    fn prepare(
+        &mut self,
+        registry: &Registry,
+        index: usize,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Option<PreparedCall> {
         on_event(AgentEvent::ToolExecutionStart {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
             args: call.arguments.clone(),
         });
+        if cancel.is_cancelled() {
+            self.finish_now(
+                index,
+                call,
+                ToolResult::from(ToolError::cancelled()),
+                on_event,
+            );
+            return None;
+        }
+        match registry.prepare(call) {
+            Ok(prepared) => Some(prepared),
+            Err(result) => {
+                self.finish_now(index, call, *result, on_event);
+                None
+            }
+        }
     }
 
     fn finish_now(
@@ -383,13 +389,7 @@ impl Batch {
         self.completions += 1;
     }
 
-    fn spawn(
-        &mut self,
-        index: usize,
-        _call: &ToolCall,
-        prepared: PreparedCall,
-        cancel: &CancellationToken,
-    ) {
+    fn spawn(&mut self, index: usize, prepared: PreparedCall, cancel: &CancellationToken) {
         let tx = self.updates_tx.clone();
         let sink = UpdateSink::new(move |update| {
             // The receiver lives as long as the batch; a send can only fail
