@@ -299,12 +299,6 @@ fn document_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
         }
         offset += line.len();
     }
-    // A leading `---` opens the first document instead of separating one.
-    let first_is_marker = text
-        .lines()
-        .next()
-        .is_some_and(|l| l == "---" || l.starts_with("--- "));
-    let _ = first_is_marker;
     let mut ranges = Vec::new();
     for (i, &start) in starts.iter().enumerate() {
         let end = starts.get(i + 1).copied().unwrap_or(text.len());

@@ -55,8 +55,7 @@ impl MutationQueue {
         // A poisoned lock only means another thread panicked between two
         // statements that each leave the map consistent.
         let mut tails = self.tails.lock().unwrap_or_else(|e| e.into_inner());
-        // Forget paths whose last ticket is gone, so the map stays small.
-        tails.retain(|_, rx| matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
+        forget_released(&mut tails);
         let previous = tails.insert(real_path.to_path_buf(), tail);
         Ticket {
             previous,
@@ -67,9 +66,14 @@ impl MutationQueue {
     /// Number of paths with a live ticket (for tests and diagnostics).
     pub fn active_paths(&self) -> usize {
         let mut tails = self.tails.lock().unwrap_or_else(|e| e.into_inner());
-        tails.retain(|_, rx| matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
+        forget_released(&mut tails);
         tails.len()
     }
+}
+
+/// Forgets paths whose last ticket is gone, so the map stays small.
+fn forget_released(tails: &mut HashMap<PathBuf, oneshot::Receiver<()>>) {
+    tails.retain(|_, rx| matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
 }
 
 #[cfg(test)]
