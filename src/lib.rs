@@ -2,9 +2,10 @@
 //! headless batch evaluation harness around it.
 //!
 //! ```text
-//! tools     the real tool layer: contract, registry, the seven tools,
-//!           truncation, argument normalisation + validation, path policy,
-//!           pluggable I/O, per-file mutation queue
+//! tools     the real tool layer: contract, registry, workspace (path
+//!           policy over pluggable I/O), truncation, argument normalisation
+//!           + validation, per-file mutation queue, the seven tools (search/,
+//!           edit/ and bash/ in folders of their own)
 //! agent     messages, the Provider trait, the agent loop, the faux provider
 //! scenario  the YAML model, located errors, workspaces, checks, snapshots
 //! run       discovery, filters, partitions, concurrent execution, statistics

@@ -202,6 +202,13 @@ pub struct Problem {
     pub received: String,
 }
 
+/// `details` of arguments that failed validation.
+#[derive(Debug, Serialize)]
+pub(crate) struct ValidationDetails<'a> {
+    /// Every problem, sorted by path.
+    pub validation_errors: &'a [Problem],
+}
+
 /// A schema compiled once, with the tool name for messages.
 pub struct ArgsValidator {
     tool: String,
@@ -357,6 +364,10 @@ pub fn shorten(text: &str, max: usize) -> String {
         ),
     }
 }
+
+#[cfg(test)]
+#[path = "args_properties.rs"]
+mod properties;
 
 #[cfg(test)]
 mod tests {

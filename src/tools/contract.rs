@@ -22,12 +22,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::ToolError;
+use super::error::facts_value;
 use super::ops::BoxFuture;
-use super::ops::Workspace;
 use super::truncate::DEFAULT_MAX_BYTES;
 use super::truncate::DEFAULT_MAX_LINES;
 use super::truncate::GREP_MAX_LINE_CHARS;
 use super::truncate::TruncationLimits;
+use super::workspace::Workspace;
 
 /// One block of a result's `content`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,6 +91,11 @@ impl ToolOutput {
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
         self
+    }
+
+    /// Sets the details from a typed details struct.
+    pub(crate) fn with_facts(self, facts: &impl Serialize) -> Result<Self, ToolError> {
+        Ok(self.with_details(facts_value(facts)?))
     }
 }
 

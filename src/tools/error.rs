@@ -8,6 +8,7 @@
 //! registry still answers the model, and callers that run scenarios use it to
 //! fail that scenario.
 
+use serde::Serialize;
 use serde_json::Value;
 
 /// Why a tool call did not produce a normal result.
@@ -62,6 +63,15 @@ impl ToolError {
         }
     }
 
+    /// A model-facing failure that keeps a typed details struct (a broken
+    /// invariant if it cannot be serialised).
+    pub(crate) fn failed_with_facts(message: impl Into<String>, facts: &impl Serialize) -> Self {
+        match facts_value(facts) {
+            Ok(details) => Self::failed_with(message, details),
+            Err(err) => err,
+        }
+    }
+
     /// The standard cancellation error (§common.9).
     pub fn cancelled() -> Self {
         Self::Cancelled {
@@ -81,6 +91,13 @@ impl ToolError {
     pub fn is_fatal(&self) -> bool {
         matches!(self, Self::Fatal { .. })
     }
+}
+
+/// A typed details struct as JSON. Details structs hold plain fields with
+/// string keys, which always serialise; a failure is a broken invariant.
+pub(crate) fn facts_value(facts: &impl Serialize) -> Result<Value, ToolError> {
+    serde_json::to_value(facts)
+        .map_err(|err| ToolError::fatal(format!("tool details could not be serialised: {err}")))
 }
 
 /// The text of a call that was cancelled before it produced anything.

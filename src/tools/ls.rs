@@ -13,12 +13,8 @@
 //! `limit: 0`); the limit notice says how many entries there are; a missing
 //! path is an error with "did you mean" (D6).
 
-use std::cmp::Ordering;
-use std::io;
-
 use serde::Deserialize;
-use serde_json::Map;
-use serde_json::Value;
+use serde::Serialize;
 use serde_json::json;
 
 use super::contract::ExecutionMode;
@@ -30,10 +26,13 @@ use super::contract::ToolSpec;
 use super::error::ToolError;
 use super::fs_error::describe_io_error;
 use super::ops::FileKind;
-use super::path::not_found_message;
+use super::search::effective_limit;
+use super::search::with_notices;
+use super::task::run_blocking;
+use super::truncate::Truncation;
 use super::truncate::format_size;
 use super::truncate::truncate_head;
-use super::walk::effective_limit;
+use super::workspace::Lookup;
 
 /// The text for a directory without entries.
 pub const EMPTY_DIRECTORY: &str = "(empty directory)";
@@ -87,17 +86,25 @@ impl Tool for LsTool {
     }
 
     async fn execute(&self, args: LsArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::cancelled());
-        }
-        let work = tokio::task::spawn_blocking(move || ls_blocking(&args, &ctx));
-        work.await
-            .map_err(|err| ToolError::fatal(format!("the ls task failed: {err}")))?
+        run_blocking("ls", args, ctx, ls_blocking).await
     }
 }
 
+/// `details` of a listing.
+#[derive(Debug, Default, Serialize)]
+struct LsDetails {
+    entries: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entry_limit_reached: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncation: Option<Truncation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unresolved_symlinks: Option<usize>,
+}
+
 /// D19's order: case-insensitive, ties broken by the names' bytes.
-pub fn compare_names(a: &[u8], b: &[u8]) -> Ordering {
+#[cfg(test)]
+fn compare_names(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     sort_key(a).cmp(&sort_key(b))
 }
 
@@ -107,30 +114,16 @@ fn sort_key(name: &[u8]) -> (String, Vec<u8>) {
 }
 
 fn ls_blocking(args: &LsArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let workspace = &ctx.workspace;
-    let fs = workspace.fs().as_ref();
     let raw = args.path.as_deref().unwrap_or(".");
-    let resolved = workspace
-        .paths()
-        .resolve(fs, raw)
-        .map_err(|err| ToolError::failed(err.to_string()))?;
+    let (resolved, meta) = ctx
+        .workspace
+        .resolve_existing(raw, Lookup::new("Path", "list"))?;
+    let fs = ctx.workspace.fs().as_ref();
     let display = resolved.display.clone();
-    match fs.metadata(&resolved.real) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(ToolError::failed(format!(
-                "Not a directory: {display}. Use read to view a file; ls lists directories."
-            )));
-        }
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            let suggestions = workspace.paths().suggest(fs, &resolved.abs);
-            return Err(ToolError::failed(not_found_message(
-                "Path",
-                &display,
-                &suggestions,
-            )));
-        }
-        Err(err) => return Err(ToolError::failed(describe_io_error("list", &display, &err))),
+    if !meta.is_dir() {
+        return Err(ToolError::failed(format!(
+            "Not a directory: {display}. Use read to view a file; ls lists directories."
+        )));
     }
     let mut entries = fs
         .read_dir(&resolved.real)
@@ -141,7 +134,7 @@ fn ls_blocking(args: &LsArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
     let limit = effective_limit(args.limit, ctx.limits.ls_limit);
     let total = entries.len();
     if total == 0 {
-        return Ok(ToolOutput::text(EMPTY_DIRECTORY).with_details(json!({ "entries": 0 })));
+        return ToolOutput::text(EMPTY_DIRECTORY).with_facts(&LsDetails::default());
     }
     entries.sort_by_cached_key(|entry| sort_key(entry.name.as_encoded_bytes()));
     entries.truncate(limit);
@@ -175,13 +168,15 @@ fn ls_blocking(args: &LsArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
         return Err(ToolError::cancelled());
     }
 
-    let mut details = Map::new();
-    details.insert("entries".to_owned(), json!(total));
+    let mut details = LsDetails {
+        entries: total,
+        ..LsDetails::default()
+    };
     let mut notices = Vec::new();
     let joined = lines.join("\n");
     let cut = truncate_head(&joined, ctx.limits.bytes_only());
     if total > limit {
-        details.insert("entry_limit_reached".to_owned(), json!(limit));
+        details.entry_limit_reached = Some(limit);
         notices.push(format!(
             "{limit} entries limit reached ({total} entries). Use limit={} for more",
             limit.saturating_mul(2)
@@ -195,17 +190,10 @@ fn ls_blocking(args: &LsArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
             cut.facts.output_lines,
             cut.facts.total_lines
         ));
-        details.insert("truncation".to_owned(), json!(cut.facts));
+        details.truncation = Some(cut.facts.clone());
     }
-    if unresolved > 0 {
-        details.insert("unresolved_symlinks".to_owned(), json!(unresolved));
-    }
-    let text = if notices.is_empty() {
-        cut.content.to_owned()
-    } else {
-        format!("{}\n\n[{}]", cut.content, notices.join(". "))
-    };
-    Ok(ToolOutput::text(text).with_details(Value::Object(details)))
+    details.unresolved_symlinks = (unresolved > 0).then_some(unresolved);
+    ToolOutput::text(with_notices(cut.content, &notices)).with_facts(&details)
 }
 
 #[cfg(test)]

@@ -1,4 +1,7 @@
+use std::cmp::Ordering;
+
 use pretty_assertions::assert_eq;
+use serde_json::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -10,47 +10,61 @@
 //! an update sink), and always ends in exactly one [`ToolResult`].
 //!
 //! ```text
-//! registry.rs   lookup -> prepare -> normalise -> validate -> queue -> execute
-//! args.rs       lenient normalisation + JSON Schema validation
-//! truncate.rs   head/tail truncation and its facts
-//! output.rs     bash's bounded output accumulator; ansi.rs cleans it (D12)
-//! path.rs       normalisation, workspace confinement, "did you mean"
-//! ops/          FsOps + ProcessOps traits; LocalFs, MemoryFs, LocalProcess
-//! walk.rs      the grep/find walker: ignore rules, parallel, sorted
-//! read.rs write.rs …   one tool each
+//! registry.rs        lookup -> prepare -> normalise -> validate -> queue -> execute
+//! contract.rs        Tool, ToolContext, ToolOutput, ToolResult, Limits
+//! args.rs            lenient normalisation + JSON Schema validation
+//! task.rs            run_blocking: a tool's blocking work off the runtime
+//! mutation_queue.rs  one queue per real path for write and edit
+//! workspace.rs       Workspace: FsOps + ProcessOps + path policy;
+//!                    resolve / resolve_existing, the one way to a path
+//! path.rs            normalisation, confinement, "did you mean"
+//! ops/               FsOps + ProcessOps traits; LocalFs, MemoryFs, LocalProcess
+//! truncate.rs        head/tail truncation and its facts
+//! search/            ignore rules, the walker, globs; the grep and find tools
+//! edit/              matching, messages, line endings, diffs; the edit tool
+//! bash/              the bash tool, its output accumulator, ANSI cleaning (D12)
+//! read.rs write.rs ls.rs   one tool each
 //! ```
+//!
+//! Dependencies point one way: `ops` knows nothing of paths or
+//! workspaces, `path` uses only `ops`, `workspace` bundles both, and the
+//! tools use the workspace (and `search` for walking).
+//!
+//! The public surface is what an embedder needs: the registry, the
+//! contract, the operations traits and their backends, [`Workspace`],
+//! [`Limits`], the seven tools, and [`truncate`] (the truncation every tool
+//! applies, for embedders that render output of their own, and whose
+//! [`Truncation`](truncate::Truncation) facts appear in `details`). The
+//! edit tool's matching engine is public as [`edit::matching`] for the
+//! `edit` bench and for previews.
 
-pub mod ansi;
-pub mod args;
-pub mod bash;
-pub mod contract;
+pub(crate) mod args;
+mod bash;
+pub(crate) mod contract;
 pub mod edit;
-pub mod edit_diff;
-pub mod edit_match;
-pub mod error;
-pub mod file_kind;
-pub mod find;
+pub(crate) mod error;
+pub(crate) mod file_kind;
 mod fs_error;
-pub mod grep;
-pub mod ls;
-pub mod mutation_queue;
+mod ls;
+pub(crate) mod mutation_queue;
 pub mod ops;
-pub mod output;
-pub mod path;
-pub mod read;
-pub mod registry;
+pub(crate) mod path;
+mod read;
+pub(crate) mod registry;
+mod search;
+mod task;
 pub mod truncate;
-pub mod walk;
-pub mod write;
+mod workspace;
+mod write;
 
 #[cfg(test)]
 #[allow(dead_code, reason = "helpers shared by the tool tests")]
 pub(crate) mod testutil;
 
-use std::sync::Arc;
-
+pub use bash::BashTool;
 pub use contract::AnyTool;
 pub use contract::Content;
+pub use contract::ErasedArgs;
 pub use contract::ExecutionMode;
 pub use contract::Limits;
 pub use contract::Tool;
@@ -61,8 +75,11 @@ pub use contract::ToolResult;
 pub use contract::ToolSpec;
 pub use contract::ToolUpdate;
 pub use contract::UpdateSink;
+pub use edit::EditTool;
 pub use error::ToolError;
-pub use ops::Workspace;
+pub use ls::LsTool;
+pub use path::ResolvedPath;
+pub use read::ReadTool;
 pub use registry::ALL_TOOL_NAMES;
 pub use registry::CallArguments;
 pub use registry::PreparedCall;
@@ -71,16 +88,9 @@ pub use registry::Registry;
 pub use registry::RegistryBuilder;
 pub use registry::RegistryError;
 pub use registry::ToolCall;
-
-/// The built-in tools, one instance each.
-pub fn builtin_tools() -> Vec<Arc<dyn AnyTool>> {
-    vec![
-        Arc::new(read::ReadTool),
-        Arc::new(write::WriteTool),
-        Arc::new(edit::EditTool),
-        Arc::new(bash::BashTool),
-        Arc::new(grep::GrepTool),
-        Arc::new(find::FindTool),
-        Arc::new(ls::LsTool),
-    ]
-}
+pub use registry::builtin_tools;
+pub use search::find::FindTool;
+pub use search::grep::GrepTool;
+pub use workspace::Lookup;
+pub use workspace::Workspace;
+pub use write::WriteTool;

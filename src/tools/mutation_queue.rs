@@ -63,8 +63,9 @@ impl MutationQueue {
         }
     }
 
-    /// Number of paths with a live ticket (for tests and diagnostics).
-    pub fn active_paths(&self) -> usize {
+    /// Number of paths with a live ticket (for tests).
+    #[cfg(test)]
+    pub(crate) fn active_paths(&self) -> usize {
         let mut tails = self.tails.lock().unwrap_or_else(|e| e.into_inner());
         forget_released(&mut tails);
         tails.len()

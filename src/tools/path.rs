@@ -175,7 +175,8 @@ impl PathPolicy {
     }
 
     /// Sets the directory `~` expands to.
-    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_home(mut self, home: Option<PathBuf>) -> Self {
         self.home = home;
         self
     }
@@ -187,11 +188,6 @@ impl PathPolicy {
     /// The workspace root (a real path).
     pub fn root(&self) -> &Path {
         &self.root
-    }
-
-    /// Whether paths are confined to the root.
-    pub fn confined(&self) -> bool {
-        self.confine
     }
 
     /// The lexical absolute path of an argument, without touching the disk.
@@ -435,6 +431,10 @@ pub fn not_found_message(what: &str, display: &str, suggestions: &[String]) -> S
 }
 
 #[cfg(test)]
+#[path = "path_properties.rs"]
+mod properties;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::tools::ops::MemoryFs;
@@ -581,6 +581,9 @@ mod tests {
         );
     }
 
+    /// Regression: `clean` once let `..` climb above `/` and collapsed a
+    /// relative `../..` to `.`. Found by the path property with the start
+    /// `<tmp>/` and components `.., .., ..`.
     #[test]
     fn clean_never_climbs_above_the_root() {
         assert_eq!(clean(Path::new("/a/../..")), PathBuf::from("/"));

@@ -16,6 +16,7 @@ use std::io::Read;
 
 use base64::Engine;
 use serde::Deserialize;
+use serde::Serialize;
 use serde_json::json;
 
 use super::contract::Content;
@@ -26,15 +27,19 @@ use super::contract::ToolContext;
 use super::contract::ToolOutput;
 use super::contract::ToolSpec;
 use super::error::ToolError;
+use super::error::facts_value;
 use super::file_kind::BinaryKind;
 use super::file_kind::ImageKind;
 use super::file_kind::shell_quote;
 use super::file_kind::sniff_binary;
 use super::file_kind::sniff_image;
 use super::fs_error::describe_io_error;
+use super::task::run_blocking;
 use super::truncate::HeadTruncator;
 use super::truncate::TruncatedBy;
+use super::truncate::Truncation;
 use super::truncate::format_size;
+use super::workspace::Lookup;
 
 /// Bytes examined to tell text from binary (D2).
 pub const SNIFF_BYTES: usize = 8 * 1024;
@@ -102,48 +107,43 @@ impl Tool for ReadTool {
     }
 
     async fn execute(&self, args: ReadArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::cancelled());
-        }
-        let work = tokio::task::spawn_blocking(move || read_blocking(&args, &ctx));
-        work.await
-            .map_err(|err| ToolError::fatal(format!("the read task failed: {err}")))?
+        run_blocking("read", args, ctx, read_blocking).await
     }
 }
 
+/// How `read` looks up its path: a file, tried in the spellings a model
+/// cannot type too (§common.3.4).
+const LOOKUP: Lookup = Lookup {
+    other_spellings: true,
+    ..Lookup::new("File", "read")
+};
+
+/// `details` of an image, inlined or not.
+#[derive(Debug, Serialize)]
+struct ImageDetails {
+    mime_type: &'static str,
+    bytes: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    omitted: bool,
+}
+
+/// `details` of a refused binary file.
+#[derive(Debug, Serialize)]
+struct BinaryDetails {
+    binary: &'static str,
+    bytes: u64,
+}
+
+/// `details` of a cut page.
+#[derive(Debug, Serialize)]
+struct PageDetails {
+    truncation: Truncation,
+}
+
 fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let workspace = &ctx.workspace;
-    let fs = workspace.fs().as_ref();
-    let mut resolved = workspace
-        .paths()
-        .resolve(fs, &args.path)
-        .map_err(|err| ToolError::failed(err.to_string()))?;
-    if fs.metadata(&resolved.abs).is_err() {
-        // Names a model cannot type: macOS screenshot spaces, NFD, curly
-        // apostrophes (§common.3.4).
-        if let Some(found) = super::path::read_variants(&resolved.abs)
-            .into_iter()
-            .find(|variant| fs.metadata(variant).is_ok())
-        {
-            resolved = workspace
-                .paths()
-                .resolve_absolute(fs, &args.path, found)
-                .map_err(|err| ToolError::failed(err.to_string()))?;
-        }
-    }
+    let (resolved, meta) = ctx.workspace.resolve_existing(&args.path, LOOKUP)?;
+    let fs = ctx.workspace.fs().as_ref();
     let display = resolved.display.clone();
-    let meta = match fs.metadata(&resolved.abs) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            let suggestions = workspace.paths().suggest(fs, &resolved.abs);
-            return Err(ToolError::failed(super::path::not_found_message(
-                "File",
-                &display,
-                &suggestions,
-            )));
-        }
-        Err(err) => return Err(ToolError::failed(describe_io_error("read", &display, &err))),
-    };
     if meta.is_dir() {
         return Err(ToolError::failed(format!(
             "Cannot read {display}: it is a directory. Use ls to list it, or read a file inside it."
@@ -216,19 +216,23 @@ fn read_image(
 ) -> Result<ToolOutput, ToolError> {
     let mime = image.mime_type();
     if image == ImageKind::Bmp {
-        return Err(ToolError::failed_with(
+        return Err(ToolError::failed_with_facts(
             format!(
                 "Cannot inline {display}: it is a BMP image ({}), and only PNG, JPEG, GIF and \
                  WebP can be sent as images. Convert it first, e.g. with bash: convert {} out.png",
                 format_size(usize::try_from(len).unwrap_or(usize::MAX)),
                 shell_quote(display)
             ),
-            json!({ "mime_type": mime, "bytes": len }),
+            &ImageDetails {
+                mime_type: mime,
+                bytes: len,
+                omitted: false,
+            },
         ));
     }
     let encoded_len = usize::try_from(len.div_ceil(3) * 4).unwrap_or(usize::MAX);
     if encoded_len > MAX_IMAGE_BASE64 {
-        return Ok(ToolOutput::text(format!(
+        return ToolOutput::text(format!(
             "Read image file [{mime}]\n[Image omitted: {display} is {}, over the {} inline image \
              limit, and this tool does not resize images. Make a smaller copy with bash (e.g. \
              convert {} -resize 50% small.png) and read that.]",
@@ -236,7 +240,11 @@ fn read_image(
             format_size(MAX_IMAGE_BASE64 / 4 * 3),
             shell_quote(display)
         ))
-        .with_details(json!({ "mime_type": mime, "bytes": len, "omitted": true })));
+        .with_facts(&ImageDetails {
+            mime_type: mime,
+            bytes: len,
+            omitted: true,
+        });
     }
     file.read_to_end(&mut data)
         .map_err(|err| ToolError::failed(describe_io_error("read", display, &err)))?;
@@ -249,20 +257,27 @@ fn read_image(
                 mime_type: mime.to_owned(),
             },
         ],
-        details: Some(json!({ "mime_type": mime, "bytes": data.len() })),
+        details: Some(facts_value(&ImageDetails {
+            mime_type: mime,
+            bytes: data.len() as u64,
+            omitted: false,
+        })?),
     })
 }
 
 fn binary_error(kind: BinaryKind, len: u64, display: &str) -> ToolError {
     let size = format_size(usize::try_from(len).unwrap_or(usize::MAX));
-    ToolError::failed_with(
+    ToolError::failed_with_facts(
         format!(
             "Cannot read {display}: it is a binary file ({}, {size}), and read only returns text \
              and images. To inspect it, use bash, e.g. `{}`.",
             kind.name(),
             kind.suggestion(&shell_quote(display))
         ),
-        json!({ "binary": kind.name(), "bytes": len }),
+        &BinaryDetails {
+            binary: kind.name(),
+            bytes: len,
+        },
     )
 }
 
@@ -451,7 +466,7 @@ impl TextScan {
                 shell_quote(display),
                 self.max_bytes
             );
-            return Ok(ToolOutput::text(notice).with_details(json!({ "truncation": facts })));
+            return ToolOutput::text(notice).with_facts(&PageDetails { truncation: facts });
         }
         if facts.truncated {
             let last = first + facts.output_lines - 1;
@@ -464,7 +479,7 @@ impl TextScan {
                  offset={} to continue.]",
                 last + 1
             );
-            return Ok(ToolOutput::text(notice).with_details(json!({ "truncation": facts })));
+            return ToolOutput::text(notice).with_facts(&PageDetails { truncation: facts });
         }
         if !reaches_eof {
             let taken = selected_lines;

@@ -23,8 +23,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::ArgsValidator;
 use super::args::Normalization;
+use super::args::ValidationDetails;
 use super::args::normalize;
 use super::args::shorten;
+use super::bash::BashTool;
 use super::contract::AnyTool;
 use super::contract::ErasedArgs;
 use super::contract::ExecutionMode;
@@ -33,10 +35,17 @@ use super::contract::ToolContext;
 use super::contract::ToolResult;
 use super::contract::ToolSpec;
 use super::contract::UpdateSink;
+use super::edit::EditTool;
 use super::error::ToolError;
+use super::error::facts_value;
+use super::ls::LsTool;
 use super::mutation_queue::MutationQueue;
 use super::mutation_queue::Ticket;
-use super::ops::Workspace;
+use super::read::ReadTool;
+use super::search::find::FindTool;
+use super::search::grep::GrepTool;
+use super::workspace::Workspace;
+use super::write::WriteTool;
 
 /// The arguments of a call as the model sent them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -112,6 +121,19 @@ impl Preset {
             _ => None,
         }
     }
+}
+
+/// The built-in tools, one instance each.
+pub fn builtin_tools() -> Vec<Arc<dyn AnyTool>> {
+    vec![
+        Arc::new(ReadTool),
+        Arc::new(WriteTool),
+        Arc::new(EditTool),
+        Arc::new(BashTool),
+        Arc::new(GrepTool),
+        Arc::new(FindTool),
+        Arc::new(LsTool),
+    ]
 }
 
 /// Every built-in tool, in prompt order.
@@ -273,7 +295,7 @@ impl Registry {
         RegistryBuilder {
             workspace,
             limits: Limits::default(),
-            tools: super::builtin_tools(),
+            tools: builtin_tools(),
             active: Preset::All
                 .names()
                 .iter()
@@ -375,7 +397,13 @@ impl Registry {
         let notes = normalize(&entry.spec.parameters, &mut args);
         let problems = entry.validator.problems(&args);
         if !problems.is_empty() {
-            let mut details = serde_json::json!({ "validation_errors": problems });
+            let facts = ValidationDetails {
+                validation_errors: &problems,
+            };
+            let mut details = match facts_value(&facts) {
+                Ok(details) => details,
+                Err(err) => return Err(Box::new(ToolResult::from(err))),
+            };
             merge_notes(&mut details, &notes);
             return Err(Box::new(ToolResult::from(ToolError::InvalidArgs {
                 message: entry.validator.message(&problems, &raw),
@@ -393,12 +421,7 @@ impl Registry {
         let ticket = entry
             .tool
             .mutation_target(&typed)
-            .and_then(|target| {
-                self.workspace
-                    .paths()
-                    .resolve(self.workspace.fs().as_ref(), &target)
-                    .ok()
-            })
+            .and_then(|target| self.workspace.resolve(&target).ok())
             .map(|resolved| self.queue.ticket(&resolved.real));
         Ok(PreparedCall {
             id: call.id.clone(),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use proptest::test_runner::Config as ProptestConfig;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -17,9 +18,9 @@ use super::contract::UpdateSink;
 use super::ops::FsOps;
 use super::ops::LocalProcess;
 use super::ops::MemoryFs;
-use super::ops::Workspace;
 use super::registry::PreparedCall;
 use super::registry::Registry;
+use super::workspace::Workspace;
 
 /// A registry with every tool active over a workspace, plus file helpers.
 pub struct Harness {
@@ -179,4 +180,26 @@ pub fn recording_sink() -> (UpdateSink, Arc<Mutex<Vec<ToolUpdate>>>) {
         UpdateSink::new(move |u| kept.lock().unwrap().push(u)),
         updates,
     )
+}
+
+/// The configuration of a property with `cases` cases by default: an
+/// explicit `PROPTEST_CASES` always wins (proptest reads it into
+/// [`ProptestConfig::default`]); without it, expensive properties keep a
+/// modest count and cheap ones a larger one.
+pub fn cases(cases: u32) -> ProptestConfig {
+    let config = ProptestConfig::default();
+    if std::env::var_os("PROPTEST_CASES").is_some() {
+        config
+    } else {
+        ProptestConfig { cases, ..config }
+    }
+}
+
+/// [`cases`] for a property run by hand (outside `proptest!`, which knows
+/// the source file to keep failing seeds next to): no persistence.
+pub fn manual_cases(count: u32) -> ProptestConfig {
+    ProptestConfig {
+        failure_persistence: None,
+        ..cases(count)
+    }
 }

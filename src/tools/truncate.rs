@@ -93,6 +93,19 @@ pub struct Truncation {
     pub max_bytes: usize,
 }
 
+impl Truncation {
+    /// The facts a tool result keeps in `details.truncation`, read back
+    /// through serde; `None` when the result has none (nothing was cut) or
+    /// they are not truncation facts.
+    pub fn from_details(details: &serde_json::Value) -> Option<Self> {
+        #[derive(Deserialize)]
+        struct Details {
+            truncation: Option<Truncation>,
+        }
+        Details::deserialize(details).ok()?.truncation
+    }
+}
+
 /// Serialises `usize::MAX` ("no cap") as `null`.
 mod optional_cap {
     use serde::Deserialize;
@@ -651,5 +664,17 @@ mod tests {
         let json = serde_json::to_value(&out.facts).unwrap();
         assert_eq!(json["max_lines"], serde_json::Value::Null);
         assert_eq!(json["truncated_by"], "bytes");
+    }
+
+    #[test]
+    fn facts_round_trip_through_details() {
+        let cut = truncate_head("a\nb\nc\n", TruncationLimits::bytes_only(3));
+        let details = serde_json::json!({ "entries": 3, "truncation": cut.facts.clone() });
+        assert_eq!(Truncation::from_details(&details), Some(cut.facts));
+        assert_eq!(
+            Truncation::from_details(&serde_json::json!({ "entries": 3 })),
+            None
+        );
+        assert_eq!(Truncation::from_details(&serde_json::Value::Null), None);
     }
 }

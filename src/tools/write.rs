@@ -7,6 +7,7 @@
 //! count (pi reports UTF-16 code units, D5).
 
 use serde::Deserialize;
+use serde::Serialize;
 use serde_json::json;
 
 use super::contract::ExecutionMode;
@@ -17,6 +18,7 @@ use super::contract::ToolOutput;
 use super::contract::ToolSpec;
 use super::error::ToolError;
 use super::fs_error::describe_io_error;
+use super::task::run_blocking;
 
 /// The `write` tool.
 #[derive(Clone, Copy, Debug, Default)]
@@ -73,22 +75,21 @@ impl Tool for WriteTool {
     }
 
     async fn execute(&self, args: WriteArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::cancelled());
-        }
-        let work = tokio::task::spawn_blocking(move || write_blocking(&args, &ctx));
-        work.await
-            .map_err(|err| ToolError::fatal(format!("the write task failed: {err}")))?
+        run_blocking("write", args, ctx, write_blocking).await
     }
+}
+
+/// `details` of a write.
+#[derive(Debug, Serialize)]
+struct WriteDetails {
+    bytes: usize,
+    created: bool,
 }
 
 fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let workspace = &ctx.workspace;
     let fs = workspace.fs().as_ref();
-    let resolved = workspace
-        .paths()
-        .resolve(fs, &args.path)
-        .map_err(|err| ToolError::failed(err.to_string()))?;
+    let resolved = workspace.resolve(&args.path)?;
     let display = &resolved.display;
     let existing = fs.metadata(&resolved.abs).ok();
     if existing.as_ref().is_some_and(|m| m.is_dir()) {
@@ -109,7 +110,7 @@ fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
         && fs.metadata(parent).is_err()
     {
         fs.create_dir_all(parent).map_err(|err| {
-            let parent_display = workspace.paths().display(parent);
+            let parent_display = workspace.display(parent);
             ToolError::failed(describe_io_error(
                 "create the directory",
                 &parent_display,
@@ -123,13 +124,11 @@ fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
     fs.write(&resolved.abs, args.content.as_bytes())
         .map_err(|err| ToolError::failed(describe_io_error("write", display, &err)))?;
     let bytes = args.content.len();
-    Ok(
-        ToolOutput::text(format!("Successfully wrote {bytes} bytes to {display}")).with_details(
-            json!({
-                "bytes": bytes,
-                "created": existing.is_none(),
-            }),
-        ),
+    ToolOutput::text(format!("Successfully wrote {bytes} bytes to {display}")).with_facts(
+        &WriteDetails {
+            bytes,
+            created: existing.is_none(),
+        },
     )
 }
 

@@ -1,24 +1,21 @@
 //! Property tests through the public API: truncation, reading page by
-//! page, edit matching, path confinement and argument handling.
+//! page, edit matching (the public engine and the tool).
 //!
-//! They complement the unit properties in `src/tools/edit_tests.rs`
+//! They complement the unit properties in `src/tools/edit/tests.rs`
 //! (fuzzy normalisation is idempotent; successful edits give patches that
 //! apply): those check the diff machinery, these check the promises the
-//! tools make to a model. The strategies live in `test_helpers.rs`. Case
-//! counts keep the whole file within tens of seconds on two cores in a debug
-//! build.
+//! tools make to a model. Path confinement and argument handling reach
+//! internals, so their properties live next to them
+//! (`src/tools/path_properties.rs`, `src/tools/args_properties.rs`). The
+//! strategies live in `test_helpers.rs`. Default case counts keep the whole
+//! file within tens of seconds on two cores in a debug build;
+//! `PROPTEST_CASES` overrides them.
 
 use harness::tools::Limits;
-use harness::tools::Registry;
-use harness::tools::ToolCall;
-use harness::tools::Workspace;
-use harness::tools::args::ArgsValidator;
-use harness::tools::args::normalize;
-use harness::tools::edit_match::EditRequest;
-use harness::tools::edit_match::MatchError;
-use harness::tools::edit_match::apply_edits;
-use harness::tools::edit_match::fuzzy_normalize;
-use harness::tools::path::PathError;
+use harness::tools::edit::matching::EditRequest;
+use harness::tools::edit::matching::MatchError;
+use harness::tools::edit::matching::apply_edits;
+use harness::tools::edit::matching::fuzzy_normalize;
 use harness::tools::truncate::HeadTruncator;
 use harness::tools::truncate::TruncatedBy;
 use harness::tools::truncate::Truncation;
@@ -31,18 +28,14 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::test_helpers::AnchoredFile;
-use crate::test_helpers::PathFixture;
 use crate::test_helpers::ToolBench;
 use crate::test_helpers::arb_anchored_file;
 use crate::test_helpers::arb_body_char;
 use crate::test_helpers::arb_filler;
-use crate::test_helpers::arb_json;
 use crate::test_helpers::arb_limits;
 use crate::test_helpers::arb_pageable;
-use crate::test_helpers::arb_path_arg;
 use crate::test_helpers::arb_truncation_text;
-use crate::test_helpers::arb_valid_for;
-use crate::test_helpers::kernel_target;
+use crate::test_helpers::cases;
 use crate::test_helpers::line_starts;
 use crate::test_helpers::lines_of;
 use crate::test_helpers::replacement;
@@ -83,7 +76,7 @@ fn check_common(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(cases(512))]
 
     #[test]
     fn head_keeps_whole_lines_within_both_caps_and_reports_exact_facts(
@@ -253,7 +246,7 @@ fn parse_notice(notice: &str) -> Option<(usize, usize, usize, usize)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(cases(96))]
 
     #[test]
     fn read_notices_page_through_the_whole_file(
@@ -489,7 +482,7 @@ fn arb_edit_text() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(cases(256))]
 
     #[test]
     fn disjoint_exact_edits_then_their_inverses_restore_the_file(
@@ -659,7 +652,7 @@ fn arb_bad() -> impl Strategy<Value = Bad> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(cases(96))]
 
     #[test]
     fn the_edit_tool_keeps_bom_and_line_endings_and_writes_nothing_on_failure(
@@ -714,261 +707,5 @@ proptest! {
             want.push_str(&if crlf_kept { expected.replace('\n', "\r\n") } else { expected });
             prop_assert_eq!(String::from_utf8_lossy(&after), want);
         }
-    }
-}
-
-/// The configuration of a property run by hand (outside `proptest!`, which
-/// knows the source file to keep failing seeds next to): no persistence.
-fn manual_config(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        failure_persistence: None,
-        ..ProptestConfig::with_cases(cases)
-    }
-}
-
-// ===========================================================================
-// Paths (§common.3, D1)
-
-fn check_confinement(fixture: &PathFixture, arg: &str) -> Result<(), TestCaseError> {
-    let workspace = Workspace::local(&fixture.root).unwrap();
-    let policy = workspace.paths();
-    let abs = policy.absolute(arg);
-    prop_assert!(abs.is_absolute());
-    let target = kernel_target(&abs);
-    let inside = target.as_ref().map(|t| t.starts_with(&fixture.root));
-    match policy.resolve(workspace.fs().as_ref(), arg) {
-        Ok(resolved) => {
-            // What a tool opens is `abs`; where that really leads must be
-            // inside the workspace.
-            prop_assert_eq!(&resolved.abs, &abs);
-            prop_assert!(resolved.real.starts_with(&fixture.root));
-            prop_assert!(
-                inside != Some(false),
-                "accepted {:?}, which leads to {:?}",
-                arg,
-                target
-            );
-        }
-        Err(PathError::Outside { .. }) => {
-            prop_assert!(
-                inside != Some(true),
-                "refused {:?}, which leads to {:?} inside",
-                arg,
-                target
-            );
-        }
-        // Only a symlink loop is unresolvable in this tree.
-        Err(PathError::Unresolvable { .. }) => prop_assert!(target.is_none()),
-    }
-    Ok(())
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
-
-    #[test]
-    fn confined_paths_never_lead_outside_the_workspace((start, parts, at) in arb_path_arg()) {
-        thread_local! {
-            static FIXTURE: PathFixture = PathFixture::new(false);
-        }
-        FIXTURE.with(|fixture| check_confinement(fixture, &fixture.arg(&start, &parts, at)))?;
-    }
-}
-
-// Regression: a dangling symlink whose target is outside the workspace was
-// once accepted (the real path came from the nearest ancestor that
-// canonicalised), and `write` followed the link out of the workspace.
-
-#[test]
-fn confined_paths_never_lead_outside_even_through_dangling_symlinks() {
-    let fixture = PathFixture::new(true);
-    let mut runner = proptest::test_runner::TestRunner::new(manual_config(256));
-    let outcome = runner.run(&arb_path_arg(), |(start, parts, at)| {
-        check_confinement(&fixture, &fixture.arg(&start, &parts, at))
-    });
-    if let Err(err) = outcome {
-        panic!("{err}");
-    }
-    // The case the generator finds, stated directly.
-    let result = check_confinement(&fixture, "dangling_out");
-    assert!(result.is_ok(), "{result:?}");
-}
-
-#[test]
-fn write_through_a_dangling_symlink_does_not_escape() {
-    let fixture = PathFixture::new(true);
-    let registry = Registry::builder(Workspace::local(&fixture.root).unwrap())
-        .build()
-        .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let call = ToolCall::new(
-        "w",
-        "write",
-        json!({ "path": "dangling_out", "content": "escaped\n" }),
-    );
-    let result = runtime.block_on(registry.dispatch(
-        &call,
-        tokio_util::sync::CancellationToken::new(),
-        harness::tools::UpdateSink::discard(),
-    ));
-    let escaped = fixture.base.join("outside/missing.txt");
-    assert!(
-        !escaped.exists(),
-        "write created {} outside the workspace: {}",
-        escaped.display(),
-        result.text()
-    );
-    assert!(result.is_error, "{}", result.text());
-}
-
-/// Regression: `path::clean` once let `..` climb above `/` and collapsed a
-/// relative `../..` to `.`. Found by the path property with the start
-/// `<tmp>/` and components `.., .., ..`.
-#[test]
-fn clean_never_climbs_above_the_filesystem_root() {
-    use harness::tools::path::clean;
-    use std::path::Path;
-    assert_eq!(clean(Path::new("/a/../..")), Path::new("/"));
-    assert_eq!(clean(Path::new("/..")), Path::new("/"));
-    assert_eq!(clean(Path::new("../..")), Path::new("../.."));
-    assert_eq!(clean(Path::new("a/../../b")), Path::new("../b"));
-}
-
-// ===========================================================================
-// Arguments (TOOLS.md "Argument handling", D17)
-
-/// A registry on an empty workspace, shared by the argument properties;
-/// preparing a call never writes.
-fn argument_registry() -> &'static (tempfile::TempDir, Registry) {
-    static REGISTRY: std::sync::OnceLock<(tempfile::TempDir, Registry)> =
-        std::sync::OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::builder(Workspace::local(dir.path()).unwrap())
-            .build()
-            .unwrap();
-        (dir, registry)
-    })
-}
-
-const SCHEMA_MISMATCH: &str = "passed the schema but not deserialisation";
-
-fn arb_tool() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(harness::tools::ALL_TOOL_NAMES.to_vec())
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
-
-    #[test]
-    fn preparing_arbitrary_json_never_panics_and_never_breaks_the_schema(
-        tool in arb_tool(),
-        args in arb_json(),
-    ) {
-        let (_, registry) = argument_registry();
-        let schema = registry.spec(tool).map(|s| s.parameters.clone());
-        prop_assert!(schema.is_some());
-        let schema = schema.unwrap_or_default();
-        let mut normalised = args.clone();
-        let _ = normalize(&schema, &mut normalised);
-        let validator = ArgsValidator::new(tool, &schema).unwrap();
-        let problems = validator.problems(&normalised);
-        let message = validator.message(&problems, &args);
-        prop_assert!(problems.is_empty() || message.contains(&problems[0].path));
-        // The registry also runs the tool's own preparation (edit's legacy
-        // fields), so it may accept what plain validation refuses; either
-        // way it answers with a result, never a panic, and never finds
-        // that its schema and its typed arguments disagree.
-        if let Err(result) = registry.prepare(&ToolCall::new("p", tool, args)) {
-            prop_assert!(result.is_error);
-            prop_assert!(!result.text().contains(SCHEMA_MISMATCH), "{}", result.text());
-        }
-    }
-
-    #[test]
-    fn argument_text_of_any_shape_is_answered_not_panicked_on(
-        tool in arb_tool(),
-        text in prop_oneof![any::<String>(), arb_json().prop_map(|v| {
-            let text = v.to_string();
-            let cut = text.len() / 2;
-            text.get(..cut).unwrap_or_default().to_owned()
-        })],
-    ) {
-        let (_, registry) = argument_registry();
-        let call = ToolCall {
-            id: "p".to_owned(),
-            name: tool.to_owned(),
-            arguments: harness::tools::CallArguments::Text(text),
-        };
-        if let Err(result) = registry.prepare(&call) {
-            prop_assert!(result.is_error);
-            prop_assert!(!result.text().contains(SCHEMA_MISMATCH), "{}", result.text());
-        }
-    }
-}
-
-/// Every value a tool's schema accepts is accepted by the whole argument
-/// pipeline (preparation, normalisation, validation, typed arguments).
-fn check_schema_valid_values_are_accepted(tool: &'static str) {
-    let (_, registry) = argument_registry();
-    let schema = registry
-        .spec(tool)
-        .map(|s| s.parameters.clone())
-        .unwrap_or_default();
-    let validator = ArgsValidator::new(tool, &schema).unwrap();
-    let mut runner = proptest::test_runner::TestRunner::new(manual_config(128));
-    let outcome = runner.run(&arb_valid_for(&schema), |value| {
-        // The generator is right about the schema...
-        prop_assert_eq!(validator.problems(&value), Vec::new(), "{}", value);
-        // ...and the tool takes what its schema takes.
-        let prepared = registry.prepare(&ToolCall::new("p", tool, value.clone()));
-        prop_assert!(
-            prepared.is_ok(),
-            "{tool} refused schema-valid arguments {value}: {}",
-            prepared.err().map(|r| r.text()).unwrap_or_default()
-        );
-        Ok(())
-    });
-    if let Err(err) = outcome {
-        panic!("{tool}: {err}");
-    }
-}
-
-#[test]
-fn schema_valid_arguments_are_accepted_by_write_edit_bash_grep_find_ls() {
-    for tool in ["write", "edit", "bash", "grep", "find", "ls"] {
-        check_schema_valid_values_are_accepted(tool);
-    }
-}
-
-/// Regression: `read`'s schema says `offset` and `limit` are JSON Schema
-/// integers, which include integral floats (`1.0`) and integers beyond
-/// `i64`; `ReadArgs` once held `i64` / `u64`, so such calls passed
-/// validation and then failed deserialisation with an internal error.
-/// Found by the property below with `{"path": "", "limit": 1.0}`.
-#[test]
-fn schema_valid_arguments_are_accepted_by_read() {
-    check_schema_valid_values_are_accepted("read");
-}
-
-/// The minimal cases of that regression.
-#[test]
-fn read_accepts_integral_floats_and_large_integers_for_offset_and_limit() {
-    let bench = ToolBench::new();
-    std::fs::write(bench.path("a.txt"), "one\ntwo\n").unwrap();
-    for args in [
-        json!({ "path": "a.txt", "limit": 1.0 }),
-        json!({ "path": "a.txt", "offset": 2.0 }),
-        json!({ "path": "a.txt", "offset": u64::MAX }),
-    ] {
-        let result = bench.call("read", args.clone());
-        assert!(
-            !result.text().contains(SCHEMA_MISMATCH),
-            "{args}: {}",
-            result.text()
-        );
     }
 }

@@ -2,6 +2,9 @@
 
 use std::io;
 use std::io::Read;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -9,8 +12,6 @@ use super::DirEntry;
 use super::FileKind;
 use super::FsOps;
 use super::Metadata;
-use super::Walk;
-use super::WalkOptions;
 
 /// The local file system.
 #[derive(Clone, Copy, Debug, Default)]
@@ -29,7 +30,6 @@ fn kind_of(file_type: std::fs::FileType) -> FileKind {
 }
 
 fn convert(meta: &std::fs::Metadata) -> Metadata {
-    use std::os::unix::fs::PermissionsExt;
     Metadata {
         kind: kind_of(meta.file_type()),
         len: meta.len(),
@@ -96,8 +96,14 @@ impl FsOps for LocalFs {
         Ok(entries)
     }
 
-    fn walk(&self, root: &Path, options: &WalkOptions) -> io::Result<Walk> {
-        // One walker for every backend: the rules live in `tools::walk`.
-        crate::tools::walk::walk(self, root, options)
+    fn create_new(&self, path: &Path, mode: u32) -> io::Result<Box<dyn Write + Send>> {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(path)?;
+        // The umask can only take bits away, but be exact (D18).
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        Ok(Box::new(file))
     }
 }

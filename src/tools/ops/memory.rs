@@ -2,14 +2,14 @@
 //!
 //! It models what the tools care about: files with bytes and a mode,
 //! directories, symlinks (followed when resolving, like the OS), and
-//! permission failures on demand. Walks use the shared walker, ignore
-//! files included.
+//! permission failures on demand.
 
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io;
 use std::io::Read;
+use std::io::Write;
 use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
@@ -21,8 +21,6 @@ use super::DirEntry;
 use super::FileKind;
 use super::FsOps;
 use super::Metadata;
-use super::Walk;
-use super::WalkOptions;
 
 #[derive(Clone, Debug)]
 enum Node {
@@ -324,10 +322,52 @@ impl FsOps for MemoryFs {
             .collect())
     }
 
-    fn walk(&self, root: &Path, options: &WalkOptions) -> io::Result<Walk> {
-        // The shared walker lists directories and reads ignore files through
-        // this file system, so memory and disk follow the same rules.
-        crate::tools::walk::walk(self, root, options)
+    fn create_new(&self, path: &Path, mode: u32) -> io::Result<Box<dyn Write + Send>> {
+        let mut nodes = self.lock();
+        let real = resolve(&nodes, path, false)?;
+        if nodes.contains_key(&real) {
+            return Err(io::Error::new(io::ErrorKind::AlreadyExists, "File exists"));
+        }
+        if !real
+            .parent()
+            .is_some_and(|p| matches!(nodes.get(p), Some(Node::Dir)))
+        {
+            return Err(not_found());
+        }
+        nodes.insert(
+            real.clone(),
+            Node::File {
+                data: Vec::new(),
+                mode,
+            },
+        );
+        Ok(Box::new(Appender {
+            fs: self.clone(),
+            path: real,
+        }))
+    }
+}
+
+/// Appends what is written to one file of a [`MemoryFs`].
+#[derive(Debug)]
+struct Appender {
+    fs: MemoryFs,
+    path: PathBuf,
+}
+
+impl Write for Appender {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.fs.lock().get_mut(&self.path) {
+            Some(Node::File { data, .. }) => {
+                data.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            _ => Err(not_found()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -378,6 +418,36 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
         let err = fs.write(Path::new("/ws/ro"), b"y").unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+    }
+
+    #[test]
+    fn create_new_never_replaces_and_keeps_the_mode() {
+        let fs = MemoryFs::new();
+        fs.add_file("/tmp/taken.log", "old");
+        let err = fs
+            .create_new(Path::new("/tmp/taken.log"), 0o600)
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        let mut file = fs.create_new(Path::new("/tmp/new.log"), 0o600).unwrap();
+        file.write_all(b"one ").unwrap();
+        file.write_all(b"two").unwrap();
+        assert_eq!(fs.contents("/tmp/new.log").unwrap(), b"one two");
+        assert_eq!(fs.metadata(Path::new("/tmp/new.log")).unwrap().mode, 0o600);
+        let (path, mut file) = fs.create_temp(Path::new("/tmp"), "p", ".log").unwrap();
+        file.write_all(b"x").unwrap();
+        assert_eq!(fs.contents(&path).unwrap(), b"x");
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let hex = name
+            .strip_prefix("p-")
+            .unwrap()
+            .strip_suffix(".log")
+            .unwrap();
+        assert_eq!(hex.len(), 16);
+        assert!(
+            hex.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! Operations: the only way a tool reaches the world.
 //!
 //! Tool code never calls `std::fs` or spawns processes itself. It goes
-//! through [`FsOps`] (read, write, stat, list, walk) and [`ProcessOps`] (run
-//! a shell command), bundled with the workspace root and the path policy in
-//! a [`Workspace`]. [`LocalFs`] works on the real file system; [`MemoryFs`]
-//! is an in-memory tree for tests and for embedders that want a sandbox
-//! without a disk. A remote backend (SSH, a container) implements the same
+//! through [`FsOps`] (read, write, stat, list, create) and [`ProcessOps`]
+//! (run a shell command), which a [`Workspace`](super::Workspace) bundles
+//! with the workspace root and the path policy. This module knows nothing
+//! of paths as a model writes them, nor of walking trees: the search tools
+//! walk with [`FsOps::read_dir`]. [`LocalFs`] works on the real file
+//! system; [`MemoryFs`] is an in-memory tree for tests and for embedders
+//! that want a sandbox without a disk. A remote backend (SSH, a container) implements the same
 //! two traits.
 //!
 //! The file-system trait is synchronous: tools call it from blocking tasks
@@ -21,10 +23,10 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::io::Read;
+use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -33,7 +35,8 @@ pub use local::LocalFs;
 pub use memory::MemoryFs;
 pub use process::LocalProcess;
 
-use super::path::PathPolicy;
+/// Names tried by [`FsOps::create_temp`] before it gives up.
+const TEMP_NAME_ATTEMPTS: usize = 16;
 
 /// What a directory entry is, without following a symlink unless said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,55 +83,6 @@ pub struct DirEntry {
     pub kind: FileKind,
 }
 
-/// What a walk should include.
-#[derive(Clone, Debug)]
-pub struct WalkOptions {
-    /// Apply `.gitignore`, `.ignore` and `.git/info/exclude` (D7).
-    pub respect_ignore_files: bool,
-    /// Report directories as well as files.
-    pub include_dirs: bool,
-    /// Stop descending below this depth (the root is depth 0).
-    pub max_depth: Option<usize>,
-    /// An ancestor of the root (the workspace root) whose ignore files, and
-    /// those of every directory down to the root, apply too. Ignore files
-    /// above it are never read. `None`: only the root's own and below.
-    pub ignore_base: Option<PathBuf>,
-    /// Stops the walk early; the walk then fails with
-    /// [`io::ErrorKind::Interrupted`].
-    pub cancel: Option<CancellationToken>,
-}
-
-impl Default for WalkOptions {
-    fn default() -> Self {
-        Self {
-            respect_ignore_files: true,
-            include_dirs: false,
-            max_depth: None,
-            ignore_base: None,
-            cancel: None,
-        }
-    }
-}
-
-/// One entry found by a walk.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WalkEntry {
-    /// The entry's path (the walk root joined with the relative path).
-    pub path: PathBuf,
-    /// The entry's own kind (symlinks are not followed).
-    pub kind: FileKind,
-}
-
-/// The result of a walk: entries sorted by path, and the entries that could
-/// not be read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Walk {
-    /// Every entry, sorted by path bytes.
-    pub entries: Vec<WalkEntry>,
-    /// Paths the walk could not enter or read, with the reason.
-    pub errors: Vec<(PathBuf, String)>,
-}
-
 /// File-system operations (§common.7). Paths are absolute.
 pub trait FsOps: Send + Sync + fmt::Debug {
     /// Metadata, following symlinks.
@@ -153,11 +107,31 @@ pub trait FsOps: Send + Sync + fmt::Debug {
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// Lists a directory (without `.` and `..`), in no particular order.
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>>;
-    /// Walks a tree: hidden entries included, `.git/` never entered,
-    /// symlinks not followed, ignore files applied as
-    /// [`walk`](crate::tools::walk::walk) documents, entries sorted by path
-    /// (D7, D9).
-    fn walk(&self, root: &Path, options: &WalkOptions) -> io::Result<Walk>;
+    /// Creates a file that does not exist yet (never replacing or
+    /// following anything at `path`) with exactly the permission bits
+    /// `mode`, and opens it for writing.
+    fn create_new(&self, path: &Path, mode: u32) -> io::Result<Box<dyn Write + Send>>;
+    /// Creates a private file (mode `0600`) named
+    /// `{dir}/{prefix}-{16 hex digits}{suffix}` with an unpredictable,
+    /// unused name, and opens it for writing. Returns its path.
+    fn create_temp(
+        &self,
+        dir: &Path,
+        prefix: &str,
+        suffix: &str,
+    ) -> io::Result<(PathBuf, Box<dyn Write + Send>)> {
+        let mut last_err = None;
+        for _ in 0..TEMP_NAME_ATTEMPTS {
+            let random = getrandom::u64().map_err(io::Error::other)?;
+            let path = dir.join(format!("{prefix}-{random:016x}{suffix}"));
+            match self.create_new(&path, 0o600) {
+                Ok(file) => return Ok((path, file)),
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last_err = Some(err),
+                Err(err) => return Err(err),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| io::Error::other("no free file name")))
+    }
 }
 
 /// A boxed future, as returned by object-safe async trait methods.
@@ -213,69 +187,4 @@ pub trait ProcessOps: Send + Sync + fmt::Debug {
         on_data: DataSink,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, io::Result<ExecEnd>>;
-}
-
-/// The world a tool call runs in: a root directory, the path policy, and
-/// the operations that reach it.
-#[derive(Clone, Debug)]
-pub struct Workspace {
-    fs: Arc<dyn FsOps>,
-    process: Arc<dyn ProcessOps>,
-    policy: PathPolicy,
-}
-
-impl Workspace {
-    /// A workspace on the local disk, rooted at `root` (which must exist),
-    /// confined by default (D1).
-    pub fn local(root: impl AsRef<Path>) -> io::Result<Self> {
-        let fs: Arc<dyn FsOps> = Arc::new(LocalFs);
-        let policy = PathPolicy::new(fs.as_ref(), root.as_ref(), true)?;
-        Ok(Self {
-            fs,
-            process: Arc::new(LocalProcess::default()),
-            policy,
-        })
-    }
-
-    /// A workspace over any operations.
-    pub fn new(
-        fs: Arc<dyn FsOps>,
-        process: Arc<dyn ProcessOps>,
-        root: impl AsRef<Path>,
-        confine: bool,
-    ) -> io::Result<Self> {
-        let policy = PathPolicy::new(fs.as_ref(), root.as_ref(), confine)?;
-        Ok(Self {
-            fs,
-            process,
-            policy,
-        })
-    }
-
-    /// Turns confinement on or off (`confine: false` restores pi's
-    /// behaviour).
-    pub fn with_confine(mut self, confine: bool) -> Self {
-        self.policy.set_confine(confine);
-        self
-    }
-
-    /// The file-system operations.
-    pub fn fs(&self) -> &Arc<dyn FsOps> {
-        &self.fs
-    }
-
-    /// The process operations.
-    pub fn process(&self) -> &Arc<dyn ProcessOps> {
-        &self.process
-    }
-
-    /// The path policy (root, confinement, display).
-    pub fn paths(&self) -> &PathPolicy {
-        &self.policy
-    }
-
-    /// The workspace root (its real path).
-    pub fn root(&self) -> &Path {
-        self.policy.root()
-    }
 }

@@ -8,11 +8,11 @@ use crate::tools::Limits;
 use crate::tools::Tool;
 use crate::tools::ToolResult;
 use crate::tools::UpdateSink;
-use crate::tools::edit_match::EditRequest;
-use crate::tools::edit_match::MatchError;
-use crate::tools::edit_match::apply_edits;
-use crate::tools::edit_match::fuzzy_normalize;
-use crate::tools::edit_match::to_lf;
+use crate::tools::edit::line_ending::to_lf;
+use crate::tools::edit::matching::EditRequest;
+use crate::tools::edit::matching::MatchError;
+use crate::tools::edit::matching::apply_edits;
+use crate::tools::edit::matching::fuzzy_normalize;
 use crate::tools::testutil::Harness;
 
 fn edit(path: &str, edits: Value) -> Value {
@@ -1250,7 +1250,7 @@ mod props {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(512))]
+        #![proptest_config(crate::tools::testutil::cases(512))]
 
         #[test]
         fn fuzzy_normalisation_is_idempotent_and_keeps_line_count(t in text()) {
@@ -1280,7 +1280,7 @@ mod props {
                 })
                 .collect();
             if let Ok(applied) = apply_edits(&old, &requests) {
-                let diffs = crate::tools::edit_diff::diffs(
+                let diffs = crate::tools::edit::diff::diffs(
                     "p.txt", &old, &applied.content, Some(&applied.changes));
                 let patched = apply_patch(&old, &diffs.patch);
                 prop_assert_eq!(patched, Ok(applied.content.clone()), "patch:\n{}", diffs.patch);
@@ -1294,7 +1294,7 @@ mod props {
                 }
                 rebuilt.push_str(&old[cursor..]);
                 prop_assert_eq!(&rebuilt, &applied.content);
-                let whole = crate::tools::edit_diff::diffs("p.txt", &old, &applied.content, None);
+                let whole = crate::tools::edit::diff::diffs("p.txt", &old, &applied.content, None);
                 prop_assert_eq!(apply_patch(&old, &whole.patch), Ok(applied.content.clone()));
                 prop_assert!(diffs.first_changed_line.is_some());
                 prop_assert!(!diffs.diff.is_empty());

@@ -1,6 +1,7 @@
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
+use serde_json::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

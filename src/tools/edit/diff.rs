@@ -17,26 +17,18 @@ use similar::DiffOp;
 use similar::DiffTag;
 use similar::TextDiff;
 
+use super::matching::Change;
+
 /// Context lines around each change, in both formats.
-pub const CONTEXT_LINES: usize = 4;
+pub(crate) const CONTEXT_LINES: usize = 4;
 
 /// How long one region's line diff may search for a minimal result before
 /// it settles for a correct but longer one (only huge rewrites get near).
 const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// One changed range: `old[old]` became `new[new]`; outside the changes the
-/// two texts are identical. Ranges are byte offsets, sorted, disjoint.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Change {
-    /// Bytes of the old text.
-    pub old: Range<usize>,
-    /// Bytes of the new text.
-    pub new: Range<usize>,
-}
-
 /// The display diff, the patch and where the first change is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Diffs {
+pub(crate) struct Diffs {
     /// The numbered display diff (§edit.9).
     pub diff: String,
     /// The unified patch (§edit.7).
@@ -48,7 +40,7 @@ pub struct Diffs {
 /// Both diffs of `old` → `new`; `path` goes into the patch headers.
 /// `changes` (from the edit) limits the work to the changed lines; `None`
 /// diffs everything.
-pub fn diffs(path: &str, old: &str, new: &str, changes: Option<&[Change]>) -> Diffs {
+pub(crate) fn diffs(path: &str, old: &str, new: &str, changes: Option<&[Change]>) -> Diffs {
     let old_lines = Lines::new(old);
     let new_lines = Lines::new(new);
     let whole = [Change {

@@ -1,7 +1,8 @@
 //! The matching engine of the `edit` tool (§edit.3–§edit.6).
 //!
-//! Everything here works on text whose line endings are already `\n`:
-//! [`to_lf`] makes it so. [`apply_edits`] takes the file's content and the
+//! Everything here works on text whose line endings are already `\n`
+//! ([`super::line_ending`] makes it so); `oldText` and `newText` are made
+//! so here. [`apply_edits`] takes the file's content and the
 //! edits and returns the new content, or the first problem in pi's order
 //! (§edit.4.6): an empty `oldText` (checked for every edit first), then per
 //! edit in input order "not found" and "not unique", then overlaps, then "no
@@ -18,62 +19,22 @@
 //! Cost: the content is normalised once per call (a borrowed `Cow` when
 //! nothing changes, the common case for clean files), and each edit costs a
 //! few `memmem` scans. Hints for failed matches are only computed on the
-//! error path.
+//! error path. The model-facing wording of the errors is in
+//! [`super::messages`].
+//!
+//! This module is public so that the `edit` bench can measure the engine
+//! alone, apart from reading and writing the file, and so that an embedder
+//! can preview exactly what the tool would do to a text.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
+use std::ops::Range;
 
 use memchr::memmem;
-
-use super::edit_diff::Change;
 use unicode_normalization::IsNormalized;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::is_nfkc_quick;
 
-/// The line ending a file is written back with (§edit.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LineEnding {
-    /// `\n`
-    Lf,
-    /// `\r\n`
-    CrLf,
-}
-
-/// CRLF when the first `\n` is preceded by `\r`; otherwise (no `\n` at all,
-/// CR-only, LF) LF.
-pub fn detect_line_ending(text: &str) -> LineEnding {
-    match memchr::memchr(b'\n', text.as_bytes()) {
-        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => LineEnding::CrLf,
-        _ => LineEnding::Lf,
-    }
-}
-
-/// `\r\n` to `\n`, then every lone `\r` to `\n`.
-pub fn to_lf(text: &str) -> Cow<'_, str> {
-    let bytes = text.as_bytes();
-    let Some(first) = memchr::memchr(b'\r', bytes) else {
-        return Cow::Borrowed(text);
-    };
-    let mut out = String::with_capacity(text.len());
-    out.push_str(&text[..first]);
-    let mut rest = &text[first..];
-    while let Some(i) = memchr::memchr(b'\r', rest.as_bytes()) {
-        out.push_str(&rest[..i]);
-        out.push('\n');
-        let after = &rest[i + 1..];
-        rest = after.strip_prefix('\n').unwrap_or(after);
-    }
-    out.push_str(rest);
-    Cow::Owned(out)
-}
-
-/// Writes `text` (LF) with the given line ending.
-pub fn restore_line_endings(text: &str, ending: LineEnding) -> Cow<'_, str> {
-    match ending {
-        LineEnding::Lf => Cow::Borrowed(text),
-        LineEnding::CrLf => Cow::Owned(text.replace('\n', "\r\n")),
-    }
-}
+use super::line_ending::to_lf;
 
 /// What JavaScript's `trimEnd` removes (WhiteSpace and LineTerminator).
 fn is_js_whitespace(c: char) -> bool {
@@ -279,283 +240,22 @@ pub enum MatchError {
     Internal(String),
 }
 
+/// One changed range: `old[old]` became `new[new]`; outside the changes the
+/// two texts are identical. Ranges are byte offsets, sorted, disjoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// Bytes of the old text.
+    pub old: Range<usize>,
+    /// Bytes of the new text.
+    pub new: Range<usize>,
+}
+
 /// Lines of occurrences listed in a duplicate error.
 const MAX_LISTED_LINES: usize = 10;
-/// Characters of a line quoted in a hint.
-const MAX_QUOTED_CHARS: usize = 160;
 /// Candidate alignments examined for a "diverges" hint.
 const MAX_CANDIDATES: usize = 2_000;
 /// Character comparisons allowed for the "most similar line" search.
 const SIMILARITY_BUDGET: usize = 40_000_000;
-
-impl MatchError {
-    /// The model-facing message: pi's facts and wording, then what to do
-    /// next. `path` is the path as shown to the model; `total` is the number
-    /// of edits in the call (1 selects pi's single-edit wording).
-    pub fn message(&self, path: &str, total: usize) -> String {
-        let single = total == 1;
-        let none_applied = if single {
-            String::new()
-        } else {
-            format!(
-                " None of the {total} edits were applied; fix this one and send all of them again."
-            )
-        };
-        match self {
-            Self::EmptyOldText { index } => {
-                let name = if single {
-                    "oldText".to_owned()
-                } else {
-                    format!("edits[{index}].oldText")
-                };
-                format!(
-                    "{name} must not be empty in {path}. Copy the exact text to replace from the \
-                     file; to insert new text, use a neighbouring line as oldText and repeat it in \
-                     newText.{none_applied}"
-                )
-            }
-            Self::NotFound { index, hint } => {
-                let mut text = if single {
-                    format!(
-                        "Could not find the exact text in {path}. The old text must match exactly \
-                         including all whitespace and newlines."
-                    )
-                } else {
-                    format!(
-                        "Could not find edits[{index}] in {path}. The oldText must match exactly \
-                         including all whitespace and newlines."
-                    )
-                };
-                if let Some(hint) = hint {
-                    text.push(' ');
-                    text.push_str(&hint.describe(path));
-                }
-                let _ = write!(
-                    text,
-                    " Use read to see the current content of {path} and copy oldText from it \
-                     exactly, including indentation.{none_applied}"
-                );
-                text
-            }
-            Self::Duplicate {
-                index,
-                count,
-                lines,
-            } => {
-                let mut text = if single {
-                    format!(
-                        "Found {count} occurrences of the text in {path}. The text must be \
-                         unique. Please provide more context to make it unique."
-                    )
-                } else {
-                    format!(
-                        "Found {count} occurrences of edits[{index}] in {path}. Each oldText must \
-                         be unique. Please provide more context to make it unique."
-                    )
-                };
-                let _ = write!(
-                    text,
-                    " The occurrences start at {}. Extend oldText with neighbouring lines that \
-                     differ between these places.{none_applied}",
-                    list_lines(lines, *count)
-                );
-                text
-            }
-            Self::WhitespaceOnly { index } => {
-                let name = if single {
-                    "oldText".to_owned()
-                } else {
-                    format!("edits[{index}].oldText")
-                };
-                format!(
-                    "{name} is only spaces or tabs, which cannot identify a unique place in \
-                     {path} (trailing whitespace is ignored when counting occurrences). Include \
-                     the text around it, e.g. the whole line, in oldText and newText.{none_applied}"
-                )
-            }
-            Self::Overlap {
-                first,
-                second,
-                first_lines,
-                second_lines,
-            } => format!(
-                "edits[{first}] and edits[{second}] overlap in {path}. Merge them into one edit \
-                 or target disjoint regions. (edits[{first}] matches {}, edits[{second}] matches \
-                 {}.){none_applied}",
-                line_range(*first_lines),
-                line_range(*second_lines)
-            ),
-            Self::NoChange => {
-                if single {
-                    format!(
-                        "No changes made to {path}. The replacement produced identical content. \
-                         This might indicate an issue with special characters or the text not \
-                         existing as expected. Make newText differ from oldText, or skip the edit \
-                         if the file already says what you want."
-                    )
-                } else {
-                    format!(
-                        "No changes made to {path}. The replacements produced identical content. \
-                         Make each newText differ from its oldText, or skip the edit if the file \
-                         already says what you want."
-                    )
-                }
-            }
-            Self::Internal(message) => message.clone(),
-        }
-    }
-}
-
-impl MatchError {
-    /// Facts for people and checks: which rule failed, for which edit.
-    pub fn details(&self) -> serde_json::Value {
-        use serde_json::json;
-        match self {
-            Self::EmptyOldText { index } => json!({"error": "empty_old_text", "edit_index": index}),
-            Self::NotFound { index, hint } => {
-                let mut details = json!({"error": "not_found", "edit_index": index});
-                if let (Some(Hint::Diverges { file_start, .. }), Some(map)) =
-                    (hint, details.as_object_mut())
-                {
-                    map.insert("closest_match_line".to_owned(), json!(file_start));
-                }
-                if let (Some(Hint::Similar { file_line, .. }), Some(map)) =
-                    (hint, details.as_object_mut())
-                {
-                    map.insert("most_similar_line".to_owned(), json!(file_line));
-                }
-                details
-            }
-            Self::Duplicate {
-                index,
-                count,
-                lines,
-            } => json!({
-                "error": "duplicate",
-                "edit_index": index,
-                "occurrences": count,
-                "lines": lines,
-            }),
-            Self::WhitespaceOnly { index } => {
-                json!({"error": "whitespace_only_old_text", "edit_index": index})
-            }
-            Self::Overlap { first, second, .. } => {
-                json!({"error": "overlap", "edit_indices": [first, second]})
-            }
-            Self::NoChange => json!({"error": "no_change"}),
-            Self::Internal(message) => json!({"error": "internal", "message": message}),
-        }
-    }
-}
-
-impl Hint {
-    fn describe(&self, path: &str) -> String {
-        match self {
-            Self::Diverges {
-                file_start,
-                old_line,
-                matching,
-                old_lines,
-                file_line,
-                file_text,
-                old_text,
-            } => {
-                let mut text = if *old_lines == 1 {
-                    "The closest line".to_owned()
-                } else {
-                    format!(
-                        "The closest match starts at line {file_start} of {path}: {matching} of \
-                         the {old_lines} oldText lines match there, but"
-                    )
-                };
-                match file_line {
-                    Some(line) if *old_lines == 1 => {
-                        let _ = write!(
-                            text,
-                            " is line {line}: {} (oldText: {}).",
-                            quote(file_text),
-                            quote(old_text)
-                        );
-                    }
-                    Some(line) => {
-                        let _ = write!(
-                            text,
-                            " oldText line {old_line} is {} where line {line} of the file is {}.",
-                            quote(old_text),
-                            quote(file_text)
-                        );
-                    }
-                    None => {
-                        let _ = write!(
-                            text,
-                            " oldText line {old_line} ({}) is past the end of the file.",
-                            quote(old_text)
-                        );
-                    }
-                }
-                if file_line.is_some() && old_text.trim() == file_text.trim() {
-                    text.push_str(
-                        " Only the leading whitespace differs: copy the indentation exactly, tabs \
-                         and spaces included.",
-                    );
-                }
-                text
-            }
-            Self::Similar {
-                old_text,
-                file_line,
-                file_text,
-            } => format!(
-                "No line of {path} contains the oldText line {}; the most similar is line \
-                 {file_line}: {}.",
-                quote(old_text),
-                quote(file_text)
-            ),
-            Self::Nothing { old_text } => format!(
-                "Nothing in {path} resembles the oldText line {}; the text may have changed or be \
-                 in another file.",
-                quote(old_text)
-            ),
-            Self::EscapedNewlines => "oldText contains the characters \\n or \\t written as \
-                                      escape sequences; it matches when they are real line \
-                                      breaks and tabs, so send real line breaks and tabs instead."
-                .to_owned(),
-        }
-    }
-}
-
-/// `"..."` with escapes, cut to a readable length.
-fn quote(text: &str) -> String {
-    match text.char_indices().nth(MAX_QUOTED_CHARS) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!("{:?}…", &text[..cut]),
-    }
-}
-
-fn line_range((first, last): (usize, usize)) -> String {
-    if first == last {
-        format!("line {first}")
-    } else {
-        format!("lines {first}-{last}")
-    }
-}
-
-/// `lines 3, 9 and 12`, `lines 1, 2, … 10 and 5 more`.
-fn list_lines(lines: &[usize], count: usize) -> String {
-    let shown: Vec<String> = lines.iter().map(ToString::to_string).collect();
-    let more = count.saturating_sub(lines.len());
-    match (shown.as_slice(), more) {
-        ([], _) => "several places".to_owned(),
-        ([one], 0) => format!("line {one}"),
-        (many, 0) => {
-            let (last, rest) = many
-                .split_last()
-                .map_or(("", &[][..]), |(l, r)| (l.as_str(), r));
-            format!("lines {} and {last}", rest.join(", "))
-        }
-        (many, more) => format!("lines {} and {more} more", many.join(", ")),
-    }
-}
 
 /// Byte offsets where each line starts (a final empty piece after a
 /// trailing `\n` counts as a line).

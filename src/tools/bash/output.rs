@@ -8,9 +8,10 @@
 //! 1. raw bytes are counted, and as soon as the output is larger than the
 //!    limits (raw bytes, raw lines, or the cleaned text's bytes or lines) a
 //!    full-output file is opened that receives **every raw byte**, the ones
-//!    buffered so far first. It is created with mode `0600` in the system
-//!    temp dir as `harness-bash-{16 hex digits}.log` (D18) and never deleted:
-//!    it is the model's way to the rest of the output;
+//!    buffered so far first. It is created through [`FsOps::create_temp`]
+//!    with mode `0600` in the system temp dir as
+//!    `harness-bash-{16 hex digits}.log` (D18) and never deleted: it is the
+//!    model's way to the rest of the output;
 //! 2. bytes are decoded by a streaming UTF-8 decoder (a character split
 //!    across chunks decodes whole; every maximal invalid sequence becomes one
 //!    U+FFFD);
@@ -36,20 +37,24 @@
 //! instead, which is how it shows an empty tail and "lines 2-1 of 1".
 
 use std::borrow::Cow;
-use std::fs::File;
+use std::fmt;
 use std::io;
 use std::io::Write;
-use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::ansi::Cleaner;
 use super::ansi::Piece;
-use super::truncate::Truncation;
-use super::truncate::TruncationLimits;
-use super::truncate::truncate_tail;
+use crate::tools::ops::FsOps;
+use crate::tools::truncate::Truncation;
+use crate::tools::truncate::TruncationLimits;
+use crate::tools::truncate::truncate_tail;
 
 /// The prefix of the bash full-output files (D18).
-pub const BASH_FILE_PREFIX: &str = "harness-bash";
+pub(crate) const BASH_FILE_PREFIX: &str = "harness-bash";
+
+/// The suffix of the bash full-output files (D18).
+const BASH_FILE_SUFFIX: &str = ".log";
 
 /// The smallest rolling window, so tiny byte limits still keep a useful tail.
 const MIN_WINDOW: usize = 1024;
@@ -77,8 +82,9 @@ pub struct Snapshot {
 
 /// The bounded accumulator; see the module documentation.
 #[derive(Debug)]
-pub struct OutputAccumulator {
+pub(crate) struct OutputAccumulator {
     limits: TruncationLimits,
+    fs: Arc<dyn FsOps>,
     prefix: String,
     dir: PathBuf,
     raw_bytes: u64,
@@ -91,7 +97,6 @@ pub struct OutputAccumulator {
     finished: bool,
 }
 
-#[derive(Debug)]
 enum FullOutput {
     /// Not needed yet: the raw bytes so far (at most the limits plus one
     /// chunk).
@@ -99,7 +104,7 @@ enum FullOutput {
     /// Every raw byte goes here.
     Open {
         path: PathBuf,
-        file: io::BufWriter<File>,
+        file: io::BufWriter<Box<dyn Write + Send>>,
     },
     /// Creating or writing the file failed; nothing more is kept.
     Failed {
@@ -108,13 +113,29 @@ enum FullOutput {
     },
 }
 
+impl fmt::Debug for FullOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Buffered(buffer) => f.debug_tuple("Buffered").field(&buffer.len()).finish(),
+            Self::Open { path, .. } => f.debug_struct("Open").field("path", path).finish(),
+            Self::Failed { path, error } => f
+                .debug_struct("Failed")
+                .field("path", path)
+                .field("error", error)
+                .finish(),
+        }
+    }
+}
+
 impl OutputAccumulator {
     /// An accumulator with the given limits whose full-output file, when one
-    /// is needed, is `{temp dir}/{prefix}-{16 hex}.log`.
-    pub fn new(limits: TruncationLimits, prefix: &str) -> Self {
+    /// is needed, is created through `fs` as
+    /// `{temp dir}/{prefix}-{16 hex}.log`.
+    pub(crate) fn new(limits: TruncationLimits, prefix: &str, fs: Arc<dyn FsOps>) -> Self {
         let window = limits.max_bytes.saturating_mul(2).max(MIN_WINDOW);
         Self {
             limits,
+            fs,
             prefix: prefix.to_owned(),
             dir: std::env::temp_dir(),
             raw_bytes: 0,
@@ -129,7 +150,8 @@ impl OutputAccumulator {
     }
 
     /// Puts the full-output file in `dir` instead of the system temp dir.
-    pub fn in_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn in_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.dir = dir.into();
         self
     }
@@ -186,7 +208,8 @@ impl OutputAccumulator {
     }
 
     /// Raw bytes received.
-    pub fn raw_bytes(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn raw_bytes(&self) -> u64 {
         self.raw_bytes
     }
 
@@ -202,7 +225,8 @@ impl OutputAccumulator {
     /// 1 KB) before it is trimmed, so eight of capacity; raw bytes are
     /// buffered only until they outgrow the limits; the file has a 64 KB
     /// write buffer.
-    pub fn retained_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn retained_bytes(&self) -> usize {
         let buffered = match &self.full {
             FullOutput::Buffered(buffer) => buffer.capacity(),
             FullOutput::Open { file, .. } => file.capacity(),
@@ -272,7 +296,10 @@ impl OutputAccumulator {
         ) else {
             return;
         };
-        self.full = match create_log(&self.dir, &self.prefix) {
+        let created = self
+            .fs
+            .create_temp(&self.dir, &self.prefix, BASH_FILE_SUFFIX);
+        self.full = match created {
             Ok((path, file)) => FullOutput::Open {
                 path,
                 file: io::BufWriter::with_capacity(FILE_BUFFER, file),
@@ -306,46 +333,6 @@ impl OutputAccumulator {
             };
         }
     }
-}
-
-/// Creates `{dir}/{prefix}-{16 hex}.log` with mode 0600, never reusing an
-/// existing file.
-fn create_log(dir: &Path, prefix: &str) -> io::Result<(PathBuf, File)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::os::unix::fs::PermissionsExt;
-    let mut last_err = None;
-    for attempt in 0..16u64 {
-        let path = dir.join(format!("{prefix}-{:016x}.log", random_u64(attempt)));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-        {
-            Ok(file) => {
-                // The umask can only take bits away, but be exact (D18).
-                file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-                return Ok((path, file));
-            }
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last_err = Some(err),
-            Err(err) => return Err(err),
-        }
-    }
-    Err(last_err.unwrap_or_else(|| io::Error::other("no free file name")))
-}
-
-/// 64 unpredictable bits for a file name: `RandomState` is seeded from the
-/// OS once per thread and changes with every instance.
-fn random_u64(salt: u64) -> u64 {
-    use std::hash::BuildHasher;
-    use std::hash::Hasher;
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(salt);
-    hasher.write_u32(std::process::id());
-    if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        hasher.write_u128(now.as_nanos());
-    }
-    hasher.finish()
 }
 
 /// The cleaned text: a rolling tail of whole lines, the line being written,
@@ -639,6 +626,7 @@ fn is_incomplete(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::ops::LocalFs;
     use crate::tools::truncate::TruncatedBy;
     use crate::tools::truncate::count_lines;
     use pretty_assertions::assert_eq;
@@ -648,7 +636,7 @@ mod tests {
     }
 
     fn acc_in(dir: &tempfile::TempDir) -> OutputAccumulator {
-        OutputAccumulator::new(limits(), BASH_FILE_PREFIX).in_dir(dir.path())
+        OutputAccumulator::new(limits(), BASH_FILE_PREFIX, Arc::new(LocalFs)).in_dir(dir.path())
     }
 
     fn feed(acc: &mut OutputAccumulator, bytes: &[u8], chunk: usize) {
@@ -823,6 +811,7 @@ mod tests {
                 max_bytes: 100,
             },
             "t",
+            Arc::new(LocalFs),
         )
         .in_dir(dir.path());
         feed(&mut acc, b"\xff\xfeA\nB\n", 1);
@@ -844,6 +833,7 @@ mod tests {
                 max_bytes: 1000,
             },
             "t",
+            Arc::new(LocalFs),
         )
         .in_dir(dir.path());
         feed(&mut acc, b"\x1b[31mred\x1b[0m\n10%\r50%\r100%\ndone\n", 2);
@@ -921,7 +911,7 @@ mod tests {
 
     #[test]
     fn no_output_means_no_lines() {
-        let mut acc = OutputAccumulator::new(limits(), "t");
+        let mut acc = OutputAccumulator::new(limits(), "t", Arc::new(LocalFs));
         acc.finish();
         let snap = acc.snapshot();
         assert_eq!(snap.content, "");
@@ -962,7 +952,7 @@ mod tests {
         use proptest::prelude::*;
 
         use super::super::*;
-        use crate::tools::ansi::clean;
+        use crate::tools::bash::ansi::clean;
         use crate::tools::truncate::count_lines;
         use crate::tools::truncate::count_lines_bytes;
 
@@ -987,7 +977,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(128))]
+            #![proptest_config(crate::tools::testutil::cases(128))]
 
             /// Whatever the chunking and the limits, a snapshot says exactly
             /// what truncating the whole cleaned text at once says, and the
@@ -1003,7 +993,7 @@ mod tests {
                 let raw = tokens.concat();
                 let limits = TruncationLimits { max_lines, max_bytes };
                 let dir = tempfile::tempdir().unwrap();
-                let mut acc = OutputAccumulator::new(limits, "p").in_dir(dir.path());
+                let mut acc = OutputAccumulator::new(limits, "p", Arc::new(crate::tools::ops::LocalFs)).in_dir(dir.path());
                 for piece in raw.chunks(chunk) {
                     acc.append(piece);
                     // Each tail buffer holds at most 4 windows before a trim,

@@ -30,6 +30,8 @@
 //! reports [`Piece`]s to a sink instead of building a string, so a caller
 //! with a bounded buffer (the bash output accumulator) decides what to keep.
 
+use std::ops::RangeInclusive;
+
 const ESC: u8 = 0x1b;
 const BEL: u8 = 0x07;
 const CAN: u8 = 0x18;
@@ -170,30 +172,10 @@ impl Cleaner {
                     ESC => i += 1,
                     _ => i = self.abort(byte, i),
                 },
-                State::EscapeIntermediate => match byte {
-                    0x20..=0x2f => i += 1,
-                    0x30..=0x7e => {
-                        self.state = State::Ground;
-                        i += 1;
-                    }
-                    ESC => {
-                        self.state = State::Escape;
-                        i += 1;
-                    }
-                    _ => i = self.abort(byte, i),
-                },
-                State::Csi => match byte {
-                    0x20..=0x3f => i += 1,
-                    0x40..=0x7e => {
-                        self.state = State::Ground;
-                        i += 1;
-                    }
-                    ESC => {
-                        self.state = State::Escape;
-                        i += 1;
-                    }
-                    _ => i = self.abort(byte, i),
-                },
+                State::EscapeIntermediate => {
+                    i = self.in_sequence(byte, i, 0x20..=0x2f, 0x30..=0x7e)
+                }
+                State::Csi => i = self.in_sequence(byte, i, 0x20..=0x3f, 0x40..=0x7e),
                 State::Str => {
                     // Skip the string's body in one step; only BEL, ESC and
                     // a newline matter here.
@@ -234,6 +216,29 @@ impl Cleaner {
         }
     }
 
+    /// One byte `byte` (at `i`) of a sequence that `more` bytes continue and
+    /// a `last` byte ends; an ESC starts a new sequence, anything else
+    /// aborts this one. Returns where to go on.
+    fn in_sequence(
+        &mut self,
+        byte: u8,
+        i: usize,
+        more: RangeInclusive<u8>,
+        last: RangeInclusive<u8>,
+    ) -> usize {
+        if more.contains(&byte) {
+            i + 1
+        } else if last.contains(&byte) {
+            self.state = State::Ground;
+            i + 1
+        } else if byte == ESC {
+            self.state = State::Escape;
+            i + 1
+        } else {
+            self.abort(byte, i)
+        }
+    }
+
     /// Ends the stream: an unfinished escape sequence is dropped, and a
     /// final `\r` (with nothing after it) leaves its line as it was.
     pub fn finish(&mut self) {
@@ -268,7 +273,8 @@ impl Cleaner {
 
 /// Cleans a whole text at once; returns the cleaned text and whether
 /// anything was removed.
-pub fn clean(text: &str) -> (String, bool) {
+#[cfg(test)]
+pub(crate) fn clean(text: &str) -> (String, bool) {
     let mut cleaner = Cleaner::new();
     let mut out = Collected::default();
     cleaner.push(text, &mut |piece| out.apply(piece));
@@ -277,6 +283,7 @@ pub fn clean(text: &str) -> (String, bool) {
 }
 
 /// Cleaned pieces gathered into one unbounded string.
+#[cfg(test)]
 #[derive(Default)]
 struct Collected {
     text: String,
@@ -284,6 +291,7 @@ struct Collected {
     line_start: usize,
 }
 
+#[cfg(test)]
 impl Collected {
     fn apply(&mut self, piece: Piece<'_>) {
         match piece {

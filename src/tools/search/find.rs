@@ -1,6 +1,7 @@
 //! The `find` tool (§find, D7, D9, D11).
 //!
-//! Finds files and directories by glob over the shared walker (`walk.rs`):
+//! Finds files and directories by glob over the shared walker
+//! ([`super::walk`]):
 //! the same ignore rules as grep (D7), hidden entries included, `.git/`
 //! never listed, symlinks listed but not followed. Patterns follow fd's
 //! `--glob` (§find.4) on paths relative to the search directory: without
@@ -15,31 +16,30 @@
 //! when more results exist, and says how many were found (D11); `limit <= 0`
 //! means 1; a missing path is an error with "did you mean" (D6).
 
-use std::io;
-
 use serde::Deserialize;
-use serde_json::Map;
-use serde_json::Value;
+use serde::Serialize;
 use serde_json::json;
 
-use super::contract::ExecutionMode;
-use super::contract::Limits;
-use super::contract::Tool;
-use super::contract::ToolContext;
-use super::contract::ToolOutput;
-use super::contract::ToolSpec;
-use super::error::ToolError;
-use super::fs_error::describe_io_error;
-use super::ops::FileKind;
-use super::path::not_found_message;
-use super::truncate::format_size;
-use super::truncate::truncate_head;
-use super::walk::NamePattern;
-use super::walk::effective_limit;
-use super::walk::relative_display;
-use super::walk::search_walk;
-use super::walk::shown_path;
-use super::walk::unreadable_notice;
+use super::effective_limit;
+use super::glob::NamePattern;
+use super::relative_display;
+use super::search_walk;
+use super::shown_path;
+use super::unreadable_notice;
+use super::with_notices;
+use crate::tools::contract::ExecutionMode;
+use crate::tools::contract::Limits;
+use crate::tools::contract::Tool;
+use crate::tools::contract::ToolContext;
+use crate::tools::contract::ToolOutput;
+use crate::tools::contract::ToolSpec;
+use crate::tools::error::ToolError;
+use crate::tools::ops::FileKind;
+use crate::tools::task::run_blocking;
+use crate::tools::truncate::Truncation;
+use crate::tools::truncate::format_size;
+use crate::tools::truncate::truncate_head;
+use crate::tools::workspace::Lookup;
 
 /// The text of a search without results.
 pub const NO_FILES: &str = "No files found matching pattern";
@@ -105,45 +105,34 @@ impl Tool for FindTool {
     }
 
     async fn execute(&self, args: FindArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::cancelled());
-        }
-        let work = tokio::task::spawn_blocking(move || find_blocking(&args, &ctx));
-        work.await
-            .map_err(|err| ToolError::fatal(format!("the find task failed: {err}")))?
+        run_blocking("find", args, ctx, find_blocking).await
     }
 }
 
+/// How `find` looks up its path.
+const LOOKUP: Lookup = Lookup::new("Path", "search");
+
+/// `details` of a search.
+#[derive(Debug, Serialize)]
+struct FindDetails {
+    results: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_limit_reached: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncation: Option<Truncation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unreadable_paths: Option<Vec<String>>,
+}
+
 fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let workspace = &ctx.workspace;
-    let fs = workspace.fs().as_ref();
     let raw = args.path.as_deref().unwrap_or(".");
-    let resolved = workspace
-        .paths()
-        .resolve(fs, raw)
-        .map_err(|err| ToolError::failed(err.to_string()))?;
+    let (resolved, meta) = ctx.workspace.resolve_existing(raw, LOOKUP)?;
     let display = resolved.display.clone();
-    match fs.metadata(&resolved.real) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(ToolError::failed(format!(
-                "Not a directory: {display}. find searches directories; use ls or read on a \
-                 file, or give its parent directory as path."
-            )));
-        }
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            let suggestions = workspace.paths().suggest(fs, &resolved.abs);
-            return Err(ToolError::failed(not_found_message(
-                "Path",
-                &display,
-                &suggestions,
-            )));
-        }
-        Err(err) => {
-            return Err(ToolError::failed(describe_io_error(
-                "search", &display, &err,
-            )));
-        }
+    if !meta.is_dir() {
+        return Err(ToolError::failed(format!(
+            "Not a directory: {display}. find searches directories; use ls or read on a \
+             file, or give its parent directory as path."
+        )));
     }
     let pattern = NamePattern::new(&args.pattern).map_err(|err| {
         ToolError::failed(format!(
@@ -174,11 +163,15 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let unreadable: Vec<String> = walk
         .errors
         .iter()
-        .map(|(path, _)| shown_path(workspace, &resolved.real, path))
+        .map(|(path, _)| shown_path(&ctx.workspace, &resolved.real, path))
         .collect();
 
-    let mut details = Map::new();
-    details.insert("results".to_owned(), json!(total));
+    let mut details = FindDetails {
+        results: total,
+        result_limit_reached: None,
+        truncation: None,
+        unreadable_paths: None,
+    };
     let mut notices = Vec::new();
     let body = if shown.is_empty() {
         NO_FILES.to_owned()
@@ -186,7 +179,7 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         let joined = shown.join("\n");
         let cut = truncate_head(&joined, ctx.limits.bytes_only());
         if total > limit {
-            details.insert("result_limit_reached".to_owned(), json!(limit));
+            details.result_limit_reached = Some(limit);
             notices.push(format!(
                 "{limit} results limit reached ({total} found). Use limit={} for more, or \
                  refine pattern",
@@ -201,20 +194,15 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
                 cut.facts.output_lines,
                 cut.facts.total_lines
             ));
-            details.insert("truncation".to_owned(), json!(cut.facts));
+            details.truncation = Some(cut.facts.clone());
         }
         cut.content.to_owned()
     };
     if !unreadable.is_empty() {
         notices.push(unreadable_notice(&unreadable));
-        details.insert("unreadable_paths".to_owned(), json!(unreadable));
+        details.unreadable_paths = Some(unreadable);
     }
-    let text = if notices.is_empty() {
-        body
-    } else {
-        format!("{body}\n\n[{}]", notices.join(". "))
-    };
-    Ok(ToolOutput::text(text).with_details(Value::Object(details)))
+    ToolOutput::text(with_notices(&body, &notices)).with_facts(&details)
 }
 
 #[cfg(test)]

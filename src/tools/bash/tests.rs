@@ -1025,7 +1025,8 @@ async fn huge_output_keeps_memory_bounded() {
     let process = LocalProcess::default();
     let limits = Limits::default();
     let output = Arc::new(Mutex::new(
-        OutputAccumulator::new(limits.truncation(), BASH_FILE_PREFIX).in_dir(dir.path()),
+        OutputAccumulator::new(limits.truncation(), BASH_FILE_PREFIX, Arc::new(LocalFs))
+            .in_dir(dir.path()),
     ));
     let peak = Arc::new(Mutex::new(0usize));
     let request = ExecRequest {
@@ -1097,7 +1098,7 @@ mod notice_props {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(128))]
+        #![proptest_config(crate::tools::testutil::cases(128))]
 
         /// The notice states true facts about the text shown, derived here
         /// from the plain text without the truncation code: which lines,
@@ -1111,7 +1112,7 @@ mod notice_props {
         ) {
             let dir = tempfile::tempdir().unwrap();
             let limits = TruncationLimits { max_lines, max_bytes };
-            let mut output = OutputAccumulator::new(limits, "p").in_dir(dir.path());
+            let mut output = OutputAccumulator::new(limits, "p", Arc::new(crate::tools::ops::LocalFs)).in_dir(dir.path());
             for piece in text.as_bytes().chunks(chunk) {
                 output.append(piece);
             }

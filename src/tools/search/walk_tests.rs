@@ -7,10 +7,11 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::tools::ops::LocalFs;
 use crate::tools::ops::MemoryFs;
+use crate::tools::search::relative_display;
 
 /// The walk's entries relative to `root`, directories with a `/`.
 fn listed(fs: &dyn FsOps, root: &str, options: &WalkOptions) -> Vec<String> {
-    let walk = fs.walk(Path::new(root), options).unwrap();
+    let walk = walk(fs, Path::new(root), options).unwrap();
     walk.entries
         .iter()
         .map(|e| {
@@ -228,7 +229,7 @@ fn entries_are_sorted_component_by_component_with_depth_limit() {
 fn unreadable_ignore_files_are_reported() {
     let fs = tree(&[("a.txt", "x")]);
     fs.add_file_with_mode("/ws/.gitignore", "a.txt\n", 0o200);
-    let walk = fs.walk(Path::new("/ws"), &WalkOptions::default()).unwrap();
+    let walk = walk(&fs, Path::new("/ws"), &WalkOptions::default()).unwrap();
     assert_eq!(walk.entries.len(), 2);
     assert_eq!(walk.errors.len(), 1);
     assert_eq!(walk.errors[0].0, PathBuf::from("/ws/.gitignore"));
@@ -243,20 +244,16 @@ fn a_cancelled_walk_fails_with_interrupted() {
         cancel: Some(cancel),
         ..WalkOptions::default()
     };
-    let err = fs.walk(Path::new("/ws"), &options).unwrap_err();
+    let err = walk(&fs, Path::new("/ws"), &options).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::Interrupted);
 }
 
 #[test]
 fn the_root_must_be_a_directory() {
     let fs = tree(&[("a.txt", "x")]);
-    let err = fs
-        .walk(Path::new("/ws/a.txt"), &WalkOptions::default())
-        .unwrap_err();
+    let err = walk(&fs, Path::new("/ws/a.txt"), &WalkOptions::default()).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
-    let err = fs
-        .walk(Path::new("/ws/missing"), &WalkOptions::default())
-        .unwrap_err();
+    let err = walk(&fs, Path::new("/ws/missing"), &WalkOptions::default()).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::NotFound);
 }
 
@@ -297,83 +294,4 @@ fn local_disk_follows_the_same_rules_in_parallel() {
     many.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
     expected.extend(many);
     assert_eq!(got, expected);
-}
-
-#[test]
-fn file_filter_follows_ripgrep_glob_semantics() {
-    let f = FileFilter::new("*.rs").unwrap();
-    assert!(f.allows("main.rs"));
-    assert!(f.allows("src/deep/lib.rs"));
-    assert!(!f.allows("src/lib.rs.bak"));
-    let f = FileFilter::new("src/*.rs").unwrap();
-    assert!(f.allows("src/lib.rs"));
-    assert!(!f.allows("src/deep/lib.rs"));
-    assert!(!f.allows("pkg/src/lib.rs"));
-    let f = FileFilter::new("/src/**/*.rs").unwrap();
-    assert!(f.allows("src/lib.rs"));
-    assert!(f.allows("src/deep/lib.rs"));
-    let f = FileFilter::new("**/*.spec.ts").unwrap();
-    assert!(f.allows("a.spec.ts"));
-    assert!(f.allows("x/y/a.spec.ts"));
-    let f = FileFilter::new("*.{ts,tsx}").unwrap();
-    assert!(f.allows("a.tsx"));
-    assert!(!f.allows("a.js"));
-    let f = FileFilter::new("!*.min.js").unwrap();
-    assert!(f.allows("app.js"));
-    assert!(!f.allows("dist/app.min.js"));
-    let f = FileFilter::new("!vendor").unwrap();
-    assert!(!f.allows("vendor/x.go"));
-    assert!(!f.allows("a/vendor/x.go"));
-    assert!(f.allows("main.go"));
-    let f = FileFilter::new("docs/").unwrap();
-    assert!(f.allows("docs/a.md"));
-    assert!(!f.allows("a.md"));
-    assert!(FileFilter::new("[").is_err());
-}
-
-#[test]
-fn name_pattern_follows_fd_glob_semantics() {
-    let yes = |pattern: &str, rel: &str, is_dir: bool| {
-        NamePattern::new(pattern)
-            .unwrap()
-            .matches(&Path::new("/ws").join(rel), rel, is_dir)
-    };
-    assert!(yes("*.spec.ts", "a/b/x.spec.ts", false));
-    assert!(!yes("*.ts", "a.tsx", false));
-    assert!(yes("src/**/*.ts", "src/a.ts", false));
-    assert!(yes("src/**/*.ts", "pkg/src/deep/a.ts", false));
-    assert!(!yes("src/*.ts", "src/deep/a.ts", false));
-    assert!(yes("some/child/**", "some/child/x", false));
-    assert!(!yes("some/child/**", "some/child", true));
-    assert!(yes("**", "anything/at/all", false));
-    assert!(yes("/src/*.ts", "src/a.ts", false));
-    assert!(!yes("/src/*.ts", "pkg/src/a.ts", false));
-    assert!(yes("/ws/src/*.ts", "src/a.ts", false));
-    assert!(yes("src/", "pkg/src", true));
-    assert!(!yes("src/", "src", false));
-    // Smart case.
-    assert!(yes("*.md", "README.MD", false));
-    assert!(!yes("*.MD", "notes.md", false));
-    assert!(yes("README*", "README.md", false));
-    assert!(NamePattern::new("{a,b").is_err());
-}
-
-#[test]
-fn effective_limits_and_unreadable_notices() {
-    assert_eq!(effective_limit(None, 100), 100);
-    assert_eq!(effective_limit(Some(0.0), 100), 1);
-    assert_eq!(effective_limit(Some(-5.0), 100), 1);
-    assert_eq!(effective_limit(Some(7.0), 100), 7);
-    assert_eq!(effective_limit(Some(1e30), 100), usize::MAX);
-    assert_eq!(
-        unreadable_notice(&["a".into()]),
-        "1 path could not be read and was skipped: a. Check permissions with bash (ls -l) if \
-         they matter"
-    );
-    let five: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
-    assert_eq!(
-        unreadable_notice(&five),
-        "5 paths could not be read and were skipped: a, b, c and 2 more. Check permissions with \
-         bash (ls -l) if they matter"
-    );
 }

@@ -2,9 +2,14 @@
 //!
 //! Replaces exact text in one file: every `oldText` must match a unique,
 //! non-overlapping region of the file as it was before the call, and either
-//! every edit is applied or none. The matching rules live in
-//! [`edit_match`](super::edit_match), the diffs in
-//! [`edit_diff`](super::edit_diff); this module reads and writes the file.
+//! every edit is applied or none. This module reads and writes the file:
+//!
+//! ```text
+//! matching.rs      the engine: exact, then fuzzy matching; the new text
+//! messages.rs      what a failed match tells the model, and its details
+//! line_ending.rs   LF for matching, the file's own ending for writing
+//! diff.rs          the display diff and the unified patch
+//! ```
 //!
 //! The file is decoded as UTF-8, one leading BOM is set aside, and its line
 //! ending is taken from its first line (§edit.3). Matching works on LF
@@ -18,7 +23,13 @@
 //! U+FFFD in place of its bytes; error texts say where the closest match or
 //! the duplicates are and what to do next.
 
+mod diff;
+mod line_ending;
+pub mod matching;
+mod messages;
+
 use serde::Deserialize;
+use serde::Serialize;
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
@@ -29,14 +40,6 @@ use super::contract::Tool;
 use super::contract::ToolContext;
 use super::contract::ToolOutput;
 use super::contract::ToolSpec;
-use super::edit_diff::diffs;
-use super::edit_match::EditRequest;
-use super::edit_match::LineEnding;
-use super::edit_match::MatchError;
-use super::edit_match::apply_edits;
-use super::edit_match::detect_line_ending;
-use super::edit_match::restore_line_endings;
-use super::edit_match::to_lf;
 use super::error::ToolError;
 use super::file_kind::BinaryKind;
 use super::file_kind::shell_quote;
@@ -44,7 +47,17 @@ use super::file_kind::sniff_binary;
 use super::fs_error::describe_io_error;
 use super::ops::FileKind;
 use super::read::SNIFF_BYTES;
+use super::task::run_blocking;
 use super::truncate::format_size;
+use super::workspace::Lookup;
+use diff::diffs;
+use line_ending::LineEnding;
+use line_ending::detect_line_ending;
+use line_ending::restore_line_endings;
+use line_ending::to_lf;
+use matching::EditRequest;
+use matching::MatchError;
+use matching::apply_edits;
 
 const BOM: &str = "\u{FEFF}";
 
@@ -183,13 +196,36 @@ impl Tool for EditTool {
     }
 
     async fn execute(&self, args: EditArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::cancelled());
-        }
-        let work = tokio::task::spawn_blocking(move || edit_blocking(&args, &ctx));
-        work.await
-            .map_err(|err| ToolError::fatal(format!("the edit task failed: {err}")))?
+        run_blocking("edit", args, ctx, edit_blocking).await
     }
+}
+
+/// How `edit` looks up its file: a missing one is for `write`.
+const LOOKUP: Lookup = Lookup {
+    next_step: Some("To create a new file, use write."),
+    ..Lookup::new("File", "read")
+};
+
+/// `details` of an applied edit.
+#[derive(Debug, Serialize)]
+struct EditDetails {
+    diff: String,
+    patch: String,
+    first_changed_line: Option<usize>,
+    fuzzy: bool,
+    /// The edits that needed normalisation, when any did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fuzzy_edits: Option<Vec<usize>>,
+    /// Only for CRLF files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line_ending: Option<LineEnding>,
+}
+
+/// `details` of a file that is not UTF-8.
+#[derive(Debug, Serialize)]
+struct UndecodableDetails {
+    bytes: usize,
+    invalid_utf8_at: usize,
 }
 
 fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -199,23 +235,9 @@ fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
              edits as a list with one {\"oldText\", \"newText\"} object per change.",
         ));
     }
-    let workspace = &ctx.workspace;
-    let fs = workspace.fs().as_ref();
-    let resolved = workspace
-        .paths()
-        .resolve(fs, &args.path)
-        .map_err(|err| ToolError::failed(err.to_string()))?;
+    let (resolved, meta) = ctx.workspace.resolve_existing(&args.path, LOOKUP)?;
+    let fs = ctx.workspace.fs().as_ref();
     let display = resolved.display.as_str();
-    let meta = match fs.metadata(&resolved.abs) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            let suggestions = workspace.paths().suggest(fs, &resolved.abs);
-            let mut message = super::path::not_found_message("File", display, &suggestions);
-            message.push_str(" To create a new file, use write.");
-            return Err(ToolError::failed(message));
-        }
-        Err(err) => return Err(ToolError::failed(describe_io_error("read", display, &err))),
-    };
     match meta.kind {
         FileKind::Dir => {
             return Err(ToolError::failed(format!(
@@ -254,7 +276,7 @@ fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         .collect();
     let applied = apply_edits(&original, &requests).map_err(|err| match err {
         MatchError::Internal(reason) => ToolError::fatal(reason),
-        _ => ToolError::failed_with(err.message(display, requests.len()), err.details()),
+        _ => ToolError::failed_with_facts(err.message(display, requests.len()), &err.facts()),
     })?;
 
     let mut output = String::with_capacity(bom.len() + applied.content.len());
@@ -274,26 +296,18 @@ fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         Some(&applied.changes),
     );
     let count = args.edits.len();
-    let mut details = json!({
-        "diff": diffs.diff,
-        "patch": diffs.patch,
-        "first_changed_line": diffs.first_changed_line,
-        "fuzzy": applied.fuzzy,
-    });
-    if applied.fuzzy
-        && let Value::Object(map) = &mut details
-    {
-        map.insert("fuzzy_edits".to_owned(), json!(applied.fuzzy_edits));
-    }
-    if ending == LineEnding::CrLf
-        && let Value::Object(map) = &mut details
-    {
-        map.insert("line_ending".to_owned(), json!("crlf"));
-    }
-    Ok(ToolOutput::text(format!(
+    let details = EditDetails {
+        diff: diffs.diff,
+        patch: diffs.patch,
+        first_changed_line: diffs.first_changed_line,
+        fuzzy: applied.fuzzy,
+        fuzzy_edits: applied.fuzzy.then_some(applied.fuzzy_edits),
+        line_ending: (ending == LineEnding::CrLf).then_some(ending),
+    };
+    ToolOutput::text(format!(
         "Successfully replaced {count} block(s) in {display}."
     ))
-    .with_details(details))
+    .with_facts(&details)
 }
 
 /// The file's text, or an error for bytes that are not UTF-8 (writing them
@@ -330,14 +344,16 @@ fn decode(bytes: Vec<u8>, display: &str) -> Result<String, ToolError> {
                     )
                 }
             };
-            Err(ToolError::failed_with(
+            Err(ToolError::failed_with_facts(
                 message,
-                json!({ "bytes": bytes.len(), "invalid_utf8_at": at }),
+                &UndecodableDetails {
+                    bytes: bytes.len(),
+                    invalid_utf8_at: at,
+                },
             ))
         }
     }
 }
 
 #[cfg(test)]
-#[path = "edit_tests.rs"]
 mod tests;

@@ -6,6 +6,12 @@
 //! output outgrows the limits), sends throttled partial results while it
 //! runs, and ends in one result:
 //!
+//! ```text
+//! mod.rs      the tool: timeout, streaming, throttled updates, the result
+//! output.rs   the bounded accumulator and the private full-output file
+//! ansi.rs     cleaning escape sequences and redraws for the model (D12)
+//! ```
+//!
 //! - exit code 0: the cleaned tail (or `(no output)`) and, when cut, a
 //!   notice saying which lines are shown, of how many, and where the full
 //!   output is;
@@ -20,9 +26,13 @@
 //! of as success.
 //!
 //! Facts in notices and in `details.truncation` describe the cleaned text
-//! the model reads; see [`super::output`] for why line numbers also hold
+//! the model reads; see [`output`] for why line numbers also hold
 //! for the raw file.
 
+mod ansi;
+mod output;
+
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::MutexGuard;
@@ -30,13 +40,13 @@ use std::sync::PoisonError;
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::Map;
-use serde_json::Value;
+use serde::Serialize;
 use serde_json::json;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::args::Problem;
+use super::args::ValidationDetails;
 use super::contract::Content;
 use super::contract::ExecutionMode;
 use super::contract::Limits;
@@ -47,16 +57,18 @@ use super::contract::ToolSpec;
 use super::contract::ToolUpdate;
 use super::contract::UpdateSink;
 use super::error::ToolError;
+use super::error::facts_value;
 use super::ops::BoxFuture;
 use super::ops::DataSink;
 use super::ops::ExecEnd;
 use super::ops::ExecRequest;
 use super::ops::process::sleep_until;
-use super::output::BASH_FILE_PREFIX;
-use super::output::OutputAccumulator;
-use super::output::Snapshot;
 use super::truncate::TruncatedBy;
+use super::truncate::Truncation;
 use super::truncate::format_size;
+use output::BASH_FILE_PREFIX;
+use output::OutputAccumulator;
+use output::Snapshot;
 
 /// At most one partial result per this interval (`BASH_UPDATE_THROTTLE_MS`).
 pub const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
@@ -143,9 +155,13 @@ impl Tool for BashTool {
     async fn execute(&self, args: BashArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let timeout = resolve_timeout(args.timeout, ctx.limits.bash_timeout)?;
         if ctx.cancel.is_cancelled() {
+            let details = BashDetails {
+                cancelled: true,
+                ..BashDetails::default()
+            };
             return Err(ToolError::Cancelled {
                 message: ABORTED.to_owned(),
-                details: Some(json!({ "cancelled": true })),
+                details: Some(facts_value(&details)?),
             });
         }
         ctx.updates.emit(ToolUpdate {
@@ -153,7 +169,11 @@ impl Tool for BashTool {
             details: None,
         });
         let live = Arc::new(Mutex::new(Live {
-            output: OutputAccumulator::new(ctx.limits.truncation(), BASH_FILE_PREFIX),
+            output: OutputAccumulator::new(
+                ctx.limits.truncation(),
+                BASH_FILE_PREFIX,
+                Arc::clone(ctx.workspace.fs()),
+            ),
             sink: ctx.updates.clone(),
             last_emit: None,
             dirty: false,
@@ -213,7 +233,9 @@ fn resolve_timeout(given: Option<f64>, default: Option<f64>) -> Result<Option<f6
             "Invalid timeout: {problem}. Send timeout as a number of seconds more than 0 and at \
              most {MAX_TIMEOUT_SECS} (for example 60), or leave it out to {fallback}."
         ),
-        details: Some(json!({ "validation_errors": [listed] })),
+        details: Some(facts_value(&ValidationDetails {
+            validation_errors: &[listed],
+        })?),
     })
 }
 
@@ -312,18 +334,54 @@ async fn drive(
     }
 }
 
+/// `details` of a command: how it ended, then its output's facts.
+#[derive(Debug, Default, Serialize)]
+struct BashDetails {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<i32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    timed_out: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout: Option<f64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    cancelled: bool,
+    /// Present on final results, absent on partial ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cleaned: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncation: Option<Truncation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    full_output_path: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    full_output_error: Option<String>,
+}
+
+impl BashDetails {
+    /// The facts of a (partial or final) output: a truncation only when
+    /// the text was cut.
+    fn output(snapshot: &Snapshot) -> Self {
+        Self {
+            truncation: snapshot
+                .truncation
+                .truncated
+                .then(|| snapshot.truncation.clone()),
+            full_output_path: snapshot.full_output_path.clone(),
+            ..Self::default()
+        }
+    }
+}
+
 /// A partial result: the cleaned tail, no notice (§bash.5).
 fn partial_result(snapshot: &Snapshot) -> ToolUpdate {
-    let mut details = Map::new();
-    if snapshot.truncation.truncated {
-        details.insert("truncation".to_owned(), json!(snapshot.truncation));
-    }
-    if let Some(path) = &snapshot.full_output_path {
-        details.insert("full_output_path".to_owned(), json!(path));
-    }
+    let details = BashDetails::output(snapshot);
+    let any = details.truncation.is_some() || details.full_output_path.is_some();
     ToolUpdate {
         content: vec![Content::text(snapshot.content.clone())],
-        details: (!details.is_empty()).then_some(Value::Object(details)),
+        // Always serialisable; a failure would only drop a partial result's
+        // facts, which the final result repeats.
+        details: any.then(|| facts_value(&details).ok()).flatten(),
     }
 }
 
@@ -333,25 +391,29 @@ fn outcome(
     snapshot: Snapshot,
     timeout: Option<f64>,
 ) -> Result<ToolOutput, ToolError> {
-    let mut details = Map::new();
+    let mut details = BashDetails {
+        cleaned: Some(snapshot.cleaned),
+        full_output_error: snapshot.full_output_error.clone(),
+        ..BashDetails::output(&snapshot)
+    };
     // What to say after the output, and the text when there was none.
     let failure = match end {
         ExecEnd::Exited {
             code: Some(code), ..
         } => {
-            details.insert("exit_code".to_owned(), json!(code));
+            details.exit_code = Some(code);
             (code != 0).then(|| (format!("Command exited with code {code}"), NO_OUTPUT))
         }
         ExecEnd::Exited { code: None, signal } => {
             let signal = signal.unwrap_or(0);
-            details.insert("signal".to_owned(), json!(signal));
+            details.signal = Some(signal);
             let status = format!("Command was killed by signal {}", signal_label(signal));
             Some((status, NO_OUTPUT))
         }
         ExecEnd::TimedOut => {
             let secs = timeout.unwrap_or(0.0);
-            details.insert("timed_out".to_owned(), json!(true));
-            details.insert("timeout".to_owned(), json!(secs));
+            details.timed_out = true;
+            details.timeout = Some(secs);
             let status = format!(
                 "Command timed out after {secs} seconds. The command and every process it \
                  started were killed. If it needs more time, call bash again with a larger \
@@ -361,12 +423,11 @@ fn outcome(
             Some((status, ""))
         }
         ExecEnd::Cancelled => {
-            details.insert("cancelled".to_owned(), json!(true));
+            details.cancelled = true;
             Some((ABORTED.to_owned(), ""))
         }
     };
-    add_output_details(&mut details, &snapshot);
-    let details = Some(Value::Object(details));
+    let details = Some(facts_value(&details)?);
     let Some((status, empty)) = failure else {
         return Ok(ToolOutput {
             content: vec![Content::text(shown_text(&snapshot, NO_OUTPUT))],
@@ -378,19 +439,6 @@ fn outcome(
         ExecEnd::Cancelled => ToolError::Cancelled { message, details },
         _ => ToolError::Failed { message, details },
     })
-}
-
-fn add_output_details(details: &mut Map<String, Value>, snapshot: &Snapshot) {
-    details.insert("cleaned".to_owned(), json!(snapshot.cleaned));
-    if snapshot.truncation.truncated {
-        details.insert("truncation".to_owned(), json!(snapshot.truncation));
-    }
-    if let Some(path) = &snapshot.full_output_path {
-        details.insert("full_output_path".to_owned(), json!(path));
-    }
-    if let Some(error) = &snapshot.full_output_error {
-        details.insert("full_output_error".to_owned(), json!(error));
-    }
 }
 
 /// `first`, a blank line, then `second` (a final newline of `first` is
@@ -485,5 +533,4 @@ fn signal_label(signal: i32) -> String {
 }
 
 #[cfg(test)]
-#[path = "bash_tests.rs"]
 mod tests;

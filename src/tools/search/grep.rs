@@ -1,7 +1,7 @@
 //! The `grep` tool (§grep, D7–D10).
 //!
 //! Searches file contents in-process with `grep-searcher` and `grep-regex`
-//! (no ripgrep binary, D10) over the shared walker (`walk.rs`, D7): the
+//! (no ripgrep binary, D10) over the shared walker ([`super::walk`], D7): the
 //! ignore files apply inside and outside git repositories, hidden files are
 //! searched, `.git/` never is, symlinks are not followed, binary files (a
 //! NUL byte) are skipped as ripgrep skips them.
@@ -56,32 +56,35 @@ use grep_searcher::Sink;
 use grep_searcher::SinkContext;
 use grep_searcher::SinkMatch;
 use serde::Deserialize;
-use serde_json::Map;
+use serde::Serialize;
 use serde_json::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::contract::ExecutionMode;
-use super::contract::Limits;
-use super::contract::Tool;
-use super::contract::ToolContext;
-use super::contract::ToolOutput;
-use super::contract::ToolSpec;
-use super::error::ToolError;
-use super::fs_error::describe_io_error;
-use super::ops::FileKind;
-use super::ops::FsOps;
-use super::path::not_found_message;
-use super::truncate::HeadTruncator;
-use super::truncate::TruncationLimits;
-use super::truncate::format_size;
-use super::truncate::truncate_line;
-use super::walk::FileFilter;
-use super::walk::effective_limit;
-use super::walk::relative_display;
-use super::walk::search_walk;
-use super::walk::shown_path;
-use super::walk::unreadable_notice;
+use super::effective_limit;
+use super::glob::FileFilter;
+use super::relative_display;
+use super::search_walk;
+use super::shown_path;
+use super::unreadable_notice;
+use super::with_notices;
+use crate::tools::contract::ExecutionMode;
+use crate::tools::contract::Limits;
+use crate::tools::contract::Tool;
+use crate::tools::contract::ToolContext;
+use crate::tools::contract::ToolOutput;
+use crate::tools::contract::ToolSpec;
+use crate::tools::error::ToolError;
+use crate::tools::fs_error::describe_io_error;
+use crate::tools::ops::FileKind;
+use crate::tools::ops::FsOps;
+use crate::tools::task::run_blocking;
+use crate::tools::truncate::HeadTruncator;
+use crate::tools::truncate::Truncation;
+use crate::tools::truncate::TruncationLimits;
+use crate::tools::truncate::format_size;
+use crate::tools::truncate::truncate_line;
+use crate::tools::workspace::Lookup;
 
 /// The text of a search without results.
 pub const NO_MATCHES: &str = "No matches found";
@@ -187,13 +190,30 @@ impl Tool for GrepTool {
     }
 
     async fn execute(&self, args: GrepArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::cancelled());
-        }
-        let work = tokio::task::spawn_blocking(move || grep_blocking(&args, &ctx));
-        work.await
-            .map_err(|err| ToolError::fatal(format!("the grep task failed: {err}")))?
+        run_blocking("grep", args, ctx, grep_blocking).await
     }
+}
+
+/// How `grep` looks up its path.
+const LOOKUP: Lookup = Lookup::new("Path", "search");
+
+/// `details` of a search.
+#[derive(Debug, Default, Serialize)]
+struct GrepDetails {
+    matches: usize,
+    files_with_matches: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    match_limit_reached: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncation: Option<Truncation>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    lines_truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unreadable_files: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unreadable_paths: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    binary_files: Option<usize>,
 }
 
 /// One file to search.
@@ -275,27 +295,8 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let workspace = &ctx.workspace;
     let fs = workspace.fs().as_ref();
     let raw = args.path.as_deref().unwrap_or(".");
-    let resolved = workspace
-        .paths()
-        .resolve(fs, raw)
-        .map_err(|err| ToolError::failed(err.to_string()))?;
+    let (resolved, meta) = workspace.resolve_existing(raw, LOOKUP)?;
     let display = resolved.display.clone();
-    let meta = match fs.metadata(&resolved.real) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            let suggestions = workspace.paths().suggest(fs, &resolved.abs);
-            return Err(ToolError::failed(not_found_message(
-                "Path",
-                &display,
-                &suggestions,
-            )));
-        }
-        Err(err) => {
-            return Err(ToolError::failed(describe_io_error(
-                "search", &display, &err,
-            )));
-        }
-    };
     let matcher = build_matcher(args)?;
     let filter = match args.glob.as_deref().filter(|g| !g.is_empty()) {
         Some(glob) => Some(FileFilter::new(glob).map_err(|err| {
@@ -368,13 +369,13 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         ctx.limits.bytes_only(),
         &mut unreadable,
     );
-    Ok(render(
+    render(
         found,
         &plan,
         ctx,
         single_file.then_some(&files[..]),
         unreadable,
-    ))
+    )
 }
 
 /// A reader that fails once the search no longer needs the file.
@@ -668,20 +669,19 @@ fn render(
     ctx: &ToolContext,
     single: Option<&[Candidate]>,
     unreadable: Vec<String>,
-) -> ToolOutput {
-    let mut details = Map::new();
-    details.insert("matches".to_owned(), json!(found.matches));
-    details.insert(
-        "files_with_matches".to_owned(),
-        json!(found.files_with_matches),
-    );
+) -> Result<ToolOutput, ToolError> {
+    let mut details = GrepDetails {
+        matches: found.matches,
+        files_with_matches: found.files_with_matches,
+        ..GrepDetails::default()
+    };
     let mut notices: Vec<String> = Vec::new();
     let body = if !found.any {
         NO_MATCHES.to_owned()
     } else {
         let facts = found.head.facts();
         if found.more {
-            details.insert("match_limit_reached".to_owned(), json!(plan.limit));
+            details.match_limit_reached = Some(plan.limit);
             notices.push(format!(
                 "{} matches limit reached. Use limit={} for more, or refine pattern",
                 plan.limit,
@@ -696,10 +696,10 @@ fn render(
                 facts.output_lines,
                 facts.total_lines
             ));
-            details.insert("truncation".to_owned(), json!(facts));
+            details.truncation = Some(facts);
         }
         if found.lines_truncated {
-            details.insert("lines_truncated".to_owned(), json!(true));
+            details.lines_truncated = true;
             notices.push(format!(
                 "Some lines truncated to {} chars. Use the read tool to see full lines",
                 plan.max_line
@@ -709,11 +709,11 @@ fn render(
     };
     if !unreadable.is_empty() {
         notices.push(unreadable_notice(&unreadable));
-        details.insert("unreadable_files".to_owned(), json!(unreadable.len()));
-        details.insert("unreadable_paths".to_owned(), json!(unreadable));
+        details.unreadable_files = Some(unreadable.len());
+        details.unreadable_paths = Some(unreadable);
     }
     if found.binary_files > 0 {
-        details.insert("binary_files".to_owned(), json!(found.binary_files));
+        details.binary_files = Some(found.binary_files);
         if let (Some([file]), Some(offset)) = (single, found.binary_offset) {
             notices.push(format!(
                 "{} is a binary file (NUL byte at offset {offset}), so the search stopped there. \
@@ -722,12 +722,7 @@ fn render(
             ));
         }
     }
-    let text = if notices.is_empty() {
-        body
-    } else {
-        format!("{body}\n\n[{}]", notices.join(". "))
-    };
-    ToolOutput::text(text).with_details(Value::Object(details))
+    ToolOutput::text(with_notices(&body, &notices)).with_facts(&details)
 }
 
 #[cfg(test)]

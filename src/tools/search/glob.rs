@@ -1,0 +1,210 @@
+//! The glob matchers of the search tools: grep's `glob` file filter
+//! (ripgrep's `--glob`) and find's pattern (fd's `--glob`).
+
+use std::path::Path;
+
+use globset::GlobBuilder;
+use globset::GlobMatcher;
+
+/// Compiles one glob with the options the tools use: `*` and `?` never
+/// match `/`, `{a,b}` alternates, `\` escapes.
+fn compile_glob(pattern: &str, case_insensitive: bool) -> Result<GlobMatcher, globset::Error> {
+    Ok(GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .case_insensitive(case_insensitive)
+        .build()?
+        .compile_matcher())
+}
+
+/// What a glob is matched against.
+#[derive(Clone, Debug)]
+enum Target {
+    /// The entry's name (patterns without `/`).
+    Name(GlobMatcher),
+    /// The path relative to the search directory.
+    Relative(GlobMatcher),
+}
+
+impl Target {
+    fn is_match(&self, rel: &str) -> bool {
+        match self {
+            Self::Name(glob) => glob.is_match(rel.rsplit('/').next().unwrap_or(rel)),
+            Self::Relative(glob) => glob.is_match(rel),
+        }
+    }
+}
+
+/// grep's `glob` file filter, with ripgrep's `--glob` meaning: a pattern
+/// without `/` matches the file name at any depth, a pattern with `/` matches
+/// the path relative to the search directory (a leading `/` anchors there
+/// too), a trailing `/` matches directories (the files below them), and a
+/// leading `!` excludes instead of selecting.
+#[derive(Clone, Debug)]
+pub(crate) struct FileFilter {
+    target: Target,
+    negated: bool,
+    dirs_only: bool,
+}
+
+impl FileFilter {
+    /// Compiles a filter; the error names what is wrong with the glob.
+    pub fn new(glob: &str) -> Result<Self, globset::Error> {
+        let (negated, rest) = match glob.strip_prefix('!') {
+            Some(rest) => (true, rest),
+            None => (false, glob),
+        };
+        let (dirs_only, rest) = match rest.strip_suffix('/') {
+            Some(stripped) if !stripped.is_empty() => (true, stripped),
+            _ => (false, rest),
+        };
+        let target = match rest.strip_prefix('/') {
+            Some(anchored) => Target::Relative(compile_glob(anchored, false)?),
+            None if rest.contains('/') => Target::Relative(compile_glob(rest, false)?),
+            None => Target::Name(compile_glob(rest, false)?),
+        };
+        Ok(Self {
+            target,
+            negated,
+            dirs_only,
+        })
+    }
+
+    /// Whether the file at `rel` (relative to the search directory, `/`
+    /// separators) is searched.
+    pub fn allows(&self, rel: &str) -> bool {
+        let ancestors = || {
+            rel.match_indices('/')
+                .map(|(i, _)| &rel[..i])
+                .filter(|dir| !dir.is_empty())
+        };
+        let by_dir = || ancestors().any(|dir| self.target.is_match(dir));
+        let hit = if self.dirs_only {
+            by_dir()
+        } else if self.negated {
+            self.target.is_match(rel) || by_dir()
+        } else {
+            self.target.is_match(rel)
+        };
+        hit != self.negated
+    }
+}
+
+/// find's pattern, with fd's `--glob` meaning (§find.4) on paths relative
+/// to the search directory: a pattern without `/` matches names at any
+/// depth; a pattern with `/` matches relative paths at any depth (it gets a
+/// `**/` prefix unless it starts with `**/` or is `**`); a pattern that
+/// starts with `/` matches either the absolute path or the path relative to
+/// the search directory; a trailing `/` selects directories only. Matching
+/// is case-insensitive unless the pattern has an uppercase letter (fd's
+/// smart case).
+#[derive(Clone, Debug)]
+pub(crate) struct NamePattern {
+    target: Target,
+    absolute: Option<GlobMatcher>,
+    dirs_only: bool,
+}
+
+impl NamePattern {
+    /// Compiles a pattern; the error names what is wrong with the glob.
+    pub fn new(pattern: &str) -> Result<Self, globset::Error> {
+        let case_insensitive = !pattern.chars().any(char::is_uppercase);
+        let (dirs_only, rest) = match pattern.strip_suffix('/') {
+            Some(stripped) if !stripped.is_empty() => (true, stripped),
+            _ => (false, pattern),
+        };
+        let mut absolute = None;
+        let target = if let Some(anchored) = rest.strip_prefix('/') {
+            absolute = Some(compile_glob(rest, case_insensitive)?);
+            Target::Relative(compile_glob(anchored, case_insensitive)?)
+        } else if rest.contains('/') {
+            let full = if rest.starts_with("**/") || rest == "**" {
+                rest.to_owned()
+            } else {
+                format!("**/{rest}")
+            };
+            Target::Relative(compile_glob(&full, case_insensitive)?)
+        } else {
+            Target::Name(compile_glob(rest, case_insensitive)?)
+        };
+        Ok(Self {
+            target,
+            absolute,
+            dirs_only,
+        })
+    }
+
+    /// Whether the entry at `abs` (shown as `rel`) is a result.
+    pub fn matches(&self, abs: &Path, rel: &str, is_dir: bool) -> bool {
+        if self.dirs_only && !is_dir {
+            return false;
+        }
+        self.target.is_match(rel) || self.absolute.as_ref().is_some_and(|g| g.is_match(abs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn file_filter_follows_ripgrep_glob_semantics() {
+        let f = FileFilter::new("*.rs").unwrap();
+        assert!(f.allows("main.rs"));
+        assert!(f.allows("src/deep/lib.rs"));
+        assert!(!f.allows("src/lib.rs.bak"));
+        let f = FileFilter::new("src/*.rs").unwrap();
+        assert!(f.allows("src/lib.rs"));
+        assert!(!f.allows("src/deep/lib.rs"));
+        assert!(!f.allows("pkg/src/lib.rs"));
+        let f = FileFilter::new("/src/**/*.rs").unwrap();
+        assert!(f.allows("src/lib.rs"));
+        assert!(f.allows("src/deep/lib.rs"));
+        let f = FileFilter::new("**/*.spec.ts").unwrap();
+        assert!(f.allows("a.spec.ts"));
+        assert!(f.allows("x/y/a.spec.ts"));
+        let f = FileFilter::new("*.{ts,tsx}").unwrap();
+        assert!(f.allows("a.tsx"));
+        assert!(!f.allows("a.js"));
+        let f = FileFilter::new("!*.min.js").unwrap();
+        assert!(f.allows("app.js"));
+        assert!(!f.allows("dist/app.min.js"));
+        let f = FileFilter::new("!vendor").unwrap();
+        assert!(!f.allows("vendor/x.go"));
+        assert!(!f.allows("a/vendor/x.go"));
+        assert!(f.allows("main.go"));
+        let f = FileFilter::new("docs/").unwrap();
+        assert!(f.allows("docs/a.md"));
+        assert!(!f.allows("a.md"));
+        assert!(FileFilter::new("[").is_err());
+    }
+
+    #[test]
+    fn name_pattern_follows_fd_glob_semantics() {
+        let yes = |pattern: &str, rel: &str, is_dir: bool| {
+            NamePattern::new(pattern)
+                .unwrap()
+                .matches(&Path::new("/ws").join(rel), rel, is_dir)
+        };
+        assert!(yes("*.spec.ts", "a/b/x.spec.ts", false));
+        assert!(!yes("*.ts", "a.tsx", false));
+        assert!(yes("src/**/*.ts", "src/a.ts", false));
+        assert!(yes("src/**/*.ts", "pkg/src/deep/a.ts", false));
+        assert!(!yes("src/*.ts", "src/deep/a.ts", false));
+        assert!(yes("some/child/**", "some/child/x", false));
+        assert!(!yes("some/child/**", "some/child", true));
+        assert!(yes("**", "anything/at/all", false));
+        assert!(yes("/src/*.ts", "src/a.ts", false));
+        assert!(!yes("/src/*.ts", "pkg/src/a.ts", false));
+        assert!(yes("/ws/src/*.ts", "src/a.ts", false));
+        assert!(yes("src/", "pkg/src", true));
+        assert!(!yes("src/", "src", false));
+        // Smart case.
+        assert!(yes("*.md", "README.MD", false));
+        assert!(!yes("*.MD", "notes.md", false));
+        assert!(yes("README*", "README.md", false));
+        assert!(NamePattern::new("{a,b").is_err());
+    }
+}

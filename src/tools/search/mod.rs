@@ -1,0 +1,148 @@
+//! The search tools and what they share: `grep` and `find` walk the
+//! workspace with one walker and one set of ignore rules (D7, D9); `ls`
+//! shares their limit and notice helpers.
+//!
+//! ```text
+//! ignore.rs   the ignore-rule hierarchy: .ignore, .gitignore, info/exclude
+//! walk.rs     the parallel, sorted walker over FsOps::read_dir
+//! glob.rs     grep's glob filter (ripgrep) and find's pattern (fd)
+//! grep.rs     the grep tool
+//! find.rs     the find tool
+//! mod.rs      limits, the walk of a search call, unreadable-path notices
+//! ```
+
+pub(crate) mod find;
+mod glob;
+pub(crate) mod grep;
+mod ignore;
+mod walk;
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use super::contract::ToolContext;
+use super::error::ToolError;
+use super::fs_error::describe_io_error;
+use super::workspace::Workspace;
+use walk::Walk;
+use walk::WalkOptions;
+
+/// The path of `path` relative to `root`, with `/` separators, as tools
+/// show it.
+fn relative_display(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.to_string_lossy().into_owned()
+}
+
+/// How many unreadable paths a notice names.
+const NAMED_UNREADABLE: usize = 3;
+
+/// A limit argument as a count: absent → `default`, `<= 0` → 1.
+pub(crate) fn effective_limit(arg: Option<f64>, default: usize) -> usize {
+    match arg {
+        None => default.max(1),
+        // `as` saturates: NaN → 0, huge → usize::MAX.
+        Some(value) => (value as usize).max(1),
+    }
+}
+
+/// Walks `root` (a search tool's resolved directory) with the workspace's
+/// ignore rules, stopping when the call is cancelled; errors are worded for
+/// the model.
+pub(crate) fn search_walk(
+    ctx: &ToolContext,
+    root: &Path,
+    include_dirs: bool,
+    display: &str,
+) -> Result<Walk, ToolError> {
+    let options = WalkOptions {
+        respect_ignore_files: true,
+        include_dirs,
+        max_depth: None,
+        ignore_base: ignore_base(ctx.workspace.root(), root),
+        cancel: Some(ctx.cancel.clone()),
+    };
+    walk::walk(ctx.workspace.fs().as_ref(), root, &options).map_err(|err| {
+        if ctx.cancel.is_cancelled() {
+            ToolError::cancelled()
+        } else {
+            ToolError::failed(describe_io_error("search", display, &err))
+        }
+    })
+}
+
+/// The directory whose ignore files apply above `root`: the workspace root
+/// when `root` is inside it.
+fn ignore_base(workspace_root: &Path, root: &Path) -> Option<PathBuf> {
+    root.starts_with(workspace_root)
+        .then(|| workspace_root.to_path_buf())
+}
+
+/// How a notice names a path the walk could not read: relative to the
+/// search directory when below it, else as the workspace shows it.
+fn shown_path(workspace: &Workspace, search_root: &Path, path: &Path) -> String {
+    match path.strip_prefix(search_root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+        _ => workspace.display(path),
+    }
+}
+
+/// `body`, then the notices in brackets after a blank line, joined by
+/// `. `; just `body` when there are none.
+pub(crate) fn with_notices(body: &str, notices: &[String]) -> String {
+    if notices.is_empty() {
+        body.to_owned()
+    } else {
+        format!("{body}\n\n[{}]", notices.join(". "))
+    }
+}
+
+/// The notice for paths that could not be read (D8).
+fn unreadable_notice(paths: &[String]) -> String {
+    let named: Vec<&str> = paths
+        .iter()
+        .take(NAMED_UNREADABLE)
+        .map(String::as_str)
+        .collect();
+    let more = paths.len().saturating_sub(NAMED_UNREADABLE);
+    let list = if more > 0 {
+        format!("{} and {more} more", named.join(", "))
+    } else {
+        named.join(", ")
+    };
+    let (count, verb) = match paths.len() {
+        1 => ("1 path".to_owned(), "was"),
+        n => (format!("{n} paths"), "were"),
+    };
+    format!(
+        "{count} could not be read and {verb} skipped: {list}. Check permissions with bash (ls \
+         -l) if they matter"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn effective_limits_and_unreadable_notices() {
+        assert_eq!(effective_limit(None, 100), 100);
+        assert_eq!(effective_limit(Some(0.0), 100), 1);
+        assert_eq!(effective_limit(Some(-5.0), 100), 1);
+        assert_eq!(effective_limit(Some(7.0), 100), 7);
+        assert_eq!(effective_limit(Some(1e30), 100), usize::MAX);
+        assert_eq!(
+            unreadable_notice(&["a".into()]),
+            "1 path could not be read and was skipped: a. Check permissions with bash (ls -l) if \
+             they matter"
+        );
+        let five: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+        assert_eq!(
+            unreadable_notice(&five),
+            "5 paths could not be read and were skipped: a, b, c and 2 more. Check permissions with \
+             bash (ls -l) if they matter"
+        );
+    }
+}

@@ -1,0 +1,281 @@
+//! The one directory walker behind `grep` and `find` (D7, D9).
+//!
+//! [`walk`] runs over any [`FsOps`] (it only lists directories and reads
+//! ignore files), so the local disk and the in-memory file system share one
+//! set of rules:
+//!
+//! - the ignore files apply inside **and** outside git repositories, as
+//!   [`super::ignore`] describes;
+//! - rules come only from the walk's [`ignore_base`](WalkOptions::ignore_base)
+//!   (the tools pass the workspace root) downwards. Ignore files above the
+//!   workspace and the user's global git excludes (`core.excludesFile`) are
+//!   **not** read, so a search gives the same answer on every machine;
+//! - the root itself is never filtered: a directory named explicitly is
+//!   searched even when a rule would ignore it (as ripgrep does);
+//! - hidden entries are included; `.git` (a directory, or the file of a
+//!   worktree or submodule) is never entered or reported; symlinks are
+//!   reported as symlinks and never followed, so a walk cannot leave the
+//!   tree it started in;
+//! - directories are listed in parallel (scoped threads over a shared work
+//!   stack); the result is sorted by path, component by component, so the
+//!   output does not depend on scheduling.
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Condvar;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+
+use tokio_util::sync::CancellationToken;
+
+use super::ignore::Rules;
+use super::ignore::ancestor_rules;
+use super::ignore::is_ignored;
+use super::ignore::level_for;
+use crate::tools::ops::DirEntry;
+use crate::tools::ops::FileKind;
+use crate::tools::ops::FsOps;
+
+/// Most worker threads one walk uses.
+const MAX_WALK_THREADS: usize = 8;
+
+/// What a walk should include.
+#[derive(Clone, Debug)]
+pub(crate) struct WalkOptions {
+    /// Apply `.gitignore`, `.ignore` and `.git/info/exclude` (D7).
+    pub respect_ignore_files: bool,
+    /// Report directories as well as files.
+    pub include_dirs: bool,
+    /// Stop descending below this depth (the root is depth 0).
+    pub max_depth: Option<usize>,
+    /// An ancestor of the root (the workspace root) whose ignore files, and
+    /// those of every directory down to the root, apply too. Ignore files
+    /// above it are never read. `None`: only the root's own and below.
+    pub ignore_base: Option<PathBuf>,
+    /// Stops the walk early; the walk then fails with
+    /// [`io::ErrorKind::Interrupted`].
+    pub cancel: Option<CancellationToken>,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        Self {
+            respect_ignore_files: true,
+            include_dirs: false,
+            max_depth: None,
+            ignore_base: None,
+            cancel: None,
+        }
+    }
+}
+
+/// One entry found by a walk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WalkEntry {
+    /// The entry's path (the walk root joined with the relative path).
+    pub path: PathBuf,
+    /// The entry's own kind (symlinks are not followed).
+    pub kind: FileKind,
+}
+
+/// The result of a walk: entries sorted by path, and the entries that could
+/// not be read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Walk {
+    /// Every entry, sorted by path bytes.
+    pub entries: Vec<WalkEntry>,
+    /// Paths the walk could not enter or read, with the reason.
+    pub errors: Vec<(PathBuf, String)>,
+}
+
+/// One directory waiting to be listed.
+struct Job {
+    dir: PathBuf,
+    depth: usize,
+    rules: Rules,
+}
+
+/// The shared work stack.
+struct Queue {
+    state: Mutex<QueueState>,
+    ready: Condvar,
+}
+
+struct QueueState {
+    jobs: Vec<Job>,
+    /// Jobs taken and not finished yet.
+    running: usize,
+    stop: bool,
+}
+
+/// What one worker found.
+#[derive(Default)]
+struct Found {
+    entries: Vec<WalkEntry>,
+    errors: Vec<(PathBuf, String)>,
+}
+
+/// Walks `root` (which must be a directory) with the rules described in the
+/// module docs. Fails only when the root cannot be used or the walk was
+/// cancelled (`ErrorKind::Interrupted`); unreadable directories below the
+/// root end up in [`Walk::errors`].
+pub(crate) fn walk(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Result<Walk> {
+    if !fs.metadata(root)?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            "Not a directory",
+        ));
+    }
+    let mut errors = Vec::new();
+    let rules = if options.respect_ignore_files {
+        ancestor_rules(fs, root, options.ignore_base.as_deref(), &mut errors)
+    } else {
+        None
+    };
+    let queue = Queue {
+        state: Mutex::new(QueueState {
+            jobs: vec![Job {
+                dir: root.to_path_buf(),
+                depth: 0,
+                rules,
+            }],
+            running: 0,
+            stop: false,
+        }),
+        ready: Condvar::new(),
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_WALK_THREADS);
+    let found: Vec<Found> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| scope.spawn(|| work(fs, &queue, options)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().unwrap_or_default())
+            .collect()
+    });
+    if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+        return Err(io::Error::new(io::ErrorKind::Interrupted, "walk cancelled"));
+    }
+    let mut walk = Walk {
+        entries: Vec::new(),
+        errors,
+    };
+    for part in found {
+        walk.entries.extend(part.entries);
+        walk.errors.extend(part.errors);
+    }
+    // Component-wise order keeps a directory's contents together.
+    walk.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    walk.errors.sort();
+    Ok(walk)
+}
+
+/// One worker: takes directories from the stack until none is left and no
+/// other worker can add more.
+fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions) -> Found {
+    let mut found = Found::default();
+    loop {
+        let job = {
+            let mut state = queue.state.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                    state.stop = true;
+                }
+                if state.stop {
+                    queue.ready.notify_all();
+                    return found;
+                }
+                if let Some(job) = state.jobs.pop() {
+                    state.running += 1;
+                    break job;
+                }
+                if state.running == 0 {
+                    state.stop = true;
+                    continue;
+                }
+                state = queue
+                    .ready
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+        };
+        let dir = job.dir.clone();
+        let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            list(fs, job, options, &mut found)
+        }));
+        // A panic must not leave the other workers waiting for this job.
+        let more = listed.unwrap_or_else(|_| {
+            found
+                .errors
+                .push((dir, "internal error while listing".to_owned()));
+            Vec::new()
+        });
+        let mut state = queue.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.running -= 1;
+        let added = !more.is_empty();
+        state.jobs.extend(more);
+        if added || state.running == 0 {
+            queue.ready.notify_all();
+        }
+    }
+}
+
+/// Lists one directory: reports its entries and returns its subdirectories
+/// to descend into.
+fn list(fs: &dyn FsOps, job: Job, options: &WalkOptions, found: &mut Found) -> Vec<Job> {
+    let entries = match fs.read_dir(&job.dir) {
+        Ok(entries) => entries,
+        Err(err) => {
+            found.errors.push((job.dir, err.to_string()));
+            return Vec::new();
+        }
+    };
+    let rules = if options.respect_ignore_files {
+        let kind_of = |name: &str| {
+            entries
+                .iter()
+                .find(|e| e.name == OsStr::new(name))
+                .map(|e: &DirEntry| e.kind)
+        };
+        let kinds = [kind_of(".ignore"), kind_of(".gitignore"), kind_of(".git")];
+        level_for(fs, &job.dir, kinds, job.rules, &mut found.errors)
+    } else {
+        None
+    };
+    let depth = job.depth + 1;
+    let descend = options.max_depth.is_none_or(|max| depth < max);
+    let mut jobs = Vec::new();
+    for entry in entries {
+        if entry.name == OsStr::new(".git") {
+            continue;
+        }
+        let path = job.dir.join(&entry.name);
+        let is_dir = entry.kind == FileKind::Dir;
+        if rules.is_some() && is_ignored(rules.as_ref(), &path, is_dir) {
+            continue;
+        }
+        if is_dir && descend {
+            jobs.push(Job {
+                dir: path.clone(),
+                depth,
+                rules: rules.clone(),
+            });
+        }
+        if !is_dir || options.include_dirs {
+            found.entries.push(WalkEntry {
+                path,
+                kind: entry.kind,
+            });
+        }
+    }
+    jobs
+}
+
+#[cfg(test)]
+#[path = "walk_tests.rs"]
+mod tests;
