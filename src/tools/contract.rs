@@ -194,6 +194,19 @@ pub struct ToolSpec {
     pub execution_mode: ExecutionMode,
 }
 
+/// The JSON Schema of a tool's parameters: an object with `properties`,
+/// of which `required` must be present, and no others.
+pub(crate) fn object_schema(properties: Value, required: &[&str]) -> Value {
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".to_owned(), Value::from("object"));
+    schema.insert("properties".to_owned(), properties);
+    if !required.is_empty() {
+        schema.insert("required".to_owned(), Value::from(required));
+    }
+    schema.insert("additionalProperties".to_owned(), Value::Bool(false));
+    Value::Object(schema)
+}
+
 /// A tool definition as a model receives it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolDefinition<'a> {

@@ -23,6 +23,7 @@ use super::contract::Tool;
 use super::contract::ToolContext;
 use super::contract::ToolOutput;
 use super::contract::ToolSpec;
+use super::contract::object_schema;
 use super::error::ToolError;
 use super::fs_error::describe_io_error;
 use super::ops::FileKind;
@@ -67,9 +68,8 @@ impl Tool for LsTool {
             ),
             prompt_snippet: "List directory contents".to_owned(),
             prompt_guidelines: Vec::new(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
+            parameters: object_schema(
+                json!({
                     "path": {
                         "type": "string",
                         "description": "Directory to list, relative to the workspace root (default: the workspace root)"
@@ -78,9 +78,9 @@ impl Tool for LsTool {
                         "type": "integer",
                         "description": format!("Maximum number of entries to return (default: {limit})")
                     }
-                },
-                "additionalProperties": false
-            }),
+                }),
+                &[],
+            ),
             execution_mode: ExecutionMode::Parallel,
         }
     }

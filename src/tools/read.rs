@@ -26,6 +26,7 @@ use super::contract::Tool;
 use super::contract::ToolContext;
 use super::contract::ToolOutput;
 use super::contract::ToolSpec;
+use super::contract::object_schema;
 use super::error::ToolError;
 use super::error::facts_value;
 use super::file_kind::BinaryKind;
@@ -82,9 +83,8 @@ impl Tool for ReadTool {
             ),
             prompt_snippet: "Read file contents".to_owned(),
             prompt_guidelines: vec!["Use read to look at files instead of cat or sed.".to_owned()],
-            parameters: json!({
-                "type": "object",
-                "properties": {
+            parameters: object_schema(
+                json!({
                     "path": {
                         "type": "string",
                         "description": "Path of the file to read, relative to the workspace root (or absolute)"
@@ -98,10 +98,9 @@ impl Tool for ReadTool {
                         "minimum": 1,
                         "description": "Maximum number of lines to read"
                     }
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
+                }),
+                &["path"],
+            ),
             execution_mode: ExecutionMode::Parallel,
         }
     }

@@ -669,7 +669,7 @@ mod tests {
     #[test]
     fn facts_round_trip_through_details() {
         let cut = truncate_head("a\nb\nc\n", TruncationLimits::bytes_only(3));
-        let details = serde_json::json!({ "entries": 3, "truncation": cut.facts.clone() });
+        let details = serde_json::json!({ "entries": 3, "truncation": cut.facts });
         assert_eq!(Truncation::from_details(&details), Some(cut.facts));
         assert_eq!(
             Truncation::from_details(&serde_json::json!({ "entries": 3 })),

@@ -16,6 +16,7 @@ use super::contract::Tool;
 use super::contract::ToolContext;
 use super::contract::ToolOutput;
 use super::contract::ToolSpec;
+use super::contract::object_schema;
 use super::error::ToolError;
 use super::fs_error::describe_io_error;
 use super::task::run_blocking;
@@ -51,9 +52,8 @@ impl Tool for WriteTool {
                  a file."
                     .to_owned(),
             ],
-            parameters: json!({
-                "type": "object",
-                "properties": {
+            parameters: object_schema(
+                json!({
                     "path": {
                         "type": "string",
                         "description": "Path of the file to write, relative to the workspace root (or absolute)"
@@ -62,10 +62,9 @@ impl Tool for WriteTool {
                         "type": "string",
                         "description": "The complete content to write"
                     }
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
+                }),
+                &["path", "content"],
+            ),
             execution_mode: ExecutionMode::Parallel,
         }
     }

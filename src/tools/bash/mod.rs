@@ -56,6 +56,7 @@ use super::contract::ToolOutput;
 use super::contract::ToolSpec;
 use super::contract::ToolUpdate;
 use super::contract::UpdateSink;
+use super::contract::object_schema;
 use super::error::ToolError;
 use super::error::facts_value;
 use super::ops::BoxFuture;
@@ -130,9 +131,8 @@ impl Tool for BashTool {
                  -n instead of running the command again."
                     .to_owned(),
             ],
-            parameters: json!({
-                "type": "object",
-                "properties": {
+            parameters: object_schema(
+                json!({
                     "command": {
                         "type": "string",
                         "description": "Bash command to execute"
@@ -144,10 +144,9 @@ impl Tool for BashTool {
                              (optional; {default_timeout})"
                         )
                     }
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
+                }),
+                &["command"],
+            ),
             execution_mode: ExecutionMode::Sequential,
         }
     }

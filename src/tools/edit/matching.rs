@@ -1,9 +1,9 @@
 //! The matching engine of the `edit` tool (§edit.3–§edit.6).
 //!
-//! Everything here works on text whose line endings are already `\n`
-//! ([`super::line_ending`] makes it so); `oldText` and `newText` are made
-//! so here. [`apply_edits`] takes the file's content and the
-//! edits and returns the new content, or the first problem in pi's order
+//! Everything here works on text whose line endings are already `\n` (the
+//! tool converts the file's content; `oldText` and `newText` are converted
+//! here). [`apply_edits`] takes the file's content and the edits and
+//! returns the new content, or the first problem in pi's order
 //! (§edit.4.6): an empty `oldText` (checked for every edit first), then per
 //! edit in input order "not found" and "not unique", then overlaps, then "no
 //! change". Nothing is applied unless every edit passes.
@@ -19,8 +19,8 @@
 //! Cost: the content is normalised once per call (a borrowed `Cow` when
 //! nothing changes, the common case for clean files), and each edit costs a
 //! few `memmem` scans. Hints for failed matches are only computed on the
-//! error path. The model-facing wording of the errors is in
-//! [`super::messages`].
+//! error path. The model-facing wording of the errors lives with the tool
+//! (`edit/messages.rs`).
 //!
 //! This module is public so that the `edit` bench can measure the engine
 //! alone, apart from reading and writing the file, and so that an embedder

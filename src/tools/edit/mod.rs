@@ -40,6 +40,7 @@ use super::contract::Tool;
 use super::contract::ToolContext;
 use super::contract::ToolOutput;
 use super::contract::ToolSpec;
+use super::contract::object_schema;
 use super::error::ToolError;
 use super::file_kind::BinaryKind;
 use super::file_kind::shell_quote;
@@ -115,9 +116,8 @@ impl Tool for EditTool {
                  result of earlier edits; keep each oldText minimal but unique."
                     .to_owned(),
             ],
-            parameters: json!({
-                "type": "object",
-                "properties": {
+            parameters: object_schema(
+                json!({
                     "path": {
                         "type": "string",
                         "description": "Path of the file to edit, relative to the workspace root (or absolute)"
@@ -142,10 +142,9 @@ impl Tool for EditTool {
                             "additionalProperties": false
                         }
                     }
-                },
-                "required": ["path", "edits"],
-                "additionalProperties": false
-            }),
+                }),
+                &["path", "edits"],
+            ),
             execution_mode: ExecutionMode::Parallel,
         }
     }

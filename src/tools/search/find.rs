@@ -33,6 +33,7 @@ use crate::tools::contract::Tool;
 use crate::tools::contract::ToolContext;
 use crate::tools::contract::ToolOutput;
 use crate::tools::contract::ToolSpec;
+use crate::tools::contract::object_schema;
 use crate::tools::error::ToolError;
 use crate::tools::ops::FileKind;
 use crate::tools::task::run_blocking;
@@ -81,9 +82,8 @@ impl Tool for FindTool {
             ),
             prompt_snippet: "Find files by glob pattern (respects .gitignore)".to_owned(),
             prompt_guidelines: Vec::new(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
+            parameters: object_schema(
+                json!({
                     "pattern": {
                         "type": "string",
                         "description": "Glob to match, e.g. '*.ts', '**/*.json' or 'src/**/*.spec.ts'"
@@ -96,10 +96,9 @@ impl Tool for FindTool {
                         "type": "integer",
                         "description": format!("Maximum number of results (default: {limit})")
                     }
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+                }),
+                &["pattern"],
+            ),
             execution_mode: ExecutionMode::Parallel,
         }
     }

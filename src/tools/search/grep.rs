@@ -74,6 +74,7 @@ use crate::tools::contract::Tool;
 use crate::tools::contract::ToolContext;
 use crate::tools::contract::ToolOutput;
 use crate::tools::contract::ToolSpec;
+use crate::tools::contract::object_schema;
 use crate::tools::error::ToolError;
 use crate::tools::fs_error::describe_io_error;
 use crate::tools::ops::FileKind;
@@ -139,9 +140,8 @@ impl Tool for GrepTool {
             ),
             prompt_snippet: "Search file contents for patterns (respects .gitignore)".to_owned(),
             prompt_guidelines: Vec::new(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
+            parameters: object_schema(
+                json!({
                     "pattern": {
                         "type": "string",
                         "description": "Regular expression to search for (Rust/ripgrep syntax), or plain text when literal is true"
@@ -170,10 +170,9 @@ impl Tool for GrepTool {
                         "type": "integer",
                         "description": format!("Maximum number of matching lines to return (default: {limit})")
                     }
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+                }),
+                &["pattern"],
+            ),
             execution_mode: ExecutionMode::Parallel,
         }
     }
