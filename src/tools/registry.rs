@@ -372,10 +372,12 @@ impl Registry {
                  its exact name."
             )
         };
-        ToolResult::error(
+        ToolResult::from(ToolError::failed_with_facts(
             message,
-            Some(serde_json::json!({ "available_tools": self.active_names() })),
-        )
+            &UnavailableDetails {
+                available_tools: self.active_names(),
+            },
+        ))
     }
 
     /// Looks up, normalises and validates a call, and takes its place in
@@ -457,6 +459,18 @@ impl Registry {
     }
 }
 
+/// `details` of a call to a tool that is not available.
+#[derive(Debug, Serialize)]
+struct UnavailableDetails {
+    available_tools: Vec<&'static str>,
+}
+
+/// `details` of argument text that is not JSON.
+#[derive(Debug, Serialize)]
+struct UnparsedDetails {
+    raw_arguments: String,
+}
+
 fn parse_argument_text(tool: &str, text: &str) -> Result<Value, Box<ToolResult>> {
     serde_json::from_str(text).map_err(|err| {
         let hint = if err.is_eof() {
@@ -464,14 +478,16 @@ fn parse_argument_text(tool: &str, text: &str) -> Result<Value, Box<ToolResult>>
         } else {
             "The text is not a JSON object."
         };
-        Box::new(ToolResult::error(
+        Box::new(ToolResult::from(ToolError::failed_with_facts(
             format!(
                 "The arguments of tool \"{tool}\" are not valid JSON ({err}). {hint} Received: \
                  {}\nSend the call again with a complete JSON object.",
                 shorten(text, 200)
             ),
-            Some(serde_json::json!({ "raw_arguments": shorten(text, 2000) })),
-        ))
+            &UnparsedDetails {
+                raw_arguments: shorten(text, 2000),
+            },
+        )))
     })
 }
 

@@ -8,7 +8,7 @@
 //! glob.rs     grep's glob filter (ripgrep) and find's pattern (fd)
 //! grep.rs     the grep tool
 //! find.rs     the find tool
-//! mod.rs      limits, the walk of a search call, unreadable-path notices
+//! mod.rs      limits, the walk of a search call, notices after the output
 //! ```
 
 pub(crate) mod find;
