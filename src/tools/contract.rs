@@ -409,3 +409,22 @@ impl<T: Tool> AnyTool for T {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn object_schemas_keep_the_key_order_models_have_always_seen() {
+        let properties = serde_json::json!({ "path": { "type": "string" } });
+        assert_eq!(
+            object_schema(properties.clone(), &["path"]).to_string(),
+            r#"{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}"#
+        );
+        assert_eq!(
+            object_schema(properties, &[]).to_string(),
+            r#"{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}"#
+        );
+    }
+}
