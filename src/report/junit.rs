@@ -26,13 +26,11 @@ use std::fmt::Write as _;
 
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
-use crate::run::ScenarioStats;
 use crate::run::Status;
-use crate::run::stats;
+use crate::scenario::Figures;
 
+use super::compare::Comparison;
 use super::console::render_failure;
-use super::gate::Comparison;
-use super::gate::Figures;
 
 /// Escapes text for an attribute value or element content. Line breaks and
 /// tabs in attributes become character references, so parsers keep them.
@@ -80,34 +78,13 @@ fn classname(file: &str) -> String {
     path.replace(['/', '\\'], ".")
 }
 
-fn stats_pairs(s: &ScenarioStats) -> [(&'static str, u64); 10] {
-    [
-        ("turns", s.turns),
-        ("calls", s.calls),
-        ("errors", s.errors),
-        ("retries", s.retries),
-        ("retries_avoided", s.retries_avoided),
-        ("result_tokens", s.result_tokens),
-        ("input_tokens", s.input_tokens),
-        ("output_tokens", s.output_tokens),
-        ("cache_read_tokens", s.cache_read_tokens),
-        ("cache_write_tokens", s.cache_write_tokens),
-    ]
-}
-
-fn figures_pairs(f: &Figures) -> [(&'static str, u64); 10] {
-    [
-        ("turns", f.turns),
-        ("calls", f.calls),
-        ("errors", f.errors),
-        ("retries", f.retries),
-        ("retries_avoided", f.retries_avoided),
-        ("result_tokens", f.result_tokens),
-        ("input_tokens", f.input_tokens),
-        ("output_tokens", f.output_tokens),
-        ("cache_read_tokens", f.cache_read_tokens),
-        ("cache_write_tokens", f.cache_write_tokens),
-    ]
+/// `turns=1 calls=2 …`: figures on one line.
+fn figures_line(figures: &Figures) -> String {
+    figures
+        .named()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn property(out: &mut String, name: &str, value: &str) {
@@ -122,26 +99,16 @@ fn property(out: &mut String, name: &str, value: &str) {
 /// The scenario's figures and calls, for `<system-out>`.
 fn system_out(outcome: &ScenarioOutcome, comparison: Option<&Comparison>) -> String {
     let mut text = String::new();
-    let line = stats_pairs(&outcome.stats)
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let _ = writeln!(text, "{line}");
+    let _ = writeln!(text, "{}", figures_line(&outcome.stats.figures));
     if let Some(change) =
         comparison.and_then(|c| c.scenarios.iter().find(|s| s.name == outcome.name))
     {
-        let line = figures_pairs(&change.baseline)
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let status = match change.baseline_status {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::Skipped => "skipped",
-        };
-        let _ = writeln!(text, "baseline ({status}): {line}");
+        let _ = writeln!(
+            text,
+            "baseline ({}): {}",
+            change.baseline_status.as_str(),
+            figures_line(&change.baseline)
+        );
     }
     for call in &outcome.calls {
         let _ = writeln!(
@@ -213,7 +180,7 @@ fn testcase(out: &mut String, outcome: &ScenarioOutcome, comparison: Option<&Com
 
 /// The JUnit XML document of a run.
 pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> {
-    let totals = stats::totals(&summary.scenarios);
+    let totals = summary.totals().figures;
     let tests = summary.scenarios.len() + summary.load_errors.len();
     let failures = summary.count(Status::Failed);
     let errors = summary.load_errors.len();
@@ -271,11 +238,11 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
     if summary.interrupted {
         property(&mut out, "interrupted", "true");
     }
-    for (name, value) in stats_pairs(&totals) {
+    for (name, value) in totals.named() {
         property(&mut out, name, &value.to_string());
     }
     if let Some(c) = comparison {
-        for (name, value) in figures_pairs(&c.baseline_totals) {
+        for (name, value) in c.baseline_totals.named() {
             property(&mut out, &format!("baseline.{name}"), &value.to_string());
         }
     }

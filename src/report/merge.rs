@@ -10,14 +10,16 @@
 //! in the whole selection. Reports that are not partitions are simply
 //! concatenated in the order given.
 //!
-//! The merged run's wall time is the longest of the parts' (partitions run
-//! side by side); its totals are summed again.
+//! The merged run's wall time (`duration_ms`) is the longest of the parts'
+//! (partitions run side by side, so the longest one is what the whole run
+//! took). Its totals are summed again over every scenario, `duration_ms`
+//! included, exactly as for an unpartitioned run (see
+//! [`RunSummary::totals`]).
 
 use std::collections::BTreeMap;
 
 use crate::run::Partition;
 use crate::run::RunSummary;
-use crate::run::stats;
 
 /// One report to merge.
 #[derive(Clone, Debug)]
@@ -266,8 +268,6 @@ pub fn merge(parts: Vec<Part>) -> Result<RunSummary, MergeError> {
     }
     merged.load_errors.sort();
     merged.load_errors.dedup();
-    merged.totals = stats::totals(&merged.scenarios);
-    merged.totals.duration_ms = merged.duration_ms;
     Ok(merged)
 }
 
@@ -288,7 +288,8 @@ mod tests {
                 .map(|(i, n)| {
                     let mut o = ScenarioOutcome::empty(n, "f.yaml", &[], Status::Passed);
                     o.index = i;
-                    o.stats.calls = i as u64;
+                    o.stats.figures.calls = i as u64;
+                    o.stats.duration_ms = 10;
                     o
                 })
                 .collect(),
@@ -359,16 +360,13 @@ mod tests {
         let mut other = p("hash:2/2");
         other.schema_version = 2;
         assert!(err(vec![p("hash:1/2"), other]).starts_with("hash:2/2.json has schema_version 2"));
-        let a = Part {
-            source: "a.json".into(),
-            schema_version: 1,
-            summary: whole(&["x", "y"]),
-        };
-        let b = Part {
-            source: "b.json".into(),
-            ..a.clone()
-        };
-        assert_eq!(err(vec![a, b]), "scenario `x` is in both a.json and b.json");
+        assert_eq!(
+            err(vec![
+                part("a.json", &["x", "y"]),
+                part("b.json", &["x", "y"])
+            ]),
+            "scenario `x` is in both a.json and b.json"
+        );
         let mut short = p("slice:2/2");
         short.summary.scenarios.pop();
         assert_eq!(
@@ -378,19 +376,18 @@ mod tests {
         );
     }
 
+    /// A whole run of `names` read from `source`.
+    fn part(source: &str, names: &[&str]) -> Part {
+        Part {
+            source: source.into(),
+            schema_version: 1,
+            summary: whole(names),
+        }
+    }
+
     #[test]
     fn whole_runs_are_concatenated_in_order() {
-        let a = Part {
-            source: "a.json".into(),
-            schema_version: 1,
-            summary: whole(&["x", "y"]),
-        };
-        let b = Part {
-            source: "b.json".into(),
-            schema_version: 1,
-            summary: whole(&["z"]),
-        };
-        let merged = merge(vec![a, b]).unwrap();
+        let merged = merge(vec![part("a.json", &["x", "y"]), part("b.json", &["z"])]).unwrap();
         assert_eq!(
             merged
                 .scenarios
@@ -399,6 +396,21 @@ mod tests {
                 .collect::<Vec<_>>(),
             [("x", 0), ("y", 1), ("z", 2)]
         );
-        assert_eq!(merged.totals.calls, 1);
+        assert_eq!(merged.totals().figures.calls, 1);
+    }
+
+    #[test]
+    fn the_wall_time_is_the_longest_part_and_totals_are_sums() {
+        let run = whole(&NAMES);
+        let mut parts: Vec<Part> = (1..=3)
+            .map(|k| split(&run, &format!("slice:{k}/3")))
+            .collect();
+        for (part, ms) in parts.iter_mut().zip([40, 70, 50]) {
+            part.summary.duration_ms = ms;
+        }
+        let merged = merge(parts).unwrap();
+        assert_eq!(merged.duration_ms, 70);
+        assert_eq!(merged.totals().duration_ms, 90);
+        assert_eq!(merged.totals(), run.totals());
     }
 }
