@@ -148,9 +148,9 @@ impl GateArgs {
             .collect()
     }
 
-    /// The baseline of `--baseline`, if given; `--gate` without it is a
-    /// usage error.
-    pub fn baseline(&self) -> Result<Option<Baseline>, String> {
+    /// The baseline of `--baseline`, if given, for a run counted with
+    /// `tokenizer`; `--gate` without `--baseline` is a usage error.
+    pub fn baseline_for(&self, tokenizer: &str) -> Result<Option<Baseline>, String> {
         let Some(path) = &self.baseline else {
             if !self.gates.is_empty() {
                 return Err("--gate needs --baseline FILE to compare with".to_owned());
@@ -159,9 +159,12 @@ impl GateArgs {
         };
         let text = std::fs::read_to_string(path)
             .map_err(|err| format!("cannot read the baseline {}: {err}", path.display()))?;
-        read_baseline(&text)
-            .map(Some)
-            .map_err(|err| format!("baseline {}: {err}", path.display()))
+        let baseline =
+            read_baseline(&text).map_err(|err| format!("baseline {}: {err}", path.display()))?;
+        baseline
+            .counted_with(tokenizer)
+            .map_err(|err| err.to_string())?;
+        Ok(Some(baseline))
     }
 }
 
@@ -305,15 +308,10 @@ fn merge_reports(args: &MergeArgs) -> u8 {
         Ok(gates) => gates,
         Err(err) => return super::usage_error(err),
     };
-    let baseline = match args.gates.baseline() {
+    let baseline = match args.gates.baseline_for(&summary.tokenizer) {
         Ok(baseline) => baseline,
         Err(err) => return super::usage_error(err),
     };
-    if let Some(baseline) = &baseline
-        && let Err(err) = baseline.counted_with(&summary.tokenizer)
-    {
-        return super::usage_error(err);
-    }
     let gates = combine(recorded.into_iter().chain(given));
     let mut summary = summary;
     summary.gates = gates.iter().map(Gate::to_string).collect();

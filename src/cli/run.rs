@@ -93,15 +93,10 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(runner) => runner,
         Err(err) => return super::usage_error(err),
     };
-    let baseline = match args.gates.baseline() {
+    let baseline = match args.gates.baseline_for(runner.tokenizer()) {
         Ok(baseline) => baseline,
         Err(err) => return super::usage_error(err),
     };
-    if let Some(baseline) = &baseline
-        && let Err(err) = baseline.counted_with(runner.tokenizer())
-    {
-        return super::usage_error(err);
-    }
     if let Err(err) = args.outputs.prepare() {
         return super::usage_error(err);
     }

@@ -84,6 +84,14 @@ fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
+/// `… and 3 failed scenarios more (see run.json)` under a cut list of
+/// `what`, pointing to the file (`see`) that holds them all.
+fn more_note(out: &mut String, left_out: Option<usize>, (what, see): (&str, &str)) {
+    if let Some(n) = left_out {
+        let _ = writeln!(out, "… and {} more (see {see})\n", plural(n, what));
+    }
+}
+
 fn heading(summary: &RunSummary, comparison: Option<&Comparison>) -> String {
     let ok = summary.count(Status::Failed) == 0
         && !summary.interrupted
@@ -176,13 +184,11 @@ fn failures(out: &mut String, summary: &RunSummary) {
             );
         }
     }
-    if let Some(n) = left_out(failed.len(), MAX_FAILED_SCENARIOS) {
-        let _ = writeln!(
-            out,
-            "… and {} more (see run.json)\n",
-            plural(n, "failed scenario")
-        );
-    }
+    more_note(
+        out,
+        left_out(failed.len(), MAX_FAILED_SCENARIOS),
+        ("failed scenario", "run.json"),
+    );
 }
 
 fn gates(out: &mut String, c: &Comparison) {
@@ -300,13 +306,11 @@ fn token_changes(out: &mut String, c: &Comparison) {
         b.errors,
         n.errors
     );
-    if let Some(n) = left_out(changed.len(), MAX_ROWS) {
-        let _ = writeln!(
-            out,
-            "… and {} more (see scenarios.csv)\n",
-            plural(n, "changed scenario")
-        );
-    }
+    more_note(
+        out,
+        left_out(changed.len(), MAX_ROWS),
+        ("changed scenario", "scenarios.csv"),
+    );
 }
 
 fn most_tokens(out: &mut String, summary: &RunSummary) {

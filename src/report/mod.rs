@@ -16,7 +16,7 @@
 //! | module | holds |
 //! | --- | --- |
 //! | [`baseline`] | the baseline file: its types, reading and writing |
-//! | [`compare`] | setting a run against a baseline ([`Comparison`]) |
+//! | [`compare`](mod@compare) | setting a run against a baseline ([`Comparison`]) |
 //! | [`verdict`] | how each gate fared and how changes are worded |
 //!
 //! [`merge`] combines partition reports; [`console`] is what `harness run`

@@ -3,7 +3,7 @@
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | [`discover`] | finding and loading scenario files, `--filter`/`--tag` |
+//! | [`discover`](mod@discover) | finding and loading scenario files, `--filter`/`--tag` |
 //! | [`partition`] | `hash:K/N` and `slice:K/N` |
 //! | [`gate`] | the gate language `KEY=+LIMIT` |
 //! | [`builder`] | [`RunnerBuilder`]: every setting resolved and checked |
