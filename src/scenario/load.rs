@@ -735,7 +735,8 @@ impl<'a> Validator<'a> {
         FauxStep::Say(text.to_owned())
     }
 
-    /// Validates one call and returns its faux form.
+    /// Validates one call and returns its faux form; `retry`: it is a
+    /// `retry:` of another call.
     fn call(
         &mut self,
         spec: &CallSpec,
@@ -767,6 +768,30 @@ impl<'a> Validator<'a> {
                 ),
             );
         }
+        let args = self.arguments(spec, &label, extra_vars);
+        let captures = self.captures(spec);
+        if let Some(expect) = &spec.expect {
+            let check = self.call_check(expect, &label, retry);
+            self.call_checks.insert(id.clone(), check);
+        }
+        self.call_labels.insert(id.clone(), label.clone());
+        let retries = self.retries(spec, &id, &label, extra_vars, &captures);
+        FauxCall {
+            id,
+            name: spec.call.clone(),
+            args,
+            captures,
+            retry: retries,
+        }
+    }
+
+    /// `args` or `raw_args`, every `${var}` in them known by now.
+    fn arguments(
+        &mut self,
+        spec: &CallSpec,
+        label: &str,
+        extra_vars: &BTreeSet<String>,
+    ) -> FauxArgs {
         let args = match (&spec.args, &spec.raw_args) {
             (Some(_), Some(_)) => {
                 self.problem(
@@ -802,6 +827,11 @@ impl<'a> Validator<'a> {
                 );
             }
         }
+        args
+    }
+
+    /// `capture: { NAME: REGEX }`, compiled.
+    fn captures(&mut self, spec: &CallSpec) -> Vec<Capture> {
         let mut captures = Vec::new();
         for (name, pattern) in spec.capture.iter().flatten() {
             if let Some(regex) = self.compile(pattern, &format!("capture `{name}`"), pattern) {
@@ -811,61 +841,64 @@ impl<'a> Validator<'a> {
                 });
             }
         }
-        if let Some(expect) = &spec.expect {
-            let error_regex = match &expect.error {
-                Some(ErrorExpect::Matches(p)) => self.compile(p, "expect.error", p),
-                _ => None,
-            };
-            let matches = match &expect.matches {
-                Some(p) => self.compile(p, "expect.matches", p),
-                None => None,
-            };
-            if expect.ok == Some(true)
-                && matches!(
-                    expect.error,
-                    Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
-                )
-            {
-                self.problem(
-                    "ok: true",
-                    format!("{label}: `ok: true` and `error` contradict each other; keep one"),
-                );
-            }
-            self.call_checks.insert(
-                id.clone(),
-                CallCheck {
-                    label: label.clone(),
-                    retry,
-                    expect: expect.clone(),
-                    error_regex,
-                    matches,
-                },
+        captures
+    }
+
+    /// The checks of one call, with their regexes compiled.
+    fn call_check(&mut self, expect: &CallExpect, label: &str, retry: bool) -> CallCheck {
+        let error_regex = match &expect.error {
+            Some(ErrorExpect::Matches(p)) => self.compile(p, "expect.error", p),
+            _ => None,
+        };
+        let matches = match &expect.matches {
+            Some(p) => self.compile(p, "expect.matches", p),
+            None => None,
+        };
+        if expect.ok == Some(true)
+            && matches!(
+                expect.error,
+                Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
+            )
+        {
+            self.problem(
+                "ok: true",
+                format!("{label}: `ok: true` and `error` contradict each other; keep one"),
             );
         }
-        self.call_labels.insert(id.clone(), label.clone());
-        // Retries may use what this call captured.
+        CallCheck {
+            label: label.to_owned(),
+            retry,
+            expect: expect.clone(),
+            error_regex,
+            matches,
+        }
+    }
+
+    /// The `retry:` calls of call `id`; each may use what the calls before
+    /// it captured.
+    fn retries(
+        &mut self,
+        spec: &CallSpec,
+        id: &str,
+        label: &str,
+        extra_vars: &BTreeSet<String>,
+        captures: &[Capture],
+    ) -> Vec<FauxCall> {
         let mut retry_vars = extra_vars.clone();
         retry_vars.extend(captures.iter().map(|c| c.name.clone()));
-        let mut retry = Vec::new();
+        let mut retries = Vec::new();
         for (k, retry_spec) in spec.retry.iter().flat_map(|r| r.0.iter()).enumerate() {
-            let retry_label = format!("{label}, retry {}", k + 1);
             let call = self.call(
                 retry_spec,
                 format!("{id}_retry{}", k + 1),
-                retry_label,
+                format!("{label}, retry {}", k + 1),
                 &retry_vars,
                 true,
             );
             retry_vars.extend(call.captures.iter().map(|c| c.name.clone()));
-            retry.push(call);
+            retries.push(call);
         }
-        FauxCall {
-            id,
-            name: spec.call.clone(),
-            args,
-            captures,
-            retry,
-        }
+        retries
     }
 
     /// What the workspace is built from: a fixture and files.
