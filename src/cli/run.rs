@@ -3,6 +3,7 @@
 //! parses flags, reads the baseline, prints and writes the reports.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -101,41 +102,12 @@ pub fn run(args: RunArgs) -> u8 {
         return super::usage_error(err);
     }
     let gates = runner.gates().to_vec();
-    let mut progress = None;
-    let summary = runner.execute(|event| match event {
-        RunEvent::Started { total, partition } => {
-            if let Some(info) = partition {
-                if let Some(file) = &args.outputs.save_baseline {
-                    eprintln!(
-                        "note: {} will hold only partition {}; to record the whole suite, save \
-                         the baseline from `harness report merge`",
-                        file.display(),
-                        info.spec
-                    );
-                }
-                if total == 0 {
-                    println!(
-                        "partition {} holds none of the {} selected scenarios",
-                        info.spec, info.suite_scenarios
-                    );
-                }
-            }
-            progress = progress_bar(total);
-        }
-        RunEvent::Finished(outcome) => match &progress {
-            Some(bar) => {
-                if outcome.status == Status::Failed {
-                    bar.println(console::scenario_line(outcome));
-                }
-                bar.set_message(outcome.name.clone());
-                bar.inc(1);
-            }
-            None => println!("{}", console::scenario_line(outcome)),
-        },
-    });
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
+    let mut progress = Progress {
+        save_baseline: args.outputs.save_baseline.as_deref(),
+        bar: None,
+    };
+    let summary = runner.execute(|event| progress.show(event));
+    progress.finish();
     let summary = match summary {
         Ok(summary) => summary,
         Err(err) => return super::usage_error(err),
@@ -158,6 +130,57 @@ pub fn run(args: RunArgs) -> u8 {
         );
     }
     super::report::exit_code(&summary, comparison.as_ref(), written)
+}
+
+/// What `harness run` shows while it runs: a progress bar on a terminal
+/// (standard error), elsewhere one line per scenario.
+struct Progress<'a> {
+    /// `--save-baseline`, which a partition's note names.
+    save_baseline: Option<&'a Path>,
+    /// The bar, once the run started on a terminal.
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress<'_> {
+    fn show(&mut self, event: RunEvent<'_>) {
+        match event {
+            RunEvent::Started { total, partition } => {
+                if let Some(info) = partition {
+                    if let Some(file) = self.save_baseline {
+                        eprintln!(
+                            "note: {} will hold only partition {}; to record the whole suite, \
+                             save the baseline from `harness report merge`",
+                            file.display(),
+                            info.spec
+                        );
+                    }
+                    if total == 0 {
+                        println!(
+                            "partition {} holds none of the {} selected scenarios",
+                            info.spec, info.suite_scenarios
+                        );
+                    }
+                }
+                self.bar = progress_bar(total);
+            }
+            RunEvent::Finished(outcome) => match &self.bar {
+                Some(bar) => {
+                    if outcome.status == Status::Failed {
+                        bar.println(console::scenario_line(outcome));
+                    }
+                    bar.set_message(outcome.name.clone());
+                    bar.inc(1);
+                }
+                None => println!("{}", console::scenario_line(outcome)),
+            },
+        }
+    }
+
+    fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 /// A progress bar on a terminal (standard error); `None` elsewhere, where

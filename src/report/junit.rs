@@ -178,6 +178,87 @@ fn testcase(out: &mut String, outcome: &ScenarioOutcome, comparison: Option<&Com
     out.push_str("    </testcase>\n");
 }
 
+/// One testcase of the `harness gates` suite: a gate, or the regressions.
+struct GateCase {
+    /// The testcase name.
+    name: String,
+    /// The failure message, when it failed.
+    failure: Option<String>,
+    /// One line per breach or regression.
+    detail: Vec<String>,
+}
+
+/// The testcases of the gates suite: each gate, then the regressions.
+fn gate_cases(c: &Comparison) -> Vec<GateCase> {
+    let mut cases: Vec<GateCase> = c
+        .gates
+        .iter()
+        .map(|gate| {
+            let detail: Vec<String> = gate.breaches.iter().map(|b| b.describe()).collect();
+            let n = detail.len();
+            GateCase {
+                name: format!("gate {}", gate.gate),
+                failure: (!gate.held).then(|| {
+                    format!(
+                        "gate {}: {n} breach{}",
+                        gate.gate,
+                        if n == 1 { "" } else { "es" }
+                    )
+                }),
+                detail,
+            }
+        })
+        .collect();
+    let detail: Vec<String> = c
+        .regressions
+        .iter()
+        .map(|n| format!("`{n}` passed in the baseline and fails now"))
+        .collect();
+    let n = detail.len();
+    cases.push(GateCase {
+        name: "regressions".to_owned(),
+        failure: (n > 0).then(|| {
+            format!(
+                "{n} scenario{} passed in the baseline and fail{} now",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "s" } else { "" }
+            )
+        }),
+        detail,
+    });
+    cases
+}
+
+/// `<testsuite name="harness gates">`.
+fn gates_suite(out: &mut String, cases: &[GateCase], failures: usize) {
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"harness gates\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"0.000\">",
+        cases.len()
+    );
+    for case in cases {
+        let _ = write!(
+            out,
+            "    <testcase name=\"{}\" classname=\"harness.gates\" time=\"0.000\"",
+            attr(&case.name)
+        );
+        match &case.failure {
+            None => out.push_str("/>\n"),
+            Some(message) => {
+                out.push_str(">\n");
+                let _ = writeln!(
+                    out,
+                    "      <failure message=\"{}\" type=\"gate\">{}</failure>",
+                    attr(message),
+                    escape(&(case.detail.join("\n") + "\n"), false)
+                );
+                out.push_str("    </testcase>\n");
+            }
+        }
+    }
+    out.push_str("  </testsuite>\n");
+}
+
 /// The JUnit XML document of a run.
 pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> {
     let totals = summary.totals().figures;
@@ -185,37 +266,8 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
     let failures = summary.count(Status::Failed);
     let errors = summary.load_errors.len();
     let skipped = summary.count(Status::Skipped);
-    // (name, failure message when it failed, detail lines)
-    let mut gate_cases: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
-    if let Some(c) = comparison {
-        for gate in &c.gates {
-            let detail: Vec<String> = gate.breaches.iter().map(|b| b.describe()).collect();
-            let n = detail.len();
-            let message = (!gate.held).then(|| {
-                format!(
-                    "gate {}: {n} breach{}",
-                    gate.gate,
-                    if n == 1 { "" } else { "es" }
-                )
-            });
-            gate_cases.push((format!("gate {}", gate.gate), message, detail));
-        }
-        let detail: Vec<String> = c
-            .regressions
-            .iter()
-            .map(|n| format!("`{n}` passed in the baseline and fails now"))
-            .collect();
-        let n = detail.len();
-        let message = (n > 0).then(|| {
-            format!(
-                "{n} scenario{} passed in the baseline and fail{} now",
-                if n == 1 { "" } else { "s" },
-                if n == 1 { "s" } else { "" }
-            )
-        });
-        gate_cases.push(("regressions".to_owned(), message, detail));
-    }
-    let gate_failures = gate_cases.iter().filter(|(_, m, _)| m.is_some()).count();
+    let gate_cases = comparison.map(gate_cases).unwrap_or_default();
+    let gate_failures = gate_cases.iter().filter(|g| g.failure.is_some()).count();
 
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -267,32 +319,7 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
     }
     out.push_str("  </testsuite>\n");
     if comparison.is_some() {
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"harness gates\" tests=\"{}\" failures=\"{gate_failures}\" errors=\"0\" skipped=\"0\" time=\"0.000\">",
-            gate_cases.len()
-        );
-        for (name, message, detail) in &gate_cases {
-            let _ = write!(
-                out,
-                "    <testcase name=\"{}\" classname=\"harness.gates\" time=\"0.000\"",
-                attr(name)
-            );
-            match message {
-                None => out.push_str("/>\n"),
-                Some(message) => {
-                    out.push_str(">\n");
-                    let _ = writeln!(
-                        out,
-                        "      <failure message=\"{}\" type=\"gate\">{}</failure>",
-                        attr(message),
-                        escape(&(detail.join("\n") + "\n"), false)
-                    );
-                    out.push_str("    </testcase>\n");
-                }
-            }
-        }
-        out.push_str("  </testsuite>\n");
+        gates_suite(&mut out, &gate_cases, gate_failures);
     }
     out.push_str("</testsuites>\n");
     out.into_bytes()
