@@ -791,4 +791,43 @@ mod tests {
             Some("/b/d".into())
         );
     }
+
+    #[test]
+    fn truncation_facts_are_read_from_the_details() {
+        let facts = json!({
+            "truncated": true,
+            "truncated_by": "lines",
+            "total_lines": 3000,
+            "total_bytes": 9000,
+            "output_lines": 2000,
+            "output_bytes": 6000,
+            "last_line_partial": false,
+            "first_line_exceeds_limit": false,
+            "max_lines": 2000,
+            "max_bytes": 51200
+        });
+        let result = ToolResult::ok(
+            crate::tools::ToolOutput::text("cut").with_details(json!({ "truncation": facts })),
+        );
+        let read = truncation(&result).unwrap();
+        assert_eq!(
+            (read.truncated, read.truncated_by, read.total_lines),
+            (true, Some(TruncatedBy::Lines), 3000)
+        );
+        assert_eq!(
+            truncation(&ToolResult::ok(crate::tools::ToolOutput::text("whole"))),
+            None
+        );
+        let mut failures = Vec::new();
+        truncation_check(&mut failures, None, TruncatedExpect::Bytes, Some(read));
+        assert_eq!(
+            failures,
+            [Failure::new(
+                None,
+                "truncated",
+                "truncated by bytes",
+                "truncated by lines"
+            )]
+        );
+    }
 }
