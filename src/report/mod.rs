@@ -23,10 +23,12 @@
 //! and `harness report merge` print. [`read_baseline`] reads what
 //! `--baseline` names: a baseline file or a `run.json`.
 //!
-//! Modules use one another in one direction only: `baseline` and `verdict`
-//! use none of the others; `compare` uses both; `json` and `console` use
-//! `compare`; `csv`, `markdown` and `junit` use `compare` (and `verdict`,
-//! `console`); this file uses `baseline` and `json`.
+//! Modules use one another in one direction only: `baseline`, `verdict`
+//! and `merge` use none of the others; `compare` uses `baseline` and
+//! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
+//! `compare` and `verdict`, `junit` uses `compare` and `console`. This file
+//! dispatches over them ([`render`], [`read_baseline`]). The gate language
+//! itself is [`crate::run::gate`]: a run records its gates.
 //!
 //! [`RunSummary`]: crate::run::RunSummary
 
