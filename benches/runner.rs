@@ -1,4 +1,5 @@
-//! 200 small scenarios end to end through the synchronous `Runner::run`.
+//! 200 small scenarios end to end through the synchronous
+//! `Runner::execute`.
 //!
 //! The scenarios (8 under `--test`) are generated at start as one
 //! multi-document YAML text and loaded with `load_text`, as `harness run`
@@ -9,9 +10,9 @@
 //! (process start-up would dominate and depends on the machine more than
 //! on the runner).
 //!
-//! `runner/200_scenarios` measures `Runner::run` (runtime start-up, the
-//! workspaces, the loop, the checks, clean-up) with the default number of
-//! jobs (the number of cores); `load_text` measures parsing and validating
+//! `runner/200_scenarios` measures `RunnerBuilder::build` and
+//! `Runner::execute` (runtime start-up, the workspaces, the loop, the
+//! checks, clean-up) with the default number of jobs (the number of cores); `load_text` measures parsing and validating
 //! the YAML. Throughput is in scenarios per second.
 //!
 //! Run: `cargo bench --bench runner` (or `-- --test` for a quick check).
@@ -28,9 +29,10 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::Throughput;
-use harness::run::RunConfig;
-use harness::run::Runner;
+use harness::run::RunSummary;
+use harness::run::RunnerBuilder;
 use harness::run::Status;
+use harness::scenario::Scenario;
 use harness::scenario::Suite;
 use harness::scenario::load_text;
 
@@ -84,9 +86,17 @@ fn main() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(scenarios.len(), count);
 
-    let runner = Runner::new(RunConfig::default());
+    // The figures are counted with chars4, as `Runner::run` did.
+    let run = |scenarios: Vec<Scenario>| -> RunSummary {
+        RunnerBuilder::new(scenarios)
+            .tokenizer(Some("chars4".into()))
+            .build()
+            .unwrap()
+            .execute(|_| {})
+            .unwrap()
+    };
     // Every scenario must pass before the run's speed means anything.
-    let summary = runner.run(&scenarios, |_| {});
+    let summary = run(scenarios.clone());
     for outcome in &summary.scenarios {
         assert_eq!(
             outcome.status,
@@ -103,9 +113,9 @@ fn main() {
     group.throughput(Throughput::Elements(count as u64));
     group.bench_function(format!("{count}_scenarios"), |b| {
         b.iter(|| {
-            let summary = runner.run(black_box(&scenarios), |_| {});
+            let summary = run(black_box(scenarios.clone()));
             assert_eq!(summary.count(Status::Passed), count);
-            summary.totals.calls
+            summary.totals().figures.calls
         });
     });
     group.bench_function("load_text", |b| {

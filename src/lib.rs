@@ -7,9 +7,12 @@
 //!           + validation, per-file mutation queue, the seven tools (search/,
 //!           edit/ and bash/ in folders of their own)
 //! agent     messages, the Provider trait, the agent loop, the faux provider
-//! scenario  the YAML model, located errors, workspaces, checks, snapshots
-//! run       discovery, filters, partitions, concurrent execution, statistics
-//! report    console, JSON, JUnit XML, CSV, Markdown; baselines and gates
+//! scenario  the YAML model, located errors, workspaces, figures, checks,
+//!           snapshots
+//! run       discovery, filters, partitions, the gate language, the runner
+//!           builder, concurrent execution, statistics
+//! report    console, JSON, JUnit XML, CSV, Markdown; baselines, comparisons
+//!           and gate verdicts
 //! cli       clap commands: run, check, list, call, tools, schema, report
 //! ```
 //!

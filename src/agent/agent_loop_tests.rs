@@ -10,7 +10,6 @@ use tokio::sync::Semaphore;
 
 use super::*;
 use crate::agent::Chars4;
-use crate::agent::FauxArgs;
 use crate::agent::FauxCall;
 use crate::agent::FauxProvider;
 use crate::agent::FauxScript;
@@ -109,13 +108,7 @@ fn fixture() -> Fixture {
 }
 
 fn call(id: &str, name: &str, args: Value) -> FauxCall {
-    FauxCall {
-        id: id.into(),
-        name: name.into(),
-        args: FauxArgs::Json(args),
-        captures: vec![],
-        retry: vec![],
-    }
+    FauxCall::json(id, name, args)
 }
 
 fn provider(steps: Vec<FauxStep>) -> FauxProvider {

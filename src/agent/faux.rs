@@ -70,6 +70,19 @@ pub struct FauxCall {
     pub retry: Vec<FauxCall>,
 }
 
+impl FauxCall {
+    /// A call with JSON arguments, no captures and no retries.
+    pub fn json(id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            args: FauxArgs::Json(args),
+            captures: Vec::new(),
+            retry: Vec::new(),
+        }
+    }
+}
+
 /// One step of the script: one assistant message.
 #[derive(Clone, Debug)]
 pub enum FauxStep {

@@ -11,13 +11,7 @@ use crate::agent::run_loop;
 use crate::tools::testutil::Harness;
 
 fn call(id: &str, name: &str, args: Value) -> FauxCall {
-    FauxCall {
-        id: id.into(),
-        name: name.into(),
-        args: FauxArgs::Json(args),
-        captures: vec![],
-        retry: vec![],
-    }
+    FauxCall::json(id, name, args)
 }
 
 async fn run(h: &Harness, steps: Vec<FauxStep>) -> (crate::agent::Transcript, FauxReport) {

@@ -2,7 +2,6 @@
 //! `harness run` and `harness report merge` share, the file writing, and
 //! `harness report merge` itself.
 
-use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
 use std::path::PathBuf;
@@ -14,13 +13,15 @@ use crate::exit;
 use crate::report::Baseline;
 use crate::report::Comparison;
 use crate::report::Format;
-use crate::report::Gate;
+use crate::report::compare;
 use crate::report::console;
-use crate::report::gate;
 use crate::report::json;
 use crate::report::merge;
+use crate::report::read_baseline;
+use crate::run::Gate;
 use crate::run::RunSummary;
 use crate::run::Status;
+use crate::run::gate::combine;
 
 /// Where reports go.
 #[derive(Debug, Default, Args)]
@@ -138,61 +139,33 @@ fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The gates of `harness.yaml` (`gates:`), parsed.
-pub fn suite_gates(
-    gates: Option<&BTreeMap<String, String>>,
-    suite_dir: Option<&Path>,
-) -> Result<Vec<Gate>, String> {
-    let Some(gates) = gates else {
-        return Ok(Vec::new());
-    };
-    let file = suite_dir.map_or_else(
-        || PathBuf::from(crate::scenario::load::SUITE_FILE),
-        |d| d.join(crate::scenario::load::SUITE_FILE),
-    );
-    gates
-        .iter()
-        .map(|(key, limit)| {
-            Gate::new(key, limit).map_err(|err| format!("{}: gates.{key}: {err}", file.display()))
-        })
-        .collect()
-}
-
 impl GateArgs {
-    /// The gates (`configured` first, the command line overriding by key)
-    /// and the baseline, if `--baseline` was given.
-    pub fn resolve(&self, configured: Vec<Gate>) -> Result<(Vec<Gate>, Option<Baseline>), String> {
-        let cli: Vec<Gate> = self
-            .gates
+    /// The `--gate` gates, parsed.
+    pub fn parsed(&self) -> Result<Vec<Gate>, String> {
+        self.gates
             .iter()
             .map(|g| g.parse().map_err(|err| format!("--gate: {err}")))
-            .collect::<Result<_, _>>()?;
+            .collect()
+    }
+
+    /// The baseline of `--baseline`, if given, for a run counted with
+    /// `tokenizer`; `--gate` without `--baseline` is a usage error.
+    pub fn baseline_for(&self, tokenizer: &str) -> Result<Option<Baseline>, String> {
         let Some(path) = &self.baseline else {
-            if !cli.is_empty() {
+            if !self.gates.is_empty() {
                 return Err("--gate needs --baseline FILE to compare with".to_owned());
             }
-            return Ok((gate::combine(configured), None));
+            return Ok(None);
         };
         let text = std::fs::read_to_string(path)
             .map_err(|err| format!("cannot read the baseline {}: {err}", path.display()))?;
         let baseline =
-            Baseline::parse(&text).map_err(|err| format!("baseline {}: {err}", path.display()))?;
-        Ok((
-            gate::combine(configured.into_iter().chain(cli)),
-            Some(baseline),
-        ))
+            read_baseline(&text).map_err(|err| format!("baseline {}: {err}", path.display()))?;
+        baseline
+            .counted_with(tokenizer)
+            .map_err(|err| err.to_string())?;
+        Ok(Some(baseline))
     }
-}
-
-/// The usage error for a baseline counted with another tokenizer.
-pub fn tokenizer_mismatch(baseline: &Baseline, tokenizer: &str) -> Option<String> {
-    (baseline.tokenizer != tokenizer).then(|| {
-        format!(
-            "the baseline was counted with the {} tokenizer and this run uses {tokenizer}; run \
-             with --tokenizer {} or save a new baseline",
-            baseline.tokenizer, baseline.tokenizer
-        )
-    })
 }
 
 /// Prints the end of a run: failures, the summary line and the
@@ -204,7 +177,7 @@ pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
     }
     println!("\n{}", console::summary_line(summary));
     if let Some(c) = comparison {
-        print!("{}", gate::console_text(c));
+        print!("{}", console::comparison_text(c));
     }
 }
 
@@ -326,21 +299,20 @@ fn merge_reports(args: &MergeArgs) -> u8 {
         Ok(summary) => summary,
         Err(err) => return super::usage_error(format!("cannot merge: {err}")),
     };
-    let recorded: Result<Vec<Gate>, String> =
-        summary.gates.iter().map(|g| g.parse::<Gate>()).collect();
+    let recorded: Result<Vec<Gate>, _> = summary.gates.iter().map(|g| g.parse()).collect();
     let recorded = match recorded {
         Ok(gates) => gates,
         Err(err) => return super::usage_error(format!("the reports' gates: {err}")),
     };
-    let (gates, baseline) = match args.gates.resolve(recorded) {
-        Ok(resolved) => resolved,
+    let given = match args.gates.parsed() {
+        Ok(gates) => gates,
         Err(err) => return super::usage_error(err),
     };
-    if let Some(baseline) = &baseline
-        && let Some(err) = tokenizer_mismatch(baseline, &summary.tokenizer)
-    {
-        return super::usage_error(err);
-    }
+    let baseline = match args.gates.baseline_for(&summary.tokenizer) {
+        Ok(baseline) => baseline,
+        Err(err) => return super::usage_error(err),
+    };
+    let gates = combine(recorded.into_iter().chain(given));
     let mut summary = summary;
     summary.gates = gates.iter().map(Gate::to_string).collect();
     if let Err(err) = args.outputs.prepare() {
@@ -349,7 +321,7 @@ fn merge_reports(args: &MergeArgs) -> u8 {
     for error in &summary.load_errors {
         eprintln!("error: {error}");
     }
-    let comparison = baseline.map(|baseline| gate::compare(&summary, &baseline, &gates));
+    let comparison = baseline.map(|baseline| compare(&summary, &baseline, &gates));
     print_result(&summary, comparison.as_ref());
     let written = write_outputs(&args.outputs, &summary, comparison.as_ref());
     exit_code(&summary, comparison.as_ref(), written)

@@ -1,23 +1,20 @@
-//! `harness run [PATHS…]`: discover, run, print, exit.
+//! `harness run [PATHS…]`: discover, build the runner, run, print, exit.
+//! Every setting is resolved and checked by [`RunnerBuilder`]; this file
+//! parses flags, reads the baseline, prints and writes the reports.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Args;
 
 use crate::agent::TokenCounter;
-use crate::exit;
-use crate::report::Gate;
+use crate::report::compare;
 use crate::report::console;
-use crate::report::gate;
-use crate::run::LoadError;
 use crate::run::Partition;
-use crate::run::PartitionInfo;
-use crate::run::RunConfig;
 use crate::run::RunEvent;
-use crate::run::Runner;
+use crate::run::RunnerBuilder;
 use crate::run::Selection;
 use crate::run::Status;
 use crate::run::discover;
@@ -79,122 +76,43 @@ pub fn run(args: RunArgs) -> u8 {
         filter: args.filter.clone(),
         tags: args.tags.clone(),
     };
-    let mut discovery = discover(&paths, &selection);
+    let discovery = discover(&paths, &selection);
     for error in &discovery.errors {
         eprintln!("error: {error}");
     }
-    let suite = discovery.suites.first();
-    let tokenizer_name = args
-        .tokenizer
-        .clone()
-        .or_else(|| suite.and_then(|s| s.doc.tokenizer.clone()))
-        .unwrap_or_else(|| "o200k".to_owned());
-    let tokens = match tokenizer(&tokenizer_name) {
-        Ok(t) => t,
-        Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
-    };
-    if let Some(t) = args.timeout
-        && !(t.is_finite() && t > 0.0)
-    {
-        return super::usage_error("--timeout must be a positive number of seconds");
-    }
-    let configured: Vec<Gate> = match super::report::suite_gates(
-        suite.and_then(|s| s.doc.gates.as_ref()),
-        suite.and_then(|s| s.dir.as_deref()),
-    ) {
-        Ok(gates) => gates,
+    let runner = RunnerBuilder::discovered(discovery)
+        .tokenizer(args.tokenizer.clone())
+        .timeout(args.timeout)
+        .gates(args.gates.gates.clone())
+        .jobs(args.jobs)
+        .partition(args.partition)
+        .fail_fast(args.fail_fast)
+        .keep_workspaces(args.keep_workspaces)
+        .update_snapshots(args.update_snapshots)
+        .build();
+    let runner = match runner {
+        Ok(runner) => runner,
         Err(err) => return super::usage_error(err),
     };
-    let (gates, baseline) = match args.gates.resolve(configured) {
-        Ok(resolved) => resolved,
+    let baseline = match args.gates.baseline_for(runner.tokenizer()) {
+        Ok(baseline) => baseline,
         Err(err) => return super::usage_error(err),
     };
-    if let Some(baseline) = &baseline
-        && let Some(err) = super::report::tokenizer_mismatch(baseline, tokens.name())
-    {
-        return super::usage_error(err);
-    }
     if let Err(err) = args.outputs.prepare() {
         return super::usage_error(err);
     }
-    let config = RunConfig {
-        jobs: args
-            .jobs
-            .or_else(|| suite.and_then(|s| s.doc.jobs))
-            .unwrap_or_else(|| RunConfig::default().jobs)
-            .max(1),
-        fail_fast: args.fail_fast,
-        keep_workspaces: args.keep_workspaces,
-        update_snapshots: args.update_snapshots,
-        timeout: args.timeout.map(Duration::from_secs_f64),
-        tokens,
+    let gates = runner.gates().to_vec();
+    let mut progress = Progress {
+        save_baseline: args.outputs.save_baseline.as_deref(),
+        bar: None,
     };
-    if discovery.scenarios.is_empty() && discovery.errors.is_empty() {
-        eprintln!(
-            "error: no scenarios found in {} (with the given --filter/--tag)",
-            paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        return exit::USAGE;
-    }
-    if let (Some(partition), Some(file)) = (&args.partition, &args.outputs.save_baseline) {
-        eprintln!(
-            "note: {} will hold only partition {partition}; to record the whole suite, save the \
-             baseline from `harness report merge`",
-            file.display()
-        );
-    }
-    let suite_scenarios = discovery.scenarios.len();
-    let positions = match args.partition {
-        Some(partition) => {
-            let positions = discovery.keep_partition(&partition);
-            if positions.is_empty() {
-                println!(
-                    "partition {partition} holds none of the {suite_scenarios} selected scenarios"
-                );
-            }
-            positions
-        }
-        None => (0..suite_scenarios).collect(),
+    let summary = runner.execute(|event| progress.show(event));
+    progress.finish();
+    let summary = match summary {
+        Ok(summary) => summary,
+        Err(err) => return super::usage_error(err),
     };
-    let terminal = std::io::stderr().is_terminal();
-    let progress = terminal.then(|| {
-        let bar = indicatif::ProgressBar::new(discovery.scenarios.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let mut summary = Runner::new(config).run(&discovery.scenarios, |event| match event {
-        RunEvent::Started { .. } => {}
-        RunEvent::Finished(outcome) => match &progress {
-            Some(bar) => {
-                if outcome.status == Status::Failed {
-                    bar.println(console::scenario_line(outcome));
-                }
-                bar.set_message(outcome.name.clone());
-                bar.inc(1);
-            }
-            None => println!("{}", console::scenario_line(outcome)),
-        },
-    });
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
-    for (outcome, position) in summary.scenarios.iter_mut().zip(&positions) {
-        outcome.index = *position;
-    }
-    summary.partition = args.partition.map(|spec| PartitionInfo {
-        spec,
-        suite_scenarios,
-    });
-    summary.load_errors = discovery.errors.iter().map(LoadError::from).collect();
-    summary.gates = gates.iter().map(Gate::to_string).collect();
-    let comparison = baseline.map(|b| gate::compare(&summary, &b, &gates));
+    let comparison = baseline.map(|b| compare(&summary, &b, &gates));
     if args.keep_workspaces {
         for outcome in &summary.scenarios {
             if let Some(ws) = &outcome.workspace {
@@ -204,12 +122,76 @@ pub fn run(args: RunArgs) -> u8 {
     }
     super::report::print_result(&summary, comparison.as_ref());
     let written = super::report::write_outputs(&args.outputs, &summary, comparison.as_ref());
-    if !discovery.errors.is_empty() {
+    let problems = summary.load_errors.len();
+    if problems > 0 {
         eprintln!(
-            "{} problem{} in scenario files (listed above); fix them and run again",
-            discovery.errors.len(),
-            if discovery.errors.len() == 1 { "" } else { "s" }
+            "{problems} problem{} in scenario files (listed above); fix them and run again",
+            if problems == 1 { "" } else { "s" }
         );
     }
     super::report::exit_code(&summary, comparison.as_ref(), written)
+}
+
+/// What `harness run` shows while it runs: a progress bar on a terminal
+/// (standard error), elsewhere one line per scenario.
+struct Progress<'a> {
+    /// `--save-baseline`, which a partition's note names.
+    save_baseline: Option<&'a Path>,
+    /// The bar, once the run started on a terminal.
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress<'_> {
+    fn show(&mut self, event: RunEvent<'_>) {
+        match event {
+            RunEvent::Started { total, partition } => {
+                if let Some(info) = partition {
+                    if let Some(file) = self.save_baseline {
+                        eprintln!(
+                            "note: {} will hold only partition {}; to record the whole suite, \
+                             save the baseline from `harness report merge`",
+                            file.display(),
+                            info.spec
+                        );
+                    }
+                    if total == 0 {
+                        println!(
+                            "partition {} holds none of the {} selected scenarios",
+                            info.spec, info.suite_scenarios
+                        );
+                    }
+                }
+                self.bar = progress_bar(total);
+            }
+            RunEvent::Finished(outcome) => match &self.bar {
+                Some(bar) => {
+                    if outcome.status == Status::Failed {
+                        bar.println(console::scenario_line(outcome));
+                    }
+                    bar.set_message(outcome.name.clone());
+                    bar.inc(1);
+                }
+                None => println!("{}", console::scenario_line(outcome)),
+            },
+        }
+    }
+
+    fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// A progress bar on a terminal (standard error); `None` elsewhere, where
+/// each scenario gets a line instead.
+fn progress_bar(total: usize) -> Option<indicatif::ProgressBar> {
+    std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(total as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    })
 }

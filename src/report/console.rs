@@ -1,6 +1,7 @@
-//! What `harness run` prints on a console: one line per scenario, then
-//! every failure with its step, check, expected and actual values (a diff
-//! for long texts), then a summary line.
+//! What `harness run` and `harness report merge` print on a console: one
+//! line per scenario, then every failure with its step, check, expected and
+//! actual values (a diff for long texts), a summary line and, with a
+//! baseline, the comparison and how each gate fared.
 
 use std::fmt::Write;
 
@@ -9,14 +10,20 @@ use crate::run::ScenarioOutcome;
 use crate::run::Status;
 use crate::scenario::Failure;
 
+use super::compare::Comparison;
+
 /// `PASS  name  (3 calls, 12 ms)`.
 pub fn scenario_line(outcome: &ScenarioOutcome) -> String {
     match outcome.status {
         Status::Passed => format!(
             "PASS  {}  ({} call{}, {} ms)",
             outcome.name,
-            outcome.stats.calls,
-            if outcome.stats.calls == 1 { "" } else { "s" },
+            outcome.stats.figures.calls,
+            if outcome.stats.figures.calls == 1 {
+                ""
+            } else {
+                "s"
+            },
             outcome.stats.duration_ms
         ),
         Status::Failed => format!(
@@ -146,6 +153,54 @@ pub fn summary_line(summary: &RunSummary) -> String {
     )
 }
 
+/// The comparison with a baseline: what was compared, new and missing
+/// scenarios, regressions, and each gate with its breaches.
+pub fn comparison_text(comparison: &Comparison) -> String {
+    let mut out = String::new();
+    let list = |names: &[String]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let compared = comparison.scenarios.iter().filter(|c| c.compared).count();
+    let _ = write!(
+        out,
+        "baseline: {compared} scenario{} compared",
+        if compared == 1 { "" } else { "s" }
+    );
+    if !comparison.new.is_empty() {
+        let _ = write!(out, "; new: {}", list(&comparison.new));
+    }
+    if !comparison.missing.is_empty() {
+        let _ = write!(out, "; missing: {}", list(&comparison.missing));
+    }
+    out.push('\n');
+    for name in &comparison.regressions {
+        let _ = writeln!(
+            out,
+            "regression: `{name}` passed in the baseline and fails now"
+        );
+    }
+    for gate in &comparison.gates {
+        if gate.held {
+            let _ = writeln!(out, "gate {}: held", gate.gate);
+        } else {
+            let _ = writeln!(
+                out,
+                "gate {}: BREACHED ({})",
+                gate.gate,
+                gate.breaches.len()
+            );
+            for breach in &gate.breaches {
+                let _ = writeln!(out, "  {}", breach.describe());
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +246,26 @@ mod tests {
         };
         let text = render_failure(&f);
         assert!(text.contains("      -3\n      +three\n"), "{text}");
+    }
+
+    #[test]
+    fn the_comparison_names_new_and_missing_scenarios() {
+        use crate::report::Baseline;
+        use crate::report::compare::compare;
+        let outcome = |name: &str| ScenarioOutcome::empty(name, "f.yaml", &[], Status::Passed);
+        let run = |names: &[&str]| RunSummary {
+            scenarios: names.iter().map(|n| outcome(n)).collect(),
+            tokenizer: "o200k".into(),
+            ..RunSummary::default()
+        };
+        let c = compare(
+            &run(&["a", "fresh"]),
+            &Baseline::of(&run(&["a", "gone"])),
+            &[],
+        );
+        assert!(
+            comparison_text(&c)
+                .starts_with("baseline: 1 scenario compared; new: `fresh`; missing: `gone`\n")
+        );
     }
 }

@@ -4,13 +4,14 @@
 //! given; baseline columns are empty without one. Booleans are `true` /
 //! `false`.
 
+use crate::run::Metric;
 use crate::run::RunSummary;
-use crate::run::Status;
+use crate::scenario::Figures;
 
-use super::gate::Comparison;
+use super::compare::Comparison;
 
-/// The columns of `scenarios.csv`.
-pub const SCENARIO_COLUMNS: [&str; 25] = [
+/// The columns of `scenarios.csv` before the figures.
+const SCENARIO_HEAD: [&str; 7] = [
     "name",
     "file",
     "status",
@@ -18,25 +19,33 @@ pub const SCENARIO_COLUMNS: [&str; 25] = [
     "skip_reason",
     "failures",
     "first_failure",
-    "turns",
-    "calls",
-    "errors",
-    "retries",
-    "retries_avoided",
-    "result_tokens",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "duration_ms",
-    "baseline_status",
-    "baseline_result_tokens",
-    "baseline_input_tokens",
-    "baseline_output_tokens",
-    "baseline_retries",
-    "baseline_errors",
-    "gate_breaches",
 ];
+
+/// The baseline figures of `scenarios.csv`, after `baseline_status`, each
+/// named `baseline_` and the figure.
+const BASELINE_METRICS: [Metric; 5] = [
+    Metric::ResultTokens,
+    Metric::InputTokens,
+    Metric::OutputTokens,
+    Metric::Retries,
+    Metric::Errors,
+];
+
+/// The columns of `scenarios.csv`: the scenario, its figures and
+/// `duration_ms`, `baseline_status`, the baseline figures and
+/// `gate_breaches`.
+pub fn scenario_columns() -> Vec<String> {
+    let head = SCENARIO_HEAD.into_iter().map(str::to_owned);
+    let figures = Figures::NAMES
+        .into_iter()
+        .chain(["duration_ms", "baseline_status"])
+        .map(str::to_owned);
+    let baseline = BASELINE_METRICS.map(|m| format!("baseline_{}", m.as_str()));
+    head.chain(figures)
+        .chain(baseline)
+        .chain(["gate_breaches".to_owned()])
+        .collect()
+}
 
 /// The columns of `calls.csv`.
 pub const CALL_COLUMNS: [&str; 12] = [
@@ -54,12 +63,10 @@ pub const CALL_COLUMNS: [&str; 12] = [
     "duration_ms",
 ];
 
-fn status(s: Status) -> &'static str {
-    match s {
-        Status::Passed => "passed",
-        Status::Failed => "failed",
-        Status::Skipped => "skipped",
-    }
+fn writer() -> csv::Writer<Vec<u8>> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new())
 }
 
 fn finish(writer: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, csv::Error> {
@@ -73,12 +80,9 @@ pub fn scenarios(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
 ) -> Result<Vec<u8>, csv::Error> {
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
-    w.write_record(SCENARIO_COLUMNS)?;
+    let mut w = writer();
+    w.write_record(scenario_columns())?;
     for o in &summary.scenarios {
-        let s = &o.stats;
         let first = o
             .failures
             .first()
@@ -88,43 +92,23 @@ pub fn scenarios(
         let mut record = vec![
             o.name.clone(),
             o.file.clone(),
-            status(o.status).to_owned(),
+            o.status.as_str().to_owned(),
             o.tags.join(" "),
             o.skip_reason.clone().unwrap_or_default(),
             o.failures.len().to_string(),
             first,
         ];
-        record.extend(
-            [
-                s.turns,
-                s.calls,
-                s.errors,
-                s.retries,
-                s.retries_avoided,
-                s.result_tokens,
-                s.input_tokens,
-                s.output_tokens,
-                s.cache_read_tokens,
-                s.cache_write_tokens,
-                s.duration_ms,
-            ]
-            .map(|n| n.to_string()),
-        );
+        record.extend(o.stats.figures.values().map(|n| n.to_string()));
+        record.push(o.stats.duration_ms.to_string());
         match change {
             Some(c) => {
-                record.push(status(c.baseline_status).to_owned());
-                record.extend(
-                    [
-                        c.baseline.result_tokens,
-                        c.baseline.input_tokens,
-                        c.baseline.output_tokens,
-                        c.baseline.retries,
-                        c.baseline.errors,
-                    ]
-                    .map(|n| n.to_string()),
-                );
+                record.push(c.baseline_status.as_str().to_owned());
+                record.extend(BASELINE_METRICS.map(|m| m.value(&c.baseline).to_string()));
             }
-            None => record.extend(std::iter::repeat_n(String::new(), 6)),
+            None => record.extend(std::iter::repeat_n(
+                String::new(),
+                1 + BASELINE_METRICS.len(),
+            )),
         }
         let breaches: Vec<String> = comparison
             .map(|c| {
@@ -147,9 +131,7 @@ pub fn scenarios(
 
 /// `calls.csv`.
 pub fn calls(summary: &RunSummary) -> Result<Vec<u8>, csv::Error> {
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
+    let mut w = writer();
     w.write_record(CALL_COLUMNS)?;
     for o in &summary.scenarios {
         for (seq, c) in o.calls.iter().enumerate() {
@@ -179,6 +161,7 @@ mod tests {
     use super::*;
     use crate::run::CallStat;
     use crate::run::ScenarioOutcome;
+    use crate::run::Status;
 
     #[test]
     fn quotes_fields_that_need_it() {
@@ -202,8 +185,20 @@ mod tests {
         let text = String::from_utf8(scenarios(&summary, None).unwrap()).unwrap();
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         let row = reader.records().next().unwrap().unwrap();
-        assert_eq!(row.len(), SCENARIO_COLUMNS.len());
+        assert_eq!(row.len(), scenario_columns().len());
         assert_eq!(&row[0], "a, \"b\"");
         assert_eq!(&row[18], "");
+    }
+
+    #[test]
+    fn the_scenario_columns_are_fixed() {
+        assert_eq!(
+            scenario_columns().join(","),
+            "name,file,status,tags,skip_reason,failures,first_failure,turns,calls,errors,\
+             retries,retries_avoided,result_tokens,input_tokens,output_tokens,\
+             cache_read_tokens,cache_write_tokens,duration_ms,baseline_status,\
+             baseline_result_tokens,baseline_input_tokens,baseline_output_tokens,\
+             baseline_retries,baseline_errors,gate_breaches"
+        );
     }
 }

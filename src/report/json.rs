@@ -20,7 +20,7 @@ use crate::run::Status;
 use crate::run::stats;
 use crate::run::stats::ToolStats;
 
-use super::gate::Comparison;
+use super::compare::Comparison;
 
 /// The version of the `run.json` format.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -59,7 +59,8 @@ pub struct RunReport {
     pub harness_version: String,
     /// The tokenizer every token figure was counted with.
     pub tokenizer: String,
-    /// Wall time of the run.
+    /// Wall time of the run; after `harness report merge`, of the longest
+    /// partition.
     pub duration_ms: u64,
     /// Whether the run was interrupted (Ctrl-C).
     pub interrupted: bool,
@@ -67,8 +68,10 @@ pub struct RunReport {
     pub partition: Option<PartitionInfo>,
     /// Scenarios by status.
     pub counts: Counts,
-    /// Every scenario's figures summed (`duration_ms`: the sum of the
-    /// scenarios' wall times).
+    /// Every scenario's `stats` summed, `duration_ms` too: the sum of the
+    /// scenarios' wall times, which a merge of partitions keeps (the run's
+    /// own wall time is the top-level `duration_ms`). See
+    /// [`RunSummary::totals`].
     pub totals: ScenarioStats,
     /// Per-tool figures, by tool name.
     pub tools: Vec<ToolStats>,
@@ -93,7 +96,7 @@ impl RunReport {
             interrupted: summary.interrupted,
             partition: summary.partition,
             counts: Counts::of(summary),
-            totals: stats::totals(&summary.scenarios),
+            totals: summary.totals(),
             tools: stats::per_tool(summary),
             load_errors: summary.load_errors.clone(),
             gates: summary.gates.clone(),
@@ -102,11 +105,11 @@ impl RunReport {
         }
     }
 
-    /// The run it describes.
+    /// The run it describes (its totals are summed again from the
+    /// scenarios).
     pub fn into_summary(self) -> RunSummary {
         RunSummary {
             scenarios: self.scenarios,
-            totals: self.totals,
             tokenizer: self.tokenizer,
             duration_ms: self.duration_ms,
             interrupted: self.interrupted,
@@ -181,8 +184,9 @@ mod tests {
 
     fn summary() -> RunSummary {
         let mut a = ScenarioOutcome::empty("a", "s/a.yaml", &["t".into()], Status::Passed);
-        a.stats.calls = 1;
-        a.stats.result_tokens = 7;
+        a.stats.figures.calls = 1;
+        a.stats.figures.result_tokens = 7;
+        a.stats.duration_ms = 3;
         a.calls.push(CallStat {
             id: "call_1_1".into(),
             tool: "read".into(),
@@ -193,6 +197,7 @@ mod tests {
         let mut b = ScenarioOutcome::empty("b", "s/b.yaml", &[], Status::Skipped);
         b.index = 1;
         b.skip_reason = Some("later".into());
+        b.stats.duration_ms = 1;
         RunSummary {
             scenarios: vec![a, b],
             tokenizer: "o200k".into(),
@@ -273,5 +278,14 @@ mod tests {
                 .to_string()
                 .starts_with("invalid run report")
         );
+    }
+
+    #[test]
+    fn totals_sum_the_scenarios_and_the_run_keeps_its_wall_time() {
+        let bytes = render(&summary(), None).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(value["duration_ms"], 5);
+        assert_eq!(value["totals"]["duration_ms"], 4);
+        assert_eq!(value["totals"]["calls"], 1);
     }
 }

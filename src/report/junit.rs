@@ -26,13 +26,11 @@ use std::fmt::Write as _;
 
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
-use crate::run::ScenarioStats;
 use crate::run::Status;
-use crate::run::stats;
+use crate::scenario::Figures;
 
+use super::compare::Comparison;
 use super::console::render_failure;
-use super::gate::Comparison;
-use super::gate::Figures;
 
 /// Escapes text for an attribute value or element content. Line breaks and
 /// tabs in attributes become character references, so parsers keep them.
@@ -80,34 +78,13 @@ fn classname(file: &str) -> String {
     path.replace(['/', '\\'], ".")
 }
 
-fn stats_pairs(s: &ScenarioStats) -> [(&'static str, u64); 10] {
-    [
-        ("turns", s.turns),
-        ("calls", s.calls),
-        ("errors", s.errors),
-        ("retries", s.retries),
-        ("retries_avoided", s.retries_avoided),
-        ("result_tokens", s.result_tokens),
-        ("input_tokens", s.input_tokens),
-        ("output_tokens", s.output_tokens),
-        ("cache_read_tokens", s.cache_read_tokens),
-        ("cache_write_tokens", s.cache_write_tokens),
-    ]
-}
-
-fn figures_pairs(f: &Figures) -> [(&'static str, u64); 10] {
-    [
-        ("turns", f.turns),
-        ("calls", f.calls),
-        ("errors", f.errors),
-        ("retries", f.retries),
-        ("retries_avoided", f.retries_avoided),
-        ("result_tokens", f.result_tokens),
-        ("input_tokens", f.input_tokens),
-        ("output_tokens", f.output_tokens),
-        ("cache_read_tokens", f.cache_read_tokens),
-        ("cache_write_tokens", f.cache_write_tokens),
-    ]
+/// `turns=1 calls=2 …`: figures on one line.
+fn figures_line(figures: &Figures) -> String {
+    figures
+        .named()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn property(out: &mut String, name: &str, value: &str) {
@@ -122,26 +99,16 @@ fn property(out: &mut String, name: &str, value: &str) {
 /// The scenario's figures and calls, for `<system-out>`.
 fn system_out(outcome: &ScenarioOutcome, comparison: Option<&Comparison>) -> String {
     let mut text = String::new();
-    let line = stats_pairs(&outcome.stats)
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let _ = writeln!(text, "{line}");
+    let _ = writeln!(text, "{}", figures_line(&outcome.stats.figures));
     if let Some(change) =
         comparison.and_then(|c| c.scenarios.iter().find(|s| s.name == outcome.name))
     {
-        let line = figures_pairs(&change.baseline)
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let status = match change.baseline_status {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::Skipped => "skipped",
-        };
-        let _ = writeln!(text, "baseline ({status}): {line}");
+        let _ = writeln!(
+            text,
+            "baseline ({}): {}",
+            change.baseline_status.as_str(),
+            figures_line(&change.baseline)
+        );
     }
     for call in &outcome.calls {
         let _ = writeln!(
@@ -211,44 +178,96 @@ fn testcase(out: &mut String, outcome: &ScenarioOutcome, comparison: Option<&Com
     out.push_str("    </testcase>\n");
 }
 
-/// The JUnit XML document of a run.
-pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> {
-    let totals = stats::totals(&summary.scenarios);
-    let tests = summary.scenarios.len() + summary.load_errors.len();
-    let failures = summary.count(Status::Failed);
-    let errors = summary.load_errors.len();
-    let skipped = summary.count(Status::Skipped);
-    // (name, failure message when it failed, detail lines)
-    let mut gate_cases: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
-    if let Some(c) = comparison {
-        for gate in &c.gates {
+/// One testcase of the `harness gates` suite: a gate, or the regressions.
+struct GateCase {
+    /// The testcase name.
+    name: String,
+    /// The failure message, when it failed.
+    failure: Option<String>,
+    /// One line per breach or regression.
+    detail: Vec<String>,
+}
+
+/// The testcases of the gates suite: each gate, then the regressions.
+fn gate_cases(c: &Comparison) -> Vec<GateCase> {
+    let mut cases: Vec<GateCase> = c
+        .gates
+        .iter()
+        .map(|gate| {
             let detail: Vec<String> = gate.breaches.iter().map(|b| b.describe()).collect();
             let n = detail.len();
-            let message = (!gate.held).then(|| {
-                format!(
-                    "gate {}: {n} breach{}",
-                    gate.gate,
-                    if n == 1 { "" } else { "es" }
-                )
-            });
-            gate_cases.push((format!("gate {}", gate.gate), message, detail));
-        }
-        let detail: Vec<String> = c
-            .regressions
-            .iter()
-            .map(|n| format!("`{n}` passed in the baseline and fails now"))
-            .collect();
-        let n = detail.len();
-        let message = (n > 0).then(|| {
+            GateCase {
+                name: format!("gate {}", gate.gate),
+                failure: (!gate.held).then(|| {
+                    format!(
+                        "gate {}: {n} breach{}",
+                        gate.gate,
+                        if n == 1 { "" } else { "es" }
+                    )
+                }),
+                detail,
+            }
+        })
+        .collect();
+    let detail: Vec<String> = c
+        .regressions
+        .iter()
+        .map(|n| format!("`{n}` passed in the baseline and fails now"))
+        .collect();
+    let n = detail.len();
+    cases.push(GateCase {
+        name: "regressions".to_owned(),
+        failure: (n > 0).then(|| {
             format!(
                 "{n} scenario{} passed in the baseline and fail{} now",
                 if n == 1 { "" } else { "s" },
                 if n == 1 { "s" } else { "" }
             )
-        });
-        gate_cases.push(("regressions".to_owned(), message, detail));
+        }),
+        detail,
+    });
+    cases
+}
+
+/// `<testsuite name="harness gates">`.
+fn gates_suite(out: &mut String, cases: &[GateCase], failures: usize) {
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"harness gates\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"0.000\">",
+        cases.len()
+    );
+    for case in cases {
+        let _ = write!(
+            out,
+            "    <testcase name=\"{}\" classname=\"harness.gates\" time=\"0.000\"",
+            attr(&case.name)
+        );
+        match &case.failure {
+            None => out.push_str("/>\n"),
+            Some(message) => {
+                out.push_str(">\n");
+                let _ = writeln!(
+                    out,
+                    "      <failure message=\"{}\" type=\"gate\">{}</failure>",
+                    attr(message),
+                    escape(&(case.detail.join("\n") + "\n"), false)
+                );
+                out.push_str("    </testcase>\n");
+            }
+        }
     }
-    let gate_failures = gate_cases.iter().filter(|(_, m, _)| m.is_some()).count();
+    out.push_str("  </testsuite>\n");
+}
+
+/// The JUnit XML document of a run.
+pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> {
+    let totals = summary.totals().figures;
+    let tests = summary.scenarios.len() + summary.load_errors.len();
+    let failures = summary.count(Status::Failed);
+    let errors = summary.load_errors.len();
+    let skipped = summary.count(Status::Skipped);
+    let gate_cases = comparison.map(gate_cases).unwrap_or_default();
+    let gate_failures = gate_cases.iter().filter(|g| g.failure.is_some()).count();
 
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -271,11 +290,11 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
     if summary.interrupted {
         property(&mut out, "interrupted", "true");
     }
-    for (name, value) in stats_pairs(&totals) {
+    for (name, value) in totals.named() {
         property(&mut out, name, &value.to_string());
     }
     if let Some(c) = comparison {
-        for (name, value) in figures_pairs(&c.baseline_totals) {
+        for (name, value) in c.baseline_totals.named() {
             property(&mut out, &format!("baseline.{name}"), &value.to_string());
         }
     }
@@ -300,32 +319,7 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
     }
     out.push_str("  </testsuite>\n");
     if comparison.is_some() {
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"harness gates\" tests=\"{}\" failures=\"{gate_failures}\" errors=\"0\" skipped=\"0\" time=\"0.000\">",
-            gate_cases.len()
-        );
-        for (name, message, detail) in &gate_cases {
-            let _ = write!(
-                out,
-                "    <testcase name=\"{}\" classname=\"harness.gates\" time=\"0.000\"",
-                attr(name)
-            );
-            match message {
-                None => out.push_str("/>\n"),
-                Some(message) => {
-                    out.push_str(">\n");
-                    let _ = writeln!(
-                        out,
-                        "      <failure message=\"{}\" type=\"gate\">{}</failure>",
-                        attr(message),
-                        escape(&(detail.join("\n") + "\n"), false)
-                    );
-                    out.push_str("    </testcase>\n");
-                }
-            }
-        }
-        out.push_str("  </testsuite>\n");
+        gates_suite(&mut out, &gate_cases, gate_failures);
     }
     out.push_str("</testsuites>\n");
     out.into_bytes()

@@ -15,9 +15,9 @@ use crate::run::ScenarioOutcome;
 use crate::run::Status;
 use crate::run::stats;
 
-use super::gate::Comparison;
-use super::gate::ScenarioChange;
-use super::gate::change_text;
+use super::compare::Comparison;
+use super::compare::ScenarioChange;
+use super::verdict::change_text;
 
 /// Failed scenarios shown in full.
 pub const MAX_FAILED_SCENARIOS: usize = 20;
@@ -26,17 +26,21 @@ pub const MAX_ROWS: usize = 15;
 /// Characters of one expected or actual text.
 const MAX_TEXT: usize = 1200;
 
+/// The longest run of backticks in `text`, which a fence must outgrow.
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// How many of `total` rows are left out when at most `max` are shown.
+fn left_out(total: usize, max: usize) -> Option<usize> {
+    total.checked_sub(max).filter(|n| *n > 0)
+}
+
 /// Text as inline code, whatever backticks it holds; `|` escaped so that
 /// it can sit in a table cell.
 fn code(text: &str) -> String {
     let text = text.replace(['\n', '\r'], " ");
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        run = if c == '`' { run + 1 } else { 0 };
-        longest = longest.max(run);
-    }
-    let fence = "`".repeat(longest + 1);
+    let fence = "`".repeat(longest_backtick_run(&text) + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') {
         " "
     } else {
@@ -71,19 +75,21 @@ fn block(text: &str) -> String {
     if cut {
         shown.push_str("\n… (cut; the whole text is in run.json)");
     }
-    let mut longest = 0;
-    let mut run = 0;
-    for c in shown.chars() {
-        run = if c == '`' { run + 1 } else { 0 };
-        longest = longest.max(run);
-    }
-    let fence = "`".repeat((longest + 1).max(3));
+    let fence = "`".repeat((longest_backtick_run(&shown) + 1).max(3));
     let body = if shown.is_empty() { "(empty)" } else { &shown };
     format!("{fence}text\n{}\n{fence}\n", body.trim_end_matches('\n'))
 }
 
 fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `… and 3 failed scenarios more (see run.json)` under a cut list of
+/// `what`, pointing to the file (`see`) that holds them all.
+fn more_note(out: &mut String, left_out: Option<usize>, (what, see): (&str, &str)) {
+    if let Some(n) = left_out {
+        let _ = writeln!(out, "… and {} more (see {see})\n", plural(n, what));
+    }
 }
 
 fn heading(summary: &RunSummary, comparison: Option<&Comparison>) -> String {
@@ -102,7 +108,7 @@ fn heading(summary: &RunSummary, comparison: Option<&Comparison>) -> String {
 }
 
 fn totals_table(out: &mut String, summary: &RunSummary) {
-    let t = stats::totals(&summary.scenarios);
+    let t = summary.totals().figures;
     let _ = writeln!(
         out,
         "{}: {} passed, {} failed, {} skipped · tokenizer {} · {:.1} s{}\n",
@@ -178,13 +184,11 @@ fn failures(out: &mut String, summary: &RunSummary) {
             );
         }
     }
-    if failed.len() > MAX_FAILED_SCENARIOS {
-        let _ = writeln!(
-            out,
-            "… and {} more (see run.json)\n",
-            plural(failed.len() - MAX_FAILED_SCENARIOS, "failed scenario")
-        );
-    }
+    more_note(
+        out,
+        left_out(failed.len(), MAX_FAILED_SCENARIOS),
+        ("failed scenario", "run.json"),
+    );
 }
 
 fn gates(out: &mut String, c: &Comparison) {
@@ -206,11 +210,9 @@ fn gates(out: &mut String, c: &Comparison) {
                 .take(MAX_ROWS)
                 .map(|b| b.describe().replace('|', "\\|"))
                 .collect();
-            let more = if g.breaches.len() > MAX_ROWS {
-                format!("<br>… and {} more", g.breaches.len() - MAX_ROWS)
-            } else {
-                String::new()
-            };
+            let more = left_out(g.breaches.len(), MAX_ROWS)
+                .map(|n| format!("<br>… and {n} more"))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
                 "| {} | {} | {}{more} |",
@@ -238,11 +240,9 @@ fn gates(out: &mut String, c: &Comparison) {
     for (label, names) in [("New", &c.new), ("Missing", &c.missing)] {
         if !names.is_empty() {
             let shown: Vec<String> = names.iter().take(MAX_ROWS).map(|n| code(n)).collect();
-            let more = if names.len() > MAX_ROWS {
-                format!(" … and {} more", names.len() - MAX_ROWS)
-            } else {
-                String::new()
-            };
+            let more = left_out(names.len(), MAX_ROWS)
+                .map(|n| format!(" … and {n} more"))
+                .unwrap_or_default();
             let _ = writeln!(out, "{label}: {}{more}\n", shown.join(", "));
         }
     }
@@ -306,13 +306,11 @@ fn token_changes(out: &mut String, c: &Comparison) {
         b.errors,
         n.errors
     );
-    if changed.len() > MAX_ROWS {
-        let _ = writeln!(
-            out,
-            "… and {} more (see scenarios.csv)\n",
-            plural(changed.len() - MAX_ROWS, "changed scenario")
-        );
-    }
+    more_note(
+        out,
+        left_out(changed.len(), MAX_ROWS),
+        ("changed scenario", "scenarios.csv"),
+    );
 }
 
 fn most_tokens(out: &mut String, summary: &RunSummary) {
@@ -325,10 +323,10 @@ fn most_tokens(out: &mut String, summary: &RunSummary) {
         return;
     }
     ran.sort_by(|a, b| {
-        b.stats
-            .input_tokens
-            .cmp(&a.stats.input_tokens)
-            .then_with(|| b.stats.result_tokens.cmp(&a.stats.result_tokens))
+        let (fa, fb) = (&a.stats.figures, &b.stats.figures);
+        fb.input_tokens
+            .cmp(&fa.input_tokens)
+            .then_with(|| fb.result_tokens.cmp(&fa.result_tokens))
             .then_with(|| a.name.cmp(&b.name))
     });
     out.push_str("### Most tokens\n\n");
@@ -337,7 +335,7 @@ fn most_tokens(out: &mut String, summary: &RunSummary) {
          |---|---:|---:|---:|---:|---:|---:|\n",
     );
     for o in ran.iter().take(MAX_ROWS) {
-        let s = &o.stats;
+        let s = &o.stats.figures;
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} |",

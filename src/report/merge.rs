@@ -10,14 +10,16 @@
 //! in the whole selection. Reports that are not partitions are simply
 //! concatenated in the order given.
 //!
-//! The merged run's wall time is the longest of the parts' (partitions run
-//! side by side); its totals are summed again.
+//! The merged run's wall time (`duration_ms`) is the longest of the parts'
+//! (partitions run side by side, so the longest one is what the whole run
+//! took). Its totals are summed again over every scenario, `duration_ms`
+//! included, exactly as for an unpartitioned run (see
+//! [`RunSummary::totals`]).
 
 use std::collections::BTreeMap;
 
 use crate::run::Partition;
 use crate::run::RunSummary;
-use crate::run::stats;
 
 /// One report to merge.
 #[derive(Clone, Debug)]
@@ -144,64 +146,19 @@ fn describe(p: Option<Partition>) -> String {
 
 /// Merges runs; see the module doc for the rules.
 pub fn merge(parts: Vec<Part>) -> Result<RunSummary, MergeError> {
+    check(&parts)?;
+    Ok(combine(parts))
+}
+
+/// Whether the parts can be merged: alike, no scenario twice and, for
+/// partitions, every partition of one split with every scenario.
+fn check(parts: &[Part]) -> Result<(), MergeError> {
     let first = parts.first().ok_or(MergeError::Empty)?;
-    let first_report = first.source.clone();
-    let first_version = first.schema_version;
-    let tokenizer = first.summary.tokenizer.clone();
-    let first_partition = first.summary.partition;
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let mut partitions: BTreeMap<u64, String> = BTreeMap::new();
-    for part in &parts {
-        if part.schema_version != first_version {
-            return Err(MergeError::SchemaVersion {
-                report: part.source.clone(),
-                found: part.schema_version,
-                first_report,
-                first: first_version,
-            });
-        }
-        if part.summary.tokenizer != tokenizer {
-            return Err(MergeError::Tokenizer {
-                report: part.source.clone(),
-                found: part.summary.tokenizer.clone(),
-                first_report,
-                first: tokenizer,
-            });
-        }
-        if part.summary.gates != first.summary.gates {
-            return Err(MergeError::Gates {
-                report: part.source.clone(),
-                found: part.summary.gates.join(", "),
-                first_report,
-                first: first.summary.gates.join(", "),
-            });
-        }
-        let this = part.summary.partition.map(|p| p.spec);
-        let that = first_partition.map(|p| p.spec);
-        let same_split = match (this, that) {
-            (Some(a), Some(b)) => a.kind == b.kind && a.count == b.count,
-            (None, None) => true,
-            _ => false,
-        };
-        let same_selection = part.summary.partition.map(|p| p.suite_scenarios)
-            == first_partition.map(|p| p.suite_scenarios);
-        if !same_split || !same_selection {
-            let with_size = |p: Option<crate::run::PartitionInfo>| match p {
-                Some(info) => format!(
-                    "{} of {} scenarios",
-                    describe(Some(info.spec)),
-                    info.suite_scenarios
-                ),
-                None => describe(None),
-            };
-            return Err(MergeError::Split {
-                report: part.source.clone(),
-                found: with_size(part.summary.partition),
-                first_report,
-                first: with_size(first_partition),
-            });
-        }
-        if let Some(spec) = this
+    for part in parts {
+        check_alike(first, part)?;
+        if let Some(spec) = part.summary.partition.map(|p| p.spec)
             && let Some(other) = partitions.insert(spec.index, part.source.clone())
         {
             return Err(MergeError::SamePartition {
@@ -220,36 +177,98 @@ pub fn merge(parts: Vec<Part>) -> Result<RunSummary, MergeError> {
             }
         }
     }
-    if let Some(info) = first_partition {
-        let missing: Vec<String> = (1..=info.spec.count)
-            .filter(|k| !partitions.contains_key(k))
-            .map(|k| {
-                Partition {
-                    index: k,
-                    ..info.spec
-                }
-                .to_string()
-            })
-            .collect();
-        if !missing.is_empty() {
-            return Err(MergeError::MissingPartitions {
-                missing,
-                count: info.spec.count,
-            });
-        }
-        if seen.len() != info.suite_scenarios {
-            return Err(MergeError::Incomplete {
-                found: seen.len(),
-                expected: info.suite_scenarios,
-            });
-        }
-    }
-
-    let mut merged = RunSummary {
-        tokenizer,
-        gates: first.summary.gates.clone(),
-        ..RunSummary::default()
+    let Some(info) = first.summary.partition else {
+        return Ok(());
     };
+    let missing: Vec<String> = (1..=info.spec.count)
+        .filter(|k| !partitions.contains_key(k))
+        .map(|k| {
+            Partition {
+                index: k,
+                ..info.spec
+            }
+            .to_string()
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(MergeError::MissingPartitions {
+            missing,
+            count: info.spec.count,
+        });
+    }
+    if seen.len() != info.suite_scenarios {
+        return Err(MergeError::Incomplete {
+            found: seen.len(),
+            expected: info.suite_scenarios,
+        });
+    }
+    Ok(())
+}
+
+/// Whether `part` was run like `first`: the same format version,
+/// tokenizer, gates and split.
+fn check_alike(first: &Part, part: &Part) -> Result<(), MergeError> {
+    if part.schema_version != first.schema_version {
+        return Err(MergeError::SchemaVersion {
+            report: part.source.clone(),
+            found: part.schema_version,
+            first_report: first.source.clone(),
+            first: first.schema_version,
+        });
+    }
+    if part.summary.tokenizer != first.summary.tokenizer {
+        return Err(MergeError::Tokenizer {
+            report: part.source.clone(),
+            found: part.summary.tokenizer.clone(),
+            first_report: first.source.clone(),
+            first: first.summary.tokenizer.clone(),
+        });
+    }
+    if part.summary.gates != first.summary.gates {
+        return Err(MergeError::Gates {
+            report: part.source.clone(),
+            found: part.summary.gates.join(", "),
+            first_report: first.source.clone(),
+            first: first.summary.gates.join(", "),
+        });
+    }
+    let this = part.summary.partition.map(|p| p.spec);
+    let that = first.summary.partition.map(|p| p.spec);
+    let same_split = match (this, that) {
+        (Some(a), Some(b)) => a.kind == b.kind && a.count == b.count,
+        (None, None) => true,
+        _ => false,
+    };
+    let same_selection = part.summary.partition.map(|p| p.suite_scenarios)
+        == first.summary.partition.map(|p| p.suite_scenarios);
+    if !same_split || !same_selection {
+        let with_size = |p: Option<crate::run::PartitionInfo>| match p {
+            Some(info) => format!(
+                "{} of {} scenarios",
+                describe(Some(info.spec)),
+                info.suite_scenarios
+            ),
+            None => describe(None),
+        };
+        return Err(MergeError::Split {
+            report: part.source.clone(),
+            found: with_size(part.summary.partition),
+            first_report: first.source.clone(),
+            first: with_size(first.summary.partition),
+        });
+    }
+    Ok(())
+}
+
+/// The parts as one run: partitions back in discovery order, whole runs
+/// in the order given.
+fn combine(parts: Vec<Part>) -> RunSummary {
+    let partitioned = parts.first().is_some_and(|p| p.summary.partition.is_some());
+    let mut merged = RunSummary::default();
+    if let Some(first) = parts.first() {
+        merged.tokenizer = first.summary.tokenizer.clone();
+        merged.gates = first.summary.gates.clone();
+    }
     for part in parts {
         let s = part.summary;
         merged.duration_ms = merged.duration_ms.max(s.duration_ms);
@@ -257,7 +276,7 @@ pub fn merge(parts: Vec<Part>) -> Result<RunSummary, MergeError> {
         merged.load_errors.extend(s.load_errors);
         merged.scenarios.extend(s.scenarios);
     }
-    if first_partition.is_some() {
+    if partitioned {
         merged.scenarios.sort_by_key(|o| o.index);
     } else {
         for (index, outcome) in merged.scenarios.iter_mut().enumerate() {
@@ -266,9 +285,7 @@ pub fn merge(parts: Vec<Part>) -> Result<RunSummary, MergeError> {
     }
     merged.load_errors.sort();
     merged.load_errors.dedup();
-    merged.totals = stats::totals(&merged.scenarios);
-    merged.totals.duration_ms = merged.duration_ms;
-    Ok(merged)
+    merged
 }
 
 #[cfg(test)]
@@ -288,7 +305,8 @@ mod tests {
                 .map(|(i, n)| {
                     let mut o = ScenarioOutcome::empty(n, "f.yaml", &[], Status::Passed);
                     o.index = i;
-                    o.stats.calls = i as u64;
+                    o.stats.figures.calls = i as u64;
+                    o.stats.duration_ms = 10;
                     o
                 })
                 .collect(),
@@ -359,16 +377,13 @@ mod tests {
         let mut other = p("hash:2/2");
         other.schema_version = 2;
         assert!(err(vec![p("hash:1/2"), other]).starts_with("hash:2/2.json has schema_version 2"));
-        let a = Part {
-            source: "a.json".into(),
-            schema_version: 1,
-            summary: whole(&["x", "y"]),
-        };
-        let b = Part {
-            source: "b.json".into(),
-            ..a.clone()
-        };
-        assert_eq!(err(vec![a, b]), "scenario `x` is in both a.json and b.json");
+        assert_eq!(
+            err(vec![
+                part("a.json", &["x", "y"]),
+                part("b.json", &["x", "y"])
+            ]),
+            "scenario `x` is in both a.json and b.json"
+        );
         let mut short = p("slice:2/2");
         short.summary.scenarios.pop();
         assert_eq!(
@@ -378,19 +393,18 @@ mod tests {
         );
     }
 
+    /// A whole run of `names` read from `source`.
+    fn part(source: &str, names: &[&str]) -> Part {
+        Part {
+            source: source.into(),
+            schema_version: 1,
+            summary: whole(names),
+        }
+    }
+
     #[test]
     fn whole_runs_are_concatenated_in_order() {
-        let a = Part {
-            source: "a.json".into(),
-            schema_version: 1,
-            summary: whole(&["x", "y"]),
-        };
-        let b = Part {
-            source: "b.json".into(),
-            schema_version: 1,
-            summary: whole(&["z"]),
-        };
-        let merged = merge(vec![a, b]).unwrap();
+        let merged = merge(vec![part("a.json", &["x", "y"]), part("b.json", &["z"])]).unwrap();
         assert_eq!(
             merged
                 .scenarios
@@ -399,6 +413,21 @@ mod tests {
                 .collect::<Vec<_>>(),
             [("x", 0), ("y", 1), ("z", 2)]
         );
-        assert_eq!(merged.totals.calls, 1);
+        assert_eq!(merged.totals().figures.calls, 1);
+    }
+
+    #[test]
+    fn the_wall_time_is_the_longest_part_and_totals_are_sums() {
+        let run = whole(&NAMES);
+        let mut parts: Vec<Part> = (1..=3)
+            .map(|k| split(&run, &format!("slice:{k}/3")))
+            .collect();
+        for (part, ms) in parts.iter_mut().zip([40, 70, 50]) {
+            part.summary.duration_ms = ms;
+        }
+        let merged = merge(parts).unwrap();
+        assert_eq!(merged.duration_ms, 70);
+        assert_eq!(merged.totals().duration_ms, 90);
+        assert_eq!(merged.totals(), run.totals());
     }
 }

@@ -11,24 +11,43 @@
 //! | CSV, one row per tool call | `calls.csv` | [`csv`] |
 //! | Markdown for a pull request | `summary.md` | [`markdown`] |
 //!
-//! [`gate`] compares a run with a baseline; [`merge`] combines partition
-//! reports; [`console`] is what `harness run` prints.
+//! Against a baseline:
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | [`baseline`] | the baseline file: its types, reading and writing |
+//! | [`compare`](mod@compare) | setting a run against a baseline ([`Comparison`]) |
+//! | [`verdict`] | how each gate fared and how changes are worded |
+//!
+//! [`merge`] combines partition reports; [`console`] is what `harness run`
+//! and `harness report merge` print. [`read_baseline`] reads what
+//! `--baseline` names: a baseline file or a `run.json`.
+//!
+//! Modules use one another in one direction only: `baseline`, `verdict`
+//! and `merge` use none of the others; `compare` uses `baseline` and
+//! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
+//! `compare` and `verdict`, `junit` uses `compare` and `console`. This file
+//! dispatches over them ([`render`], [`read_baseline`]). The gate language
+//! itself is [`crate::run::gate`]: a run records its gates.
 //!
 //! [`RunSummary`]: crate::run::RunSummary
 
+pub mod baseline;
+pub mod compare;
 pub mod console;
 pub mod csv;
-pub mod gate;
 pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod merge;
+pub mod verdict;
 
 use crate::run::RunSummary;
 
-pub use gate::Baseline;
-pub use gate::Comparison;
-pub use gate::Gate;
+pub use baseline::Baseline;
+pub use baseline::BaselineError;
+pub use compare::Comparison;
+pub use compare::compare;
 
 /// A report file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -78,6 +97,43 @@ pub enum RenderError {
     Csv(#[from] ::csv::Error),
 }
 
+/// What `--baseline` names that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineReadError {
+    /// Not JSON at all.
+    #[error("not valid JSON: {0}")]
+    Syntax(serde_json::Error),
+    /// A baseline file that cannot be read.
+    #[error(transparent)]
+    Baseline(#[from] BaselineError),
+    /// A run report that cannot be read.
+    #[error(transparent)]
+    RunReport(#[from] json::ReadError),
+    /// Neither.
+    #[error(
+        "neither a baseline (`kind: {}`) nor a run report (run.json)",
+        baseline::BASELINE_KIND
+    )]
+    Neither,
+}
+
+/// Reads a baseline file, or a run report (`run.json`), whose figures then
+/// serve as the baseline.
+pub fn read_baseline(text: &str) -> Result<Baseline, BaselineReadError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(BaselineReadError::Syntax)?;
+    if Baseline::is_baseline(&value) {
+        return Ok(Baseline::from_value(value)?);
+    }
+    if value
+        .get("scenarios")
+        .is_some_and(serde_json::Value::is_array)
+    {
+        let summary = json::parse_value(value)?;
+        return Ok(Baseline::of(&summary));
+    }
+    Err(BaselineReadError::Neither)
+}
+
 /// The bytes of one report of a run.
 pub fn render(
     format: Format,
@@ -91,4 +147,57 @@ pub fn render(
         Format::CallsCsv => self::csv::calls(summary)?,
         Format::Markdown => markdown::render(summary, comparison),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::run::ScenarioOutcome;
+    use crate::run::Status;
+
+    fn base() -> RunSummary {
+        let outcome = |name: &str, result: u64| {
+            let mut o = ScenarioOutcome::empty(name, &format!("{name}.yaml"), &[], Status::Passed);
+            o.stats.figures.result_tokens = result;
+            o.stats.figures.calls = 2;
+            o.stats.duration_ms = 17;
+            o
+        };
+        RunSummary {
+            scenarios: vec![outcome("a", 100), outcome("b", 200)],
+            tokenizer: "o200k".into(),
+            ..RunSummary::default()
+        }
+    }
+
+    #[test]
+    fn baselines_round_trip_and_reject_other_files() {
+        let baseline = Baseline::of(&base());
+        let text = String::from_utf8(baseline.to_json().unwrap()).unwrap();
+        assert!(!text.contains("duration"), "{text}");
+        assert_eq!(read_baseline(&text).unwrap(), baseline);
+        let report = json::render(&base(), None).unwrap();
+        assert_eq!(
+            read_baseline(std::str::from_utf8(&report).unwrap()).unwrap(),
+            baseline
+        );
+        assert_eq!(
+            read_baseline("{}").unwrap_err().to_string(),
+            "neither a baseline (`kind: harness-baseline`) nor a run report (run.json)"
+        );
+        assert_eq!(
+            read_baseline(r#"{"kind": "harness-baseline", "schema_version": 9}"#)
+                .unwrap_err()
+                .to_string(),
+            "baseline schema_version 9 is not supported (this harness reads 1)"
+        );
+        assert!(
+            read_baseline("nope")
+                .unwrap_err()
+                .to_string()
+                .starts_with("not valid JSON")
+        );
+    }
 }

@@ -13,8 +13,6 @@ use crate::scenario::Suite;
 use crate::scenario::load::SUITE_FILE;
 use crate::scenario::load_file;
 
-use super::partition::Partition;
-
 /// What to select.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
@@ -44,28 +42,14 @@ impl Selection {
 /// Scenario files, loaded.
 #[derive(Debug, Default)]
 pub struct Discovery {
+    /// The paths searched.
+    pub paths: Vec<PathBuf>,
     /// Every valid scenario, in path order (documents in file order).
     pub scenarios: Vec<Scenario>,
     /// Every problem found while loading.
     pub errors: Vec<ScenarioError>,
     /// The suite files that applied, in the order first used.
     pub suites: Vec<Suite>,
-}
-
-impl Discovery {
-    /// Keeps only the scenarios of `partition` and returns the positions
-    /// (0-based) they had in the whole selection, in order.
-    pub fn keep_partition(&mut self, partition: &Partition) -> Vec<usize> {
-        let positions = partition.select(self.scenarios.iter().map(|s| s.name.as_str()));
-        let mut kept = positions.iter().peekable();
-        let all = std::mem::take(&mut self.scenarios);
-        for (position, scenario) in all.into_iter().enumerate() {
-            if kept.next_if(|&&p| p == position).is_some() {
-                self.scenarios.push(scenario);
-            }
-        }
-        positions
-    }
 }
 
 /// Whether a file name is a scenario file.
@@ -84,18 +68,12 @@ fn is_scenario_file(path: &Path) -> bool {
 pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
     let mut files = Vec::new();
     for path in paths {
-        let meta = std::fs::metadata(path).map_err(|err| ScenarioError {
-            path: path.clone(),
-            line: 1,
-            column: 1,
-            message: format!("cannot open the scenario path: {err}"),
+        let meta = std::fs::metadata(path).map_err(|err| {
+            ScenarioError::at_start(path, format!("cannot open the scenario path: {err}"))
         })?;
         if meta.is_dir() {
-            collect(path, &mut files).map_err(|err| ScenarioError {
-                path: path.clone(),
-                line: 1,
-                column: 1,
-                message: format!("cannot list the scenario directory: {err}"),
+            collect(path, &mut files).map_err(|err| {
+                ScenarioError::at_start(path, format!("cannot list the scenario directory: {err}"))
             })?;
         } else {
             files.push(path.clone());
@@ -162,7 +140,10 @@ pub fn suite_file_for(file: &Path) -> Option<PathBuf> {
 /// Finds, loads and selects scenarios. Problems in one file do not stop
 /// the others from loading.
 pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
-    let mut discovery = Discovery::default();
+    let mut discovery = Discovery {
+        paths: paths.to_vec(),
+        ..Discovery::default()
+    };
     let files = match scenario_files(paths) {
         Ok(files) => files,
         Err(err) => {
@@ -196,28 +177,21 @@ pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
         };
         let (scenarios, errors) = load_file(&file, suite);
         discovery.errors.extend(errors);
-        {
-            {
-                for scenario in scenarios {
-                    if let Some(other) = names.get(&scenario.name) {
-                        discovery.errors.push(ScenarioError {
-                            path: file.clone(),
-                            line: 1,
-                            column: 1,
-                            message: format!(
-                                "scenario name `{}` is also used in {}; names must be unique in \
-                                 the suite",
-                                scenario.name,
-                                other.display()
-                            ),
-                        });
-                        continue;
-                    }
-                    names.insert(scenario.name.clone(), file.clone());
-                    if selection.matches(&scenario) {
-                        discovery.scenarios.push(scenario);
-                    }
-                }
+        for scenario in scenarios {
+            if let Some(other) = names.get(&scenario.name) {
+                discovery.errors.push(ScenarioError::at_start(
+                    &file,
+                    format!(
+                        "scenario name `{}` is also used in {}; names must be unique in the suite",
+                        scenario.name,
+                        other.display()
+                    ),
+                ));
+                continue;
+            }
+            names.insert(scenario.name.clone(), file.clone());
+            if selection.matches(&scenario) {
+                discovery.scenarios.push(scenario);
             }
         }
     }

@@ -1,20 +1,44 @@
-//! The run layer: discovery, selection, partitions, concurrent execution,
-//! figures.
+//! The run layer: discovery, selection, partitions, the gates a run
+//! records, concurrent execution, figures.
 //!
-//! [`Runner::run`] is a synchronous facade over a tokio runtime, so the CLI,
-//! tests and benches call it without async plumbing. It reports through a
-//! callback and returns a [`RunSummary`], the only input of the report
-//! layer.
+//! | module | holds |
+//! | --- | --- |
+//! | [`discover`](mod@discover) | finding and loading scenario files, `--filter`/`--tag` |
+//! | [`partition`] | `hash:K/N` and `slice:K/N` |
+//! | [`gate`] | the gate language `KEY=+LIMIT` |
+//! | [`builder`] | [`RunnerBuilder`]: every setting resolved and checked |
+//! | [`runner`] | [`Runner::execute`]: bounded concurrency, events |
+//! | `pipeline` | one scenario end to end |
+//! | `snapshots` | snapshot files over a run |
+//! | [`outcome`] | [`RunSummary`], the only input of the report layer |
+//! | [`stats`] | per-tool figures and what tool definitions cost |
+//!
+//! A run is built, then executed: [`RunnerBuilder::build`] fails before
+//! any scenario starts when a setting cannot work (a tokenizer, a gate, a
+//! timeout, the async runtime); [`Runner::execute`] is a synchronous facade
+//! over the runtime, so the CLI, tests and benches call it without async
+//! plumbing. It reports through a callback and returns a complete
+//! [`RunSummary`]: positions, partition, load errors, gates and tokenizer
+//! included.
 
+pub mod builder;
 pub mod discover;
+pub mod gate;
 pub mod outcome;
 pub mod partition;
+mod pipeline;
 pub mod runner;
+mod snapshots;
 pub mod stats;
 
+pub use builder::BuildError;
+pub use builder::RunnerBuilder;
 pub use discover::Discovery;
 pub use discover::Selection;
 pub use discover::discover;
+pub use gate::Gate;
+pub use gate::GateError;
+pub use gate::Metric;
 pub use outcome::CallStat;
 pub use outcome::LoadError;
 pub use outcome::RunSummary;
@@ -24,6 +48,6 @@ pub use outcome::Status;
 pub use outcome::TurnStat;
 pub use partition::Partition;
 pub use partition::PartitionInfo;
-pub use runner::RunConfig;
+pub use runner::RunError;
 pub use runner::RunEvent;
 pub use runner::Runner;

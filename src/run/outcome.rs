@@ -4,6 +4,8 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::scenario::Failure;
+use crate::scenario::Figures;
+use crate::scenario::Scenario;
 use crate::scenario::ScenarioError;
 use crate::scenario::check::SnapshotOutcome;
 
@@ -21,48 +23,28 @@ pub enum Status {
     Skipped,
 }
 
-/// A scenario's figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScenarioStats {
-    /// Assistant messages from the script.
-    pub turns: u64,
-    /// Tool calls.
-    pub calls: u64,
-    /// Error results.
-    pub errors: u64,
-    /// Retry calls sent.
-    pub retries: u64,
-    /// Retries not needed because the call succeeded.
-    pub retries_avoided: u64,
-    /// Tokens of all results.
-    pub result_tokens: u64,
-    /// Input tokens over all requests (not served from the cache).
-    pub input_tokens: u64,
-    /// Output tokens over all responses.
-    pub output_tokens: u64,
-    /// Input tokens served from the cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the cache.
-    pub cache_write_tokens: u64,
-    /// Wall time.
-    pub duration_ms: u64,
+impl Status {
+    /// `passed`, `failed` or `skipped`, as reports write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+        }
+    }
 }
 
-impl ScenarioStats {
-    /// Adds `other` to `self`.
-    pub fn add(&mut self, other: &Self) {
-        self.turns += other.turns;
-        self.calls += other.calls;
-        self.errors += other.errors;
-        self.retries += other.retries;
-        self.retries_avoided += other.retries_avoided;
-        self.result_tokens += other.result_tokens;
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.duration_ms += other.duration_ms;
-    }
+/// A scenario's figures and its wall time. In `run.json` the figures and
+/// `duration_ms` are one flat object, figures first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScenarioStats {
+    /// Turns, calls, errors, retries and tokens.
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// Wall time, in milliseconds. In the totals of a run: the sum of the
+    /// scenarios' wall times (the run's own wall time is
+    /// [`RunSummary::duration_ms`]).
+    pub duration_ms: u64,
 }
 
 /// One tool call's figures.
@@ -160,6 +142,30 @@ impl ScenarioOutcome {
             snapshot_file: None,
         }
     }
+
+    /// An outcome of `scenario` with no figures.
+    pub fn of(scenario: &Scenario, status: Status) -> Self {
+        Self::empty(
+            &scenario.name,
+            &scenario.file.display().to_string(),
+            &scenario.tags,
+            status,
+        )
+    }
+
+    /// `scenario` did not run, for this reason.
+    pub fn skipped(scenario: &Scenario, reason: impl Into<String>) -> Self {
+        let mut outcome = Self::of(scenario, Status::Skipped);
+        outcome.skip_reason = Some(reason.into());
+        outcome
+    }
+
+    /// `scenario` failed as a whole, before its checks could run.
+    pub fn broken(scenario: &Scenario, failure: Failure) -> Self {
+        let mut outcome = Self::of(scenario, Status::Failed);
+        outcome.failures.push(failure);
+        outcome
+    }
 }
 
 /// The whole run.
@@ -167,11 +173,10 @@ impl ScenarioOutcome {
 pub struct RunSummary {
     /// Every scenario, in discovery order.
     pub scenarios: Vec<ScenarioOutcome>,
-    /// Figures summed over scenarios.
-    pub totals: ScenarioStats,
     /// The tokenizer the figures were counted with.
     pub tokenizer: String,
-    /// Wall time of the whole run.
+    /// Wall time of the whole run, in milliseconds; for merged partitions,
+    /// the longest partition's (they run side by side).
     pub duration_ms: u64,
     /// Whether the run was interrupted.
     #[serde(default)]
@@ -227,5 +232,20 @@ impl RunSummary {
     /// Scenarios with this status.
     pub fn count(&self, status: Status) -> usize {
         self.scenarios.iter().filter(|s| s.status == status).count()
+    }
+
+    /// Every scenario's stats summed, the `totals` of `run.json`. Its
+    /// `duration_ms` is the sum of the scenarios' wall times, like every
+    /// other total; the run's wall time is [`RunSummary::duration_ms`]. A
+    /// sum does not depend on how the scenarios were partitioned, so merged
+    /// partitions have the totals of the whole run.
+    pub fn totals(&self) -> ScenarioStats {
+        ScenarioStats {
+            figures: Figures::sum(self.scenarios.iter().map(|s| &s.stats.figures)),
+            duration_ms: self
+                .scenarios
+                .iter()
+                .fold(0, |sum, s| sum.saturating_add(s.stats.duration_ms)),
+        }
     }
 }

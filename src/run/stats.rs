@@ -1,8 +1,9 @@
-//! Statistics over a run: totals, per-tool aggregates, and what the tool
+//! Statistics over a run: per-tool aggregates, and what the tool
 //! definitions themselves cost.
 //!
 //! Per-call, per-turn and per-scenario figures are gathered by the runner
-//! (see [`super::outcome`]); this module aggregates them. Everything here is
+//! (see [`super::outcome`]; the totals are [`RunSummary::totals`]); this
+//! module aggregates them per tool. Everything here is
 //! a pure function of its inputs.
 //!
 //! Percentiles use the nearest-rank method: `pQ` of `n` sorted values is
@@ -18,8 +19,6 @@ use crate::agent::TokenCounter;
 use crate::tools::ToolSpec;
 
 use super::outcome::RunSummary;
-use super::outcome::ScenarioOutcome;
-use super::outcome::ScenarioStats;
 
 /// One tool's figures across a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -100,16 +99,6 @@ pub fn per_tool(summary: &RunSummary) -> Vec<ToolStats> {
         .collect()
 }
 
-/// The scenarios' figures summed. `duration_ms` is the sum of the
-/// scenarios' wall times (a run's own wall time is kept apart).
-pub fn totals<'a>(outcomes: impl IntoIterator<Item = &'a ScenarioOutcome>) -> ScenarioStats {
-    let mut totals = ScenarioStats::default();
-    for outcome in outcomes {
-        totals.add(&outcome.stats);
-    }
-    totals
-}
-
 /// What one tool definition costs in every request that carries it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DefinitionCost {
@@ -176,6 +165,7 @@ mod tests {
 
     use super::*;
     use crate::run::CallStat;
+    use crate::run::ScenarioOutcome;
     use crate::run::Status;
 
     #[test]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::path::Path;
 
+use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -15,18 +16,25 @@ use crate::agent::TokenCounter;
 use crate::agent::Transcript;
 use crate::tools::Content;
 use crate::tools::ToolResult;
+use crate::tools::truncate::TruncatedBy;
+use crate::tools::truncate::Truncation;
 use crate::tools::truncate::count_lines;
 
+use super::figures::Figures;
+use super::figures::priced_text;
 use super::load::CallCheck;
 use super::load::Scenario;
+use super::model::CallExpect;
 use super::model::Eol;
 use super::model::ErrorExpect;
+use super::model::FileChecks;
 use super::model::FileExpect;
+use super::model::StringList;
 use super::model::TruncatedExpect;
 use super::snapshot;
 
 /// One failed check.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
     /// Where: `step 2 (grep)`, `files: src/a.ts`, `loop contract` …
     pub step: Option<String>,
@@ -39,7 +47,8 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn new(
+    /// A failure at `step` (`None`: the whole scenario).
+    pub fn new(
         step: Option<&str>,
         check: &str,
         expected: impl Into<String>,
@@ -52,66 +61,6 @@ impl Failure {
             actual: actual.into(),
         }
     }
-}
-
-/// The run's figures that checks bound.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Figures {
-    /// Assistant messages from the script (steps and retries).
-    pub turns: u64,
-    /// Tool calls sent.
-    pub calls: u64,
-    /// Results with `is_error`.
-    pub errors: u64,
-    /// Retry calls sent.
-    pub retries: u64,
-    /// Retries not needed because the call succeeded.
-    pub retries_avoided: u64,
-    /// Tokens of every result, as the model reads them.
-    pub result_tokens: u64,
-    /// Input tokens over every request (cache reads excluded).
-    pub input_tokens: u64,
-    /// Output tokens over every response.
-    pub output_tokens: u64,
-    /// Input tokens served from the cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the cache.
-    pub cache_write_tokens: u64,
-}
-
-/// The text of a result as the model is charged for it: text blocks, and
-/// images as `[image:MIME:LEN]`, joined by newlines (as §faux.3 prices them).
-pub fn priced_text(content: &[Content]) -> String {
-    content
-        .iter()
-        .map(|block| match block {
-            Content::Text { text } => text.clone(),
-            Content::Image { data, mime_type } => format!("[image:{mime_type}:{}]", data.len()),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Computes a run's figures.
-pub fn figures(transcript: &Transcript, report: &FauxReport, tokens: &dyn TokenCounter) -> Figures {
-    let mut f = Figures {
-        turns: report.turns.iter().filter(|t| t.scripted).count() as u64,
-        calls: transcript.calls.len() as u64,
-        retries: report.retries_sent as u64,
-        retries_avoided: report.retries_avoided as u64,
-        ..Figures::default()
-    };
-    for record in &transcript.calls {
-        f.errors += u64::from(record.result.is_error);
-        f.result_tokens += tokens.count(&priced_text(&record.result.content));
-    }
-    for turn in &report.turns {
-        f.input_tokens += turn.usage.input;
-        f.output_tokens += turn.usage.output;
-        f.cache_read_tokens += turn.usage.cache_read;
-        f.cache_write_tokens += turn.usage.cache_write;
-    }
-    f
 }
 
 /// A snapshot compared during the checks.
@@ -165,18 +114,14 @@ pub fn check(input: &CheckInput<'_>) -> CheckOutput {
     for (id, check) in &input.scenario.call_checks {
         match results.get(id.as_str()) {
             Some(record) => call_checks(input, id, check, &record.result, record.updates, &mut out),
-            None => {
-                // A retry that was not needed is not a failure.
-                if check.label.contains(", retry ") {
-                    continue;
-                }
-                out.failures.push(Failure::new(
-                    Some(&check.label),
-                    "sent",
-                    "the call was sent and has a result",
-                    "the call was never sent (the run ended before this step)",
-                ));
-            }
+            // A retry that was not needed is not a failure.
+            None if check.retry => {}
+            None => out.failures.push(Failure::new(
+                Some(&check.label),
+                "sent",
+                "the call was sent and has a result",
+                "the call was never sent (the run ended before this step)",
+            )),
         }
     }
     file_checks(input, &mut out.failures);
@@ -189,28 +134,26 @@ pub fn check(input: &CheckInput<'_>) -> CheckOutput {
 fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
     let contract = Some("loop contract");
     let messages = &input.transcript.messages;
-    let mut i = 0;
-    while i < messages.len() {
-        if let Message::Assistant(a) = &messages[i] {
-            let expected: Vec<&str> = a.tool_calls().map(|c| c.id.as_str()).collect();
-            let got: Vec<&str> = messages[i + 1..]
-                .iter()
-                .take_while(|m| matches!(m, Message::ToolResult(_)))
-                .filter_map(|m| match m {
-                    Message::ToolResult(r) => Some(r.tool_call_id.as_str()),
-                    _ => None,
-                })
-                .collect();
-            if expected != got {
-                failures.push(Failure::new(
-                    contract,
-                    "one result per call, in call order",
-                    format!("results for {expected:?}"),
-                    format!("results for {got:?}"),
-                ));
-            }
+    for (i, message) in messages.iter().enumerate() {
+        let Message::Assistant(a) = message else {
+            continue;
+        };
+        let expected: Vec<&str> = a.tool_calls().map(|c| c.id.as_str()).collect();
+        let got: Vec<&str> = messages[i + 1..]
+            .iter()
+            .map_while(|m| match m {
+                Message::ToolResult(r) => Some(r.tool_call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        if expected != got {
+            failures.push(Failure::new(
+                contract,
+                "one result per call, in call order",
+                format!("results for {expected:?}"),
+                format!("results for {got:?}"),
+            ));
         }
-        i += 1;
     }
     for record in &input.transcript.calls {
         if record.result.is_error && record.result.text().trim().is_empty() {
@@ -267,6 +210,85 @@ fn label_of(input: &CheckInput<'_>, id: &str) -> String {
         .unwrap_or_else(|| format!("call {id}"))
 }
 
+/// `yes` or `no`: how a yes-or-no check words each side.
+fn either(flag: bool, yes: &'static str, no: &'static str) -> &'static str {
+    if flag { yes } else { no }
+}
+
+/// A yes-or-no check: fails when `got` is not `want`, each side worded by
+/// [`either`].
+fn flag_check(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    check: &str,
+    (want, got): (bool, bool),
+    (yes, no): (&'static str, &'static str),
+) {
+    if want != got {
+        failures.push(Failure::new(
+            step,
+            check,
+            either(want, yes, no),
+            either(got, yes, no),
+        ));
+    }
+}
+
+/// `contains`, `not_contains` and `matches` on a text; `noun` names it in
+/// the expectation (`text` of a result, `content` of a file).
+fn substring_checks(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    noun: &str,
+    text: &str,
+    (contains, not_contains): (Option<&StringList>, Option<&StringList>),
+    matches: Option<&regex::Regex>,
+) {
+    for needle in contains.iter().flat_map(|l| l.0.iter()) {
+        if !text.contains(needle.as_str()) {
+            failures.push(Failure::new(
+                step,
+                "contains",
+                format!("{noun} containing {needle:?}"),
+                text,
+            ));
+        }
+    }
+    for needle in not_contains.iter().flat_map(|l| l.0.iter()) {
+        if text.contains(needle.as_str()) {
+            failures.push(Failure::new(
+                step,
+                "not_contains",
+                format!("{noun} without {needle:?}"),
+                text,
+            ));
+        }
+    }
+    if let Some(regex) = matches
+        && !regex.is_match(text)
+    {
+        failures.push(Failure::new(
+            step,
+            "matches",
+            format!("{noun} matching /{}/", regex.as_str()),
+            text,
+        ));
+    }
+}
+
+/// The truncation facts a tool put in `details.truncation`, if any.
+pub fn truncation(result: &ToolResult) -> Option<Truncation> {
+    let facts = result.details.as_ref()?.get("truncation")?;
+    Truncation::deserialize(facts).ok()
+}
+
+fn truncated_by(by: TruncatedBy) -> &'static str {
+    match by {
+        TruncatedBy::Lines => "lines",
+        TruncatedBy::Bytes => "bytes",
+    }
+}
+
 fn call_checks(
     input: &CheckInput<'_>,
     id: &str,
@@ -279,83 +301,15 @@ fn call_checks(
     let e = &check.expect;
     let text = result.text();
     let failures = &mut out.failures;
-    let state = |is_error: bool| {
-        if is_error {
-            "an error result"
-        } else {
-            "a successful result"
-        }
-    };
-    if let Some(ok) = e.ok
-        && ok == result.is_error
-    {
-        failures.push(Failure::new(
-            step,
-            "ok",
-            state(!ok),
-            format!("{}: {}", state(result.is_error), text),
-        ));
-    }
-    match &e.error {
-        Some(ErrorExpect::Flag(want)) if *want != result.is_error => {
-            failures.push(Failure::new(
-                step,
-                "error",
-                state(*want),
-                format!("{}: {}", state(result.is_error), text),
-            ));
-        }
-        Some(ErrorExpect::Matches(pattern)) => {
-            if !result.is_error {
-                failures.push(Failure::new(
-                    step,
-                    "error",
-                    format!("an error result matching /{pattern}/"),
-                    format!("a successful result: {text}"),
-                ));
-            } else if let Some(regex) = &check.error_regex
-                && !regex.is_match(&text)
-            {
-                failures.push(Failure::new(
-                    step,
-                    "error",
-                    format!("an error text matching /{pattern}/"),
-                    text.clone(),
-                ));
-            }
-        }
-        _ => {}
-    }
-    for needle in e.contains.iter().flat_map(|l| l.0.iter()) {
-        if !text.contains(needle.as_str()) {
-            failures.push(Failure::new(
-                step,
-                "contains",
-                format!("text containing {needle:?}"),
-                text.clone(),
-            ));
-        }
-    }
-    for needle in e.not_contains.iter().flat_map(|l| l.0.iter()) {
-        if text.contains(needle.as_str()) {
-            failures.push(Failure::new(
-                step,
-                "not_contains",
-                format!("text without {needle:?}"),
-                text.clone(),
-            ));
-        }
-    }
-    if let (Some(pattern), Some(regex)) = (&e.matches, &check.matches)
-        && !regex.is_match(&text)
-    {
-        failures.push(Failure::new(
-            step,
-            "matches",
-            format!("text matching /{pattern}/"),
-            text.clone(),
-        ));
-    }
+    outcome_checks(failures, step, check, result, &text);
+    substring_checks(
+        failures,
+        step,
+        "text",
+        &text,
+        (e.contains.as_ref(), e.not_contains.as_ref()),
+        check.matches.as_ref(),
+    );
     if let Some(want) = &e.equals
         && *want != text
     {
@@ -373,33 +327,7 @@ fn call_checks(
         }
     }
     if let Some(want) = e.truncated {
-        let truncation = result.details.as_ref().and_then(|d| d.get("truncation"));
-        let truncated = truncation
-            .and_then(|t| t.get("truncated"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let by = truncation
-            .and_then(|t| t.get("truncated_by"))
-            .and_then(Value::as_str);
-        let ok = match want {
-            TruncatedExpect::Flag(flag) => flag == truncated,
-            TruncatedExpect::Lines => truncated && by == Some("lines"),
-            TruncatedExpect::Bytes => truncated && by == Some("bytes"),
-        };
-        if !ok {
-            let expected = match want {
-                TruncatedExpect::Flag(true) => "truncated".to_owned(),
-                TruncatedExpect::Flag(false) => "not truncated".to_owned(),
-                TruncatedExpect::Lines => "truncated by lines".to_owned(),
-                TruncatedExpect::Bytes => "truncated by bytes".to_owned(),
-            };
-            let actual = match (truncated, by) {
-                (false, _) => "not truncated".to_owned(),
-                (true, Some(by)) => format!("truncated by {by}"),
-                (true, None) => "truncated".to_owned(),
-            };
-            failures.push(Failure::new(step, "truncated", expected, actual));
-        }
+        truncation_check(failures, step, want, truncation(result));
     }
     if let Some(want) = &e.details {
         let actual = result.details.clone().unwrap_or(Value::Null);
@@ -415,27 +343,105 @@ fn call_checks(
             ));
         }
     }
+    content_checks(input, failures, step, e, result, updates);
+    if e.snapshot == Some(true) {
+        snapshot_check(input, id, step, result, out);
+    }
+}
+
+/// `ok` and `error`: whether the result is an error (and what it says).
+fn outcome_checks(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    check: &CallCheck,
+    result: &ToolResult,
+    text: &str,
+) {
+    let state = |is_error: bool| either(is_error, "an error result", "a successful result");
+    let actual = || format!("{}: {text}", state(result.is_error));
+    if let Some(ok) = check.expect.ok
+        && ok == result.is_error
+    {
+        failures.push(Failure::new(step, "ok", state(!ok), actual()));
+    }
+    match &check.expect.error {
+        Some(ErrorExpect::Flag(want)) if *want != result.is_error => {
+            failures.push(Failure::new(step, "error", state(*want), actual()));
+        }
+        Some(ErrorExpect::Matches(pattern)) => {
+            if !result.is_error {
+                failures.push(Failure::new(
+                    step,
+                    "error",
+                    format!("an error result matching /{pattern}/"),
+                    actual(),
+                ));
+            } else if let Some(regex) = &check.error_regex
+                && !regex.is_match(text)
+            {
+                failures.push(Failure::new(
+                    step,
+                    "error",
+                    format!("an error text matching /{pattern}/"),
+                    text,
+                ));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `truncated`: what the tool reported about cutting its output.
+fn truncation_check(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    want: TruncatedExpect,
+    facts: Option<Truncation>,
+) {
+    let truncated = facts.as_ref().is_some_and(|t| t.truncated);
+    let by = facts.and_then(|t| t.truncated_by);
+    let ok = match want {
+        TruncatedExpect::Flag(flag) => flag == truncated,
+        TruncatedExpect::Lines => truncated && by == Some(TruncatedBy::Lines),
+        TruncatedExpect::Bytes => truncated && by == Some(TruncatedBy::Bytes),
+    };
+    if ok {
+        return;
+    }
+    let expected = match want {
+        TruncatedExpect::Flag(flag) => either(flag, "truncated", "not truncated").to_owned(),
+        TruncatedExpect::Lines => "truncated by lines".to_owned(),
+        TruncatedExpect::Bytes => "truncated by bytes".to_owned(),
+    };
+    let actual = match (truncated, by) {
+        (false, _) => "not truncated".to_owned(),
+        (true, Some(by)) => format!("truncated by {}", truncated_by(by)),
+        (true, None) => "truncated".to_owned(),
+    };
+    failures.push(Failure::new(step, "truncated", expected, actual));
+}
+
+/// `image`, `updates` and `max_tokens`: what the result holds and costs.
+fn content_checks(
+    input: &CheckInput<'_>,
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    e: &CallExpect,
+    result: &ToolResult,
+    updates: usize,
+) {
     if let Some(want) = e.image {
         let has = result
             .content
             .iter()
             .any(|c| matches!(c, Content::Image { .. }));
-        if has != want {
-            failures.push(Failure::new(
-                step,
-                "image",
-                if want {
-                    "an image block"
-                } else {
-                    "no image block"
-                },
-                if has {
-                    "an image block"
-                } else {
-                    "no image block"
-                },
-            ));
-        }
+        flag_check(
+            failures,
+            step,
+            "image",
+            (want, has),
+            ("an image block", "no image block"),
+        );
     }
     if let Some(want) = &e.updates
         && updates < want.min
@@ -458,35 +464,43 @@ fn call_checks(
             ));
         }
     }
-    if e.snapshot == Some(true) {
-        let key = match &input.scenario.snapshot_prefix {
-            Some(prefix) => format!("{prefix}/{id}"),
-            None => id.to_owned(),
+}
+
+/// `snapshot: true`: the result against the stored snapshot.
+fn snapshot_check(
+    input: &CheckInput<'_>,
+    id: &str,
+    step: Option<&str>,
+    result: &ToolResult,
+    out: &mut CheckOutput,
+) {
+    let key = match &input.scenario.snapshot_prefix {
+        Some(prefix) => format!("{prefix}/{id}"),
+        None => id.to_owned(),
+    };
+    let value = snapshot::snapshot_value(result, input.workspace);
+    let stored = input.stored_snapshots.get(&key);
+    let matched = stored == Some(&value);
+    if !matched {
+        let expected = match stored {
+            Some(old) => serde_yaml::to_string(old).unwrap_or_default(),
+            None => format!(
+                "a stored snapshot `{key}` in {} (none yet; run with --update-snapshots to accept)",
+                input.scenario.snapshot_file.display()
+            ),
         };
-        let value = snapshot::snapshot_value(result, input.workspace);
-        let stored = input.stored_snapshots.get(&key);
-        let matched = stored == Some(&value);
-        if !matched {
-            let expected = match stored {
-                Some(old) => serde_yaml::to_string(old).unwrap_or_default(),
-                None => format!(
-                    "a stored snapshot `{key}` in {} (none yet; run with --update-snapshots to accept)",
-                    input.scenario.snapshot_file.display()
-                ),
-            };
-            failures.push(Failure::new(
-                step,
-                "snapshot",
-                expected,
-                serde_yaml::to_string(&value).unwrap_or_default(),
-            ));
-        }
-        out.snapshots.push(SnapshotOutcome {
-            key,
-            value,
-            matched,
-        });
+        out.failures.push(Failure::new(
+            step,
+            "snapshot",
+            expected,
+            serde_yaml::to_string(&value).unwrap_or_default(),
+        ));
     }
+    out.snapshots.push(SnapshotOutcome {
+        key,
+        value,
+        matched,
+    });
 }
 
 /// The JSON pointer of the first place where `want` is not a subset of
@@ -526,178 +540,151 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
         let label = format!("files: {rel}");
         let step = Some(label.as_str());
         let path = input.workspace.join(rel);
-        let exists = path.symlink_metadata().is_ok();
-        let checks = match expect {
-            FileExpect::Equals(want) => {
-                match std::fs::read(&path) {
-                    Ok(bytes) => {
-                        let got = String::from_utf8_lossy(&bytes);
-                        if got != *want {
-                            failures.push(Failure::new(
-                                step,
-                                "equals",
-                                want.clone(),
-                                got.into_owned(),
-                            ));
-                        }
-                    }
-                    Err(err) => failures.push(Failure::new(
-                        step,
-                        "equals",
-                        want.clone(),
-                        format!("cannot read the file: {err}"),
-                    )),
-                }
-                continue;
-            }
-            FileExpect::Checks(checks) => checks,
-        };
-        if let Some(absent) = checks.absent
-            && absent == exists
-        {
-            failures.push(Failure::new(
-                step,
-                "absent",
-                if absent {
-                    "no such file"
-                } else {
-                    "the file exists"
-                },
-                if exists {
-                    "the file exists"
-                } else {
-                    "no such file"
-                },
-            ));
-            continue;
-        }
-        if let Some(want) = checks.exists
-            && want != exists
-        {
-            failures.push(Failure::new(
-                step,
-                "exists",
-                if want {
-                    "the file exists"
-                } else {
-                    "no such file"
-                },
-                if exists {
-                    "the file exists"
-                } else {
-                    "no such file"
-                },
-            ));
-            continue;
-        }
-        let needs_content = checks.equals.is_some()
-            || checks.contains.is_some()
-            || checks.not_contains.is_some()
-            || checks.matches.is_some()
-            || checks.bom.is_some()
-            || checks.eol.is_some();
-        if needs_content {
-            let bytes = match std::fs::read(&path) {
-                Ok(bytes) => bytes,
-                Err(err) => {
-                    failures.push(Failure::new(
-                        step,
-                        "read",
-                        "a readable file",
-                        format!("cannot read it: {err}"),
-                    ));
-                    continue;
-                }
-            };
-            let text = String::from_utf8_lossy(&bytes);
-            if let Some(want) = &checks.equals
-                && *want != text
-            {
-                failures.push(Failure::new(
-                    step,
-                    "equals",
-                    want.clone(),
-                    text.clone().into_owned(),
-                ));
-            }
-            for needle in checks.contains.iter().flat_map(|l| l.0.iter()) {
-                if !text.contains(needle.as_str()) {
-                    failures.push(Failure::new(
-                        step,
-                        "contains",
-                        format!("content containing {needle:?}"),
-                        text.clone().into_owned(),
-                    ));
-                }
-            }
-            for needle in checks.not_contains.iter().flat_map(|l| l.0.iter()) {
-                if text.contains(needle.as_str()) {
-                    failures.push(Failure::new(
-                        step,
-                        "not_contains",
-                        format!("content without {needle:?}"),
-                        text.clone().into_owned(),
-                    ));
-                }
-            }
-            if let Some(regex) = input.scenario.run_check.file_regexes.get(rel)
-                && !regex.is_match(&text)
-            {
-                failures.push(Failure::new(
-                    step,
-                    "matches",
-                    format!("content matching /{}/", regex.as_str()),
-                    text.clone().into_owned(),
-                ));
-            }
-            if let Some(want) = checks.bom {
-                let has = bytes.starts_with(b"\xEF\xBB\xBF");
-                if has != want {
-                    failures.push(Failure::new(
-                        step,
-                        "bom",
-                        if want { "a UTF-8 BOM" } else { "no BOM" },
-                        if has { "a UTF-8 BOM" } else { "no BOM" },
-                    ));
-                }
-            }
-            if let Some(want) = checks.eol {
-                let crlf = bytes.windows(2).filter(|w| w == b"\r\n").count();
-                let lf = bytes.iter().filter(|b| **b == b'\n').count();
-                let (ok, what) = match want {
-                    Eol::Lf => (crlf == 0, "LF line endings only"),
-                    Eol::Crlf => (lf > 0 && crlf == lf, "CRLF line endings only"),
-                };
-                if !ok {
-                    failures.push(Failure::new(
-                        step,
-                        "eol",
-                        what,
-                        format!("{} CRLF and {} bare LF line endings", crlf, lf - crlf),
-                    ));
-                }
-            }
-        }
-        if let Some(mode) = &checks.mode {
-            use std::os::unix::fs::PermissionsExt;
-            match std::fs::metadata(&path) {
-                Ok(meta) => {
-                    let got = format!("{:o}", meta.permissions().mode() & 0o7777);
-                    let want = u32::from_str_radix(mode, 8)
-                        .map(|m| format!("{m:o}"))
-                        .unwrap_or_else(|_| mode.clone());
-                    if got != want {
-                        failures.push(Failure::new(step, "mode", want, got));
+        match expect {
+            FileExpect::Equals(want) => match std::fs::read(&path) {
+                Ok(bytes) => {
+                    let got = String::from_utf8_lossy(&bytes);
+                    if got != *want {
+                        failures.push(Failure::new(step, "equals", want.clone(), got.into_owned()));
                     }
                 }
                 Err(err) => failures.push(Failure::new(
                     step,
-                    "mode",
-                    mode.clone(),
-                    format!("cannot stat it: {err}"),
+                    "equals",
+                    want.clone(),
+                    format!("cannot read the file: {err}"),
                 )),
+            },
+            FileExpect::Checks(checks) => {
+                let regex = input.scenario.run_check.file_regexes.get(rel);
+                file_object_checks(failures, step, &path, checks, regex);
             }
         }
+    }
+}
+
+/// The object form of a file's checks; `regex` is its compiled `matches`.
+fn file_object_checks(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    path: &Path,
+    checks: &FileChecks,
+    regex: Option<&regex::Regex>,
+) {
+    let exists = path.symlink_metadata().is_ok();
+    let presence = ("the file exists", "no such file");
+    if let Some(absent) = checks.absent
+        && absent == exists
+    {
+        flag_check(failures, step, "absent", (!absent, exists), presence);
+        return;
+    }
+    if let Some(want) = checks.exists
+        && want != exists
+    {
+        flag_check(failures, step, "exists", (want, exists), presence);
+        return;
+    }
+    let needs_content = checks.equals.is_some()
+        || checks.contains.is_some()
+        || checks.not_contains.is_some()
+        || checks.matches.is_some()
+        || checks.bom.is_some()
+        || checks.eol.is_some();
+    if needs_content {
+        match std::fs::read(path) {
+            Ok(bytes) => content_of_file_checks(failures, step, &bytes, checks, regex),
+            Err(err) => {
+                failures.push(Failure::new(
+                    step,
+                    "read",
+                    "a readable file",
+                    format!("cannot read it: {err}"),
+                ));
+                return;
+            }
+        }
+    }
+    if let Some(mode) = &checks.mode {
+        mode_check(failures, step, path, mode);
+    }
+}
+
+/// `equals`, `contains`, `not_contains`, `matches`, `bom` and `eol` on a
+/// file's bytes.
+fn content_of_file_checks(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    bytes: &[u8],
+    checks: &FileChecks,
+    regex: Option<&regex::Regex>,
+) {
+    let text = String::from_utf8_lossy(bytes);
+    if let Some(want) = &checks.equals
+        && *want != text
+    {
+        failures.push(Failure::new(
+            step,
+            "equals",
+            want.clone(),
+            text.clone().into_owned(),
+        ));
+    }
+    substring_checks(
+        failures,
+        step,
+        "content",
+        &text,
+        (checks.contains.as_ref(), checks.not_contains.as_ref()),
+        regex,
+    );
+    if let Some(want) = checks.bom {
+        let has = bytes.starts_with(b"\xEF\xBB\xBF");
+        flag_check(
+            failures,
+            step,
+            "bom",
+            (want, has),
+            ("a UTF-8 BOM", "no BOM"),
+        );
+    }
+    if let Some(want) = checks.eol {
+        let crlf = bytes.windows(2).filter(|w| w == b"\r\n").count();
+        let lf = bytes.iter().filter(|b| **b == b'\n').count();
+        let (ok, what) = match want {
+            Eol::Lf => (crlf == 0, "LF line endings only"),
+            Eol::Crlf => (lf > 0 && crlf == lf, "CRLF line endings only"),
+        };
+        if !ok {
+            failures.push(Failure::new(
+                step,
+                "eol",
+                what,
+                format!("{} CRLF and {} bare LF line endings", crlf, lf - crlf),
+            ));
+        }
+    }
+}
+
+/// `mode`: the file's permission bits.
+fn mode_check(failures: &mut Vec<Failure>, step: Option<&str>, path: &Path, mode: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::metadata(path) {
+        Ok(meta) => {
+            let got = format!("{:o}", meta.permissions().mode() & 0o7777);
+            let want = u32::from_str_radix(mode, 8)
+                .map(|m| format!("{m:o}"))
+                .unwrap_or_else(|_| mode.to_owned());
+            if got != want {
+                failures.push(Failure::new(step, "mode", want, got));
+            }
+        }
+        Err(err) => failures.push(Failure::new(
+            step,
+            "mode",
+            mode,
+            format!("cannot stat it: {err}"),
+        )),
     }
 }
 
@@ -806,17 +793,41 @@ mod tests {
     }
 
     #[test]
-    fn priced_text_renders_images_as_placeholders() {
-        let content = vec![
-            Content::text("Read image file [image/png]"),
-            Content::Image {
-                data: "AAAA".into(),
-                mime_type: "image/png".into(),
-            },
-        ];
+    fn truncation_facts_are_read_from_the_details() {
+        let facts = json!({
+            "truncated": true,
+            "truncated_by": "lines",
+            "total_lines": 3000,
+            "total_bytes": 9000,
+            "output_lines": 2000,
+            "output_bytes": 6000,
+            "last_line_partial": false,
+            "first_line_exceeds_limit": false,
+            "max_lines": 2000,
+            "max_bytes": 51200
+        });
+        let result = ToolResult::ok(
+            crate::tools::ToolOutput::text("cut").with_details(json!({ "truncation": facts })),
+        );
+        let read = truncation(&result).unwrap();
         assert_eq!(
-            priced_text(&content),
-            "Read image file [image/png]\n[image:image/png:4]"
+            (read.truncated, read.truncated_by, read.total_lines),
+            (true, Some(TruncatedBy::Lines), 3000)
+        );
+        assert_eq!(
+            truncation(&ToolResult::ok(crate::tools::ToolOutput::text("whole"))),
+            None
+        );
+        let mut failures = Vec::new();
+        truncation_check(&mut failures, None, TruncatedExpect::Bytes, Some(read));
+        assert_eq!(
+            failures,
+            [Failure::new(
+                None,
+                "truncated",
+                "truncated by bytes",
+                "truncated by lines"
+            )]
         );
     }
 }

@@ -40,6 +40,7 @@ use super::model::ScenarioDoc;
 use super::model::StepSpec;
 use super::model::SuiteDoc;
 use super::model::ToolsSpec;
+use super::model::WorkspaceSpec;
 
 /// The name of the suite file.
 pub const SUITE_FILE: &str = "harness.yaml";
@@ -74,6 +75,18 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
+impl ScenarioError {
+    /// A problem with a whole file (or path), placed at its start.
+    pub fn at_start(path: &Path, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            line: 1,
+            column: 1,
+            message: message.into(),
+        }
+    }
+}
+
 /// A loaded `harness.yaml`.
 #[derive(Clone, Debug, Default)]
 pub struct Suite {
@@ -86,11 +99,8 @@ pub struct Suite {
 impl Suite {
     /// Loads a suite file.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|err| ScenarioError {
-            path: path.to_path_buf(),
-            line: 1,
-            column: 1,
-            message: format!("cannot read the suite file: {err}"),
+        let text = std::fs::read_to_string(path).map_err(|err| {
+            ScenarioError::at_start(path, format!("cannot read the suite file: {err}"))
         })?;
         let doc: Option<SuiteDoc> =
             serde_yaml::from_str(&text).map_err(|err| yaml_error(path, &err))?;
@@ -164,6 +174,9 @@ pub struct CallCheck {
     /// Where the call is, for messages: `step 2 (grep)` or
     /// `step 2 (grep), retry 1`.
     pub label: String,
+    /// Whether the call is a `retry:` of another, sent only when the call
+    /// before it failed; a retry that was never sent is not a failure.
+    pub retry: bool,
     /// The checks as written.
     pub expect: CallExpect,
     /// `error: REGEX`, compiled.
@@ -232,12 +245,10 @@ pub fn load_file(path: &Path, suite: &Suite) -> (Vec<Scenario>, Vec<ScenarioErro
         Ok(text) => load_text(path, &text, suite),
         Err(err) => (
             Vec::new(),
-            vec![ScenarioError {
-                path: path.to_path_buf(),
-                line: 1,
-                column: 1,
-                message: format!("cannot read the scenario file: {err}"),
-            }],
+            vec![ScenarioError::at_start(
+                path,
+                format!("cannot read the scenario file: {err}"),
+            )],
         ),
     }
 }
@@ -549,41 +560,197 @@ fn parse_mode(text: &str) -> Option<u32> {
 struct Validator<'a> {
     locator: &'a Locator<'a>,
     problems: Vec<Problem>,
-    tools: Vec<String>,
     known_vars: BTreeSet<String>,
     ids: BTreeSet<String>,
     call_checks: BTreeMap<String, CallCheck>,
     call_labels: BTreeMap<String, String>,
 }
 
-impl Validator<'_> {
+impl<'a> Validator<'a> {
+    fn new(locator: &'a Locator<'a>) -> Self {
+        Self {
+            locator,
+            problems: Vec::new(),
+            known_vars: BTreeSet::from(["workspace".to_owned()]),
+            ids: BTreeSet::new(),
+            call_checks: BTreeMap::new(),
+            call_labels: BTreeMap::new(),
+        }
+    }
+
+    fn problem(&mut self, needle: &str, message: impl Into<String>) {
+        let problem = self.locator.problem(needle, message);
+        self.problems.push(problem);
+    }
+
     fn compile(&mut self, needle: &str, what: &str, pattern: &str) -> Option<Regex> {
         match Regex::new(pattern) {
             Ok(regex) => Some(regex),
             Err(err) => {
-                self.problems.push(
-                    self.locator
-                        .problem(needle, format!("invalid regex in {what}: {err}")),
-                );
+                self.problem(needle, format!("invalid regex in {what}: {err}"));
                 None
             }
         }
     }
 
-    /// Validates one call and returns its faux form.
+    /// The active tools and the limits in force: the document's, else the
+    /// suite's, else the defaults.
+    fn tools_and_limits(&mut self, doc: &ScenarioDoc, suite: &Suite) -> (Vec<String>, Limits) {
+        if let Some(tools) = &doc.tools {
+            check_tools(tools, self.locator, &mut self.problems);
+        }
+        let tools_spec = doc
+            .tools
+            .clone()
+            .or_else(|| suite.doc.tools.clone())
+            .unwrap_or(ToolsSpec::Preset("all".to_owned()));
+        let mut limits = Limits::default();
+        if let Some(spec) = &suite.doc.limits {
+            apply_limits(&mut limits, spec);
+        }
+        if let Some(spec) = &doc.limits {
+            check_limits(spec, self.locator, &mut self.problems);
+            apply_limits(&mut limits, spec);
+        }
+        (tool_names(&tools_spec), limits)
+    }
+
+    /// The faux model's script, step by step.
+    fn script(&mut self, model: &[StepSpec]) -> Vec<FauxStep> {
+        if model.is_empty() {
+            self.problem(
+                "model",
+                "`model` has no steps; give at least one `call`, `parallel` or `say` step",
+            );
+        }
+        let mut steps = Vec::new();
+        for (i, step) in model.iter().enumerate() {
+            let n = i + 1;
+            let kinds = [
+                step.call.is_some(),
+                step.parallel.is_some(),
+                step.say.is_some(),
+            ]
+            .iter()
+            .filter(|k| **k)
+            .count();
+            if kinds != 1 {
+                self.problem(
+                    "model",
+                    format!(
+                        "step {n} must have exactly one of `call`, `parallel` or `say` (it has {kinds})"
+                    ),
+                );
+                continue;
+            }
+            if let Some(tool) = &step.call {
+                steps.push(self.call_step(n, step, tool));
+            } else if let Some(calls) = &step.parallel {
+                steps.push(self.parallel_step(n, step, calls));
+            } else if let Some(text) = &step.say {
+                steps.push(self.say_step(n, step, text, n == model.len()));
+            }
+        }
+        steps
+    }
+
+    /// `call: TOOL`: a message with one call.
+    fn call_step(&mut self, n: usize, step: &StepSpec, tool: &str) -> FauxStep {
+        let spec = CallSpec {
+            call: tool.to_owned(),
+            id: step.id.clone(),
+            args: step.args.clone(),
+            raw_args: step.raw_args.clone(),
+            expect: step.expect.clone(),
+            capture: step.capture.clone(),
+            retry: step.retry.clone(),
+        };
+        let call = self.call(
+            &spec,
+            format!("call_{n}_1"),
+            format!("step {n} ({tool})"),
+            &BTreeSet::new(),
+            false,
+        );
+        captured_names(&call, &mut self.known_vars);
+        FauxStep::Calls(vec![call])
+    }
+
+    /// `parallel: [...]`: a message with several calls, none of which may
+    /// use what another captures.
+    fn parallel_step(&mut self, n: usize, step: &StepSpec, calls: &[CallSpec]) -> FauxStep {
+        let stray = step.id.is_some()
+            || step.args.is_some()
+            || step.raw_args.is_some()
+            || step.expect.is_some()
+            || step.capture.is_some()
+            || step.retry.is_some();
+        if stray {
+            self.problem(
+                "parallel",
+                format!(
+                    "step {n}: `id`, `args`, `raw_args`, `expect`, `capture` and `retry` belong \
+                     to each call inside `parallel`, not to the step"
+                ),
+            );
+        }
+        if calls.is_empty() {
+            self.problem("parallel", format!("step {n}: `parallel` has no calls"));
+        }
+        let batch: Vec<FauxCall> = calls
+            .iter()
+            .enumerate()
+            .map(|(j, spec)| {
+                self.call(
+                    spec,
+                    format!("call_{n}_{}", j + 1),
+                    format!("step {n}, call {} ({})", j + 1, spec.call),
+                    &BTreeSet::new(),
+                    false,
+                )
+            })
+            .collect();
+        for call in &batch {
+            captured_names(call, &mut self.known_vars);
+        }
+        FauxStep::Calls(batch)
+    }
+
+    /// `say: TEXT`: the final message.
+    fn say_step(&mut self, n: usize, step: &StepSpec, text: &str, last: bool) -> FauxStep {
+        if step.args.is_some() || step.expect.is_some() || step.retry.is_some() {
+            self.problem(
+                "say",
+                format!("step {n}: a `say` step takes no `args`, `expect` or `retry`"),
+            );
+        }
+        if !last {
+            self.problem(
+                "say",
+                format!(
+                    "step {n}: the run ends after `say`, so the steps after it would never run"
+                ),
+            );
+        }
+        FauxStep::Say(text.to_owned())
+    }
+
+    /// Validates one call and returns its faux form; `retry`: it is a
+    /// `retry:` of another call.
     fn call(
         &mut self,
         spec: &CallSpec,
         default_id: String,
         label: String,
         extra_vars: &BTreeSet<String>,
+        retry: bool,
     ) -> FauxCall {
         let id = spec.id.clone().unwrap_or(default_id);
         if !self.ids.insert(id.clone()) {
-            self.problems.push(self.locator.problem(
+            self.problem(
                 &id,
                 format!("call id `{id}` is used twice; give each call its own `id`"),
-            ));
+            );
         }
         let deliberate_error = spec.expect.as_ref().is_some_and(|e| {
             matches!(
@@ -592,21 +759,45 @@ impl Validator<'_> {
             )
         });
         if !ALL_TOOL_NAMES.contains(&spec.call.as_str()) && !deliberate_error {
-            self.problems.push(self.locator.problem(
+            self.problem(
                 &format!("call: {}", spec.call),
                 format!(
                     "{} (to test the error for an unknown tool on purpose, add `expect: {{ error: \
                      true }}` to the call)",
                     unknown_tool_message(&spec.call)
                 ),
-            ));
+            );
         }
+        let args = self.arguments(spec, &label, extra_vars);
+        let captures = self.captures(spec);
+        if let Some(expect) = &spec.expect {
+            let check = self.call_check(expect, &label, retry);
+            self.call_checks.insert(id.clone(), check);
+        }
+        self.call_labels.insert(id.clone(), label.clone());
+        let retries = self.retries(spec, &id, &label, extra_vars, &captures);
+        FauxCall {
+            id,
+            name: spec.call.clone(),
+            args,
+            captures,
+            retry: retries,
+        }
+    }
+
+    /// `args` or `raw_args`, every `${var}` in them known by now.
+    fn arguments(
+        &mut self,
+        spec: &CallSpec,
+        label: &str,
+        extra_vars: &BTreeSet<String>,
+    ) -> FauxArgs {
         let args = match (&spec.args, &spec.raw_args) {
             (Some(_), Some(_)) => {
-                self.problems.push(self.locator.problem(
+                self.problem(
                     "raw_args",
                     format!("{label}: give either `args` or `raw_args`, not both"),
-                ));
+                );
                 FauxArgs::Json(serde_json::json!({}))
             }
             (_, Some(raw)) => FauxArgs::Raw(raw.clone()),
@@ -627,15 +818,20 @@ impl Validator<'_> {
                     .map(|v| format!("${{{v}}}"))
                     .collect::<Vec<_>>()
                     .join(", ");
-                self.problems.push(self.locator.problem(
+                self.problem(
                     &format!("${{{name}}}"),
                     format!(
                         "{label}: `${{{name}}}` is used before it is captured; capture it in an \
                          earlier step with `capture: {{ {name}: REGEX }}` (known here: {known})"
                     ),
-                ));
+                );
             }
         }
+        args
+    }
+
+    /// `capture: { NAME: REGEX }`, compiled.
+    fn captures(&mut self, spec: &CallSpec) -> Vec<Capture> {
         let mut captures = Vec::new();
         for (name, pattern) in spec.capture.iter().flatten() {
             if let Some(regex) = self.compile(pattern, &format!("capture `{name}`"), pattern) {
@@ -645,59 +841,166 @@ impl Validator<'_> {
                 });
             }
         }
-        if let Some(expect) = &spec.expect {
-            let error_regex = match &expect.error {
-                Some(ErrorExpect::Matches(p)) => self.compile(p, "expect.error", p),
-                _ => None,
-            };
-            let matches = match &expect.matches {
-                Some(p) => self.compile(p, "expect.matches", p),
-                None => None,
-            };
-            if expect.ok == Some(true)
-                && matches!(
-                    expect.error,
-                    Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
-                )
-            {
-                self.problems.push(self.locator.problem(
-                    "ok: true",
-                    format!("{label}: `ok: true` and `error` contradict each other; keep one"),
-                ));
-            }
-            self.call_checks.insert(
-                id.clone(),
-                CallCheck {
-                    label: label.clone(),
-                    expect: expect.clone(),
-                    error_regex,
-                    matches,
-                },
+        captures
+    }
+
+    /// The checks of one call, with their regexes compiled.
+    fn call_check(&mut self, expect: &CallExpect, label: &str, retry: bool) -> CallCheck {
+        let error_regex = match &expect.error {
+            Some(ErrorExpect::Matches(p)) => self.compile(p, "expect.error", p),
+            _ => None,
+        };
+        let matches = match &expect.matches {
+            Some(p) => self.compile(p, "expect.matches", p),
+            None => None,
+        };
+        if expect.ok == Some(true)
+            && matches!(
+                expect.error,
+                Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
+            )
+        {
+            self.problem(
+                "ok: true",
+                format!("{label}: `ok: true` and `error` contradict each other; keep one"),
             );
         }
-        self.call_labels.insert(id.clone(), label.clone());
-        // Retries may use what this call captured.
+        CallCheck {
+            label: label.to_owned(),
+            retry,
+            expect: expect.clone(),
+            error_regex,
+            matches,
+        }
+    }
+
+    /// The `retry:` calls of call `id`; each may use what the calls before
+    /// it captured.
+    fn retries(
+        &mut self,
+        spec: &CallSpec,
+        id: &str,
+        label: &str,
+        extra_vars: &BTreeSet<String>,
+        captures: &[Capture],
+    ) -> Vec<FauxCall> {
         let mut retry_vars = extra_vars.clone();
         retry_vars.extend(captures.iter().map(|c| c.name.clone()));
-        let mut retry = Vec::new();
+        let mut retries = Vec::new();
         for (k, retry_spec) in spec.retry.iter().flat_map(|r| r.0.iter()).enumerate() {
-            let retry_label = format!("{label}, retry {}", k + 1);
             let call = self.call(
                 retry_spec,
                 format!("{id}_retry{}", k + 1),
-                retry_label,
+                format!("{label}, retry {}", k + 1),
                 &retry_vars,
+                true,
             );
             retry_vars.extend(call.captures.iter().map(|c| c.name.clone()));
-            retry.push(call);
+            retries.push(call);
         }
-        FauxCall {
-            id,
-            name: spec.call.clone(),
-            args,
-            captures,
-            retry,
+        retries
+    }
+
+    /// What the workspace is built from: a fixture and files.
+    fn workspace(&mut self, spec: &WorkspaceSpec, suite: &Suite) -> WorkspacePlan {
+        let fixture = spec
+            .fixture
+            .as_ref()
+            .and_then(|name| self.fixture(name, suite));
+        let mut files = Vec::new();
+        for (rel, file) in &spec.files {
+            let p = Path::new(rel);
+            let bad = rel.is_empty()
+                || p.is_absolute()
+                || p.components().any(|c| {
+                    !matches!(
+                        c,
+                        std::path::Component::Normal(_) | std::path::Component::CurDir
+                    )
+                });
+            if bad {
+                self.problem(
+                    rel,
+                    format!(
+                        "workspace file `{rel}`: paths must be relative and may not contain `..`"
+                    ),
+                );
+                continue;
+            }
+            match file_content(file) {
+                Ok(content) => files.push((rel.clone(), content)),
+                Err(message) => self.problem(rel, format!("workspace file `{rel}`: {message}")),
+            }
         }
+        WorkspacePlan {
+            fixture,
+            files,
+            git: spec.git,
+        }
+    }
+
+    /// The fixture directory `name` under the suite's fixtures root.
+    fn fixture(&mut self, name: &str, suite: &Suite) -> Option<PathBuf> {
+        if name.is_empty()
+            || Path::new(name)
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            self.problem(
+                name,
+                format!("fixture `{name}` must be a plain name or relative path without `..`"),
+            );
+            return None;
+        }
+        let dir = suite.fixtures_root().join(name);
+        if dir.is_dir() {
+            return Some(dir);
+        }
+        self.problem(
+            &format!("fixture: {name}"),
+            format!(
+                "fixture `{name}` not found: looked for the directory {}; set `fixtures:` in \
+                 harness.yaml or create it",
+                dir.display()
+            ),
+        );
+        None
+    }
+
+    /// The run checks, with their regexes compiled.
+    fn run_check(&mut self, expect: &RunExpect) -> RunCheck {
+        let mut run_check = RunCheck {
+            expect: expect.clone(),
+            file_regexes: BTreeMap::new(),
+        };
+        for (rel, file) in &expect.files {
+            let FileExpect::Checks(checks) = file else {
+                continue;
+            };
+            if let Some(pattern) = &checks.matches
+                && let Some(regex) =
+                    self.compile(pattern, &format!("expect.files.{rel}.matches"), pattern)
+            {
+                run_check.file_regexes.insert(rel.clone(), regex);
+            }
+            if let Some(mode) = &checks.mode
+                && parse_mode(mode).is_none()
+            {
+                self.problem(
+                    mode,
+                    format!("expect.files.{rel}.mode `{mode}` is not an octal mode like \"644\""),
+                );
+            }
+        }
+        for name in expect.order.iter().flatten() {
+            if !ALL_TOOL_NAMES.contains(&name.as_str()) {
+                self.problem(
+                    name,
+                    format!("expect.order: {}", unknown_tool_message(name)),
+                );
+            }
+        }
+        run_check
     }
 }
 
@@ -705,18 +1008,6 @@ fn captured_names(call: &FauxCall, out: &mut BTreeSet<String>) {
     out.extend(call.captures.iter().map(|c| c.name.clone()));
     for retry in &call.retry {
         captured_names(retry, out);
-    }
-}
-
-fn step_as_call(step: &StepSpec, tool: &str) -> CallSpec {
-    CallSpec {
-        call: tool.to_owned(),
-        id: step.id.clone(),
-        args: step.args.clone(),
-        raw_args: step.raw_args.clone(),
-        expect: step.expect.clone(),
-        capture: step.capture.clone(),
-        retry: step.retry.clone(),
     }
 }
 
@@ -728,221 +1019,22 @@ fn validate(
     suite: &Suite,
     locator: &Locator<'_>,
 ) -> Result<Scenario, Vec<Problem>> {
-    let stem = path.with_extension("");
-    let default_name = if multi {
-        format!("{}#{}", stem.display(), index + 1)
-    } else {
-        stem.display().to_string()
-    };
-    let name = doc.name.clone().unwrap_or(default_name);
-    let tools_spec = doc
-        .tools
-        .clone()
-        .or_else(|| suite.doc.tools.clone())
-        .unwrap_or(ToolsSpec::Preset("all".to_owned()));
-    let mut v = Validator {
-        locator,
-        problems: Vec::new(),
-        tools: Vec::new(),
-        known_vars: BTreeSet::from(["workspace".to_owned()]),
-        ids: BTreeSet::new(),
-        call_checks: BTreeMap::new(),
-        call_labels: BTreeMap::new(),
-    };
-    if name.contains('\n') {
-        v.problems
-            .push(locator.problem("name", "`name` must be one line"));
-    }
-    if let Some(tools) = &doc.tools {
-        check_tools(tools, locator, &mut v.problems);
-    }
-    v.tools = tool_names(&tools_spec);
-    let mut limits = Limits::default();
-    if let Some(spec) = &suite.doc.limits {
-        apply_limits(&mut limits, spec);
-    }
-    if let Some(spec) = &doc.limits {
-        check_limits(spec, locator, &mut v.problems);
-        apply_limits(&mut limits, spec);
-    }
-
-    // The script.
-    if doc.model.is_empty() {
-        v.problems.push(locator.problem(
-            "model",
-            "`model` has no steps; give at least one `call`, `parallel` or `say` step",
-        ));
-    }
-    let mut steps = Vec::new();
-    for (i, step) in doc.model.iter().enumerate() {
-        let n = i + 1;
-        let kinds = [
-            step.call.is_some(),
-            step.parallel.is_some(),
-            step.say.is_some(),
-        ]
-        .iter()
-        .filter(|k| **k)
-        .count();
-        if kinds != 1 {
-            v.problems.push(locator.problem(
-                "model",
-                format!(
-                    "step {n} must have exactly one of `call`, `parallel` or `say` (it has {kinds})"
-                ),
-            ));
-            continue;
-        }
-        let extra = BTreeSet::new();
-        if let Some(tool) = &step.call {
-            let call = v.call(
-                &step_as_call(step, tool),
-                format!("call_{n}_1"),
-                format!("step {n} ({tool})"),
-                &extra,
-            );
-            captured_names(&call, &mut v.known_vars);
-            steps.push(FauxStep::Calls(vec![call]));
-        } else if let Some(calls) = &step.parallel {
-            let stray = step.id.is_some()
-                || step.args.is_some()
-                || step.raw_args.is_some()
-                || step.expect.is_some()
-                || step.capture.is_some()
-                || step.retry.is_some();
-            if stray {
-                v.problems.push(locator.problem(
-                    "parallel",
-                    format!(
-                        "step {n}: `id`, `args`, `raw_args`, `expect`, `capture` and `retry` \
-                         belong to each call inside `parallel`, not to the step"
-                    ),
-                ));
-            }
-            if calls.is_empty() {
-                v.problems.push(
-                    locator.problem("parallel", format!("step {n}: `parallel` has no calls")),
-                );
-            }
-            let mut batch = Vec::new();
-            for (j, spec) in calls.iter().enumerate() {
-                let call = v.call(
-                    spec,
-                    format!("call_{n}_{}", j + 1),
-                    format!("step {n}, call {} ({})", j + 1, spec.call),
-                    &extra,
-                );
-                batch.push(call);
-            }
-            for call in &batch {
-                captured_names(call, &mut v.known_vars);
-            }
-            steps.push(FauxStep::Calls(batch));
-        } else if let Some(text) = &step.say {
-            if step.args.is_some() || step.expect.is_some() || step.retry.is_some() {
-                v.problems.push(locator.problem(
-                    "say",
-                    format!("step {n}: a `say` step takes no `args`, `expect` or `retry`"),
-                ));
-            }
-            if i + 1 != doc.model.len() {
-                v.problems.push(locator.problem(
-                    "say",
-                    format!(
-                        "step {n}: the run ends after `say`, so the steps after it would never run"
-                    ),
-                ));
-            }
-            steps.push(FauxStep::Say(text.clone()));
-        }
-    }
-
-    // The workspace.
-    let fixture = doc.workspace.fixture.as_ref().and_then(|name| {
-        if name.is_empty()
-            || Path::new(name)
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
-            v.problems.push(locator.problem(
-                name,
-                format!("fixture `{name}` must be a plain name or relative path without `..`"),
-            ));
-            return None;
-        }
-        let dir = suite.fixtures_root().join(name);
-        if dir.is_dir() {
-            Some(dir)
+    let name = doc.name.clone().unwrap_or_else(|| {
+        let stem = path.with_extension("");
+        if multi {
+            format!("{}#{}", stem.display(), index + 1)
         } else {
-            v.problems.push(locator.problem(
-                &format!("fixture: {name}"),
-                format!(
-                    "fixture `{name}` not found: looked for the directory {}; set `fixtures:` in \
-                     harness.yaml or create it",
-                    dir.display()
-                ),
-            ));
-            None
+            stem.display().to_string()
         }
     });
-    let mut files = Vec::new();
-    for (rel, spec) in &doc.workspace.files {
-        let p = Path::new(rel);
-        let bad = rel.is_empty()
-            || p.is_absolute()
-            || p.components().any(|c| {
-                !matches!(
-                    c,
-                    std::path::Component::Normal(_) | std::path::Component::CurDir
-                )
-            });
-        if bad {
-            v.problems.push(locator.problem(
-                rel,
-                format!("workspace file `{rel}`: paths must be relative and may not contain `..`"),
-            ));
-            continue;
-        }
-        match file_content(spec) {
-            Ok(content) => files.push((rel.clone(), content)),
-            Err(message) => v
-                .problems
-                .push(locator.problem(rel, format!("workspace file `{rel}`: {message}"))),
-        }
+    let mut v = Validator::new(locator);
+    if name.contains('\n') {
+        v.problem("name", "`name` must be one line");
     }
-
-    // The run checks.
-    let mut run_check = RunCheck {
-        expect: doc.expect.clone(),
-        file_regexes: BTreeMap::new(),
-    };
-    for (rel, expect) in &doc.expect.files {
-        if let FileExpect::Checks(checks) = expect {
-            if let Some(pattern) = &checks.matches
-                && let Some(regex) =
-                    v.compile(pattern, &format!("expect.files.{rel}.matches"), pattern)
-            {
-                run_check.file_regexes.insert(rel.clone(), regex);
-            }
-            if let Some(mode) = &checks.mode
-                && parse_mode(mode).is_none()
-            {
-                v.problems.push(locator.problem(
-                    mode,
-                    format!("expect.files.{rel}.mode `{mode}` is not an octal mode like \"644\""),
-                ));
-            }
-        }
-    }
-    for name in doc.expect.order.iter().flatten() {
-        if !ALL_TOOL_NAMES.contains(&name.as_str()) {
-            v.problems.push(locator.problem(
-                name,
-                format!("expect.order: {}", unknown_tool_message(name)),
-            ));
-        }
-    }
-
+    let (tools, limits) = v.tools_and_limits(&doc, suite);
+    let steps = v.script(&doc.model);
+    let workspace = v.workspace(&doc.workspace, suite);
+    let run_check = v.run_check(&doc.expect);
     if !v.problems.is_empty() {
         return Err(v.problems);
     }
@@ -955,17 +1047,13 @@ fn validate(
         document: index,
         description: doc.description,
         tags: doc.tags,
-        tools: v.tools,
+        tools,
         limits,
         confine: doc.confine.unwrap_or(true),
         system: doc
             .system
             .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
-        workspace: WorkspacePlan {
-            fixture,
-            files,
-            git: doc.workspace.git,
-        },
+        workspace,
         script: FauxScript { steps },
         call_checks: v.call_checks,
         call_labels: v.call_labels,

@@ -228,3 +228,23 @@ fn a_broken_stream_does_not_loop_for_ever() {
     let (_, errors) = load("model:\n  - call: read\n---\n: : :\n---\nmodel: [1, 2\n");
     assert!(!errors.is_empty() && errors.len() <= 2, "{errors:?}");
 }
+
+#[test]
+fn a_retry_is_marked_on_its_check() {
+    let (scenarios, errors) = load(
+        "model:\n  - call: read\n    args: { path: a }\n    expect: { ok: true }\n    retry:\n      - call: read\n        args: { path: b }\n        expect: { ok: true }\n",
+    );
+    assert_eq!(errors, Vec::<String>::new());
+    let checks: Vec<(&str, &str, bool)> = scenarios[0]
+        .call_checks
+        .iter()
+        .map(|(id, c)| (id.as_str(), c.label.as_str(), c.retry))
+        .collect();
+    assert_eq!(
+        checks,
+        [
+            ("call_1_1", "step 1 (read)", false),
+            ("call_1_1_retry1", "step 1 (read), retry 1", true)
+        ]
+    );
+}

@@ -1,10 +1,20 @@
 //! The scenario layer: the YAML model of SCENARIOS.md, loading with located
-//! errors, workspace building, checks and snapshots.
+//! errors, workspaces, the figures of a run, checks and snapshots.
 //!
 //! It turns a file into data (a [`Scenario`]: a faux script plus checks)
 //! and judges a finished run; it does not execute anything itself.
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | [`model`] | the serde types of scenario and suite files |
+//! | [`load`] | loading and validating files into [`Scenario`]s |
+//! | [`workspace`] | building a scenario's temporary workspace |
+//! | [`figures`] | a run's [`Figures`] (turns, calls, retries, tokens …) |
+//! | [`check`] | the checks, and the [`Failure`]s they find |
+//! | [`snapshot`] | snapshot files of tool results |
 
 pub mod check;
+pub mod figures;
 pub mod load;
 pub mod model;
 pub mod snapshot;
@@ -13,7 +23,7 @@ pub mod workspace;
 pub use check::CheckInput;
 pub use check::CheckOutput;
 pub use check::Failure;
-pub use check::Figures;
+pub use figures::Figures;
 pub use load::Scenario;
 pub use load::ScenarioError;
 pub use load::Suite;

@@ -357,72 +357,63 @@ impl<T> TwoWay<T> {
     }
 }
 
-impl<'de> de::Visitor<'de> for TwoWay<FileSpec> {
-    type Value = FileSpec;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.expecting)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<FileSpec, E> {
-        Ok(FileSpec::Text(v.to_owned()))
-    }
-    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<FileSpec, A::Error> {
-        FileObject::deserialize(MapAccessDeserializer::new(map)).map(FileSpec::Object)
-    }
+/// `Deserialize` for a two-way value through a [`TwoWay`] visitor that
+/// expects `$expecting` and has the given `visit_*` methods; any other
+/// shape is refused with `$expecting` in the message.
+macro_rules! two_way {
+    ($ty:ident, $expecting:literal, { $($visit:tt)* }) => {
+        impl<'de> de::Visitor<'de> for TwoWay<$ty> {
+            type Value = $ty;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.expecting)
+            }
+            $($visit)*
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_any(TwoWay::<$ty>::new($expecting))
+            }
+        }
+    };
 }
 
-impl<'de> Deserialize<'de> for FileSpec {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TwoWay::<FileSpec>::new(
-            "file text (a string) or an object with one of text, base64, repeat, symlink, dir",
-        ))
+two_way!(
+    FileSpec,
+    "file text (a string) or an object with one of text, base64, repeat, symlink, dir",
+    {
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<FileSpec, E> {
+            Ok(FileSpec::Text(v.to_owned()))
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<FileSpec, A::Error> {
+            FileObject::deserialize(MapAccessDeserializer::new(map)).map(FileSpec::Object)
+        }
     }
-}
+);
 
-impl<'de> de::Visitor<'de> for TwoWay<FileExpect> {
-    type Value = FileExpect;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.expecting)
+two_way!(
+    FileExpect,
+    "the exact file content (a string) or an object of checks",
+    {
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<FileExpect, E> {
+            Ok(FileExpect::Equals(v.to_owned()))
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<FileExpect, A::Error> {
+            FileChecks::deserialize(MapAccessDeserializer::new(map)).map(FileExpect::Checks)
+        }
     }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<FileExpect, E> {
-        Ok(FileExpect::Equals(v.to_owned()))
-    }
-    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<FileExpect, A::Error> {
-        FileChecks::deserialize(MapAccessDeserializer::new(map)).map(FileExpect::Checks)
-    }
-}
+);
 
-impl<'de> Deserialize<'de> for FileExpect {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TwoWay::<FileExpect>::new(
-            "the exact file content (a string) or an object of checks",
-        ))
-    }
-}
-
-impl de::Visitor<'_> for TwoWay<ErrorExpect> {
-    type Value = ErrorExpect;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.expecting)
-    }
+two_way!(ErrorExpect, "true, false or a regex", {
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<ErrorExpect, E> {
         Ok(ErrorExpect::Flag(v))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<ErrorExpect, E> {
         Ok(ErrorExpect::Matches(v.to_owned()))
     }
-}
+});
 
-impl<'de> Deserialize<'de> for ErrorExpect {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TwoWay::<ErrorExpect>::new("true, false or a regex"))
-    }
-}
-
-impl de::Visitor<'_> for TwoWay<TruncatedExpect> {
-    type Value = TruncatedExpect;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.expecting)
-    }
+two_way!(TruncatedExpect, "false, true, lines or bytes", {
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<TruncatedExpect, E> {
         Ok(TruncatedExpect::Flag(v))
     }
@@ -435,163 +426,103 @@ impl de::Visitor<'_> for TwoWay<TruncatedExpect> {
             other => Err(E::invalid_value(de::Unexpected::Str(other), &self)),
         }
     }
-}
+});
 
-impl<'de> Deserialize<'de> for TruncatedExpect {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TwoWay::<TruncatedExpect>::new(
-            "false, true, lines or bytes",
-        ))
+two_way!(
+    ToolsSpec,
+    "a preset (coding, readonly, all) or a list of tool names",
+    {
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<ToolsSpec, E> {
+            Ok(ToolsSpec::Preset(v.to_owned()))
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<ToolsSpec, A::Error> {
+            Vec::<String>::deserialize(SeqAccessDeserializer::new(seq)).map(ToolsSpec::List)
+        }
     }
-}
+);
 
-impl<'de> de::Visitor<'de> for TwoWay<ToolsSpec> {
-    type Value = ToolsSpec;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.expecting)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<ToolsSpec, E> {
-        Ok(ToolsSpec::Preset(v.to_owned()))
-    }
-    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<ToolsSpec, A::Error> {
-        Vec::<String>::deserialize(SeqAccessDeserializer::new(seq)).map(ToolsSpec::List)
-    }
-}
-
-impl<'de> Deserialize<'de> for ToolsSpec {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TwoWay::<ToolsSpec>::new(
-            "a preset (coding, readonly, all) or a list of tool names",
-        ))
-    }
-}
-
-impl<'de> de::Visitor<'de> for TwoWay<StringList> {
-    type Value = StringList;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.expecting)
-    }
+two_way!(StringList, "a string or a list of strings", {
     fn visit_str<E: de::Error>(self, v: &str) -> Result<StringList, E> {
         Ok(StringList(vec![v.to_owned()]))
     }
     fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<StringList, A::Error> {
         Vec::<String>::deserialize(SeqAccessDeserializer::new(seq)).map(StringList)
     }
-}
+});
 
-impl<'de> Deserialize<'de> for StringList {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TwoWay::<StringList>::new("a string or a list of strings"))
+two_way!(
+    CallList,
+    "a call (`call: TOOL`, `args: …`) or a list of calls",
+    {
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<CallList, A::Error> {
+            CallSpec::deserialize(MapAccessDeserializer::new(map)).map(|c| CallList(vec![c]))
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<CallList, A::Error> {
+            Vec::<CallSpec>::deserialize(SeqAccessDeserializer::new(seq)).map(CallList)
+        }
     }
-}
-
-impl<'de> de::Visitor<'de> for TwoWay<CallList> {
-    type Value = CallList;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.expecting)
-    }
-    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<CallList, A::Error> {
-        CallSpec::deserialize(MapAccessDeserializer::new(map)).map(|c| CallList(vec![c]))
-    }
-    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<CallList, A::Error> {
-        Vec::<CallSpec>::deserialize(SeqAccessDeserializer::new(seq)).map(CallList)
-    }
-}
-
-impl<'de> Deserialize<'de> for CallList {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TwoWay::<CallList>::new(
-            "a call (`call: TOOL`, `args: …`) or a list of calls",
-        ))
-    }
-}
+);
 
 // ---------------------------------------------------------------------------
 // JSON Schemas of the two-way values, for `harness schema`.
 
-impl JsonSchema for FileSpec {
-    fn schema_name() -> Cow<'static, str> {
-        "FileSpec".into()
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let object = generator.subschema_for::<FileObject>();
-        json_schema!({
-            "description": "File content as UTF-8 text, or an object with exactly one of text, base64, repeat (+ times), symlink, dir",
-            "anyOf": [{"type": "string"}, object]
-        })
-    }
+/// `JsonSchema` named after the type, its schema made by `$schema` from the
+/// generator.
+macro_rules! schema {
+    ($ty:ident, |$generator:pat_param| $schema:expr) => {
+        impl JsonSchema for $ty {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($ty).into()
+            }
+            fn json_schema($generator: &mut SchemaGenerator) -> Schema {
+                $schema
+            }
+        }
+    };
 }
 
-impl JsonSchema for FileExpect {
-    fn schema_name() -> Cow<'static, str> {
-        "FileExpect".into()
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let checks = generator.subschema_for::<FileChecks>();
-        json_schema!({
-            "description": "The exact content, or an object of checks",
-            "anyOf": [{"type": "string"}, checks]
-        })
-    }
-}
+schema!(FileSpec, |generator| {
+    let object = generator.subschema_for::<FileObject>();
+    json_schema!({
+        "description": "File content as UTF-8 text, or an object with exactly one of text, base64, repeat (+ times), symlink, dir",
+        "anyOf": [{"type": "string"}, object]
+    })
+});
 
-impl JsonSchema for ErrorExpect {
-    fn schema_name() -> Cow<'static, str> {
-        "ErrorExpect".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "description": "true, false, or a regex the error text must match",
-            "anyOf": [{"type": "boolean"}, {"type": "string"}]
-        })
-    }
-}
+schema!(FileExpect, |generator| {
+    let checks = generator.subschema_for::<FileChecks>();
+    json_schema!({
+        "description": "The exact content, or an object of checks",
+        "anyOf": [{"type": "string"}, checks]
+    })
+});
 
-impl JsonSchema for TruncatedExpect {
-    fn schema_name() -> Cow<'static, str> {
-        "TruncatedExpect".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "anyOf": [{"type": "boolean"}, {"enum": ["lines", "bytes"]}]
-        })
-    }
-}
+schema!(ErrorExpect, |_| json_schema!({
+    "description": "true, false, or a regex the error text must match",
+    "anyOf": [{"type": "boolean"}, {"type": "string"}]
+}));
 
-impl JsonSchema for ToolsSpec {
-    fn schema_name() -> Cow<'static, str> {
-        "ToolsSpec".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let names = crate::tools::ALL_TOOL_NAMES;
-        json_schema!({
-            "anyOf": [
-                {"enum": ["coding", "readonly", "all"]},
-                {"type": "array", "items": {"enum": names}}
-            ]
-        })
-    }
-}
+schema!(TruncatedExpect, |_| json_schema!({
+    "anyOf": [{"type": "boolean"}, {"enum": ["lines", "bytes"]}]
+}));
 
-impl JsonSchema for StringList {
-    fn schema_name() -> Cow<'static, str> {
-        "StringList".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
-        })
-    }
-}
+schema!(ToolsSpec, |_| {
+    let names = crate::tools::ALL_TOOL_NAMES;
+    json_schema!({
+        "anyOf": [
+            {"enum": ["coding", "readonly", "all"]},
+            {"type": "array", "items": {"enum": names}}
+        ]
+    })
+});
 
-impl JsonSchema for CallList {
-    fn schema_name() -> Cow<'static, str> {
-        "CallList".into()
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let call = generator.subschema_for::<CallSpec>();
-        json_schema!({
-            "anyOf": [call.clone(), {"type": "array", "items": call}]
-        })
-    }
-}
+schema!(StringList, |_| json_schema!({
+    "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+}));
+
+schema!(CallList, |generator| {
+    let call = generator.subschema_for::<CallSpec>();
+    json_schema!({
+        "anyOf": [call.clone(), {"type": "array", "items": call}]
+    })
+});

@@ -1,0 +1,168 @@
+//! The baseline file: per scenario its file, status and [`Figures`], as
+//! `--save-baseline` writes it and `--baseline` reads it back.
+//!
+//! A baseline has no timings, so a committed baseline changes only when a
+//! figure does. Scenarios are sorted by name. A run report (`run.json`)
+//! also serves as a baseline; [`crate::report::read_baseline`] reads
+//! either.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::run::RunSummary;
+use crate::run::Status;
+use crate::scenario::Figures;
+
+/// The version of the baseline file format.
+pub const BASELINE_SCHEMA_VERSION: u32 = 1;
+
+/// The `kind` of a baseline file.
+pub const BASELINE_KIND: &str = "harness-baseline";
+
+/// One scenario in a baseline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaselineScenario {
+    /// The file it came from (for people; not compared).
+    pub file: String,
+    /// How it ended.
+    pub status: Status,
+    /// Its figures.
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// The per-scenario figures of a run, as `--save-baseline` writes them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// [`BASELINE_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// [`BASELINE_KIND`].
+    pub kind: String,
+    /// The tokenizer the figures were counted with.
+    pub tokenizer: String,
+    /// Scenarios by name.
+    pub scenarios: BTreeMap<String, BaselineScenario>,
+}
+
+/// A baseline file that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    /// A version this harness does not read (`None`: no version).
+    #[error(
+        "baseline schema_version {} is not supported (this harness reads {BASELINE_SCHEMA_VERSION})",
+        .found.map_or_else(|| "(none)".to_owned(), |v| v.to_string())
+    )]
+    Version {
+        /// The version found.
+        found: Option<u64>,
+    },
+    /// The right version, but fields are wrong.
+    #[error("not a baseline: {0}")]
+    Shape(serde_json::Error),
+}
+
+/// A baseline counted with another tokenizer than the run, whose figures
+/// therefore cannot be compared.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the baseline was counted with the {baseline} tokenizer and this run uses {run}; run with \
+     --tokenizer {baseline} or save a new baseline"
+)]
+pub struct TokenizerMismatch {
+    /// The baseline's tokenizer.
+    pub baseline: String,
+    /// The run's tokenizer.
+    pub run: String,
+}
+
+impl Baseline {
+    /// The baseline of a run.
+    pub fn of(summary: &RunSummary) -> Self {
+        Self {
+            schema_version: BASELINE_SCHEMA_VERSION,
+            kind: BASELINE_KIND.to_owned(),
+            tokenizer: summary.tokenizer.clone(),
+            scenarios: summary
+                .scenarios
+                .iter()
+                .map(|s| {
+                    (
+                        s.name.clone(),
+                        BaselineScenario {
+                            file: s.file.clone(),
+                            status: s.status,
+                            figures: s.stats.figures,
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// The file's text: pretty JSON, scenarios sorted by name.
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        let mut bytes = serde_json::to_vec_pretty(self)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+
+    /// Whether a run counted with `tokenizer` can be compared with it.
+    pub fn counted_with(&self, tokenizer: &str) -> Result<(), TokenizerMismatch> {
+        if self.tokenizer == tokenizer {
+            return Ok(());
+        }
+        Err(TokenizerMismatch {
+            baseline: self.tokenizer.clone(),
+            run: tokenizer.to_owned(),
+        })
+    }
+
+    /// Whether a JSON document says it is a baseline (its `kind`).
+    pub fn is_baseline(value: &serde_json::Value) -> bool {
+        value.get("kind").and_then(serde_json::Value::as_str) == Some(BASELINE_KIND)
+    }
+
+    /// Reads a baseline document, checking its `schema_version` first.
+    pub fn from_value(value: serde_json::Value) -> Result<Self, BaselineError> {
+        let found = value
+            .get("schema_version")
+            .and_then(serde_json::Value::as_u64);
+        if found != Some(u64::from(BASELINE_SCHEMA_VERSION)) {
+            return Err(BaselineError::Version { found });
+        }
+        serde_json::from_value(value).map_err(BaselineError::Shape)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::run::ScenarioOutcome;
+
+    #[test]
+    fn a_baseline_holds_figures_without_timings() {
+        let mut a = ScenarioOutcome::empty("a", "a.yaml", &[], Status::Passed);
+        a.stats.figures.calls = 2;
+        a.stats.duration_ms = 17;
+        let summary = RunSummary {
+            scenarios: vec![a],
+            tokenizer: "o200k".into(),
+            ..RunSummary::default()
+        };
+        let text = String::from_utf8(Baseline::of(&summary).to_json().unwrap()).unwrap();
+        assert!(!text.contains("duration"), "{text}");
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(Baseline::is_baseline(&value));
+        assert_eq!(Baseline::from_value(value).unwrap(), Baseline::of(&summary));
+        assert_eq!(
+            Baseline::from_value(serde_json::json!({"kind": BASELINE_KIND}))
+                .unwrap_err()
+                .to_string(),
+            "baseline schema_version (none) is not supported (this harness reads 1)"
+        );
+    }
+}

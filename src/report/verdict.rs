@@ -1,0 +1,136 @@
+//! Verdicts of gates: which figures grew past a gate's limit, and how
+//! changes are worded in every report.
+//!
+//! The gate language itself (`KEY=+LIMIT`) is [`crate::run::gate`]: a run
+//! records its gates, and this module judges them.
+
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::run::Gate;
+use crate::run::Metric;
+use crate::scenario::Figures;
+
+/// A figure that grew past a gate's limit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Breach {
+    /// The scenario, or `None` for the totals.
+    pub scenario: Option<String>,
+    /// The figure.
+    pub metric: Metric,
+    /// Its value in the baseline.
+    pub baseline: u64,
+    /// Its value now.
+    pub current: u64,
+}
+
+impl Breach {
+    /// `` `name` result_tokens 100 → 120 (+20.0%) ``.
+    pub fn describe(&self) -> String {
+        let scope = match &self.scenario {
+            Some(name) => format!("`{name}`"),
+            None => "total".to_owned(),
+        };
+        format!(
+            "{scope} {} {} → {} ({})",
+            self.metric.as_str(),
+            self.baseline,
+            self.current,
+            change_text(self.baseline, self.current)
+        )
+    }
+}
+
+/// `+20.0%`, `-3.5%`, `±0`, or `+12 from 0`.
+pub fn change_text(baseline: u64, current: u64) -> String {
+    if baseline == current {
+        return "±0".to_owned();
+    }
+    if baseline == 0 {
+        return format!("+{current} from 0");
+    }
+    let pct = (current as f64 - baseline as f64) / baseline as f64 * 100.0;
+    format!("{pct:+.1}%")
+}
+
+/// How one gate fared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateOutcome {
+    /// The gate, as written (`tokens=+5%`).
+    pub gate: String,
+    /// Whether no figure breached it.
+    pub held: bool,
+    /// The figures that breached it: scenarios in run order, then totals.
+    pub breaches: Vec<Breach>,
+}
+
+/// Judges one gate: each scenario's figures (`name`, baseline, now) in
+/// order, then the totals (baseline, now).
+pub fn judge<'a>(
+    gate: &Gate,
+    scenarios: impl IntoIterator<Item = (&'a str, &'a Figures, &'a Figures)>,
+    totals: (&Figures, &Figures),
+) -> GateOutcome {
+    let mut breaches = Vec::new();
+    let mut check = |scenario: Option<&str>, before: &Figures, now: &Figures| {
+        for metric in gate.key.metrics() {
+            let (baseline, current) = (metric.value(before), metric.value(now));
+            if gate.limit.breached(baseline, current) {
+                breaches.push(Breach {
+                    scenario: scenario.map(str::to_owned),
+                    metric,
+                    baseline,
+                    current,
+                });
+            }
+        }
+    };
+    for (name, before, now) in scenarios {
+        check(Some(name), before, now);
+    }
+    check(None, totals.0, totals.1);
+    GateOutcome {
+        gate: gate.to_string(),
+        held: breaches.is_empty(),
+        breaches,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn changes_are_worded_as_percentages_or_from_zero() {
+        assert_eq!(change_text(100, 120), "+20.0%");
+        assert_eq!(change_text(200, 193), "-3.5%");
+        assert_eq!(change_text(7, 7), "±0");
+        assert_eq!(change_text(0, 12), "+12 from 0");
+    }
+
+    #[test]
+    fn a_gate_lists_scenario_breaches_then_the_total() {
+        let gate: Gate = "calls=+0".parse().unwrap();
+        let one = Figures {
+            calls: 1,
+            ..Figures::default()
+        };
+        let two = Figures {
+            calls: 2,
+            ..Figures::default()
+        };
+        let outcome = judge(&gate, [("a", &one, &two), ("b", &two, &two)], (&one, &two));
+        assert_eq!(
+            outcome
+                .breaches
+                .iter()
+                .map(Breach::describe)
+                .collect::<Vec<_>>(),
+            ["`a` calls 1 → 2 (+100.0%)", "total calls 1 → 2 (+100.0%)"]
+        );
+        assert!(!outcome.held);
+        assert_eq!(outcome.gate, "calls=+0");
+    }
+}

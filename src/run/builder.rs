@@ -1,0 +1,371 @@
+//! Configuring a run: [`RunnerBuilder`] resolves every setting (the
+//! command line's, else the suite file's, else the default) and checks it
+//! before any scenario starts, the way nextest's `TestRunnerBuilder` does:
+//! `build()?`, then [`Runner::execute`].
+//!
+//! | setting | command line | `harness.yaml` | default |
+//! | --- | --- | --- | --- |
+//! | tokenizer | `--tokenizer` | `tokenizer` | `o200k` |
+//! | jobs | `--jobs` | `jobs` | the number of cores |
+//! | timeout | `--timeout` | `timeout` (per scenario, when loaded) | 60 s |
+//! | gates | `--gate` (overrides by key) | `gates` | none |
+//!
+//! The suite file that gives defaults is the first one discovery used.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::agent::tokens::tokenizer_by_name;
+use crate::scenario::Scenario;
+use crate::scenario::Suite;
+use crate::scenario::load::SUITE_FILE;
+
+use super::discover::Discovery;
+use super::gate::Gate;
+use super::gate::GateError;
+use super::gate::combine;
+use super::outcome::LoadError;
+use super::partition::Partition;
+use super::partition::PartitionInfo;
+use super::runner::RunConfig;
+use super::runner::Runner;
+
+/// The tokenizer when neither the command line nor the suite names one.
+pub const DEFAULT_TOKENIZER: &str = "o200k";
+
+/// A run's configuration that cannot work; nothing has run. The texts are
+/// those `harness run` prints.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// An unknown tokenizer, or one that cannot be loaded.
+    #[error("--tokenizer: {0}")]
+    Tokenizer(String),
+    /// A timeout that is not a positive number of seconds.
+    #[error("--timeout must be a positive number of seconds")]
+    Timeout,
+    /// A gate of the suite file that does not parse.
+    #[error("{}: gates.{key}: {source}", file.display())]
+    SuiteGate {
+        /// The suite file.
+        file: PathBuf,
+        /// The gate's key, as written.
+        key: String,
+        /// What is wrong with it.
+        source: GateError,
+    },
+    /// A `--gate` that does not parse.
+    #[error("--gate: {0}")]
+    Gate(#[source] GateError),
+    /// The async runtime cannot be started.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// Builds a [`Runner`].
+#[derive(Debug, Default)]
+pub struct RunnerBuilder {
+    scenarios: Vec<Scenario>,
+    load_errors: Vec<LoadError>,
+    paths: Vec<PathBuf>,
+    suite: Option<Suite>,
+    tokenizer: Option<String>,
+    jobs: Option<usize>,
+    timeout: Option<f64>,
+    gates: Vec<String>,
+    partition: Option<Partition>,
+    fail_fast: bool,
+    keep_workspaces: bool,
+    update_snapshots: bool,
+}
+
+impl RunnerBuilder {
+    /// A run of these scenarios, with no suite file.
+    pub fn new(scenarios: Vec<Scenario>) -> Self {
+        Self {
+            scenarios,
+            ..Self::default()
+        }
+    }
+
+    /// A run of what discovery found: its scenarios, its load errors (the
+    /// summary records them) and the defaults of its first suite file.
+    pub fn discovered(discovery: Discovery) -> Self {
+        Self {
+            scenarios: discovery.scenarios,
+            load_errors: discovery.errors.iter().map(LoadError::from).collect(),
+            paths: discovery.paths,
+            suite: discovery.suites.into_iter().next(),
+            ..Self::default()
+        }
+    }
+
+    /// The tokenizer by name (`None`: the suite's, else `o200k`).
+    pub fn tokenizer(mut self, name: Option<String>) -> Self {
+        self.tokenizer = name;
+        self
+    }
+
+    /// Scenarios at once (`None`: the suite's, else the number of cores).
+    pub fn jobs(mut self, jobs: Option<usize>) -> Self {
+        self.jobs = jobs;
+        self
+    }
+
+    /// Seconds every scenario may run, overriding each one's budget.
+    pub fn timeout(mut self, seconds: Option<f64>) -> Self {
+        self.timeout = seconds;
+        self
+    }
+
+    /// Gates as written (`KEY=+LIMIT`); they override the suite's by key.
+    pub fn gates(mut self, gates: Vec<String>) -> Self {
+        self.gates = gates;
+        self
+    }
+
+    /// Run only this partition of the scenarios.
+    pub fn partition(mut self, partition: Option<Partition>) -> Self {
+        self.partition = partition;
+        self
+    }
+
+    /// Stop starting scenarios after the first failure.
+    pub fn fail_fast(mut self, yes: bool) -> Self {
+        self.fail_fast = yes;
+        self
+    }
+
+    /// Keep each scenario's workspace (the outcome says where).
+    pub fn keep_workspaces(mut self, yes: bool) -> Self {
+        self.keep_workspaces = yes;
+        self
+    }
+
+    /// Accept new and changed snapshots.
+    pub fn update_snapshots(mut self, yes: bool) -> Self {
+        self.update_snapshots = yes;
+        self
+    }
+
+    /// Resolves and checks the configuration, selects the partition and
+    /// starts the async runtime; the first problem, in the order of the
+    /// variants of [`BuildError`], is the error.
+    pub fn build(self) -> Result<Runner, BuildError> {
+        let suite = self.suite.as_ref().map(|s| &s.doc);
+        let tokenizer = self
+            .tokenizer
+            .clone()
+            .or_else(|| suite.and_then(|s| s.tokenizer.clone()))
+            .unwrap_or_else(|| DEFAULT_TOKENIZER.to_owned());
+        let tokens = tokenizer_by_name(&tokenizer).map_err(BuildError::Tokenizer)?;
+        if let Some(t) = self.timeout
+            && !(t.is_finite() && t > 0.0)
+        {
+            return Err(BuildError::Timeout);
+        }
+        let gates = self.resolve_gates()?;
+        let jobs = self
+            .jobs
+            .or_else(|| suite.and_then(|s| s.jobs))
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .max(1);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(jobs.clamp(2, 64))
+            .enable_all()
+            .build()
+            .map_err(BuildError::Runtime)?;
+        let selected = self.scenarios.len();
+        let (scenarios, positions) = match &self.partition {
+            Some(partition) => keep_partition(self.scenarios, partition),
+            None => (self.scenarios, (0..selected).collect()),
+        };
+        Ok(Runner {
+            runtime,
+            config: RunConfig {
+                jobs,
+                fail_fast: self.fail_fast,
+                keep_workspaces: self.keep_workspaces,
+                update_snapshots: self.update_snapshots,
+                timeout: self.timeout.map(Duration::from_secs_f64),
+                tokens,
+            },
+            scenarios,
+            positions,
+            selected,
+            partition: self.partition.map(|spec| PartitionInfo {
+                spec,
+                suite_scenarios: selected,
+            }),
+            load_errors: self.load_errors,
+            gates,
+            paths: self.paths,
+        })
+    }
+
+    /// The suite's gates, then the given ones, combined by key.
+    fn resolve_gates(&self) -> Result<Vec<Gate>, BuildError> {
+        let mut gates = Vec::new();
+        if let Some(suite) = &self.suite
+            && let Some(configured) = &suite.doc.gates
+        {
+            let file = suite
+                .dir
+                .as_ref()
+                .map_or_else(|| PathBuf::from(SUITE_FILE), |d| d.join(SUITE_FILE));
+            for (key, limit) in configured {
+                let gate = Gate::new(key, limit).map_err(|source| BuildError::SuiteGate {
+                    file: file.clone(),
+                    key: key.clone(),
+                    source,
+                })?;
+                gates.push(gate);
+            }
+        }
+        for text in &self.gates {
+            gates.push(text.parse().map_err(BuildError::Gate)?);
+        }
+        Ok(combine(gates))
+    }
+}
+
+/// The scenarios of `partition`, and the positions (0-based) they had in
+/// the whole selection, in order.
+fn keep_partition(all: Vec<Scenario>, partition: &Partition) -> (Vec<Scenario>, Vec<usize>) {
+    let positions = partition.select(all.iter().map(|s| s.name.as_str()));
+    let mut kept = positions.iter().peekable();
+    let scenarios = all
+        .into_iter()
+        .enumerate()
+        .filter(|(position, _)| kept.next_if(|&&p| p == *position).is_some())
+        .map(|(_, scenario)| scenario)
+        .collect();
+    (scenarios, positions)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::scenario::load_text;
+
+    fn scenarios(names: &[&str]) -> Vec<Scenario> {
+        let text: Vec<String> = names
+            .iter()
+            .map(|n| format!("name: {n}\nmodel:\n  - say: done\n"))
+            .collect();
+        let (scenarios, errors) =
+            load_text(Path::new("s.yaml"), &text.join("---\n"), &Suite::default());
+        assert_eq!(errors, []);
+        scenarios
+    }
+
+    fn error(builder: RunnerBuilder) -> String {
+        builder.build().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_settings_fail_before_anything_runs() {
+        let new = || RunnerBuilder::new(scenarios(&["a"]));
+        assert_eq!(
+            error(new().tokenizer(Some("gpt2".into()))),
+            "--tokenizer: unknown tokenizer `gpt2` (known: o200k, cl100k, chars4)"
+        );
+        assert_eq!(
+            error(new().timeout(Some(-1.0))),
+            "--timeout must be a positive number of seconds"
+        );
+        assert_eq!(
+            error(new().gates(vec!["latency=+5%".into()])),
+            "--gate: unknown gate `latency` (known: tokens, result_tokens, input_tokens, \
+             output_tokens, retries, errors, turns, calls)"
+        );
+        let mut suite = Suite {
+            dir: Some(PathBuf::from("suite")),
+            ..Suite::default()
+        };
+        suite.doc.gates = Some([("tokens".to_owned(), "-1%".to_owned())].into());
+        let with_suite = RunnerBuilder {
+            suite: Some(suite),
+            ..new()
+        };
+        assert_eq!(
+            error(with_suite),
+            "suite/harness.yaml: gates.tokens: invalid limit `-1%`: a gate limits growth, so \
+             the limit is + a count or a percentage"
+        );
+    }
+
+    #[test]
+    fn the_command_line_overrides_the_suite() {
+        let mut suite = Suite::default();
+        suite.doc.tokenizer = Some("cl100k".into());
+        suite.doc.gates = Some(
+            [
+                ("tokens".to_owned(), "+5%".to_owned()),
+                ("errors".to_owned(), "+0".to_owned()),
+            ]
+            .into(),
+        );
+        let builder = RunnerBuilder {
+            suite: Some(suite),
+            ..RunnerBuilder::new(scenarios(&["a"]))
+        };
+        let runner = builder
+            .tokenizer(Some("chars4".into()))
+            .gates(vec!["tokens=+10%".into()])
+            .build()
+            .unwrap();
+        assert_eq!(runner.tokenizer(), "chars4");
+        assert_eq!(
+            runner
+                .gates()
+                .iter()
+                .map(Gate::to_string)
+                .collect::<Vec<_>>(),
+            ["tokens=+10%", "errors=+0"]
+        );
+    }
+
+    #[test]
+    fn a_partition_keeps_the_positions_of_the_whole_selection() {
+        let names = ["a", "b", "c", "d", "e"];
+        let runner = RunnerBuilder::new(scenarios(&names))
+            .tokenizer(Some("chars4".into()))
+            .partition(Some("slice:2/2".parse().unwrap()))
+            .build()
+            .unwrap();
+        let summary = runner.execute(|_| {}).unwrap();
+        assert_eq!(
+            summary
+                .scenarios
+                .iter()
+                .map(|o| (o.name.as_str(), o.index))
+                .collect::<Vec<_>>(),
+            [("b", 1), ("d", 3)]
+        );
+        assert_eq!(summary.partition.map(|p| p.suite_scenarios), Some(5));
+        assert_eq!(summary.tokenizer, "chars4");
+    }
+
+    #[test]
+    fn nothing_to_run_is_an_error_before_the_run_starts() {
+        let mut started = false;
+        let runner = RunnerBuilder::discovered(Discovery {
+            paths: vec![PathBuf::from("a"), PathBuf::from("b")],
+            ..Discovery::default()
+        })
+        .build()
+        .unwrap();
+        let err = runner
+            .execute(|event| started |= matches!(event, super::super::RunEvent::Started { .. }))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no scenarios found in a, b (with the given --filter/--tag)"
+        );
+        assert!(!started);
+    }
+}
