@@ -6,7 +6,7 @@
 //! The names that scripts rely on are fixed: `schema_version`, `tokenizer`,
 //! `totals`, `scenarios[]` with `name`, `file`, `status` (`passed`,
 //! `failed`, `skipped`), `failures[]`, `stats` and `calls[]` (see
-//! docs/ci.md for every field).
+//! docs/reports.md for every field).
 
 use serde::Deserialize;
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! The scenario layer: the YAML model of SCENARIOS.md, loading with located
+//! The scenario layer: the YAML model of docs/scenarios.md, loading with located
 //! errors, workspaces, the figures of a run, checks and snapshots.
 //!
 //! It turns a file into data (a [`Scenario`]: a faux script plus checks)

@@ -1,4 +1,4 @@
-//! The serde types of the scenario format (SCENARIOS.md), exactly as users
+//! The serde types of the scenario format (docs/scenarios.md), exactly as users
 //! write them. Every struct denies unknown keys; values that may be written
 //! two ways (a string or an object, one item or a list) have hand-written
 //! deserialisers, so errors say what was expected instead of "did not match

@@ -1,5 +1,5 @@
 //! Argument handling: lenient normalisation, then JSON Schema validation
-//! (TOOLS.md "Argument handling", D17).
+//! (docs/tools.md "Argument handling", D17).
 //!
 //! Normalisation is driven by the tool's schema and is lenient only where
 //! the meaning cannot change:

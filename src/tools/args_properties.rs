@@ -1,4 +1,4 @@
-//! Argument properties (TOOLS.md "Argument handling", D17): arbitrary JSON
+//! Argument properties (docs/tools.md "Argument handling", D17): arbitrary JSON
 //! and argument text are answered, never panicked on, and every value a
 //! tool's schema accepts is accepted by the whole argument pipeline.
 
