@@ -5,8 +5,12 @@ use std::process::Command;
 use std::process::Output;
 use std::process::Stdio;
 
+use insta::assert_snapshot;
 use serde_json::Value;
 use serde_json::json;
+
+use super::test_helpers::printed;
+use super::test_helpers::redacting;
 
 fn harness() -> Command {
     Command::new(env!("CARGO_BIN_EXE_harness"))
@@ -62,42 +66,43 @@ fn call_reads_arguments_from_stdin_and_dash() {
         &["write"],
         Some(r#"{"path":"n/x.txt","content":"hé"}"#),
     );
-    let v = json_of(&out);
     assert_eq!(
-        v["content"][0]["text"],
-        "Successfully wrote 3 bytes to n/x.txt"
+        json_of(&out),
+        json!({
+            "is_error": false,
+            "content": [{"type": "text", "text": "Successfully wrote 3 bytes to n/x.txt"}],
+            "details": {"bytes": 3, "created": true}
+        })
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("n/x.txt")).unwrap(),
         "hé"
     );
     let out = call(dir.path(), &["read", "-"], Some(r#"{"path":"n/x.txt"}"#));
-    assert_eq!(json_of(&out)["content"][0]["text"], "hé");
+    assert_eq!(
+        json_of(&out),
+        json!({"is_error": false, "content": [{"type": "text", "text": "hé"}], "details": null})
+    );
 }
 
 #[test]
 fn error_results_still_exit_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let out = call(dir.path(), &["read", r#"{"path":"missing.txt"}"#], None);
-    let v = json_of(&out);
-    assert_eq!(v["is_error"], true);
-    let out = call(dir.path(), &["read", r#"{"path": "a.t"#], None);
-    let v = json_of(&out);
-    assert_eq!(v["is_error"], true);
-    let text = v["content"][0]["text"].as_str().unwrap();
-    assert!(
-        text.starts_with("The arguments of tool \"read\" are not valid JSON"),
-        "{text}"
-    );
-    assert!(text.contains("cut off"), "{text}");
-    let out = call(dir.path(), &["nope", "{}"], None);
-    let v = json_of(&out);
-    assert!(
-        v["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .starts_with("Tool \"nope\" not found.")
-    );
+    let settings = redacting(&[dir.path()]);
+    let _guard = settings.bind_to_scope();
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "call_error_missing_file",
+            &["read", r#"{"path":"missing.txt"}"#],
+        ),
+        ("call_error_cut_off_json", &["read", r#"{"path": "a.t"#]),
+        ("call_error_unknown_tool", &["nope", "{}"]),
+    ];
+    for (name, args) in cases {
+        let out = call(dir.path(), args, None);
+        assert_eq!(json_of(&out)["is_error"], true, "{name}");
+        assert_snapshot!(name, printed(&out));
+    }
 }
 
 #[test]
@@ -107,53 +112,45 @@ fn confinement_and_no_confine() {
     std::fs::create_dir(&ws).unwrap();
     std::fs::write(outer.path().join("secret.txt"), "s3cret").unwrap();
     let out = call(&ws, &["read", r#"{"path":"../secret.txt"}"#], None);
-    let v = json_of(&out);
-    assert_eq!(v["is_error"], true);
-    assert!(
-        v["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("outside the workspace")
-    );
+    assert_eq!(json_of(&out)["is_error"], true);
+    redacting(&[outer.path()])
+        .bind(|| assert_snapshot!("call_outside_the_workspace", printed(&out)));
     let out = call(
         &ws,
         &["read", r#"{"path":"../secret.txt"}"#, "--no-confine"],
         None,
     );
-    assert_eq!(json_of(&out)["content"][0]["text"], "s3cret");
+    assert_eq!(
+        json_of(&out),
+        json!({"is_error": false, "content": [{"type": "text", "text": "s3cret"}], "details": null})
+    );
 }
 
 #[test]
 fn usage_errors_exit_two() {
+    let _guard = redacting(&[]).bind_to_scope();
     let out = harness().args(["call"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+    assert_snapshot!("call_without_a_tool", printed(&out));
     let out = harness()
         .args(["call", "read", "{}", "--cwd", "/definitely/not/here"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/definitely/not/here"));
+    assert_snapshot!("call_with_a_missing_cwd", printed(&out));
     let out = harness()
         .args(["call", "read", "{}", "--tools", "read,bogus"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    assert_snapshot!("call_with_an_unknown_tool_in_tools", printed(&out));
 }
 
 #[test]
 fn tools_json_lists_definitions() {
     let out = harness().args(["tools", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<&str> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert!(names.contains(&"read"));
-    for tool in v.as_array().unwrap() {
-        assert!(tool["description"].as_str().unwrap().len() > 20);
-        assert_eq!(tool["parameters"]["type"], "object");
-    }
+    // It is JSON, and the snapshot holds it byte for byte.
+    let _: Value = serde_json::from_slice(&out.stdout).unwrap();
+    redacting(&[]).bind(|| assert_snapshot!("tools_json", printed(&out)));
 }

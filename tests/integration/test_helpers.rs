@@ -1,6 +1,7 @@
 //! Shared helpers for the property tests: the `arb_*` proptest strategies,
 //! small reference implementations the properties compare against, and a
-//! registry on a temporary workspace.
+//! registry on a temporary workspace. At the end, the helpers of the
+//! whole-output snapshots of the CLI tests.
 //!
 //! The strategies generate what the tools meet in practice, biased towards
 //! the places where they can go wrong: empty lines, a missing or present
@@ -281,4 +282,93 @@ impl ToolBench {
             UpdateSink::discard(),
         ))
     }
+}
+
+// ---------------------------------------------------------------------------
+// Whole-output snapshots (cli.rs, run.rs, reports.rs)
+
+/// What a command printed, stdout then stderr, as one text for a snapshot.
+/// Each stream is shown exactly as printed: a missing final newline glues
+/// the next header to the last line, so it shows in the snapshot too
+/// (insta ignores trailing whitespace at the end of a snapshot). The exit
+/// code is asserted on its own, before the snapshot.
+pub fn printed(out: &std::process::Output) -> String {
+    format!(
+        "--- stdout\n{}--- stderr\n{}--- end\n",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// [`printed`] for `harness run`: the lines it prints as each scenario
+/// finishes (`PASS  …`, `FAIL  …`, `SKIP  …`, the first lines of stdout)
+/// come in the order the scenarios finish, which depends on scheduling
+/// even with `--jobs 1`, so the snapshot holds them sorted. Everything
+/// after them (failures, summary, baseline, gates) is in discovery order
+/// and kept as printed.
+pub fn printed_run(out: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let is_result = |line: &&str| {
+        ["PASS  ", "FAIL  ", "SKIP  "]
+            .iter()
+            .any(|p| line.starts_with(p))
+    };
+    let mut lines: Vec<&str> = stdout.split_inclusive('\n').collect();
+    let results = lines.iter().take_while(|l| is_result(l)).count();
+    lines[..results].sort_unstable();
+    let sorted = std::process::Output {
+        status: out.status,
+        stdout: lines.concat().into_bytes(),
+        stderr: out.stderr.clone(),
+    };
+    printed(&sorted)
+}
+
+/// A file's text for a snapshot, with an end marker so that its final
+/// newline (or the lack of one) is part of the snapshot.
+pub fn file_text(text: &str) -> String {
+    format!("{text}--- end of file\n")
+}
+
+/// insta settings for the snapshots of `harness` output: the snapshots
+/// live in tests/integration/snapshots/, and filters replace what changes
+/// from run to run with a fixed placeholder:
+///
+/// - each of `temp_dirs` (as given and canonical): `[tmp]`;
+/// - durations: `(3 calls, 12 ms)` and `in 0.1 s` on the console,
+///   `· 0.1 s` in summary.md, `time="0.012"` in junit.xml and
+///   `"duration_ms": 12` in run.json (the CSVs' `duration_ms` column is
+///   redacted where they are read, in reports.rs);
+/// - `"harness_version"` in run.json, so a version bump does not touch
+///   the snapshots.
+///
+/// Token figures are not redacted: the scenarios whose output is
+/// snapshotted have no temporary path in any text the model sees, so their
+/// token counts do not depend on where the run happens.
+pub fn redacting(temp_dirs: &[&Path]) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_omit_expression(true);
+    let mut dirs: Vec<String> = Vec::new();
+    for dir in temp_dirs {
+        dirs.push(dir.display().to_string());
+        if let Ok(canonical) = dir.canonicalize() {
+            dirs.push(canonical.display().to_string());
+        }
+    }
+    // Longest first, so a temp dir inside another is replaced whole.
+    dirs.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    dirs.dedup();
+    for dir in &dirs {
+        settings.add_filter(&regex::escape(dir), "[tmp]");
+    }
+    settings.add_filter(r"(\(\d+ calls?), \d+ ms\)", "$1, [ms] ms)");
+    settings.add_filter(r" in \d+\.\d s\b", " in [secs] s");
+    settings.add_filter(r" · \d+\.\d s\b", " · [secs] s");
+    settings.add_filter(r#"\btime="[0-9.]+""#, r#"time="[secs]""#);
+    settings.add_filter(r#""duration_ms": \d+"#, r#""duration_ms": "[ms]""#);
+    settings.add_filter(
+        r#""harness_version": "[^"]*""#,
+        r#""harness_version": "[version]""#,
+    );
+    settings
 }
