@@ -9,6 +9,7 @@
 //! characters fuzzy matching rewrites (smart quotes, unicode dashes and
 //! spaces, trailing whitespace), and limits small enough to cut.
 
+use std::path::Path;
 use std::path::PathBuf;
 
 use harness::tools::Limits;
