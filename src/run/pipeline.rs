@@ -1,7 +1,9 @@
 //! One scenario end to end: a fresh temporary workspace, its own registry
 //! and faux provider, the real agent loop within a time budget, the checks
-//! and the figures. The workspace is removed when the scenario ends, on
-//! failure too, unless kept on request.
+//! and the figures. Next to the workspace (`harness-ws-…`) is the directory
+//! of its bash full-output logs (`harness-ws-…-logs`, D18), outside the
+//! workspace so no tool sees it. Both are removed when the scenario ends,
+//! on failure too, unless kept on request.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -29,6 +31,7 @@ use crate::scenario::figures::priced_text;
 use crate::scenario::workspace;
 use crate::tools::CallArguments;
 use crate::tools::Registry;
+use crate::tools::Scratch;
 use crate::tools::Workspace;
 
 use super::outcome::CallStat;
@@ -71,7 +74,7 @@ impl Job<'_> {
         let started = Instant::now();
         let mut outcome = ScenarioOutcome::of(scenario, Status::Failed);
         outcome.snapshot_file = Some(scenario.snapshot_file.clone());
-        let (dir, registry) = match prepare(scenario).await {
+        let (dirs, registry) = match prepare(scenario).await {
             Ok(prepared) => prepared,
             Err(failure) => {
                 outcome.failures.push(failure);
@@ -98,7 +101,7 @@ impl Job<'_> {
                 "it was still running; its tools were stopped",
             ));
             outcome.stats.duration_ms = millis(started.elapsed());
-            keep_or_remove(dir, self.config.keep_workspaces, &mut outcome);
+            keep_or_remove(dirs, self.config.keep_workspaces, &mut outcome);
             return outcome;
         };
         let report = provider.into_report();
@@ -117,7 +120,7 @@ impl Job<'_> {
         };
         // Tools are done; stop what they left running before the directory goes.
         drop(registry);
-        keep_or_remove(dir, self.config.keep_workspaces, &mut outcome);
+        keep_or_remove(dirs, self.config.keep_workspaces, &mut outcome);
         outcome
     }
 
@@ -162,18 +165,43 @@ impl Job<'_> {
     }
 }
 
-/// The scenario's temporary workspace, built, and a registry over it.
-async fn prepare(scenario: &Scenario) -> Result<(TempDir, Registry), Failure> {
+/// A scenario's temporary directories: the workspace, and next to it the
+/// directory of its bash full-output logs.
+struct TempDirs {
+    workspace: TempDir,
+    logs: TempDir,
+}
+
+/// The scenario's temporary workspace, built, its logs directory, and a
+/// registry over them.
+async fn prepare(scenario: &Scenario) -> Result<(TempDirs, Registry), Failure> {
+    let cannot_create = |what: &str, err: std::io::Error| {
+        whole(
+            "workspace",
+            &format!("a temporary {what}"),
+            format!("cannot create one: {err}"),
+        )
+    };
     let dir = tempfile::Builder::new()
         .prefix("harness-ws-")
         .tempdir()
-        .map_err(|err| {
-            whole(
-                "workspace",
-                "a temporary workspace",
-                format!("cannot create one: {err}"),
-            )
-        })?;
+        .map_err(|err| cannot_create("workspace", err))?;
+    // Exactly `{workspace}-logs` next to it, created new (never one that
+    // already exists), private like the workspace.
+    let (Some(parent), Some(name)) = (dir.path().parent(), dir.path().file_name()) else {
+        return Err(whole(
+            "workspace",
+            "a temporary workspace with a parent directory",
+            dir.path().display().to_string(),
+        ));
+    };
+    let logs = tempfile::Builder::new()
+        .prefix(&format!("{}-logs", name.to_string_lossy()))
+        .rand_bytes(0)
+        .tempdir_in(parent)
+        .map_err(|err| cannot_create("logs directory", err))?;
+    let scratch =
+        Scratch::private_dir(logs.path()).map_err(|err| cannot_create("logs directory", err))?;
     let plan = scenario.workspace.clone();
     let root = dir.path().to_path_buf();
     match tokio::task::spawn_blocking(move || workspace::build(&plan, &root)).await {
@@ -189,18 +217,26 @@ async fn prepare(scenario: &Scenario) -> Result<(TempDir, Registry), Failure> {
     }
     let workspace = Workspace::local(dir.path())
         .map_err(|err| whole("workspace", "a usable workspace", err.to_string()))?
-        .with_confine(scenario.confine);
+        .with_confine(scenario.confine)
+        .with_scratch(scratch);
     let registry = Registry::builder(workspace)
         .limits(scenario.limits.clone())
         .allow(scenario.tools.iter().cloned())
         .build()
         .map_err(|err| whole("tools", "a valid tool set", err.to_string()))?;
-    Ok((dir, registry))
+    Ok((
+        TempDirs {
+            workspace: dir,
+            logs,
+        },
+        registry,
+    ))
 }
 
-fn keep_or_remove(dir: TempDir, keep: bool, outcome: &mut ScenarioOutcome) {
+fn keep_or_remove(dirs: TempDirs, keep: bool, outcome: &mut ScenarioOutcome) {
     if keep {
-        outcome.workspace = Some(dir.keep().display().to_string());
+        let _ = dirs.logs.keep();
+        outcome.workspace = Some(dirs.workspace.keep().display().to_string());
     }
 }
 

@@ -16,6 +16,8 @@ use crate::agent::TokenCounter;
 use crate::agent::Transcript;
 use crate::tools::Content;
 use crate::tools::ToolResult;
+use crate::tools::ops::ConfinedFs;
+use crate::tools::ops::FsOps;
 use crate::tools::truncate::TruncatedBy;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::count_lines;
@@ -535,13 +537,59 @@ pub fn subset_mismatch(want: &Value, actual: &Value, path: String) -> Option<Str
     }
 }
 
+/// The largest file a file check reads.
+pub const MAX_CHECKED_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The files of `expect.files`, reached only through a handle confined to
+/// the workspace (D1): regular files only, opened without blocking, at most
+/// [`MAX_CHECKED_FILE_BYTES`] each. A path that leads outside the workspace
+/// (absolute, `..`, a symlink) cannot be read; for `exists`/`absent` it
+/// does not exist.
+struct CheckedFiles {
+    fs: Result<ConfinedFs, String>,
+}
+
+impl CheckedFiles {
+    fn new(workspace: &Path) -> Self {
+        Self {
+            fs: ConfinedFs::new(workspace)
+                .map_err(|err| format!("the workspace cannot be opened: {err}")),
+        }
+    }
+
+    fn exists(&self, rel: &str) -> bool {
+        self.fs
+            .as_ref()
+            .is_ok_and(|fs| fs.symlink_metadata(&fs.root().join(rel)).is_ok())
+    }
+
+    fn read(&self, rel: &str) -> Result<Vec<u8>, String> {
+        let fs = self.fs.as_ref().map_err(String::clone)?;
+        fs.read_capped(&fs.root().join(rel), MAX_CHECKED_FILE_BYTES)
+            .map_err(|err| match err.kind() {
+                std::io::ErrorKind::FileTooLarge => format!(
+                    "it is larger than {} MiB, the most a file check reads",
+                    MAX_CHECKED_FILE_BYTES >> 20
+                ),
+                _ => err.to_string(),
+            })
+    }
+
+    fn mode(&self, rel: &str) -> Result<u32, String> {
+        let fs = self.fs.as_ref().map_err(String::clone)?;
+        fs.metadata(&fs.root().join(rel))
+            .map(|meta| meta.mode)
+            .map_err(|err| err.to_string())
+    }
+}
+
 fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
+    let files = CheckedFiles::new(input.workspace);
     for (rel, expect) in &input.scenario.run_check.expect.files {
         let label = format!("files: {rel}");
         let step = Some(label.as_str());
-        let path = input.workspace.join(rel);
         match expect {
-            FileExpect::Equals(want) => match std::fs::read(&path) {
+            FileExpect::Equals(want) => match files.read(rel) {
                 Ok(bytes) => {
                     let got = String::from_utf8_lossy(&bytes);
                     if got != *want {
@@ -557,7 +605,7 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
             },
             FileExpect::Checks(checks) => {
                 let regex = input.scenario.run_check.file_regexes.get(rel);
-                file_object_checks(failures, step, &path, checks, regex);
+                file_object_checks(failures, step, (&files, rel), checks, regex);
             }
         }
     }
@@ -567,11 +615,11 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
 fn file_object_checks(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    path: &Path,
+    (files, rel): (&CheckedFiles, &str),
     checks: &FileChecks,
     regex: Option<&regex::Regex>,
 ) {
-    let exists = path.symlink_metadata().is_ok();
+    let exists = files.exists(rel);
     let presence = ("the file exists", "no such file");
     if let Some(absent) = checks.absent
         && absent == exists
@@ -592,7 +640,7 @@ fn file_object_checks(
         || checks.bom.is_some()
         || checks.eol.is_some();
     if needs_content {
-        match std::fs::read(path) {
+        match files.read(rel) {
             Ok(bytes) => content_of_file_checks(failures, step, &bytes, checks, regex),
             Err(err) => {
                 failures.push(Failure::new(
@@ -606,7 +654,7 @@ fn file_object_checks(
         }
     }
     if let Some(mode) = &checks.mode {
-        mode_check(failures, step, path, mode);
+        mode_check(failures, step, files.mode(rel), mode);
     }
 }
 
@@ -667,11 +715,15 @@ fn content_of_file_checks(
 }
 
 /// `mode`: the file's permission bits.
-fn mode_check(failures: &mut Vec<Failure>, step: Option<&str>, path: &Path, mode: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    match std::fs::metadata(path) {
-        Ok(meta) => {
-            let got = format!("{:o}", meta.permissions().mode() & 0o7777);
+fn mode_check(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    found: Result<u32, String>,
+    mode: &str,
+) {
+    match found {
+        Ok(found) => {
+            let got = format!("{:o}", found & 0o7777);
             let want = u32::from_str_radix(mode, 8)
                 .map(|m| format!("{m:o}"))
                 .unwrap_or_else(|_| mode.to_owned());

@@ -1,21 +1,40 @@
 //! Building a scenario's temporary workspace: the fixture copied in, the
 //! inline files written (text, bytes, repeats, symlinks, directories, BOMs,
 //! modes), and `git init` when asked.
+//!
+//! Everything is created through a [`ConfinedFs`] on the workspace, the
+//! same kernel-enforced handle the tools use (D1): a file declared below a
+//! declared symlink that leads outside, or a path with `..` or an absolute
+//! one, is refused instead of being written where the link points. Modes
+//! keep only the permission bits (`0o777`): never setuid, setgid or sticky.
 
+use std::io;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
+
+use crate::tools::ops::ConfinedFs;
+use crate::tools::ops::FileKind;
+use crate::tools::ops::FsOps;
+use crate::tools::ops::LocalFs;
 
 use super::load::FileContent;
 use super::load::WorkspacePlan;
 
+/// The mode bits a workspace entry may get: read, write and execute for
+/// owner, group and others.
+const PERMISSION_BITS: u32 = 0o777;
+
 /// Fills `dir` (an empty directory) as `plan` says.
 pub fn build(plan: &WorkspacePlan, dir: &Path) -> Result<(), String> {
+    let fs = ConfinedFs::new(dir)
+        .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
     if let Some(fixture) = &plan.fixture {
-        copy_tree(fixture, dir)
+        copy_tree(&fs, fixture, fs.root())
             .map_err(|err| format!("cannot copy fixture {}: {err}", fixture.display()))?;
     }
     for (rel, content) in &plan.files {
-        write_entry(dir, rel, content)
+        write_entry(&fs, rel, content)
             .map_err(|err| format!("cannot create workspace file `{rel}`: {err}"))?;
     }
     if plan.git {
@@ -24,47 +43,49 @@ pub fn build(plan: &WorkspacePlan, dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-}
-
-fn write_entry(dir: &Path, rel: &str, content: &FileContent) -> std::io::Result<()> {
-    let path = dir.join(rel);
+fn write_entry(fs: &ConfinedFs, rel: &str, content: &FileContent) -> io::Result<()> {
+    let path = fs.root().join(rel);
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+        fs.create_dir_all(parent)?;
     }
+    let is_symlink = || {
+        fs.symlink_metadata(&path)
+            .is_ok_and(|m| m.kind == FileKind::Symlink)
+    };
     match content {
         FileContent::Bytes { data, mode } => {
-            // Replace whatever the fixture had at this path.
-            if path.symlink_metadata().is_ok_and(|m| m.is_symlink()) {
-                std::fs::remove_file(&path)?;
+            // Replace whatever the fixture had at this path; a symlink is
+            // replaced, not written through.
+            if is_symlink() {
+                fs.remove_file(&path)?;
             }
-            std::fs::write(&path, data)?;
+            fs.write(&path, data)?;
             if let Some(mode) = mode {
-                set_mode(&path, *mode)?;
+                fs.set_mode(&path, mode & PERMISSION_BITS)?;
             }
         }
         FileContent::Symlink(target) => {
-            if path.symlink_metadata().is_ok() {
-                std::fs::remove_file(&path)?;
+            if fs.symlink_metadata(&path).is_ok() {
+                fs.remove_file(&path)?;
             }
-            std::os::unix::fs::symlink(target, &path)?;
+            fs.symlink(Path::new(target), &path)?;
         }
         FileContent::Dir(mode) => {
-            std::fs::create_dir_all(&path)?;
+            fs.create_dir_all(&path)?;
             if let Some(mode) = mode {
-                set_mode(&path, *mode)?;
+                fs.set_mode(&path, mode & PERMISSION_BITS)?;
             }
         }
     }
     Ok(())
 }
 
-/// Copies a directory tree, keeping symlinks as symlinks and modes as they
-/// are.
-pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
+/// Copies the directory tree `from` (read with the process's own reach)
+/// into `to` (created through `fs`), keeping symlinks as symlinks and the
+/// permission bits of files and directories. Anything but files,
+/// directories and symlinks (a FIFO, a socket, a device) is an error.
+fn copy_tree(fs: &ConfinedFs, from: &Path, to: &Path) -> io::Result<()> {
+    fs.create_dir_all(to)?;
     let mut entries: Vec<_> = std::fs::read_dir(from)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(std::fs::DirEntry::file_name);
     for entry in entries {
@@ -72,12 +93,19 @@ pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         let target = to.join(entry.file_name());
         let kind = entry.file_type()?;
         if kind.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&source)?, &target)?;
+            fs.symlink(&std::fs::read_link(&source)?, &target)?;
         } else if kind.is_dir() {
-            copy_tree(&source, &target)?;
-            std::fs::set_permissions(&target, std::fs::metadata(&source)?.permissions())?;
+            copy_tree(fs, &source, &target)?;
+            let mode = std::fs::metadata(&source)?.permissions().mode();
+            fs.set_mode(&target, mode & PERMISSION_BITS)?;
         } else {
-            std::fs::copy(&source, &target)?;
+            // Opened without blocking, regular files only.
+            let mut reader = LocalFs.open(&source).map_err(|err| {
+                io::Error::new(err.kind(), format!("{}: {err}", source.display()))
+            })?;
+            let mode = std::fs::metadata(&source)?.permissions().mode();
+            let mut writer = fs.create_new(&target, mode & PERMISSION_BITS)?;
+            io::copy(&mut reader, &mut writer)?;
         }
     }
     Ok(())

@@ -4,9 +4,20 @@
 
 use std::io;
 
+use super::ops::is_outside_workspace;
+
 /// One sentence (or two) for an I/O error while trying to `action` the
 /// path shown as `display`.
 pub fn describe_io_error(action: &str, display: &str, err: &io::Error) -> String {
+    if is_outside_workspace(err) {
+        // The kernel refused a path that led out of the workspace root at
+        // the moment of use (D1), e.g. a directory swapped for a symlink.
+        return format!(
+            "Path \"{display}\" is outside the workspace: a symlink on the way leads out of the \
+             workspace root, and tools may only touch files under it. Use a path relative to the \
+             workspace root."
+        );
+    }
     match err.kind() {
         io::ErrorKind::PermissionDenied => format!(
             "Permission denied: cannot {action} {display}. Check its permissions with bash \

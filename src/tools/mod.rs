@@ -15,10 +15,11 @@
 //! args.rs            lenient normalisation + JSON Schema validation
 //! task.rs            run_blocking: a tool's blocking work off the runtime
 //! mutation_queue.rs  one queue per real path for write and edit
-//! workspace.rs       Workspace: FsOps + ProcessOps + path policy;
+//! workspace.rs       Workspace: FsOps + ProcessOps + path policy + Scratch;
 //!                    resolve / resolve_existing, the one way to a path
 //! path.rs            normalisation, confinement, "did you mean"
-//! ops/               FsOps + ProcessOps traits; LocalFs, MemoryFs, LocalProcess
+//! ops/               FsOps + ProcessOps traits; ConfinedFs, LocalFs,
+//!                    MemoryFs, LocalProcess
 //! truncate.rs        head/tail truncation and its facts
 //! search/            ignore rules, the walker, globs; the grep and find tools
 //! edit/              matching, messages, line endings, diffs; the edit tool
@@ -92,5 +93,7 @@ pub use registry::builtin_tools;
 pub use search::find::FindTool;
 pub use search::grep::GrepTool;
 pub use workspace::Lookup;
+pub use workspace::Scratch;
+pub use workspace::ScratchNames;
 pub use workspace::Workspace;
 pub use write::WriteTool;

@@ -185,6 +185,11 @@ impl PathPolicy {
         self.confine = confine;
     }
 
+    /// Whether paths outside the root are refused.
+    pub fn confines(&self) -> bool {
+        self.confine
+    }
+
     /// The workspace root (a real path).
     pub fn root(&self) -> &Path {
         &self.root
@@ -389,7 +394,9 @@ fn real_path_hops(fs: &dyn FsOps, abs: &Path, hops: usize) -> io::Result<PathBuf
                     }
                     let target = fs.read_link(&existing)?;
                     let parent = existing.parent().unwrap_or(Path::new("/"));
-                    let mut resolved = real_path_hops(fs, &clean(&parent.join(target)), hops + 1)?;
+                    // Not cleaned as text: in `a/../b` the kernel follows
+                    // `a` before it climbs, and so must the check.
+                    let mut resolved = real_path_hops(fs, &parent.join(target), hops + 1)?;
                     for part in missing.iter().rev() {
                         resolved.push(part);
                     }

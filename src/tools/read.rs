@@ -156,7 +156,7 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         )));
     }
     let mut file = fs
-        .open(&resolved.abs)
+        .open(&resolved.real)
         .map_err(|err| ToolError::failed(describe_io_error("read", &display, &err)))?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     fill(&mut file, &mut head, SNIFF_BYTES)

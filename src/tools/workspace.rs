@@ -5,14 +5,22 @@
 //! place where a tool turns a path argument into a [`ResolvedPath`]:
 //! normalised, resolved against the root, confined (D1), and, for paths
 //! that must exist, looked up with a "did you mean" error when they do not
-//! (D6). Every file access after that goes through [`FsOps`].
+//! (D6). Every file access after that goes through [`FsOps`], with the
+//! resolved real path: on a local workspace that is a [`ConfinedFs`], so
+//! the kernel refuses a path that has changed since the check and now leads
+//! outside (D1).
+//!
+//! [`Scratch`] is where tools put files of their own, outside the
+//! workspace: bash's full-output logs (D18).
 
 use std::io;
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::error::ToolError;
 use super::fs_error::describe_io_error;
+use super::ops::ConfinedFs;
 use super::ops::FsOps;
 use super::ops::LocalFs;
 use super::ops::LocalProcess;
@@ -27,9 +35,109 @@ use super::path::read_variants;
 /// the operations that reach it.
 #[derive(Clone, Debug)]
 pub struct Workspace {
+    /// What tools open files with while confinement is on.
     fs: Arc<dyn FsOps>,
+    /// The process's own reach: what the path check resolves names with,
+    /// and what tools open files with while confinement is off. `None`:
+    /// `fs` does both.
+    ambient: Option<Arc<dyn FsOps>>,
     process: Arc<dyn ProcessOps>,
     policy: PathPolicy,
+    scratch: Scratch,
+}
+
+/// How [`Scratch`] names the files it creates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScratchNames {
+    /// `harness-{kind}-{16 random hex digits}{suffix}`: unpredictable
+    /// names, for a directory others share (the system temp directory).
+    Random,
+    /// `{kind}-{call id}{suffix}`, then `{kind}-{call id}-2{suffix}` and so
+    /// on when taken: the same names in every run, for a directory of
+    /// one's own.
+    PerCall,
+}
+
+/// The longest call id kept in a [`ScratchNames::PerCall`] name.
+const MAX_CALL_ID_IN_NAME: usize = 64;
+
+/// Where tools put files of their own, outside the workspace (bash's
+/// full-output logs, D18): a directory, the operations that reach it, and
+/// how files there are named. Every file is created new with mode `0600`.
+#[derive(Clone, Debug)]
+pub struct Scratch {
+    fs: Arc<dyn FsOps>,
+    dir: PathBuf,
+    names: ScratchNames,
+}
+
+impl Scratch {
+    /// A scratch directory over any operations.
+    pub fn new(fs: Arc<dyn FsOps>, dir: impl Into<PathBuf>, names: ScratchNames) -> Self {
+        Self {
+            fs,
+            dir: dir.into(),
+            names,
+        }
+    }
+
+    /// The system temp directory on the local disk, with random names
+    /// (what `harness call` uses).
+    pub fn system_temp() -> Self {
+        Self::new(
+            Arc::new(LocalFs),
+            std::env::temp_dir(),
+            ScratchNames::Random,
+        )
+    }
+
+    /// A directory of one's own on the local disk (it must exist), reached
+    /// through a handle confined to it, with per-call names (what a
+    /// scenario run uses).
+    pub fn private_dir(dir: impl AsRef<Path>) -> io::Result<Self> {
+        let fs = ConfinedFs::new(dir)?;
+        let dir = fs.root().to_path_buf();
+        Ok(Self::new(Arc::new(fs), dir, ScratchNames::PerCall))
+    }
+
+    /// The operations that reach the directory.
+    pub fn fs(&self) -> &Arc<dyn FsOps> {
+        &self.fs
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// How files are named.
+    pub fn names(&self) -> ScratchNames {
+        self.names
+    }
+
+    /// The stem of the per-call name of a `kind` file of call `call_id`
+    /// (`bash-call_1`, for [`FsOps::create_numbered`]), or `None` when names
+    /// are random ([`FsOps::create_temp`]). Characters other
+    /// than ASCII letters, digits, `_`, `-` and `.` become `_`, and the id
+    /// is cut to 64 characters.
+    pub fn file_stem(&self, kind: &str, call_id: &str) -> Option<String> {
+        if self.names == ScratchNames::Random {
+            return None;
+        }
+        let id: String = call_id
+            .chars()
+            .take(MAX_CALL_ID_IN_NAME)
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let id = if id.is_empty() { "call" } else { id.as_str() };
+        Some(format!("{kind}-{id}"))
+    }
 }
 
 /// How a tool looks up a path that must exist, and how its messages name
@@ -64,17 +172,33 @@ impl Lookup {
 
 impl Workspace {
     /// A workspace on the local disk, rooted at `root` (which must exist),
-    /// confined by default (D1).
+    /// confined by default (D1): files are opened through a [`ConfinedFs`]
+    /// on the root, and with confinement off through [`LocalFs`]. Bash's
+    /// full-output logs go to the system temp directory
+    /// ([`Scratch::system_temp`]).
     pub fn local(root: impl AsRef<Path>) -> io::Result<Self> {
-        Self::new(
-            Arc::new(LocalFs),
-            Arc::new(LocalProcess::default()),
-            root,
-            true,
-        )
+        let policy = PathPolicy::new(&LocalFs, root.as_ref(), true)?;
+        let confined = ConfinedFs::new(policy.root()).map_err(|err| {
+            io::Error::new(
+                err.kind(),
+                format!(
+                    "workspace root {} cannot be opened: {err}",
+                    root.as_ref().display()
+                ),
+            )
+        })?;
+        Ok(Self {
+            fs: Arc::new(confined),
+            ambient: Some(Arc::new(LocalFs)),
+            process: Arc::new(LocalProcess::default()),
+            policy,
+            scratch: Scratch::system_temp(),
+        })
     }
 
-    /// A workspace over any operations.
+    /// A workspace over any operations; `fs` both checks and opens paths,
+    /// and the scratch directory is the system temp directory reached
+    /// through `fs`.
     pub fn new(
         fs: Arc<dyn FsOps>,
         process: Arc<dyn ProcessOps>,
@@ -82,10 +206,13 @@ impl Workspace {
         confine: bool,
     ) -> io::Result<Self> {
         let policy = PathPolicy::new(fs.as_ref(), root.as_ref(), confine)?;
+        let scratch = Scratch::new(Arc::clone(&fs), std::env::temp_dir(), ScratchNames::Random);
         Ok(Self {
             fs,
+            ambient: None,
             process,
             policy,
+            scratch,
         })
     }
 
@@ -96,9 +223,31 @@ impl Workspace {
         self
     }
 
-    /// The file-system operations.
+    /// Puts tools' own files (bash's full-output logs) in `scratch`.
+    pub fn with_scratch(mut self, scratch: Scratch) -> Self {
+        self.scratch = scratch;
+        self
+    }
+
+    /// The file-system operations tools open files with: confined to the
+    /// root on a local workspace while confinement is on.
     pub fn fs(&self) -> &Arc<dyn FsOps> {
-        &self.fs
+        match &self.ambient {
+            Some(ambient) if !self.policy.confines() => ambient,
+            _ => &self.fs,
+        }
+    }
+
+    /// What the path check resolves names with: the process's own reach,
+    /// so that a refusal can say where a path leads. It only looks at
+    /// names and never opens a file.
+    fn namer(&self) -> &dyn FsOps {
+        self.ambient.as_deref().unwrap_or(self.fs.as_ref())
+    }
+
+    /// Where tools put files of their own.
+    pub fn scratch(&self) -> &Scratch {
+        &self.scratch
     }
 
     /// The process operations.
@@ -120,7 +269,7 @@ impl Workspace {
     /// model-facing one.
     pub fn resolve(&self, raw: &str) -> Result<ResolvedPath, ToolError> {
         self.policy
-            .resolve(self.fs.as_ref(), raw)
+            .resolve(self.namer(), raw)
             .map_err(|err| ToolError::failed(err.to_string()))
     }
 
@@ -133,7 +282,7 @@ impl Workspace {
         raw: &str,
         lookup: Lookup,
     ) -> Result<(ResolvedPath, Metadata), ToolError> {
-        let fs = self.fs.as_ref();
+        let fs = self.fs().as_ref();
         let mut resolved = self.resolve(raw)?;
         let mut found = fs.metadata(&resolved.real);
         if found.is_err() && lookup.other_spellings {
@@ -143,7 +292,7 @@ impl Workspace {
             if let Some(abs) = spelled {
                 resolved = self
                     .policy
-                    .resolve_absolute(fs, raw, abs)
+                    .resolve_absolute(self.namer(), raw, abs)
                     .map_err(|err| ToolError::failed(err.to_string()))?;
                 found = fs.metadata(&resolved.real);
             }

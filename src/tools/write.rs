@@ -90,7 +90,10 @@ fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
     let fs = workspace.fs().as_ref();
     let resolved = workspace.resolve(&args.path)?;
     let display = &resolved.display;
-    let existing = fs.metadata(&resolved.abs).ok();
+    // The real path: what the check resolved is what is opened, through
+    // the workspace's handle when confined (D1).
+    let target = &resolved.real;
+    let existing = fs.metadata(target).ok();
     if existing.as_ref().is_some_and(|m| m.is_dir()) {
         return Err(ToolError::failed(format!(
             "Cannot write {display}: it is a directory. Give the path of a file inside it."
@@ -105,7 +108,7 @@ fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
              writing to it could block. Write to a regular file instead."
         )));
     }
-    if let Some(parent) = resolved.abs.parent()
+    if let Some(parent) = target.parent()
         && fs.metadata(parent).is_err()
     {
         fs.create_dir_all(parent).map_err(|err| {
@@ -120,7 +123,7 @@ fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }
-    fs.write(&resolved.abs, args.content.as_bytes())
+    fs.write(target, args.content.as_bytes())
         .map_err(|err| ToolError::failed(describe_io_error("write", display, &err)))?;
     let bytes = args.content.len();
     ToolOutput::text(format!("Successfully wrote {bytes} bytes to {display}")).with_facts(

@@ -8,6 +8,7 @@
 )]
 
 mod cli;
+mod confinement;
 mod layering;
 mod properties;
 mod reports;

@@ -164,12 +164,18 @@ fn keep_workspaces_prints_where_they_are() {
         ],
     );
     assert_eq!(out.status.code(), Some(0));
-    // The one workspace left in the temp dir is the one printed.
-    let kept: Vec<PathBuf> = std::fs::read_dir(tmp.path())
+    // The one workspace left in the temp dir is the one printed, with its
+    // logs directory next to it.
+    let mut kept: Vec<PathBuf> = std::fs::read_dir(tmp.path())
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(kept.len(), 1, "{kept:?}");
+    kept.sort();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert_eq!(
+        kept[1].file_name().unwrap().to_str().unwrap(),
+        format!("{}-logs", kept[0].file_name().unwrap().to_str().unwrap())
+    );
     assert_eq!(
         std::fs::read_to_string(kept[0].join("a.txt")).unwrap(),
         "alpha\nbeta\n"

@@ -171,8 +171,10 @@ impl Tool for BashTool {
             output: OutputAccumulator::new(
                 ctx.limits.truncation(),
                 BASH_FILE_PREFIX,
-                Arc::clone(ctx.workspace.fs()),
-            ),
+                Arc::clone(ctx.workspace.scratch().fs()),
+            )
+            .in_dir(ctx.workspace.scratch().dir())
+            .named(ctx.workspace.scratch().file_stem("bash", &ctx.call_id)),
             sink: ctx.updates.clone(),
             last_emit: None,
             dirty: false,

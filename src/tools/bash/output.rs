@@ -8,10 +8,12 @@
 //! 1. raw bytes are counted, and as soon as the output is larger than the
 //!    limits (raw bytes, raw lines, or the cleaned text's bytes or lines) a
 //!    full-output file is opened that receives **every raw byte**, the ones
-//!    buffered so far first. It is created through [`FsOps::create_temp`]
-//!    with mode `0600` in the system temp dir as
-//!    `harness-bash-{16 hex digits}.log` (D18) and never deleted: it is the
-//!    model's way to the rest of the output;
+//!    buffered so far first. It is created with mode `0600` in the
+//!    workspace's scratch directory (D18): in the system temp dir as
+//!    `harness-bash-{16 hex digits}.log` ([`FsOps::create_temp`]), or, in a
+//!    directory of the run's own, as `bash-{call id}.log` (see
+//!    [`Scratch`](crate::tools::Scratch)). The tool never deletes it: it is
+//!    the model's way to the rest of the output;
 //! 2. bytes are decoded by a streaming UTF-8 decoder (a character split
 //!    across chunks decodes whole; every maximal invalid sequence becomes one
 //!    U+FFFD);
@@ -87,6 +89,8 @@ pub(crate) struct OutputAccumulator {
     fs: Arc<dyn FsOps>,
     prefix: String,
     dir: PathBuf,
+    /// The file's fixed name without its suffix; `None`: a random name.
+    stem: Option<String>,
     raw_bytes: u64,
     raw_newlines: u64,
     raw_ends_with_newline: bool,
@@ -138,6 +142,7 @@ impl OutputAccumulator {
             fs,
             prefix: prefix.to_owned(),
             dir: std::env::temp_dir(),
+            stem: None,
             raw_bytes: 0,
             raw_newlines: 0,
             raw_ends_with_newline: false,
@@ -150,9 +155,15 @@ impl OutputAccumulator {
     }
 
     /// Puts the full-output file in `dir` instead of the system temp dir.
-    #[cfg(test)]
     pub(crate) fn in_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.dir = dir.into();
+        self
+    }
+
+    /// Names the full-output file `{stem}.log` (or `{stem}-2.log` … when
+    /// taken) instead of a random name; `None` keeps the random name.
+    pub(crate) fn named(mut self, stem: Option<String>) -> Self {
+        self.stem = stem;
         self
     }
 
@@ -296,9 +307,12 @@ impl OutputAccumulator {
         ) else {
             return;
         };
-        let created = self
-            .fs
-            .create_temp(&self.dir, &self.prefix, BASH_FILE_SUFFIX);
+        let created = match &self.stem {
+            Some(stem) => self.fs.create_numbered(&self.dir, stem, BASH_FILE_SUFFIX),
+            None => self
+                .fs
+                .create_temp(&self.dir, &self.prefix, BASH_FILE_SUFFIX),
+        };
         self.full = match created {
             Ok((path, file)) => FullOutput::Open {
                 path,

@@ -255,7 +255,7 @@ fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         return Err(ToolError::cancelled());
     }
     let bytes = fs
-        .read(&resolved.abs)
+        .read(&resolved.real)
         .map_err(|err| ToolError::failed(describe_io_error("read", display, &err)))?;
     let text = decode(bytes, display)?;
     let (bom, body) = match text.strip_prefix(BOM) {
@@ -284,7 +284,7 @@ fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }
-    fs.write(&resolved.abs, output.as_bytes())
+    fs.write(&resolved.real, output.as_bytes())
         .map_err(|err| ToolError::failed(describe_io_error("write", display, &err)))?;
     // Written: from here on the call succeeds, whatever the token says.
 

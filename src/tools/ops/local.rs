@@ -1,5 +1,7 @@
-//! [`LocalFs`]: file-system operations on the real disk.
+//! [`LocalFs`]: file-system operations on the real disk, with the process's
+//! own reach (no confinement; see [`super::ConfinedFs`] for that).
 
+use std::fs::File;
 use std::io;
 use std::io::Read;
 use std::io::Write;
@@ -12,12 +14,17 @@ use super::DirEntry;
 use super::FileKind;
 use super::FsOps;
 use super::Metadata;
+use super::replace::OPEN_FLAGS;
+use super::replace::Replace;
+use super::replace::write_replacing;
 
-/// The local file system.
+/// The local file system, reached with the process's own permissions:
+/// absolute paths and symlinks lead wherever they lead. This is what
+/// `confine: false` uses.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LocalFs;
 
-fn kind_of(file_type: std::fs::FileType) -> FileKind {
+pub(super) fn kind_of(file_type: std::fs::FileType) -> FileKind {
     if file_type.is_symlink() {
         FileKind::Symlink
     } else if file_type.is_dir() {
@@ -29,11 +36,69 @@ fn kind_of(file_type: std::fs::FileType) -> FileKind {
     }
 }
 
-fn convert(meta: &std::fs::Metadata) -> Metadata {
+pub(super) fn convert(meta: &std::fs::Metadata) -> Metadata {
     Metadata {
         kind: kind_of(meta.file_type()),
         len: meta.len(),
         mode: meta.permissions().mode() & 0o7777,
+    }
+}
+
+/// Checks that an opened file is a regular file: a directory or anything
+/// else (opened without blocking) is refused.
+pub(super) fn regular(file: File) -> io::Result<File> {
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
+    if !meta.is_file() {
+        return Err(io::Error::other(
+            "not a regular file (a pipe, socket or device)",
+        ));
+    }
+    Ok(file)
+}
+
+/// Applies exactly `mode` to a new file (the umask only takes bits away).
+pub(super) fn exact_mode(file: &File, mode: u32) -> io::Result<()> {
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+}
+
+impl Replace for LocalFs {
+    fn lstat(&self, path: &Path) -> io::Result<Metadata> {
+        self.symlink_metadata(path)
+    }
+
+    fn real(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(path)
+    }
+
+    fn open_write(&self, path: &Path, create: bool) -> io::Result<File> {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(create)
+            .custom_flags(OPEN_FLAGS)
+            .open(path)
+    }
+
+    fn create_new(&self, path: &Path, mode: u32) -> io::Result<File> {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(OPEN_FLAGS)
+            .open(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
     }
 }
 
@@ -55,28 +120,15 @@ impl FsOps for LocalFs {
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
-        let file = std::fs::File::open(path)?;
-        if file.metadata()?.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::IsADirectory,
-                "is a directory",
-            ));
-        }
-        Ok(Box::new(file))
-    }
-
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        if std::fs::metadata(path)?.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::IsADirectory,
-                "is a directory",
-            ));
-        }
-        std::fs::read(path)
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(OPEN_FLAGS)
+            .open(path)?;
+        Ok(Box::new(regular(file)?))
     }
 
     fn write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
-        std::fs::write(path, data)
+        write_replacing(self, path, data)
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
@@ -97,13 +149,9 @@ impl FsOps for LocalFs {
     }
 
     fn create_new(&self, path: &Path, mode: u32) -> io::Result<Box<dyn Write + Send>> {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(path)?;
+        let file = Replace::create_new(self, path, mode)?;
         // The umask can only take bits away, but be exact (D18).
-        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        exact_mode(&file, mode)?;
         Ok(Box::new(file))
     }
 }

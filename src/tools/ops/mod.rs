@@ -5,18 +5,22 @@
 //! (run a shell command), which a [`Workspace`](super::Workspace) bundles
 //! with the workspace root and the path policy. This module knows nothing
 //! of paths as a model writes them, nor of walking trees: the search tools
-//! walk with [`FsOps::read_dir`]. [`LocalFs`] works on the real file
-//! system; [`MemoryFs`] is an in-memory tree for tests and for embedders
-//! that want a sandbox without a disk. A remote backend (SSH, a container) implements the same
-//! two traits.
+//! walk with [`FsOps::read_dir`]. [`ConfinedFs`] works on the real file
+//! system below one directory, with the kernel refusing any path that
+//! leads out of it (D1); [`LocalFs`] works on the real file system with the
+//! process's own reach (`confine: false`); [`MemoryFs`] is an in-memory
+//! tree for tests and for embedders that want a sandbox without a disk. A
+//! remote backend (SSH, a container) implements the same two traits.
 //!
 //! The file-system trait is synchronous: tools call it from blocking tasks
 //! where the work can be large (grep, long reads). Process execution is
 //! asynchronous because it streams.
 
+mod confined;
 mod local;
 mod memory;
 pub(crate) mod process;
+mod replace;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -31,12 +35,43 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+pub use confined::ConfinedFs;
 pub use local::LocalFs;
 pub use memory::MemoryFs;
 pub use process::LocalProcess;
 
 /// Names tried by [`FsOps::create_temp`] before it gives up.
 const TEMP_NAME_ATTEMPTS: usize = 16;
+
+/// Names tried by [`FsOps::create_numbered`] before it gives up.
+const NUMBERED_NAME_ATTEMPTS: usize = 1000;
+
+/// Why [`outside_workspace`] errors: a path led out of a confined root.
+#[derive(Debug)]
+struct OutsideWorkspace;
+
+impl fmt::Display for OutsideWorkspace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the path leads outside the workspace")
+    }
+}
+
+impl std::error::Error for OutsideWorkspace {}
+
+/// The error of an operation refused because its path leads out of a
+/// confined root ([`ConfinedFs`]): a path not under the root, or a symlink
+/// on the way that leaves it. Its kind is
+/// [`PermissionDenied`](io::ErrorKind::PermissionDenied);
+/// [`is_outside_workspace`] tells it apart from the OS's own refusals.
+pub fn outside_workspace() -> io::Error {
+    io::Error::new(io::ErrorKind::PermissionDenied, OutsideWorkspace)
+}
+
+/// Whether `err` is an [`outside_workspace`] refusal.
+pub fn is_outside_workspace(err: &io::Error) -> bool {
+    err.get_ref()
+        .is_some_and(|inner| inner.is::<OutsideWorkspace>())
+}
 
 /// What a directory entry is, without following a symlink unless said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,15 +128,36 @@ pub trait FsOps: Send + Sync + fmt::Debug {
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
     /// The target of a symlink, as stored (it may be relative).
     fn read_link(&self, path: &Path) -> io::Result<PathBuf>;
-    /// Opens a file for streaming reads.
+    /// Opens a regular file for streaming reads. A directory is an
+    /// [`IsADirectory`](io::ErrorKind::IsADirectory) error; a FIFO, socket
+    /// or device is refused without an open that could block.
     fn open(&self, path: &Path) -> io::Result<Box<dyn Read + Send>>;
-    /// Reads a whole file.
+    /// Reads a whole regular file.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         let mut buf = Vec::new();
         self.open(path)?.read_to_end(&mut buf)?;
         Ok(buf)
     }
-    /// Creates or replaces a file's contents. A symlink's target is written.
+    /// Reads a whole regular file of at most `max` bytes; a larger one is a
+    /// [`FileTooLarge`](io::ErrorKind::FileTooLarge) error, and no more
+    /// than `max + 1` bytes are read to find out.
+    fn read_capped(&self, path: &Path, max: u64) -> io::Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        self.open(path)?
+            .take(max.saturating_add(1))
+            .read_to_end(&mut buf)?;
+        if buf.len() as u64 > max {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!("larger than {max} bytes"),
+            ));
+        }
+        Ok(buf)
+    }
+    /// Creates or replaces a file's contents. A symlink's target is
+    /// written, and a dangling symlink creates what it names. The disk
+    /// backends replace the file whole (a new file renamed over the old
+    /// one, with its permission bits), so a reader never sees half of it.
     fn write(&self, path: &Path, data: &[u8]) -> io::Result<()>;
     /// Creates a directory and its missing parents.
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
@@ -124,6 +180,33 @@ pub trait FsOps: Send + Sync + fmt::Debug {
         for _ in 0..TEMP_NAME_ATTEMPTS {
             let random = getrandom::u64().map_err(io::Error::other)?;
             let path = dir.join(format!("{prefix}-{random:016x}{suffix}"));
+            match self.create_new(&path, 0o600) {
+                Ok(file) => return Ok((path, file)),
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last_err = Some(err),
+                Err(err) => return Err(err),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| io::Error::other("no free file name")))
+    }
+    /// Creates a private file (mode `0600`) named `{dir}/{stem}{suffix}`,
+    /// or the first unused of `{stem}-2{suffix}`, `{stem}-3{suffix}` … (up
+    /// to 1000), and opens it for writing. Returns its path. The names do
+    /// not change from run to run, so `dir` should be a directory of one's
+    /// own.
+    fn create_numbered(
+        &self,
+        dir: &Path,
+        stem: &str,
+        suffix: &str,
+    ) -> io::Result<(PathBuf, Box<dyn Write + Send>)> {
+        let mut last_err = None;
+        for n in 1..=NUMBERED_NAME_ATTEMPTS {
+            let name = if n == 1 {
+                format!("{stem}{suffix}")
+            } else {
+                format!("{stem}-{n}{suffix}")
+            };
+            let path = dir.join(name);
             match self.create_new(&path, 0o600) {
                 Ok(file) => return Ok((path, file)),
                 Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last_err = Some(err),

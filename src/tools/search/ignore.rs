@@ -8,7 +8,9 @@
 //! over `.git/info/exclude` (the order ripgrep and fd use). `.gitignore`
 //! and `exclude` rules stop at a nested repository's root (a directory
 //! holding `.git`), as git's do. Ignore files are read only when they are
-//! regular files.
+//! regular files. On a confined workspace, an ignore file the workspace's
+//! handle refuses (the `exclude` of a worktree whose `.git` file points
+//! outside the workspace) is not read, as if it did not exist.
 
 use std::ffi::OsStr;
 use std::io;
@@ -21,6 +23,7 @@ use ignore::gitignore::GitignoreBuilder;
 
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
+use crate::tools::ops::is_outside_workspace;
 
 /// The rules in force in one directory: its own and its ancestors'.
 pub(super) type Rules = Option<Arc<Level>>;
@@ -89,7 +92,9 @@ fn load_rules(
 ) -> Option<Gitignore> {
     let bytes = match fs.read(file) {
         Ok(bytes) => bytes,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return None,
+        Err(err) if err.kind() == io::ErrorKind::NotFound || is_outside_workspace(&err) => {
+            return None;
+        }
         Err(err) => {
             errors.push((
                 file.to_path_buf(),

@@ -1,0 +1,237 @@
+//! [`ConfinedFs`]: the local disk below one directory, enforced by the
+//! kernel (D1).
+//!
+//! The root is opened once as a directory handle, and every operation opens
+//! its path relative to that handle in the same system call that resolves
+//! it: on Linux `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`,
+//! elsewhere (or on kernels without `openat2`) a walk component by
+//! component with `O_NOFOLLOW`, both done by the `cap-std` crate. A symlink
+//! that leads out of the root (an absolute one, or one with too many `..`)
+//! is refused by the kernel at the moment of use, so a path checked a
+//! moment earlier cannot be swapped for one that leaves: there is no window
+//! between checking and opening. Symlinks that stay inside are followed as
+//! usual.
+//!
+//! Paths given to [`FsOps`] are absolute, as everywhere in this module; a
+//! path not under the root is refused without a system call. Refusals are
+//! errors for which [`is_outside_workspace`](super::is_outside_workspace)
+//! holds.
+
+use std::fs::File;
+use std::io;
+use std::io::Read;
+use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use cap_std::fs::OpenOptions;
+use cap_std::fs::OpenOptionsExt;
+use cap_std::fs::PermissionsExt;
+
+use super::DirEntry;
+use super::FileKind;
+use super::FsOps;
+use super::Metadata;
+use super::local::exact_mode;
+use super::local::regular;
+use super::outside_workspace;
+use super::replace::OPEN_FLAGS;
+use super::replace::Replace;
+use super::replace::write_replacing;
+
+/// The local disk below `root`, confined by the kernel (see the module
+/// documentation). Cloning shares the handle.
+#[derive(Clone, Debug)]
+pub struct ConfinedFs {
+    root: PathBuf,
+    dir: Arc<Dir>,
+}
+
+/// cap-std's refusal of a path that leads out of its directory: a
+/// permission error that did not come from the OS.
+fn is_escape(err: &io::Error) -> bool {
+    err.kind() == io::ErrorKind::PermissionDenied && err.raw_os_error().is_none()
+}
+
+/// Rewords cap-std's refusal as this module's outside-the-workspace error.
+fn confined<T>(result: io::Result<T>) -> io::Result<T> {
+    result.map_err(|err| {
+        if is_escape(&err) && !super::is_outside_workspace(&err) {
+            outside_workspace()
+        } else {
+            err
+        }
+    })
+}
+
+fn convert(meta: &cap_std::fs::Metadata) -> Metadata {
+    let file_type = meta.file_type();
+    let kind = if file_type.is_symlink() {
+        FileKind::Symlink
+    } else if file_type.is_dir() {
+        FileKind::Dir
+    } else if file_type.is_file() {
+        FileKind::File
+    } else {
+        FileKind::Other
+    };
+    Metadata {
+        kind,
+        len: meta.len(),
+        mode: meta.permissions().mode() & 0o7777,
+    }
+}
+
+impl ConfinedFs {
+    /// Opens a handle on the directory `root` (symlinks in `root` itself
+    /// are resolved once, here).
+    pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
+        let root = std::fs::canonicalize(root.as_ref())?;
+        let dir = Dir::open_ambient_dir(&root, ambient_authority())?;
+        Ok(Self {
+            root,
+            dir: Arc::new(dir),
+        })
+    }
+
+    /// The root (its real path).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `path` relative to the root; a path not under it is refused.
+    fn rel<'a>(&self, path: &'a Path) -> io::Result<&'a Path> {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => Ok(Path::new(".")),
+            Ok(rel) => Ok(rel),
+            Err(_) => Err(outside_workspace()),
+        }
+    }
+
+    fn handle(&self) -> Handle<'_> {
+        Handle(&self.dir)
+    }
+
+    /// Creates a symlink at `link` whose contents are `target`, as given
+    /// (it may point anywhere: following it is what is confined).
+    pub fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
+        confined(self.dir.symlink_contents(target, self.rel(link)?))
+    }
+
+    /// Removes a file or a symlink (not what it points to).
+    pub fn remove_file(&self, path: &Path) -> io::Result<()> {
+        confined(self.dir.remove_file(self.rel(path)?))
+    }
+
+    /// Sets the permission bits of `path` (symlinks followed inside the
+    /// root only).
+    pub fn set_mode(&self, path: &Path, mode: u32) -> io::Result<()> {
+        confined(
+            self.dir
+                .set_permissions(self.rel(path)?, cap_std::fs::Permissions::from_mode(mode)),
+        )
+    }
+}
+
+/// The [`Replace`] primitives on paths relative to a directory handle.
+struct Handle<'a>(&'a Dir);
+
+impl Replace for Handle<'_> {
+    fn lstat(&self, path: &Path) -> io::Result<Metadata> {
+        self.0.symlink_metadata(path).map(|m| convert(&m))
+    }
+
+    fn real(&self, path: &Path) -> io::Result<PathBuf> {
+        self.0.canonicalize(path)
+    }
+
+    fn open_write(&self, path: &Path, create: bool) -> io::Result<File> {
+        let mut options = OpenOptions::new();
+        options.write(true).create(create).custom_flags(OPEN_FLAGS);
+        self.0.open_with(path, &options).map(|f| f.into_std())
+    }
+
+    fn create_new(&self, path: &Path, mode: u32) -> io::Result<File> {
+        let mut options = OpenOptions::new();
+        options
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(OPEN_FLAGS);
+        self.0.open_with(path, &options).map(|f| f.into_std())
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.0.rename(from, self.0, to)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.0.remove_file(path)
+    }
+}
+
+impl FsOps for ConfinedFs {
+    fn metadata(&self, path: &Path) -> io::Result<Metadata> {
+        confined(self.dir.metadata(self.rel(path)?).map(|m| convert(&m)))
+    }
+
+    fn symlink_metadata(&self, path: &Path) -> io::Result<Metadata> {
+        confined(self.handle().lstat(self.rel(path)?))
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        let real = confined(self.handle().real(self.rel(path)?))?;
+        if real.as_os_str().is_empty() || real == Path::new(".") {
+            Ok(self.root.clone())
+        } else {
+            Ok(self.root.join(real))
+        }
+    }
+
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        confined(self.dir.read_link_contents(self.rel(path)?))
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
+        let mut options = OpenOptions::new();
+        options.read(true).custom_flags(OPEN_FLAGS);
+        let file = confined(self.dir.open_with(self.rel(path)?, &options))?;
+        Ok(Box::new(regular(file.into_std())?))
+    }
+
+    fn write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
+        confined(write_replacing(&self.handle(), self.rel(path)?, data))
+    }
+
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        confined(self.dir.create_dir_all(self.rel(path)?))
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        let mut entries = Vec::new();
+        for entry in confined(self.dir.read_dir(self.rel(path)?))? {
+            let entry = entry?;
+            let kind = match entry.file_type() {
+                Ok(t) if t.is_symlink() => FileKind::Symlink,
+                Ok(t) if t.is_dir() => FileKind::Dir,
+                Ok(t) if t.is_file() => FileKind::File,
+                _ => FileKind::Other,
+            };
+            entries.push(DirEntry {
+                name: entry.file_name(),
+                kind,
+            });
+        }
+        Ok(entries)
+    }
+
+    fn create_new(&self, path: &Path, mode: u32) -> io::Result<Box<dyn Write + Send>> {
+        let file = confined(self.handle().create_new(self.rel(path)?, mode))?;
+        // The umask can only take bits away, but be exact (D18).
+        exact_mode(&file, mode)?;
+        Ok(Box::new(file))
+    }
+}
