@@ -7,21 +7,30 @@ use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::path::PathBuf;
+use std::process::Command;
+use std::process::Output;
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use harness::tools::Registry;
 use harness::tools::ToolCall;
 use harness::tools::ToolResult;
 use harness::tools::UpdateSink;
 use harness::tools::Workspace;
+use insta::assert_snapshot;
 use serde_json::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+
+use super::test_helpers::printed_run;
+use super::test_helpers::redacting;
 
 /// Everything below `dir`: each path with its bytes (files), link target
 /// (symlinks) or nothing (directories), its inode, mode and change time.
@@ -226,5 +235,314 @@ fn a_directory_swapped_for_a_symlink_never_leads_a_tool_outside() {
          that showed outside content, per tool: {leaked:?} (e.g. {example:?})",
         changed.len(),
         changed.iter().take(3).collect::<Vec<_>>(),
+    );
+}
+
+fn harness() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+}
+
+/// `harness call TOOL ARGS --cwd DIR`: its one JSON result.
+fn harness_call(dir: &Path, tool: &str, args: Value) -> Value {
+    let out = harness()
+        .args(["call", tool, &args.to_string(), "--cwd"])
+        .arg(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn error_result(text: &str) -> Value {
+    json!({"is_error": true, "content": [{"type": "text", "text": text}], "details": null})
+}
+
+/// Runs `harness ARGS` in `dir` with `tmp` as its temp directory; a run
+/// that has not ended after a minute is killed and fails the test (it
+/// hung).
+fn harness_run(dir: &Path, tmp: &Path, args: &[&str]) -> Output {
+    let child = harness()
+        .args(args)
+        .current_dir(dir)
+        .env("TMPDIR", tmp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (done, ended) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let out = child.wait_with_output();
+        let _ = done.send(());
+        out
+    });
+    if ended.recv_timeout(Duration::from_secs(60)).is_err() {
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        let out = waiter.join().unwrap().unwrap();
+        panic!(
+            "harness {args:?} hung; killed it. stdout:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    waiter.join().unwrap().unwrap()
+}
+
+fn mode_of(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path).unwrap().mode() & 0o7777
+}
+
+/// Issue 10, item 1, exactly as reported: `trick` is a dangling symlink to
+/// `dlink/../pwned.txt`, and `dlink` leads to a directory outside. The
+/// kernel follows `dlink` before it climbs, so `trick` names
+/// `outside/pwned.txt`; the check once cleaned `dlink/..` away as text and
+/// let write create it.
+#[test]
+fn a_dangling_symlink_that_climbs_through_another_symlink_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let ws = base.join("ws");
+    std::fs::create_dir_all(base.join("outside/odir")).unwrap();
+    std::fs::create_dir(&ws).unwrap();
+    std::os::unix::fs::symlink("../outside/odir", ws.join("dlink")).unwrap();
+    std::os::unix::fs::symlink("dlink/../pwned.txt", ws.join("trick")).unwrap();
+    let before = state(&base.join("outside"));
+    let refusal = error_result(&format!(
+        "Path \"trick\" is outside the workspace: it resolves to {}/outside/pwned.txt through a \
+         symlink, but tools may only touch files under the workspace root {}. Use a path \
+         relative to the workspace root.",
+        base.display(),
+        ws.display()
+    ));
+    let calls = [
+        ("write", json!({"path": "trick", "content": "x"})),
+        (
+            "edit",
+            json!({"path": "trick", "edits": [{"oldText": "a", "newText": "b"}]}),
+        ),
+        ("read", json!({"path": "trick"})),
+    ];
+    for (tool, args) in calls {
+        assert_eq!(harness_call(&ws, tool, args), refusal, "{tool}");
+    }
+    assert_eq!(state(&base.join("outside")), before);
+}
+
+/// Issue 10, item 5: a hard link to an outside file is that file, so it
+/// can be read by path (the documented limit of path confinement); but
+/// write and edit replace the workspace's name with a new file, so the
+/// outside file is never changed through it.
+#[test]
+fn a_hard_link_to_an_outside_file_is_readable_but_never_written_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let ws = base.join("ws");
+    std::fs::create_dir_all(base.join("outside")).unwrap();
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(base.join("outside/f.txt"), "outside text\n").unwrap();
+    std::fs::hard_link(base.join("outside/f.txt"), ws.join("h.txt")).unwrap();
+    std::fs::hard_link(base.join("outside/f.txt"), ws.join("e.txt")).unwrap();
+    let before = std::fs::symlink_metadata(base.join("outside/f.txt")).unwrap();
+
+    assert_eq!(
+        harness_call(&ws, "read", json!({"path": "h.txt"})),
+        json!({"is_error": false, "content": [{"type": "text", "text": "outside text\n"}], "details": null})
+    );
+    let written = harness_call(&ws, "write", json!({"path": "h.txt", "content": "new\n"}));
+    assert_eq!(
+        written["content"][0]["text"],
+        "Successfully wrote 4 bytes to h.txt"
+    );
+    let edited = harness_call(
+        &ws,
+        "edit",
+        json!({"path": "e.txt", "edits": [{"oldText": "outside", "newText": "edited"}]}),
+    );
+    assert_eq!(edited["is_error"], false, "{edited}");
+
+    assert_eq!(std::fs::read_to_string(ws.join("h.txt")).unwrap(), "new\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("e.txt")).unwrap(),
+        "edited text\n"
+    );
+    let after = std::fs::symlink_metadata(base.join("outside/f.txt")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(base.join("outside/f.txt")).unwrap(),
+        "outside text\n"
+    );
+    // Same inode, same modification time; only its link count fell when
+    // the workspace's names were replaced.
+    assert_eq!(
+        (
+            after.ino(),
+            after.nlink(),
+            after.mtime(),
+            after.mtime_nsec()
+        ),
+        (before.ino(), 1, before.mtime(), before.mtime_nsec()),
+    );
+}
+
+/// Issue 10, item 3: a scenario's `workspace.files` entry below a declared
+/// symlink that leads outside must not write or chmod where the link
+/// points. (The loader may refuse such a scenario before it runs; either
+/// way it does not pass and nothing outside changes.)
+#[test]
+fn scenario_files_below_a_symlink_to_outside_are_not_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let outside = base.join("outside");
+    let suite = base.join("suite");
+    let run_tmp = base.join("tmp");
+    for dir in [&outside, &suite, &run_tmp] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    std::fs::write(outside.join("existing.txt"), "original\n").unwrap();
+    std::fs::set_permissions(
+        outside.join("existing.txt"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    std::fs::write(
+        suite.join("escape.yaml"),
+        format!(
+            "name: workspace files through a symlink\n\
+             workspace:\n  files:\n    l: {{ symlink: {} }}\n    \
+             l/existing.txt: {{ text: \"overwritten\\n\", mode: \"4755\" }}\n    \
+             l/new.txt: \"created\\n\"\n\
+             model:\n  - call: ls\n    args: {{ path: . }}\n",
+            outside.display()
+        ),
+    )
+    .unwrap();
+    let before = state(&outside);
+    let out = harness_run(&suite, &run_tmp, &["run", "."]);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(state(&outside), before);
+    assert_eq!(mode_of(&outside.join("existing.txt")), 0o644);
+}
+
+/// Issue 10, item 4 (reading side): file checks read through the
+/// workspace's handle, regular files only, never blocking. A symlink in the
+/// workspace to an outside file cannot be read (its content never appears
+/// in the output), and a FIFO fails its check at once instead of hanging
+/// the run.
+#[test]
+fn file_checks_read_neither_outside_files_nor_fifos() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let suite = base.join("suite");
+    let run_tmp = base.join("tmp");
+    for dir in [&suite, &run_tmp] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    // Next to the workspaces, which are created in `run_tmp`.
+    std::fs::write(run_tmp.join("secret.txt"), "TOP-SECRET\n").unwrap();
+    std::fs::write(
+        suite.join("checks.yaml"),
+        format!(
+            "name: file checks that try to read outside\n\
+             workspace:\n  files:\n    \
+             abs_leak: {{ symlink: {} }}\n    \
+             rel_leak: {{ symlink: ../secret.txt }}\n\
+             model:\n  - call: bash\n    args: {{ command: mkfifo fifo }}\n\
+             expect:\n  files:\n    \
+             abs_leak: \"nothing\"\n    \
+             rel_leak: {{ contains: nothing }}\n    \
+             fifo: {{ equals: nothing }}\n",
+            run_tmp.join("secret.txt").display()
+        ),
+    )
+    .unwrap();
+    let out = harness_run(&suite, &run_tmp, &["run", ".", "--report", "out"]);
+    assert_eq!(out.status.code(), Some(1));
+    let reports: String = std::fs::read_dir(suite.join("out"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    let printed = format!(
+        "{}{}{reports}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!printed.contains("TOP-SECRET"), "{printed}");
+    redacting(&[&base])
+        .bind(|| assert_snapshot!("file_checks_outside_and_fifo", printed_run(&out)));
+}
+
+/// Issue 10, item 7 (where logs live) and D18: inside `harness run`, bash's
+/// full-output log is `bash-{call id}.log` in `{workspace}-logs`, next to
+/// the workspace, mode 0600; it goes with the workspace, and stays with it
+/// under `--keep-workspaces`. Nothing is left in the temp directory.
+#[test]
+fn bash_logs_of_a_run_live_next_to_the_workspace_and_go_with_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let suite = base.join("suite");
+    let run_tmp = base.join("tmp");
+    for dir in [&suite, &run_tmp] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    std::fs::write(
+        suite.join("log.yaml"),
+        "name: a long output\n\
+         limits: { max_lines: 5 }\n\
+         model:\n  - call: bash\n    id: big\n    args: { command: seq 3000 }\n    \
+         expect: { truncated: true }\n",
+    )
+    .unwrap();
+    let out = harness_run(&suite, &run_tmp, &["run", "."]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let left: Vec<_> = std::fs::read_dir(&run_tmp).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+
+    let out = harness_run(&suite, &run_tmp, &["run", ".", "--keep-workspaces"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let mut kept: Vec<PathBuf> = std::fs::read_dir(&run_tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    kept.sort();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    let logs = PathBuf::from(format!("{}-logs", kept[0].display()));
+    assert_eq!(kept[1], logs);
+    let names: Vec<String> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["bash-big.log"]);
+    let log = logs.join("bash-big.log");
+    assert_eq!(mode_of(&log), 0o600);
+    let expected: String = (1..=3000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), expected);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "workspace of a long output: {}\n",
+            kept[0].display()
+        )),
+        "{stdout}"
     );
 }
