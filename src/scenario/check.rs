@@ -547,6 +547,8 @@ pub const MAX_CHECKED_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// does not exist.
 struct CheckedFiles {
     fs: Result<ConfinedFs, String>,
+    /// The largest file read: [`MAX_CHECKED_FILE_BYTES`].
+    max: u64,
 }
 
 impl CheckedFiles {
@@ -554,6 +556,7 @@ impl CheckedFiles {
         Self {
             fs: ConfinedFs::new(workspace)
                 .map_err(|err| format!("the workspace cannot be opened: {err}")),
+            max: MAX_CHECKED_FILE_BYTES,
         }
     }
 
@@ -565,11 +568,13 @@ impl CheckedFiles {
 
     fn read(&self, rel: &str) -> Result<Vec<u8>, String> {
         let fs = self.fs.as_ref().map_err(String::clone)?;
-        fs.read_capped(&fs.root().join(rel), MAX_CHECKED_FILE_BYTES)
+        fs.read_capped(&fs.root().join(rel), self.max)
             .map_err(|err| match err.kind() {
                 std::io::ErrorKind::FileTooLarge => format!(
-                    "it is larger than {} MiB, the most a file check reads",
-                    MAX_CHECKED_FILE_BYTES >> 20
+                    "it is larger than {}, the most a file check reads",
+                    crate::tools::truncate::format_size(
+                        usize::try_from(self.max).unwrap_or(usize::MAX)
+                    )
                 ),
                 _ => err.to_string(),
             })
@@ -814,6 +819,61 @@ fn stats_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Issue 10, item 4: file checks read only regular files inside the
+    /// workspace, never blocking, never more than the cap.
+    #[test]
+    fn file_checks_read_only_regular_files_inside_the_workspace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        std::fs::write(base.join("secret.txt"), "secret").unwrap();
+        std::fs::write(ws.join("small.txt"), "1234").unwrap();
+        std::fs::write(ws.join("big.txt"), "12345").unwrap();
+        std::os::unix::fs::symlink("/dev/zero", ws.join("zero")).unwrap();
+        let fifo =
+            std::ffi::CString::new(ws.join("fifo").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let files = CheckedFiles {
+            max: 4,
+            ..CheckedFiles::new(&ws)
+        };
+        let outside = Err("the path leads outside the workspace".to_owned());
+        let not_regular = Err("not a regular file (a pipe, socket or device)".to_owned());
+        let abs_secret = base.join("secret.txt").display().to_string();
+        let read: Vec<Result<Vec<u8>, String>> = [
+            "small.txt",
+            "big.txt",
+            "../secret.txt",
+            "sub/../../secret.txt",
+            abs_secret.as_str(),
+            "/etc/hostname",
+            "zero",
+            "fifo",
+        ]
+        .iter()
+        .map(|rel| files.read(rel))
+        .collect();
+        assert_eq!(
+            read,
+            [
+                Ok(b"1234".to_vec()),
+                Err("it is larger than 4B, the most a file check reads".to_owned()),
+                outside.clone(),
+                outside.clone(),
+                outside.clone(),
+                outside.clone(),
+                outside.clone(),
+                not_regular,
+            ]
+        );
+        assert!(files.exists("fifo"));
+        assert!(!files.exists("../secret.txt"));
+        assert_eq!(files.mode("small.txt").map(|m| m & 0o7000), Ok(0));
+        assert_eq!(files.mode("../secret.txt"), outside.map(|_: Vec<u8>| 0));
+    }
 
     #[test]
     fn subset_reports_the_first_difference() {

@@ -157,7 +157,6 @@ mod tests {
             git: true,
         };
         build(&plan, dir.path()).unwrap();
-        use std::os::unix::fs::PermissionsExt;
         let mode = |p: &str| {
             std::fs::metadata(dir.path().join(p))
                 .unwrap()
@@ -174,6 +173,129 @@ mod tests {
         );
         assert!(dir.path().join("empty").is_dir());
         assert!(dir.path().join(".git").is_dir());
+    }
+
+    fn mode_of(path: &Path) -> u32 {
+        std::fs::symlink_metadata(path)
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    }
+
+    /// Issue 10, item 3: `l: { symlink: <outside> }` then
+    /// `l/existing.txt: { text: …, mode: "4755" }` overwrote and chmod'ed
+    /// the outside file.
+    #[test]
+    fn files_below_a_symlink_that_leads_outside_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let (outside, ws) = (base.join("outside"), base.join("ws"));
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::create_dir(&ws).unwrap();
+        std::fs::write(outside.join("existing.txt"), "original\n").unwrap();
+        std::fs::set_permissions(
+            outside.join("existing.txt"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        let through_link = |rel: &str, content: FileContent| WorkspacePlan {
+            fixture: None,
+            files: vec![
+                (
+                    "l".into(),
+                    FileContent::Symlink(outside.display().to_string()),
+                ),
+                (rel.into(), content),
+            ],
+            git: false,
+        };
+        let text = |mode| FileContent::Bytes {
+            data: b"overwritten\n".to_vec(),
+            mode,
+        };
+        let cases = [
+            through_link("l/existing.txt", text(Some(0o4755))),
+            through_link("l/new.txt", text(None)),
+            through_link("l/sub/new.txt", text(None)),
+            through_link("l/made", FileContent::Dir(Some(0o777))),
+            through_link("l/link", FileContent::Symlink("x".into())),
+        ];
+        let errors: Vec<String> = cases
+            .iter()
+            .map(|plan| build(plan, &ws).unwrap_err())
+            .collect();
+        let outside_error = |rel: &str| {
+            format!("cannot create workspace file `{rel}`: the path leads outside the workspace")
+        };
+        assert_eq!(
+            errors,
+            [
+                outside_error("l/existing.txt"),
+                outside_error("l/new.txt"),
+                outside_error("l/sub/new.txt"),
+                outside_error("l/made"),
+                outside_error("l/link"),
+            ]
+        );
+        let names: Vec<_> = std::fs::read_dir(&outside)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["existing.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(outside.join("existing.txt")).unwrap(),
+            "original\n"
+        );
+        assert_eq!(mode_of(&outside.join("existing.txt")), 0o644);
+        // `..` and absolute paths are refused the same way.
+        for rel in ["../escaped.txt", "/tmp/escaped.txt"] {
+            let plan = WorkspacePlan {
+                fixture: None,
+                files: vec![(rel.into(), text(None))],
+                git: false,
+            };
+            assert_eq!(build(&plan, &ws).unwrap_err(), outside_error(rel));
+        }
+        assert!(!base.join("escaped.txt").exists());
+    }
+
+    #[test]
+    fn modes_keep_only_the_permission_bits() {
+        let src = tempfile::tempdir().unwrap();
+        std::fs::create_dir(src.path().join("shared")).unwrap();
+        std::fs::write(src.path().join("suid"), "x").unwrap();
+        std::fs::set_permissions(
+            src.path().join("shared"),
+            std::fs::Permissions::from_mode(0o3775),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            src.path().join("suid"),
+            std::fs::Permissions::from_mode(0o4755),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let plan = WorkspacePlan {
+            fixture: Some(src.path().to_path_buf()),
+            files: vec![
+                (
+                    "run.sh".into(),
+                    FileContent::Bytes {
+                        data: b"#!/bin/sh\n".to_vec(),
+                        mode: Some(0o6755),
+                    },
+                ),
+                ("sticky".into(), FileContent::Dir(Some(0o1777))),
+            ],
+            git: false,
+        };
+        build(&plan, dir.path()).unwrap();
+        let modes: Vec<u32> = ["run.sh", "sticky", "shared", "suid"]
+            .iter()
+            .map(|rel| mode_of(&dir.path().join(rel)))
+            .collect();
+        assert_eq!(modes, [0o755, 0o777, 0o775, 0o755]);
     }
 
     #[test]

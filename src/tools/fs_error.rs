@@ -63,4 +63,22 @@ mod tests {
             "Cannot write src: it is a directory. Give the path of a file inside it."
         );
     }
+
+    #[test]
+    fn a_kernel_refusal_is_worded_like_the_outside_check() {
+        let err = crate::tools::ops::outside_workspace();
+        assert_eq!(
+            describe_io_error("read", "d/r.txt", &err),
+            "Path \"d/r.txt\" is outside the workspace: a symlink on the way leads out of the \
+             workspace root, and tools may only touch files under it. Use a path relative to the \
+             workspace root."
+        );
+        // The OS's own permission errors keep their wording.
+        let err = io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(
+            describe_io_error("read", "x", &err),
+            "Permission denied: cannot read x. Check its permissions with bash (ls -l) or use \
+             another file."
+        );
+    }
 }

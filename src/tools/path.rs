@@ -588,6 +588,35 @@ mod tests {
         );
     }
 
+    /// Issue 10, item 1: `trick -> dlink/../pwned.txt` with
+    /// `dlink -> ../outside/odir`. The kernel follows `dlink` before it
+    /// climbs, so `trick` names `/outside/pwned.txt`; cleaning the target
+    /// as text made it `/ws/pwned.txt`.
+    #[test]
+    fn a_dangling_symlink_climbing_through_another_symlink_leads_where_the_kernel_goes() {
+        let fs = MemoryFs::new();
+        fs.add_dir("/ws");
+        fs.add_dir("/outside/odir");
+        fs.add_symlink("/ws/dlink", "../outside/odir");
+        fs.add_symlink("/ws/trick", "dlink/../pwned.txt");
+        fs.add_symlink("/ws/fine", "dir/../kept.txt");
+        fs.add_dir("/ws/dir");
+        let p = policy(&fs);
+        assert_eq!(
+            p.resolve(&fs, "trick").unwrap_err(),
+            PathError::Outside {
+                raw: "trick".to_owned(),
+                real: "/outside/pwned.txt".to_owned(),
+                via: " through a symlink",
+                root: "/ws".to_owned(),
+            }
+        );
+        assert_eq!(
+            p.resolve(&fs, "fine").unwrap().real,
+            PathBuf::from("/ws/kept.txt")
+        );
+    }
+
     /// Regression: `clean` once let `..` climb above `/` and collapsed a
     /// relative `../..` to `.`. Found by the path property with the start
     /// `<tmp>/` and components `.., .., ..`.

@@ -406,6 +406,69 @@ mod tests {
     }
 
     #[test]
+    fn per_call_scratch_names_are_the_call_id_made_safe_and_numbered_when_taken() {
+        let fs = MemoryFs::new();
+        fs.add_dir("/logs");
+        let scratch = Scratch::new(Arc::new(fs.clone()), "/logs", ScratchNames::PerCall);
+        assert_eq!(
+            scratch.file_stem("bash", "call_1"),
+            Some("bash-call_1".to_owned())
+        );
+        assert_eq!(
+            scratch.file_stem("bash", "../../etc/x y"),
+            Some("bash-.._.._etc_x_y".to_owned())
+        );
+        assert_eq!(scratch.file_stem("bash", ""), Some("bash-call".to_owned()));
+        let long = "a".repeat(100);
+        assert_eq!(
+            scratch.file_stem("bash", &long),
+            Some(format!("bash-{}", "a".repeat(64)))
+        );
+        let stem = "bash-c1";
+        let paths: Vec<PathBuf> = (0..3)
+            .map(|_| {
+                let (path, _) = fs
+                    .create_numbered(Path::new("/logs"), stem, ".log")
+                    .unwrap();
+                path
+            })
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                PathBuf::from("/logs/bash-c1.log"),
+                PathBuf::from("/logs/bash-c1-2.log"),
+                PathBuf::from("/logs/bash-c1-3.log"),
+            ]
+        );
+        assert_eq!(
+            fs.metadata(Path::new("/logs/bash-c1-2.log")).unwrap().mode,
+            0o600
+        );
+        let random = Scratch::new(Arc::new(fs), "/logs", ScratchNames::Random);
+        assert_eq!(random.file_stem("bash", "call_1"), None);
+    }
+
+    #[test]
+    fn a_local_workspace_opens_through_its_root_handle_unless_unconfined() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir(base.join("ws")).unwrap();
+        std::fs::write(base.join("secret.txt"), "s").unwrap();
+        let secret = base.join("secret.txt");
+        let ws = Workspace::local(base.join("ws")).unwrap();
+        let err = ws.fs().read(&secret).unwrap_err();
+        assert!(crate::tools::ops::is_outside_workspace(&err), "{err:?}");
+        let ws = ws.with_confine(false);
+        assert_eq!(ws.fs().read(&secret).unwrap(), b"s");
+        let ws = ws.with_confine(true);
+        assert!(ws.fs().read(&secret).is_err());
+        // Logs go to the system temp dir with random names by default.
+        assert_eq!(ws.scratch().dir(), std::env::temp_dir());
+        assert_eq!(ws.scratch().names(), ScratchNames::Random);
+    }
+
+    #[test]
     fn outside_paths_are_refused_before_any_lookup() {
         let fs = MemoryFs::new();
         fs.add_dir("/ws");

@@ -207,7 +207,18 @@ impl FsOps for ConfinedFs {
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        confined(self.dir.create_dir_all(self.rel(path)?))
+        let rel = self.rel(path)?;
+        match self.dir.create_dir_all(rel) {
+            // Something is there but is no directory reached inside: say
+            // so when it is a symlink that leads outside.
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+                match confined(self.dir.metadata(rel)) {
+                    Err(outside) if super::is_outside_workspace(&outside) => Err(outside),
+                    _ => Err(err),
+                }
+            }
+            result => confined(result),
+        }
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
@@ -235,3 +246,7 @@ impl FsOps for ConfinedFs {
         Ok(Box::new(file))
     }
 }
+
+#[cfg(test)]
+#[path = "confined_tests.rs"]
+mod tests;
