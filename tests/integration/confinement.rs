@@ -546,3 +546,79 @@ fn bash_logs_of_a_run_live_next_to_the_workspace_and_go_with_it() {
         "{stdout}"
     );
 }
+
+/// Symlinks that stay inside work with every file tool, absolute ones
+/// included: the check resolves them, and the tool opens the real path.
+#[test]
+fn symlinks_that_stay_inside_work_with_every_file_tool() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir(ws.join("dir")).unwrap();
+    std::fs::write(ws.join("dir/a.txt"), "alpha\n").unwrap();
+    std::os::unix::fs::symlink(ws.join("dir"), ws.join("abs_dir")).unwrap();
+    std::os::unix::fs::symlink(ws.join("dir/a.txt"), ws.join("abs_file")).unwrap();
+    std::os::unix::fs::symlink("dir", ws.join("rel_dir")).unwrap();
+    let text = |result: Value| {
+        assert_eq!(result["is_error"], false, "{result}");
+        result["content"][0]["text"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(
+        text(harness_call(&ws, "read", json!({"path": "abs_file"}))),
+        "alpha\n"
+    );
+    assert_eq!(
+        text(harness_call(&ws, "read", json!({"path": "abs_dir/a.txt"}))),
+        "alpha\n"
+    );
+    assert_eq!(
+        text(harness_call(
+            &ws,
+            "edit",
+            json!({"path": "abs_file", "edits": [{"oldText": "alpha", "newText": "beta"}]})
+        )),
+        "Successfully replaced 1 block(s) in abs_file."
+    );
+    assert_eq!(
+        text(harness_call(
+            &ws,
+            "write",
+            json!({"path": "abs_dir/new/b.txt", "content": "b\n"})
+        )),
+        "Successfully wrote 2 bytes to abs_dir/new/b.txt"
+    );
+    assert_eq!(
+        text(harness_call(&ws, "ls", json!({"path": "abs_dir"}))),
+        "a.txt\nnew/"
+    );
+    assert_eq!(
+        text(harness_call(
+            &ws,
+            "grep",
+            json!({"pattern": "beta", "path": "rel_dir"})
+        )),
+        "a.txt:1: beta"
+    );
+    assert_eq!(
+        text(harness_call(
+            &ws,
+            "find",
+            json!({"pattern": "*.txt", "path": "abs_dir"})
+        )),
+        "a.txt\nnew/b.txt"
+    );
+    // The links are still links; the files behind them changed.
+    assert!(
+        std::fs::symlink_metadata(ws.join("abs_file"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("dir/a.txt")).unwrap(),
+        "beta\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("dir/new/b.txt")).unwrap(),
+        "b\n"
+    );
+}

@@ -129,6 +129,22 @@ fn every_operation_refuses_paths_that_lead_outside() {
     assert_eq!(t.outside(), before);
 }
 
+/// Issue 10, item 1, at the kernel: even opened by its own name (not by
+/// the real path the check computes), `trick -> dlink/../pwned.txt` with
+/// `dlink -> ../outside/odir` is refused, because the kernel follows
+/// `dlink` out of the root before `..` could bring it back.
+#[test]
+fn a_dangling_link_that_climbs_through_another_link_is_refused_by_the_kernel() {
+    let t = Tree::new();
+    std::fs::create_dir(t.base.join("outside/odir")).unwrap();
+    std::os::unix::fs::symlink("../outside/odir", t.at("dlink")).unwrap();
+    std::os::unix::fs::symlink("dlink/../pwned.txt", t.at("trick")).unwrap();
+    let before = t.outside();
+    assert_outside(t.fs.write(&t.at("trick"), b"x"), "write trick");
+    assert_outside(t.fs.read(&t.at("trick")), "read trick");
+    assert_eq!(t.outside(), before);
+}
+
 #[test]
 fn symlinks_inside_are_followed_and_links_themselves_are_seen() {
     let t = Tree::new();
