@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::agent::FauxReport;
 use crate::agent::Message;
+use crate::agent::Presenter;
 use crate::agent::TokenCounter;
 use crate::agent::Transcript;
 use crate::tools::Content;
@@ -95,6 +96,11 @@ pub struct CheckInput<'a> {
     pub figures: &'a Figures,
     /// The workspace root (real path).
     pub workspace: &'a Path,
+    /// The workspace as the model sees it.
+    pub workspace_name: &'a str,
+    /// How the model sees the machine's paths: file contents are checked
+    /// as the model would read them.
+    pub presenter: &'a Presenter,
     /// The suite's tokenizer.
     pub tokens: &'a dyn TokenCounter,
     /// The stored snapshots of the scenario's file.
@@ -478,7 +484,7 @@ fn snapshot_check(
         Some(prefix) => format!("{prefix}/{id}"),
         None => id.to_owned(),
     };
-    let value = snapshot::snapshot_value(result, input.workspace);
+    let value = snapshot::snapshot_value(result);
     let stored = input.stored_snapshots.get(&key);
     let matched = stored == Some(&value);
     if !matched {
@@ -543,9 +549,9 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
         match expect {
             FileExpect::Equals(want) => match std::fs::read(&path) {
                 Ok(bytes) => {
-                    let got = String::from_utf8_lossy(&bytes);
+                    let got = input.presenter.text(&String::from_utf8_lossy(&bytes));
                     if got != *want {
-                        failures.push(Failure::new(step, "equals", want.clone(), got.into_owned()));
+                        failures.push(Failure::new(step, "equals", want.clone(), got));
                     }
                 }
                 Err(err) => failures.push(Failure::new(
@@ -557,17 +563,18 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
             },
             FileExpect::Checks(checks) => {
                 let regex = input.scenario.run_check.file_regexes.get(rel);
-                file_object_checks(failures, step, &path, checks, regex);
+                file_object_checks(failures, step, (&path, input.presenter), checks, regex);
             }
         }
     }
 }
 
 /// The object form of a file's checks; `regex` is its compiled `matches`.
+/// The file's text is checked as `presenter` shows it to the model.
 fn file_object_checks(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    path: &Path,
+    (path, presenter): (&Path, &Presenter),
     checks: &FileChecks,
     regex: Option<&regex::Regex>,
 ) {
@@ -593,7 +600,10 @@ fn file_object_checks(
         || checks.eol.is_some();
     if needs_content {
         match std::fs::read(path) {
-            Ok(bytes) => content_of_file_checks(failures, step, &bytes, checks, regex),
+            Ok(bytes) => {
+                let text = presenter.text(&String::from_utf8_lossy(&bytes));
+                content_of_file_checks(failures, step, (&bytes, &text), checks, regex);
+            }
             Err(err) => {
                 failures.push(Failure::new(
                     step,
@@ -610,31 +620,25 @@ fn file_object_checks(
     }
 }
 
-/// `equals`, `contains`, `not_contains`, `matches`, `bom` and `eol` on a
-/// file's bytes.
+/// `equals`, `contains`, `not_contains`, `matches` on a file's text (as
+/// presented), `bom` and `eol` on its bytes.
 fn content_of_file_checks(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    bytes: &[u8],
+    (bytes, text): (&[u8], &str),
     checks: &FileChecks,
     regex: Option<&regex::Regex>,
 ) {
-    let text = String::from_utf8_lossy(bytes);
     if let Some(want) = &checks.equals
         && *want != text
     {
-        failures.push(Failure::new(
-            step,
-            "equals",
-            want.clone(),
-            text.clone().into_owned(),
-        ));
+        failures.push(Failure::new(step, "equals", want.clone(), text));
     }
     substring_checks(
         failures,
         step,
         "content",
-        &text,
+        text,
         (checks.contains.as_ref(), checks.not_contains.as_ref()),
         regex,
     );
