@@ -105,9 +105,12 @@ impl Presenter {
     /// `text` as the model sees it: real paths of roots replaced by their
     /// stable names.
     pub fn text(&self, text: &str) -> String {
-        replace_prefixes(text, self.outward.iter().map(|(from, i)| {
-            (from.as_str(), self.roots[*i].shown.as_str())
-        }))
+        replace_prefixes(
+            text,
+            self.outward
+                .iter()
+                .map(|(from, i)| (from.as_str(), self.roots[*i].shown.as_str())),
+        )
     }
 
     /// `text` as the tools need it: stable names replaced by real paths.
@@ -205,7 +208,10 @@ fn is_name_char(c: char) -> bool {
 
 /// Whether a path prefix may start at byte `at` of `text`.
 fn starts_here(text: &str, at: usize) -> bool {
-    text[..at].chars().next_back().is_none_or(|c| !is_name_char(c))
+    text[..at]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !is_name_char(c))
 }
 
 /// Whether a path prefix that ends at byte `at` of `text` is whole: the
@@ -332,8 +338,10 @@ mod tests {
                     mime_type: "image/png".into(),
                 },
             ],
-            details: Some(json!({"full_output_path": "/tmp/x/harness-scratch-Q1/bash-1.log",
-                                 "nested": [{"/tmp/x/harness-ws-AbC": "/tmp/x/harness-ws-AbC"}]})),
+            details: Some(
+                json!({"full_output_path": "/tmp/x/harness-scratch-Q1/bash-1.log",
+                                 "nested": [{"/tmp/x/harness-ws-AbC": "/tmp/x/harness-ws-AbC"}]}),
+            ),
             internal_error: Some("panic in /tmp/x/harness-ws-AbC".into()),
         };
         assert_eq!(
@@ -356,7 +364,10 @@ mod tests {
             content: vec![Content::text("/tmp/x/harness-ws-AbC\n")],
             details: None,
         };
-        assert_eq!(p.update(update).content, vec![Content::text("/workspace\n")]);
+        assert_eq!(
+            p.update(update).content,
+            vec![Content::text("/workspace\n")]
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 )]
 
 mod cli;
+mod determinism;
 mod layering;
 mod properties;
 mod reports;
