@@ -23,6 +23,8 @@ use crate::tools::truncate::count_lines;
 
 use super::figures::Figures;
 use super::figures::priced_text;
+use super::focus;
+use super::focus::Focus;
 use super::load::CallCheck;
 use super::load::Scenario;
 use super::model::CallExpect;
@@ -45,6 +47,9 @@ pub struct Failure {
     pub expected: String,
     /// What happened.
     pub actual: String,
+    /// For a long `actual`: the lines to show first, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<Focus>,
 }
 
 impl Failure {
@@ -60,7 +65,14 @@ impl Failure {
             check: check.to_owned(),
             expected: expected.into(),
             actual: actual.into(),
+            focus: None,
         }
+    }
+
+    /// The failure with the lines of `actual` to show first.
+    pub fn with_focus(mut self, focus: Option<Focus>) -> Self {
+        self.focus = focus;
+        self
     }
 }
 
@@ -252,33 +264,42 @@ fn substring_checks(
 ) {
     for needle in contains.iter().flat_map(|l| l.0.iter()) {
         if !text.contains(needle.as_str()) {
-            failures.push(Failure::new(
-                step,
-                "contains",
-                format!("{noun} containing {needle:?}"),
-                text,
-            ));
+            failures.push(
+                Failure::new(
+                    step,
+                    "contains",
+                    format!("{noun} containing {needle:?}"),
+                    text,
+                )
+                .with_focus(focus::for_contains(text, needle)),
+            );
         }
     }
     for needle in not_contains.iter().flat_map(|l| l.0.iter()) {
         if text.contains(needle.as_str()) {
-            failures.push(Failure::new(
-                step,
-                "not_contains",
-                format!("{noun} without {needle:?}"),
-                text,
-            ));
+            failures.push(
+                Failure::new(
+                    step,
+                    "not_contains",
+                    format!("{noun} without {needle:?}"),
+                    text,
+                )
+                .with_focus(focus::for_occurrence(text, needle)),
+            );
         }
     }
     if let Some(regex) = matches
         && !regex.is_match(text)
     {
-        failures.push(Failure::new(
-            step,
-            "matches",
-            format!("{noun} matching /{}/", regex.as_str()),
-            text,
-        ));
+        failures.push(
+            Failure::new(
+                step,
+                "matches",
+                format!("{noun} matching /{}/", regex.as_str()),
+                text,
+            )
+            .with_focus(focus::for_regex(text)),
+        );
     }
 }
 
@@ -385,12 +406,15 @@ fn outcome_checks(
             } else if let Some(regex) = &check.error_regex
                 && !regex.is_match(text)
             {
-                failures.push(Failure::new(
-                    step,
-                    "error",
-                    format!("an error text matching /{pattern}/"),
-                    text,
-                ));
+                failures.push(
+                    Failure::new(
+                        step,
+                        "error",
+                        format!("an error text matching /{pattern}/"),
+                        text,
+                    )
+                    .with_focus(focus::for_regex(text)),
+                );
             }
         }
         _ => {}
