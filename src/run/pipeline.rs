@@ -292,20 +292,16 @@ impl RunningCalls {
 /// The scenario's temporary directories, built, and a registry over the
 /// workspace.
 async fn prepare(scenario: &Scenario) -> Result<(Dirs, Registry), Failure> {
-    let temp = |prefix: &str| {
-        tempfile::Builder::new()
-            .prefix(prefix)
-            .tempdir()
-            .map_err(|err| {
-                whole(
-                    "workspace",
-                    "a temporary workspace",
-                    format!("cannot create one: {err}"),
-                )
-            })
-    };
-    let dir = temp("harness-ws-")?;
-    let scratch = temp("harness-scratch-")?;
+    let temp = |prefix: &str| tempfile::Builder::new().prefix(prefix).tempdir();
+    let (dir, scratch) = temp("harness-ws-")
+        .and_then(|dir| Ok((dir, temp("harness-scratch-")?)))
+        .map_err(|err| {
+            whole(
+                "workspace",
+                "a temporary workspace",
+                format!("cannot create one: {err}"),
+            )
+        })?;
     let plan = scenario.workspace.clone();
     let root = dir.path().to_path_buf();
     match tokio::task::spawn_blocking(move || workspace::build(&plan, &root)).await {
