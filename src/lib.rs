@@ -6,7 +6,8 @@
 //!           policy over pluggable I/O), truncation, argument normalisation
 //!           + validation, per-file mutation queue, the seven tools (search/,
 //!           edit/ and bash/ in folders of their own)
-//! agent     messages, the Provider trait, the agent loop, the faux provider
+//! agent     messages, the Provider trait, the agent loop, the faux provider,
+//!           the presentation of paths to the model
 //! scenario  the YAML model, located errors, workspaces, figures, checks,
 //!           snapshots
 //! run       discovery, filters, partitions, the gate language, the runner

@@ -12,6 +12,12 @@
 //! because the run was cancelled gets an error result saying so. A message
 //! cut by the output limit (`StopReason::Length`) executes none of its calls;
 //! each gets an error result asking for the call again (§loop.1).
+//!
+//! The loop's [`Presenter`] stands between the tools and the conversation:
+//! a call executes with its arguments' stable names mapped to real paths,
+//! and its result and updates are presented before anything records them,
+//! so the transcript, the events and every price hold only what the model
+//! sees (docs/scenarios.md, "What the model sees").
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -35,6 +41,7 @@ use super::message::AssistantMessage;
 use super::message::Message;
 use super::message::StopReason;
 use super::message::ToolResultMessage;
+use super::present::Presenter;
 use super::provider::Provider;
 use super::provider::Request;
 
@@ -50,6 +57,10 @@ pub struct LoopOptions {
     /// Cancels the run: running calls are cancelled, unstarted calls get
     /// cancelled results, and no further turn starts.
     pub cancel: CancellationToken,
+    /// The names under which the model sees the machine's directories:
+    /// results and updates are presented with it, and calls execute with
+    /// its real paths. The default changes nothing.
+    pub presenter: Presenter,
 }
 
 impl Default for LoopOptions {
@@ -59,6 +70,7 @@ impl Default for LoopOptions {
             prompt: "Begin.".to_owned(),
             max_turns: 200,
             cancel: CancellationToken::new(),
+            presenter: Presenter::default(),
         }
     }
 }
@@ -75,9 +87,10 @@ pub struct CallRecord {
     pub turn: usize,
     /// Position of the call in its message.
     pub index: usize,
-    /// The call as sent.
+    /// The call as the model sent it (before the presenter mapped its
+    /// arguments to real paths for execution).
     pub call: ToolCall,
-    /// Its result.
+    /// Its result, as the model read it (presented).
     pub result: ToolResult,
     /// How long it ran.
     pub duration: Duration,
@@ -189,7 +202,7 @@ pub async fn run_loop(
         let results = if message.stop_reason == StopReason::Length {
             not_executed(&calls, on_event)
         } else {
-            run_batch(registry, &calls, &options.cancel, on_event).await
+            run_batch(registry, &calls, options, on_event).await
         };
         for (index, (call, outcome)) in calls.iter().zip(results).enumerate() {
             let message = ToolResultMessage::new(call, &outcome.result);
@@ -260,16 +273,19 @@ fn not_executed(calls: &[ToolCall], on_event: &mut (dyn FnMut(AgentEvent) + Send
 }
 
 /// Runs one message's calls and returns their results in source order.
+/// Events and results show the calls as the model sent them and the
+/// results presented; the tools get the calls with real paths.
 async fn run_batch(
     registry: &Registry,
     calls: &[ToolCall],
-    cancel: &CancellationToken,
+    options: &LoopOptions,
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Vec<Outcome> {
+    let cancel = &options.cancel;
     let sequential = calls
         .iter()
         .any(|c| registry.execution_mode(&c.name) == ExecutionMode::Sequential);
-    let mut batch = Batch::new(calls.len());
+    let mut batch = Batch::new(calls.len(), &options.presenter);
     if sequential {
         for (index, call) in calls.iter().enumerate() {
             if let Some(prepared) = batch.prepare(registry, index, call, cancel, on_event) {
@@ -297,7 +313,8 @@ async fn run_batch(
 }
 
 /// Bookkeeping of one batch: running tasks, streamed updates, results.
-struct Batch {
+struct Batch<'p> {
+    presenter: &'p Presenter,
     tasks: tokio::task::JoinSet<(usize, ToolResult, Duration)>,
     updates_tx: mpsc::UnboundedSender<(usize, ToolUpdate)>,
     updates_rx: mpsc::UnboundedReceiver<(usize, ToolUpdate)>,
@@ -307,10 +324,11 @@ struct Batch {
     completions: usize,
 }
 
-impl Batch {
-    fn new(len: usize) -> Self {
+impl<'p> Batch<'p> {
+    fn new(len: usize, presenter: &'p Presenter) -> Self {
         let (updates_tx, updates_rx) = mpsc::unbounded_channel();
         Self {
+            presenter,
             tasks: tokio::task::JoinSet::new(),
             updates_tx,
             updates_rx,
@@ -346,7 +364,7 @@ impl Batch {
             );
             return None;
         }
-        match registry.prepare(call) {
+        match registry.prepare(&self.presenter.for_execution(call)) {
             Ok(prepared) => Some(prepared),
             Err(result) => {
                 self.finish_now(index, call, *result, on_event);
@@ -373,6 +391,7 @@ impl Batch {
         duration: Duration,
         on_event: &mut (dyn FnMut(AgentEvent) + Send),
     ) {
+        let result = self.presenter.result(result);
         on_event(AgentEvent::ToolExecutionEnd {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -420,7 +439,7 @@ impl Batch {
         on_event(AgentEvent::ToolExecutionUpdate {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            update,
+            update: self.presenter.update(update),
         });
     }
 

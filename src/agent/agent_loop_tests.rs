@@ -364,3 +364,82 @@ async fn the_turn_limit_stops_a_runaway_model() {
         Some("the model kept calling tools after 3 turns; the loop stopped it")
     );
 }
+
+#[tokio::test]
+async fn the_presenter_stands_between_the_tools_and_the_conversation() {
+    let h = crate::tools::testutil::Harness::memory();
+    h.add_file("notes.txt", "see /ws/notes.txt\n");
+    let presenter = crate::agent::Presenter::default().with_root("/workspace", ["/ws"]);
+    let options = LoopOptions {
+        presenter,
+        ..LoopOptions::default()
+    };
+    let vars = BTreeMap::from([("workspace".to_owned(), "/workspace".to_owned())]);
+    let steps = vec![
+        FauxStep::Calls(vec![call(
+            "c1",
+            "read",
+            json!({"path": "${workspace}/notes.txt"}),
+        )]),
+        FauxStep::Calls(vec![call("c2", "ls", json!({"path": "/workspace/../etc"}))]),
+    ];
+    let mut p = FauxProvider::new(FauxScript { steps }, Arc::new(Chars4), vars);
+    let mut events = Vec::new();
+    let t = run_loop(&mut p, &h.registry, &options, &mut |e| events.push(e)).await;
+    // The calls are recorded as sent; they executed in the real root.
+    let sent: Vec<Value> = t
+        .calls
+        .iter()
+        .map(|r| serde_json::from_str(&r.call.arguments.to_text()).unwrap())
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            json!({"path": "/workspace/notes.txt"}),
+            json!({"path": "/workspace/../etc"})
+        ]
+    );
+    let texts: Vec<String> = t.calls.iter().map(|r| r.result.text()).collect();
+    assert_eq!(
+        texts,
+        [
+            "see /workspace/notes.txt\n".to_owned(),
+            "Path \"/workspace/../etc\" is outside the workspace: it resolves to /etc, but \
+             tools may only touch files under the workspace root /workspace. Use a path \
+             relative to the workspace root."
+                .to_owned(),
+        ]
+    );
+    // What the model reads next, and every event, is the presented form.
+    let results: Vec<String> = t
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some(r.text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, texts);
+    let ends: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionEnd { result, .. } => Some(result.text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, texts);
+    let starts: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionStart { args, .. } => Some(args.to_text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        starts,
+        [
+            r#"{"path":"/workspace/notes.txt"}"#,
+            r#"{"path":"/workspace/../etc"}"#
+        ]
+    );
+}

@@ -1,5 +1,6 @@
 //! The agent layer: messages, the [`Provider`] trait, the agent loop and the
-//! faux (scripted) provider.
+//! faux (scripted) provider, and the presentation of the machine's paths
+//! to the model.
 //!
 //! It uses the tool layer and knows nothing of YAML or scenarios: a script
 //! for the faux provider is plain data ([`FauxScript`]), built by whoever
@@ -9,6 +10,7 @@ pub mod agent_loop;
 pub mod events;
 pub mod faux;
 pub mod message;
+pub mod present;
 pub mod provider;
 pub mod tokens;
 
@@ -30,6 +32,7 @@ pub use message::Message;
 pub use message::StopReason;
 pub use message::ToolResultMessage;
 pub use message::Usage;
+pub use present::Presenter;
 pub use provider::Provider;
 pub use provider::ProviderError;
 pub use provider::Request;

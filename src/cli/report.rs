@@ -171,13 +171,22 @@ impl GateArgs {
 /// Prints the end of a run: failures, the summary line and the
 /// comparison.
 pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
-    let details = console::failure_details(summary);
+    let details = console::failure_details(summary, stdout_colour());
     if !details.is_empty() {
         println!("\nfailures:{details}");
     }
     println!("\n{}", console::summary_line(summary));
     if let Some(c) = comparison {
         print!("{}", console::comparison_text(c));
+    }
+}
+
+/// Whether standard output gets colour: on a terminal, unless `NO_COLOR`
+/// is set, and always with `CLICOLOR_FORCE`.
+fn stdout_colour() -> console::Colour {
+    match anstream::AutoStream::choice(&std::io::stdout()) {
+        anstream::ColorChoice::Never => console::Colour::Plain,
+        _ => console::Colour::Ansi,
     }
 }
 

@@ -1,7 +1,8 @@
 //! What `harness run` and `harness report merge` print on a console: one
 //! line per scenario, then every failure with its step, check, expected and
-//! actual values (a diff for long texts), a summary line and, with a
-//! baseline, the comparison and how each gate fared.
+//! actual values (for a long actual text, the lines the check points at; a
+//! diff when both are long, coloured on a terminal), a summary line and,
+//! with a baseline, the comparison and how each gate fared.
 
 use std::fmt::Write;
 
@@ -9,6 +10,7 @@ use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
 use crate::scenario::Failure;
+use crate::scenario::focus::line_count;
 
 use super::compare::Comparison;
 
@@ -40,17 +42,51 @@ pub fn scenario_line(outcome: &ScenarioOutcome) -> String {
     }
 }
 
+/// Whether console text carries colour (ANSI escape codes). The command
+/// line decides, from the terminal and `NO_COLOR` / `CLICOLOR_FORCE`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Colour {
+    /// Plain text (files, pipes, `NO_COLOR`).
+    #[default]
+    Plain,
+    /// Coloured diffs and headers.
+    Ansi,
+}
+
+impl Colour {
+    /// `text` in `style`, or as it is for plain text.
+    fn paint(self, style: anstyle::Style, text: &str) -> String {
+        match self {
+            Self::Plain => text.to_owned(),
+            Self::Ansi => format!("{}{text}{}", style.render(), style.render_reset()),
+        }
+    }
+}
+
+const REMOVED: anstyle::Style =
+    anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Red)));
+const ADDED: anstyle::Style =
+    anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Green)));
+const HEADER: anstyle::Style = REMOVED.bold();
+const QUIET: anstyle::Style = anstyle::Style::new().dimmed();
+
 /// Every failure of the run, grouped by scenario.
-pub fn failure_details(summary: &RunSummary) -> String {
+pub fn failure_details(summary: &RunSummary, colour: Colour) -> String {
     let mut out = String::new();
     for outcome in summary
         .scenarios
         .iter()
         .filter(|o| o.status == Status::Failed)
     {
-        let _ = writeln!(out, "\nFAIL {}  ({})", outcome.name, outcome.file);
+        let header = format!("FAIL {}", outcome.name);
+        let _ = writeln!(
+            out,
+            "\n{}  ({})",
+            colour.paint(HEADER, &header),
+            outcome.file
+        );
         for failure in &outcome.failures {
-            out.push_str(&render_failure(failure));
+            out.push_str(&render_failure_in(failure, colour));
         }
         if let Some(ws) = &outcome.workspace {
             let _ = writeln!(out, "  workspace kept at {ws}");
@@ -59,66 +95,132 @@ pub fn failure_details(summary: &RunSummary) -> String {
     out
 }
 
-/// Lines of one value shown on the console; the rest is summarised (the
-/// report files keep everything).
+/// Lines of one value shown on the console: the first and the last half of
+/// them; the rest is summarised (the report files keep everything).
 const MAX_SHOWN_LINES: usize = 40;
 
+/// Characters of one line of a focus window shown on the console.
+pub const MAX_LINE_CHARS: usize = 240;
+
 fn indent(text: &str, prefix: &str) -> String {
-    let mut out = String::new();
-    let total = text.lines().count();
-    for (i, line) in text.lines().enumerate() {
-        if i == MAX_SHOWN_LINES {
-            out.push('\n');
-            out.push_str(prefix);
-            out.push_str(&format!("… {} more lines", total - MAX_SHOWN_LINES));
-            break;
-        }
-        if i > 0 {
-            out.push('\n');
-            out.push_str(prefix);
-        }
-        out.push_str(line);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut shown: Vec<String> = Vec::new();
+    if lines.len() > MAX_SHOWN_LINES {
+        let half = MAX_SHOWN_LINES / 2;
+        shown.extend(lines[..half].iter().map(|l| (*l).to_owned()));
+        shown.push(format!(
+            "… {} lines not shown …",
+            lines.len() - MAX_SHOWN_LINES
+        ));
+        shown.extend(lines[lines.len() - half..].iter().map(|l| (*l).to_owned()));
+    } else {
+        shown.extend(lines.iter().map(|l| (*l).to_owned()));
     }
     if text.is_empty() {
-        out.push_str("(empty)");
+        return "(empty)".to_owned();
     }
-    out
+    shown.join(&format!("\n{prefix}"))
 }
 
-fn is_long(text: &str) -> bool {
+/// Whether a value is long enough for a diff: more than 3 lines or 160
+/// bytes.
+pub fn is_long(text: &str) -> bool {
     text.lines().count() > 3 || text.len() > 160
 }
 
-/// One failure: where, which check, expected and actual (or their diff).
-pub fn render_failure(failure: &Failure) -> String {
-    let mut out = String::new();
-    let step = failure.step.as_deref().unwrap_or("scenario");
-    let _ = writeln!(out, "  {step} · {}", failure.check);
-    if is_long(&failure.expected) && is_long(&failure.actual) {
-        let diff = similar::TextDiff::from_lines(&failure.expected, &failure.actual);
-        let _ = writeln!(out, "    diff (- expected, + actual):");
-        let mut shown = 0;
-        for change in diff
-            .unified_diff()
-            .context_radius(3)
-            .iter_hunks()
-            .flat_map(|h| {
-                h.iter_changes()
-                    .map(|c| (c.tag(), c.to_string_lossy().into_owned()))
-                    .collect::<Vec<_>>()
-            })
-        {
-            let sign = match change.0 {
+/// `line` cut to [`MAX_LINE_CHARS`] characters.
+pub fn cut_line(line: &str) -> String {
+    let total = line.chars().count();
+    if total <= MAX_LINE_CHARS {
+        return line.to_owned();
+    }
+    let mut shown: String = line.chars().take(MAX_LINE_CHARS).collect();
+    let _ = write!(shown, " … ({} more characters)", total - MAX_LINE_CHARS);
+    shown
+}
+
+/// For a failure with a focus: a line saying which lines of `actual` are
+/// shown and why, and those lines, numbered (`2998 │ text`).
+pub fn focus_window(failure: &Failure) -> Option<(String, Vec<String>)> {
+    let focus = failure.focus.as_ref()?;
+    let total = line_count(&failure.actual);
+    let lines = focus.lines(&failure.actual);
+    let width = focus.last_line.to_string().len();
+    let numbered = lines
+        .iter()
+        .map(|(n, line)| format!("{n:>width$} │ {}", cut_line(line)))
+        .collect();
+    let range = if focus.first_line == focus.last_line {
+        format!("line {}", focus.first_line)
+    } else {
+        format!("lines {}-{}", focus.first_line, focus.last_line)
+    };
+    Some((
+        format!("{total} lines, showing {range}: {}", focus.reason),
+        numbered,
+    ))
+}
+
+/// The unified diff of `expected` and `actual` (3 lines of context), as
+/// `(sign, line)` pairs with `-`, `+` or ` `, at most `max` of them; the
+/// flag says whether it was cut.
+pub fn diff_lines(expected: &str, actual: &str, max: usize) -> (Vec<(char, String)>, bool) {
+    let diff = similar::TextDiff::from_lines(expected, actual);
+    let mut lines = Vec::new();
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        for change in hunk.iter_changes() {
+            if lines.len() == max {
+                return (lines, true);
+            }
+            let sign = match change.tag() {
                 similar::ChangeTag::Delete => '-',
                 similar::ChangeTag::Insert => '+',
                 similar::ChangeTag::Equal => ' ',
             };
-            shown += 1;
-            if shown > MAX_SHOWN_LINES * 2 {
-                let _ = writeln!(out, "      … (diff cut at {} lines)", MAX_SHOWN_LINES * 2);
-                break;
-            }
-            let _ = writeln!(out, "      {sign}{}", change.1.trim_end_matches('\n'));
+            let text = change.to_string_lossy();
+            lines.push((sign, text.trim_end_matches('\n').to_owned()));
+        }
+    }
+    (lines, false)
+}
+
+/// One failure: where, which check, expected and actual (or their diff),
+/// as plain text.
+pub fn render_failure(failure: &Failure) -> String {
+    render_failure_in(failure, Colour::Plain)
+}
+
+/// One failure: where, which check, expected and actual. A long actual
+/// text with a focus shows the lines the check points at; when both texts
+/// are long, their diff is shown instead.
+pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
+    let mut out = String::new();
+    let step = failure.step.as_deref().unwrap_or("scenario");
+    let _ = writeln!(out, "  {step} · {}", failure.check);
+    if let Some((about, lines)) = focus_window(failure) {
+        let _ = writeln!(
+            out,
+            "    expected: {}",
+            indent(&failure.expected, "              ")
+        );
+        let _ = writeln!(out, "    actual:   {}", colour.paint(QUIET, &about));
+        for line in lines {
+            let _ = writeln!(out, "              {line}");
+        }
+    } else if is_long(&failure.expected) && is_long(&failure.actual) {
+        let _ = writeln!(out, "    diff (- expected, + actual):");
+        let (lines, cut) = diff_lines(&failure.expected, &failure.actual, MAX_SHOWN_LINES * 2);
+        for (sign, line) in lines {
+            let text = format!("{sign}{line}");
+            let painted = match sign {
+                '-' => colour.paint(REMOVED, &text),
+                '+' => colour.paint(ADDED, &text),
+                _ => text,
+            };
+            let _ = writeln!(out, "      {painted}");
+        }
+        if cut {
+            let _ = writeln!(out, "      … (diff cut at {} lines)", MAX_SHOWN_LINES * 2);
         }
     } else {
         let _ = writeln!(
@@ -207,12 +309,12 @@ mod tests {
 
     #[test]
     fn short_failures_show_expected_and_actual() {
-        let f = Failure {
-            step: Some("step 2 (read)".into()),
-            check: "contains".into(),
-            expected: "text containing \"x\"".into(),
-            actual: "a\nb".into(),
-        };
+        let f = Failure::new(
+            Some("step 2 (read)"),
+            "contains",
+            "text containing \"x\"",
+            "a\nb",
+        );
         assert_eq!(
             render_failure(&f),
             "  step 2 (read) · contains\n    expected: text containing \"x\"\n    actual:   a\n              b\n"
@@ -220,32 +322,54 @@ mod tests {
     }
 
     #[test]
-    fn very_long_values_are_cut_on_the_console() {
+    fn very_long_values_show_their_beginning_and_end() {
         let long: String = (1..=100).map(|i| format!("{i}\n")).collect();
-        let f = Failure {
-            step: None,
-            check: "contains".into(),
-            expected: "text containing \"x\"".into(),
-            actual: long,
-        };
+        let f = Failure::new(None, "ok", "a successful result", long);
         let text = render_failure(&f);
-        assert!(
-            text.contains("              40\n              … 60 more lines\n"),
-            "{text}"
-        );
-        assert!(!text.contains("\n              41\n"), "{text}");
+        let shown: Vec<&str> = text.lines().skip(2).map(str::trim).collect();
+        let mut expected: Vec<String> = vec!["actual:   1".into()];
+        expected.extend((2..=20).map(|i| i.to_string()));
+        expected.push("… 60 lines not shown …".into());
+        expected.extend((81..=100).map(|i| i.to_string()));
+        assert_eq!(shown, expected);
     }
 
     #[test]
-    fn long_failures_show_a_diff() {
-        let f = Failure {
-            step: None,
-            check: "equals".into(),
-            expected: "1\n2\n3\n4\n5\n".into(),
-            actual: "1\n2\nthree\n4\n5\n".into(),
-        };
-        let text = render_failure(&f);
-        assert!(text.contains("      -3\n      +three\n"), "{text}");
+    fn a_long_text_shows_the_lines_a_contains_points_at() {
+        let mut actual: String = (1..=3000).map(|i| format!("{i}\n")).collect();
+        actual.push_str(
+            "\n[Showing lines 2001-3000 of 3000. Full output: /scratch/harness-bash-1.log]",
+        );
+        let needle = "[Showing lines 1001-3000 of 3000. Full output: ";
+        let f = Failure::new(
+            Some("step 1 (bash)"),
+            "contains",
+            format!("text containing {needle:?}"),
+            &actual,
+        )
+        .with_focus(crate::scenario::focus::for_contains(&actual, needle));
+        assert_eq!(
+            render_failure(&f),
+            "  step 1 (bash) · contains\n\
+             \x20   expected: text containing \"[Showing lines 1001-3000 of 3000. Full output: \"\n\
+             \x20   actual:   3002 lines, showing lines 3000-3002: line 3002 has the last 31 of the 47 characters expected\n\
+             \x20             3000 │ 3000\n\
+             \x20             3001 │ \n\
+             \x20             3002 │ [Showing lines 2001-3000 of 3000. Full output: /scratch/harness-bash-1.log]\n"
+        );
+    }
+
+    #[test]
+    fn long_failures_show_a_diff_coloured_on_request() {
+        let f = Failure::new(None, "equals", "1\n2\n3\n4\n5\n", "1\n2\nthree\n4\n5\n");
+        let plain = "  scenario · equals\n    diff (- expected, + actual):\n       1\n       2\n      -3\n      +three\n       4\n       5\n";
+        assert_eq!(render_failure(&f), plain);
+        assert_eq!(
+            render_failure_in(&f, Colour::Ansi),
+            plain
+                .replace("-3\n", "\x1b[31m-3\x1b[0m\n")
+                .replace("+three\n", "\x1b[32m+three\x1b[0m\n")
+        );
     }
 
     #[test]

@@ -3,6 +3,10 @@
 //! without one, the scenarios that cost the most tokens), and per-tool
 //! figures.
 //!
+//! A failed check shows its expected and actual texts; for a long actual
+//! text, the lines the check points at; for two long texts, their diff (a
+//! `diff` block).
+//!
 //! It stays well under the 65 536 characters a GitHub comment holds: long
 //! expected/actual texts are cut, and at most [`MAX_FAILED_SCENARIOS`]
 //! failed scenarios and [`MAX_ROWS`] rows per table are shown, with a note
@@ -14,9 +18,11 @@ use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
 use crate::run::stats;
+use crate::scenario::Failure;
 
 use super::compare::Comparison;
 use super::compare::ScenarioChange;
+use super::console;
 use super::verdict::change_text;
 
 /// Failed scenarios shown in full.
@@ -70,6 +76,12 @@ fn text(s: &str) -> String {
 
 /// A fenced block around `text`, cut to [`MAX_TEXT`] characters.
 fn block(text: &str) -> String {
+    fenced("text", text)
+}
+
+/// A fenced block of `language` around `text`, cut to [`MAX_TEXT`]
+/// characters.
+fn fenced(language: &str, text: &str) -> String {
     let mut shown: String = text.chars().take(MAX_TEXT).collect();
     let cut = shown.len() < text.len();
     if cut {
@@ -77,7 +89,49 @@ fn block(text: &str) -> String {
     }
     let fence = "`".repeat((longest_backtick_run(&shown) + 1).max(3));
     let body = if shown.is_empty() { "(empty)" } else { &shown };
-    format!("{fence}text\n{}\n{fence}\n", body.trim_end_matches('\n'))
+    format!(
+        "{fence}{language}\n{}\n{fence}\n",
+        body.trim_end_matches('\n')
+    )
+}
+
+/// One failed check under its heading: the lines of a long actual text
+/// the check points at, the diff of two long texts, or both texts.
+fn failure(out: &mut String, f: &Failure) {
+    let _ = writeln!(
+        out,
+        "**{} · {}**\n",
+        text(f.step.as_deref().unwrap_or("scenario")),
+        text(&f.check)
+    );
+    if let Some((about, lines)) = console::focus_window(f) {
+        let _ = writeln!(
+            out,
+            "expected:\n{}\nactual ({}):\n{}",
+            block(&f.expected),
+            text(&about),
+            block(&lines.join("\n"))
+        );
+    } else if console::is_long(&f.expected) && console::is_long(&f.actual) {
+        // The block is cut to MAX_TEXT characters, so no line cap here.
+        let (lines, _) = console::diff_lines(&f.expected, &f.actual, usize::MAX);
+        let diff: String = lines
+            .iter()
+            .map(|(sign, line)| format!("{sign}{line}\n"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "diff (`-` expected, `+` actual):\n{}",
+            fenced("diff", &diff)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "expected:\n{}\nactual:\n{}",
+            block(&f.expected),
+            block(&f.actual)
+        );
+    }
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -170,18 +224,7 @@ fn failures(out: &mut String, summary: &RunSummary) {
     for o in failed.iter().take(MAX_FAILED_SCENARIOS) {
         let _ = writeln!(out, "#### {} ({})\n", code(&o.name), code(&o.file));
         for f in &o.failures {
-            let _ = writeln!(
-                out,
-                "**{} · {}**\n",
-                text(f.step.as_deref().unwrap_or("scenario")),
-                text(&f.check)
-            );
-            let _ = writeln!(
-                out,
-                "expected:\n{}\nactual:\n{}",
-                block(&f.expected),
-                block(&f.actual)
-            );
+            failure(out, f);
         }
     }
     more_note(

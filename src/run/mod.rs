@@ -48,6 +48,8 @@ pub use outcome::Status;
 pub use outcome::TurnStat;
 pub use partition::Partition;
 pub use partition::PartitionInfo;
+pub use pipeline::SCRATCH_NAME;
+pub use pipeline::WORKSPACE_NAME;
 pub use runner::RunError;
 pub use runner::RunEvent;
 pub use runner::Runner;

@@ -1,9 +1,17 @@
 //! One scenario end to end: a fresh temporary workspace, its own registry
 //! and faux provider, the real agent loop within a time budget, the checks
-//! and the figures. Next to the workspace (`harness-ws-…`) is the directory
-//! of its bash full-output logs (`harness-ws-…-logs`, D18), outside the
-//! workspace so no tool sees it. Both are removed when the scenario ends,
-//! on failure too, unless kept on request.
+//! and the figures. Next to the workspace (`harness-ws-…`) is its scratch
+//! directory (`harness-ws-…-logs`), where bash's full-output logs go (D18),
+//! outside the workspace so no tool sees it. Both are removed when the
+//! scenario ends, on failure too, unless kept on request.
+//!
+//! The model sees the workspace as [`WORKSPACE_NAME`] and the scratch
+//! directory as [`SCRATCH_NAME`], whatever their real paths: `${workspace}`
+//! is bound to the stable name, the loop's [`Presenter`] maps results to
+//! the stable names and arguments back to real paths, and the checks read
+//! files through the same presenter. So nothing the model reads, and no
+//! figure priced from it, depends on `TMPDIR` or on the random part of a
+//! temp dir's name (docs/scenarios.md, "What the model sees").
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -15,10 +23,12 @@ use std::time::Instant;
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::AgentEvent;
 use crate::agent::CallRecord;
 use crate::agent::FauxProvider;
 use crate::agent::FauxReport;
 use crate::agent::LoopOptions;
+use crate::agent::Presenter;
 use crate::agent::TokenCounter;
 use crate::agent::Transcript;
 use crate::agent::run_loop;
@@ -46,6 +56,16 @@ use super::snapshots::SnapshotCache;
 pub(super) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
+
+/// The name under which the model sees a scenario's workspace: results
+/// show it instead of the real path, `${workspace}` expands to it, and
+/// arguments that name it execute in the real workspace.
+pub const WORKSPACE_NAME: &str = "/workspace";
+
+/// The name under which the model sees a scenario's scratch directory, the
+/// private directory beside the workspace that holds bash's full-output
+/// files during the run.
+pub const SCRATCH_NAME: &str = "/scratch";
 
 /// A failure of the scenario as a whole (no step).
 fn whole(check: &str, expected: &str, actual: impl Into<String>) -> Failure {
@@ -82,31 +102,46 @@ impl Job<'_> {
             }
         };
         let root = registry.workspace().root().to_path_buf();
-        let vars = BTreeMap::from([("workspace".to_owned(), root.display().to_string())]);
+        let presenter = dirs.presenter(&root);
+        let vars = BTreeMap::from([("workspace".to_owned(), WORKSPACE_NAME.to_owned())]);
         let tokens = Arc::clone(&self.config.tokens);
         let mut provider = FauxProvider::new(scenario.script.clone(), tokens, vars);
         let options = LoopOptions {
             system_prompt: scenario.system.clone(),
             cancel: self.cancel.child_token(),
+            presenter: presenter.clone(),
             ..LoopOptions::default()
         };
         let budget = self.config.timeout.unwrap_or(scenario.timeout);
-        let mut ignore_events = |_| {};
-        let run = run_loop(&mut provider, &registry, &options, &mut ignore_events);
-        let Ok(transcript) = tokio::time::timeout(budget, run).await else {
+        let mut running = RunningCalls::default();
+        let finished = {
+            let mut on_event = |event: AgentEvent| running.see(&event);
+            let run = run_loop(&mut provider, &registry, &options, &mut on_event);
+            tokio::time::timeout(budget, run).await
+        };
+        let Ok(transcript) = finished else {
             options.cancel.cancel();
             outcome.failures.push(whole(
                 "timeout",
                 &format!("the scenario finishes within {:.1} s", budget.as_secs_f64()),
-                "it was still running; its tools were stopped",
+                format!(
+                    "it timed out after {:.1} s {}; its tools were stopped",
+                    budget.as_secs_f64(),
+                    running.describe(scenario)
+                ),
             ));
             outcome.stats.duration_ms = millis(started.elapsed());
-            keep_or_remove(dirs, self.config.keep_workspaces, &mut outcome);
+            drop(registry);
+            dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
             return outcome;
         };
         let report = provider.into_report();
         let figures = Figures::of(&transcript, &report, self.config.tokens.as_ref());
-        self.check(&transcript, &report, &figures, &root, &mut outcome);
+        let places = Places {
+            root: &root,
+            presenter: &presenter,
+        };
+        self.check(&transcript, &report, &figures, places, &mut outcome);
         outcome.calls = call_stats(&transcript, &report, self.config.tokens.as_ref());
         outcome.turns = turn_stats(&report);
         outcome.stats = ScenarioStats {
@@ -120,7 +155,7 @@ impl Job<'_> {
         };
         // Tools are done; stop what they left running before the directory goes.
         drop(registry);
-        keep_or_remove(dirs, self.config.keep_workspaces, &mut outcome);
+        dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
         outcome
     }
 
@@ -130,7 +165,7 @@ impl Job<'_> {
         transcript: &Transcript,
         report: &FauxReport,
         figures: &Figures,
-        root: &Path,
+        places: Places<'_>,
         outcome: &mut ScenarioOutcome,
     ) {
         let stored = match self.snapshots.get(&self.scenario.snapshot_file) {
@@ -147,7 +182,9 @@ impl Job<'_> {
             transcript,
             report,
             figures,
-            workspace: root,
+            workspace: places.root,
+            workspace_name: WORKSPACE_NAME,
+            presenter: places.presenter,
             tokens: self.config.tokens.as_ref(),
             stored_snapshots: &stored,
         });
@@ -165,16 +202,85 @@ impl Job<'_> {
     }
 }
 
-/// A scenario's temporary directories: the workspace, and next to it the
-/// directory of its bash full-output logs.
-struct TempDirs {
+/// Where the checks find the workspace, and how they present what they read.
+#[derive(Clone, Copy)]
+struct Places<'a> {
+    /// The workspace root (real path).
+    root: &'a Path,
+    /// The run's presenter.
+    presenter: &'a Presenter,
+}
+
+/// A scenario's temporary directories.
+struct Dirs {
+    /// The workspace.
     workspace: TempDir,
-    logs: TempDir,
+    /// Beside it, the scratch directory for bash's full-output logs.
+    scratch: TempDir,
+}
+
+impl Dirs {
+    /// The presenter of a run in these directories; `root` is the
+    /// workspace root as the registry resolved it (its real path), which
+    /// is also the spelling calls execute with.
+    fn presenter(&self, root: &Path) -> Presenter {
+        let (workspace, scratch) = (self.workspace.path(), self.scratch.path());
+        let canonical = |dir: &Path| dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        Presenter::default()
+            .with_root(WORKSPACE_NAME, [root, workspace])
+            .with_root(SCRATCH_NAME, [&canonical(scratch), scratch])
+    }
+
+    /// Removes both directories, or keeps them (`--keep-workspaces`) and
+    /// records where the workspace is.
+    fn keep_or_remove(self, keep: bool, outcome: &mut ScenarioOutcome) {
+        if keep {
+            let _ = self.scratch.keep();
+            outcome.workspace = Some(self.workspace.keep().display().to_string());
+        }
+    }
+}
+
+/// The calls running at any moment of a run, to say what a timeout
+/// interrupted.
+#[derive(Debug, Default)]
+struct RunningCalls {
+    /// Ids of calls started and not yet ended, in start order.
+    ids: Vec<String>,
+}
+
+impl RunningCalls {
+    fn see(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::ToolExecutionStart { call_id, .. } => self.ids.push(call_id.clone()),
+            AgentEvent::ToolExecutionEnd { call_id, .. } => self.ids.retain(|id| id != call_id),
+            _ => {}
+        }
+    }
+
+    /// `during step 3 (bash)`, or `while no tool was running`.
+    fn describe(&self, scenario: &Scenario) -> String {
+        if self.ids.is_empty() {
+            return "while no tool was running".to_owned();
+        }
+        let labels: Vec<String> = self
+            .ids
+            .iter()
+            .map(|id| {
+                scenario
+                    .call_labels
+                    .get(id)
+                    .cloned()
+                    .unwrap_or_else(|| format!("call {id}"))
+            })
+            .collect();
+        format!("during {}", labels.join(" and "))
+    }
 }
 
 /// The scenario's temporary workspace, built, its logs directory, and a
 /// registry over them.
-async fn prepare(scenario: &Scenario) -> Result<(TempDirs, Registry), Failure> {
+async fn prepare(scenario: &Scenario) -> Result<(Dirs, Registry), Failure> {
     let cannot_create = |what: &str, err: std::io::Error| {
         whole(
             "workspace",
@@ -225,19 +331,12 @@ async fn prepare(scenario: &Scenario) -> Result<(TempDirs, Registry), Failure> {
         .build()
         .map_err(|err| whole("tools", "a valid tool set", err.to_string()))?;
     Ok((
-        TempDirs {
+        Dirs {
             workspace: dir,
-            logs,
+            scratch: logs,
         },
         registry,
     ))
-}
-
-fn keep_or_remove(dirs: TempDirs, keep: bool, outcome: &mut ScenarioOutcome) {
-    if keep {
-        let _ = dirs.logs.keep();
-        outcome.workspace = Some(dirs.workspace.keep().display().to_string());
-    }
 }
 
 /// Per-call figures, in the order the calls were sent.

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::agent::FauxReport;
 use crate::agent::Message;
+use crate::agent::Presenter;
 use crate::agent::TokenCounter;
 use crate::agent::Transcript;
 use crate::tools::Content;
@@ -24,6 +25,8 @@ use crate::tools::truncate::count_lines;
 
 use super::figures::Figures;
 use super::figures::priced_text;
+use super::focus;
+use super::focus::Focus;
 use super::load::CallCheck;
 use super::load::Scenario;
 use super::model::CallExpect;
@@ -46,6 +49,9 @@ pub struct Failure {
     pub expected: String,
     /// What happened.
     pub actual: String,
+    /// For a long `actual`: the lines to show first, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<Focus>,
 }
 
 impl Failure {
@@ -61,7 +67,14 @@ impl Failure {
             check: check.to_owned(),
             expected: expected.into(),
             actual: actual.into(),
+            focus: None,
         }
+    }
+
+    /// The failure with the lines of `actual` to show first.
+    pub fn with_focus(mut self, focus: Option<Focus>) -> Self {
+        self.focus = focus;
+        self
     }
 }
 
@@ -97,6 +110,11 @@ pub struct CheckInput<'a> {
     pub figures: &'a Figures,
     /// The workspace root (real path).
     pub workspace: &'a Path,
+    /// The workspace as the model sees it.
+    pub workspace_name: &'a str,
+    /// How the model sees the machine's paths: file contents are checked
+    /// as the model would read them.
+    pub presenter: &'a Presenter,
     /// The suite's tokenizer.
     pub tokens: &'a dyn TokenCounter,
     /// The stored snapshots of the scenario's file.
@@ -248,33 +266,42 @@ fn substring_checks(
 ) {
     for needle in contains.iter().flat_map(|l| l.0.iter()) {
         if !text.contains(needle.as_str()) {
-            failures.push(Failure::new(
-                step,
-                "contains",
-                format!("{noun} containing {needle:?}"),
-                text,
-            ));
+            failures.push(
+                Failure::new(
+                    step,
+                    "contains",
+                    format!("{noun} containing {needle:?}"),
+                    text,
+                )
+                .with_focus(focus::for_contains(text, needle)),
+            );
         }
     }
     for needle in not_contains.iter().flat_map(|l| l.0.iter()) {
         if text.contains(needle.as_str()) {
-            failures.push(Failure::new(
-                step,
-                "not_contains",
-                format!("{noun} without {needle:?}"),
-                text,
-            ));
+            failures.push(
+                Failure::new(
+                    step,
+                    "not_contains",
+                    format!("{noun} without {needle:?}"),
+                    text,
+                )
+                .with_focus(focus::for_occurrence(text, needle)),
+            );
         }
     }
     if let Some(regex) = matches
         && !regex.is_match(text)
     {
-        failures.push(Failure::new(
-            step,
-            "matches",
-            format!("{noun} matching /{}/", regex.as_str()),
-            text,
-        ));
+        failures.push(
+            Failure::new(
+                step,
+                "matches",
+                format!("{noun} matching /{}/", regex.as_str()),
+                text,
+            )
+            .with_focus(focus::for_regex(text)),
+        );
     }
 }
 
@@ -381,12 +408,15 @@ fn outcome_checks(
             } else if let Some(regex) = &check.error_regex
                 && !regex.is_match(text)
             {
-                failures.push(Failure::new(
-                    step,
-                    "error",
-                    format!("an error text matching /{pattern}/"),
-                    text,
-                ));
+                failures.push(
+                    Failure::new(
+                        step,
+                        "error",
+                        format!("an error text matching /{pattern}/"),
+                        text,
+                    )
+                    .with_focus(focus::for_regex(text)),
+                );
             }
         }
         _ => {}
@@ -480,7 +510,7 @@ fn snapshot_check(
         Some(prefix) => format!("{prefix}/{id}"),
         None => id.to_owned(),
     };
-    let value = snapshot::snapshot_value(result, input.workspace);
+    let value = snapshot::snapshot_value(result);
     let stored = input.stored_snapshots.get(&key);
     let matched = stored == Some(&value);
     if !matched {
@@ -596,9 +626,9 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
         match expect {
             FileExpect::Equals(want) => match files.read(rel) {
                 Ok(bytes) => {
-                    let got = String::from_utf8_lossy(&bytes);
+                    let got = input.presenter.text(&String::from_utf8_lossy(&bytes));
                     if got != *want {
-                        failures.push(Failure::new(step, "equals", want.clone(), got.into_owned()));
+                        failures.push(Failure::new(step, "equals", want.clone(), got));
                     }
                 }
                 Err(err) => failures.push(Failure::new(
@@ -610,17 +640,18 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
             },
             FileExpect::Checks(checks) => {
                 let regex = input.scenario.run_check.file_regexes.get(rel);
-                file_object_checks(failures, step, (&files, rel), checks, regex);
+                file_object_checks(failures, step, (&files, rel, input.presenter), checks, regex);
             }
         }
     }
 }
 
 /// The object form of a file's checks; `regex` is its compiled `matches`.
+/// The file's text is checked as `presenter` shows it to the model.
 fn file_object_checks(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    (files, rel): (&CheckedFiles, &str),
+    (files, rel, presenter): (&CheckedFiles, &str, &Presenter),
     checks: &FileChecks,
     regex: Option<&regex::Regex>,
 ) {
@@ -646,7 +677,10 @@ fn file_object_checks(
         || checks.eol.is_some();
     if needs_content {
         match files.read(rel) {
-            Ok(bytes) => content_of_file_checks(failures, step, &bytes, checks, regex),
+            Ok(bytes) => {
+                let text = presenter.text(&String::from_utf8_lossy(&bytes));
+                content_of_file_checks(failures, step, (&bytes, &text), checks, regex);
+            }
             Err(err) => {
                 failures.push(Failure::new(
                     step,
@@ -663,31 +697,25 @@ fn file_object_checks(
     }
 }
 
-/// `equals`, `contains`, `not_contains`, `matches`, `bom` and `eol` on a
-/// file's bytes.
+/// `equals`, `contains`, `not_contains`, `matches` on a file's text (as
+/// presented), `bom` and `eol` on its bytes.
 fn content_of_file_checks(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    bytes: &[u8],
+    (bytes, text): (&[u8], &str),
     checks: &FileChecks,
     regex: Option<&regex::Regex>,
 ) {
-    let text = String::from_utf8_lossy(bytes);
     if let Some(want) = &checks.equals
         && *want != text
     {
-        failures.push(Failure::new(
-            step,
-            "equals",
-            want.clone(),
-            text.clone().into_owned(),
-        ));
+        failures.push(Failure::new(step, "equals", want.clone(), text));
     }
     substring_checks(
         failures,
         step,
         "content",
-        &text,
+        text,
         (checks.contains.as_ref(), checks.not_contains.as_ref()),
         regex,
     );

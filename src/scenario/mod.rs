@@ -11,10 +11,12 @@
 //! | [`workspace`] | building a scenario's temporary workspace |
 //! | [`figures`] | a run's [`Figures`] (turns, calls, retries, tokens …) |
 //! | [`check`] | the checks, and the [`Failure`]s they find |
+//! | [`focus`] | where to look in a long text that failed a check |
 //! | [`snapshot`] | snapshot files of tool results |
 
 pub mod check;
 pub mod figures;
+pub mod focus;
 pub mod load;
 pub mod model;
 pub mod snapshot;

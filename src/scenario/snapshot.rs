@@ -1,9 +1,11 @@
 //! Snapshots of tool results: `<file stem>.snap.yaml` beside the scenario,
 //! keyed by step id (prefixed by the scenario name when a file holds several
-//! scenarios). A snapshot holds the result's error flag, text and details,
-//! with the workspace path written as `$WORKSPACE`, other temporary paths as
-//! `$TMP`, random hex names masked and timings dropped, so that it is the
-//! same on every machine and every run.
+//! scenarios). A snapshot holds the result's error flag, text and details
+//! as the model saw them, so the workspace is already `/workspace` and the
+//! scratch directory `/scratch` (see [`crate::agent::present`]). What could
+//! still differ between machines and runs is made stable: any other path
+//! under the system temp dir is written `$TMP`, random hex names under it
+//! are masked, and timings are dropped.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,8 +22,8 @@ const TIMING_KEYS: &[&str] = &["duration_ms", "elapsed_ms", "duration", "wall_ti
 static HEX_RUN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[0-9a-f]{12,}").unwrap_or_else(|_| unreachable!()));
 
-/// The snapshot form of a result.
-pub fn snapshot_value(result: &ToolResult, workspace: &Path) -> Value {
+/// The snapshot form of a result (as presented to the model).
+pub fn snapshot_value(result: &ToolResult) -> Value {
     let mut value = serde_json::json!({
         "is_error": result.is_error,
         "text": result.text(),
@@ -45,30 +47,26 @@ pub fn snapshot_value(result: &ToolResult, workspace: &Path) -> Value {
                 .collect::<Vec<_>>(),
         );
     }
-    redact(&mut value, &workspace.display().to_string());
+    redact(&mut value);
     value
 }
 
-fn redact(value: &mut Value, workspace: &str) {
+fn redact(value: &mut Value) {
     match value {
-        Value::String(text) => *text = redact_text(text, workspace),
-        Value::Array(items) => items.iter_mut().for_each(|v| redact(v, workspace)),
+        Value::String(text) => *text = redact_text(text),
+        Value::Array(items) => items.iter_mut().for_each(redact),
         Value::Object(map) => {
             map.retain(|k, _| !TIMING_KEYS.contains(&k.as_str()));
-            map.values_mut().for_each(|v| redact(v, workspace));
+            map.values_mut().for_each(redact);
         }
         _ => {}
     }
 }
 
-/// Replaces the workspace path with `$WORKSPACE` and other temporary paths
-/// with `$TMP`, masking random hex names inside those.
-pub fn redact_text(text: &str, workspace: &str) -> String {
-    let mut out = if workspace.is_empty() {
-        text.to_owned()
-    } else {
-        text.replace(workspace, "$WORKSPACE")
-    };
+/// Replaces temporary paths with `$TMP`, masking random hex names inside
+/// them.
+pub fn redact_text(text: &str) -> String {
+    let mut out = text.to_owned();
     let tmp = std::env::temp_dir().display().to_string();
     let tmp = tmp.trim_end_matches('/');
     if !tmp.is_empty() && out.contains(tmp) {
@@ -125,24 +123,24 @@ mod tests {
     use crate::tools::Content;
 
     #[test]
-    fn redacts_workspace_tmp_paths_and_timings() {
+    fn keeps_presented_paths_and_redacts_tmp_paths_and_timings() {
         let tmp = std::env::temp_dir().display().to_string();
-        let ws = format!("{tmp}/.tmpAbC123");
         let result = ToolResult {
             is_error: false,
             content: vec![Content::text(format!(
-                "Full output: {tmp}/harness-bash-0123456789abcdef.log in {ws}/src"
+                "Full output: /scratch/harness-bash-1.log in /workspace/src; \
+                 made {tmp}/harness-x-0123456789abcdef"
             ))],
-            details: Some(serde_json::json!({"duration_ms": 12, "path": format!("{ws}/a")})),
+            details: Some(serde_json::json!({"duration_ms": 12, "path": "/workspace/a"})),
             internal_error: None,
         };
-        let value = snapshot_value(&result, Path::new(&ws));
         assert_eq!(
-            value,
+            snapshot_value(&result),
             serde_json::json!({
                 "is_error": false,
-                "text": "Full output: $TMP/harness-bash-XXXX.log in $WORKSPACE/src",
-                "details": {"path": "$WORKSPACE/a"}
+                "text": "Full output: /scratch/harness-bash-1.log in /workspace/src; \
+                         made $TMP/harness-x-XXXX",
+                "details": {"path": "/workspace/a"}
             })
         );
     }

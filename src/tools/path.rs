@@ -127,7 +127,8 @@ pub enum PathError {
     Outside {
         /// The argument as sent.
         raw: String,
-        /// Where it leads.
+        /// Where it leads: the real path, or `a path above the workspace
+        /// root` for a relative path that climbs out with `..`.
         real: String,
         /// `" through a symlink"` when a symlink led outside.
         via: &'static str,
@@ -228,9 +229,18 @@ impl PathPolicy {
             } else {
                 ""
             };
+            // A relative path that climbs out with `..` leads somewhere that
+            // depends on where the workspace happens to be; naming it would
+            // tell the model (and every price of what it reads) the temp dir.
+            let climbs = !abs.starts_with(&self.root)
+                && Path::new(&normalize_input(raw, self.home.as_deref())).is_relative();
             return Err(PathError::Outside {
                 raw: raw.to_owned(),
-                real: real.display().to_string(),
+                real: if climbs {
+                    "a path above the workspace root".to_owned()
+                } else {
+                    real.display().to_string()
+                },
                 via,
                 root: self.root.display().to_string(),
             });
@@ -492,14 +502,16 @@ mod tests {
         let err = p.resolve(&fs, "../etc/passwd").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "Path \"../etc/passwd\" is outside the workspace: it resolves to /etc/passwd, but \
+            "Path \"../etc/passwd\" is outside the workspace: it resolves to a path above the \
+             workspace root, but tools may only touch files under the workspace root /ws. Use a \
+             path relative to the workspace root."
+        );
+        assert_eq!(
+            p.resolve(&fs, "/etc/passwd").unwrap_err().to_string(),
+            "Path \"/etc/passwd\" is outside the workspace: it resolves to /etc/passwd, but \
              tools may only touch files under the workspace root /ws. Use a path relative to the \
              workspace root."
         );
-        assert!(matches!(
-            p.resolve(&fs, "/etc/passwd"),
-            Err(PathError::Outside { .. })
-        ));
         assert!(matches!(
             p.resolve(&fs, "~/x"),
             Err(PathError::Outside { .. })

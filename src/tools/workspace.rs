@@ -475,9 +475,9 @@ mod tests {
         let err = workspace(&fs).resolve("../etc/passwd").unwrap_err();
         assert_eq!(
             message(err),
-            "Path \"../etc/passwd\" is outside the workspace: it resolves to /etc/passwd, but \
-             tools may only touch files under the workspace root /ws. Use a path relative to the \
-             workspace root."
+            "Path \"../etc/passwd\" is outside the workspace: it resolves to a path above the \
+             workspace root, but tools may only touch files under the workspace root /ws. Use a \
+             path relative to the workspace root."
         );
     }
 }

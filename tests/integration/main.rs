@@ -9,6 +9,7 @@
 
 mod cli;
 mod confinement;
+mod determinism;
 mod layering;
 mod properties;
 mod reports;

@@ -337,3 +337,64 @@ fn ctrl_c_stops_the_run_and_removes_workspaces() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn failures_on_long_texts_show_where_they_went_wrong() {
+    let tmp = tempfile::tempdir().unwrap();
+    let summary = tmp.path().join("summary.md");
+    let out = harness_in(
+        &suites(),
+        tmp.path(),
+        &[
+            "run",
+            "long_failures",
+            "--tokenizer",
+            "chars4",
+            "--markdown",
+            summary.to_str().unwrap(),
+        ],
+    );
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    redacting(&[tmp.path()]).bind(|| {
+        assert_snapshot!("run_long_failures", printed_run(&out));
+        assert_snapshot!(
+            "run_long_failures_summary.md",
+            file_text(&std::fs::read_to_string(&summary).unwrap())
+        );
+    });
+}
+
+#[test]
+fn failure_diffs_are_coloured_only_when_the_terminal_wants_it() {
+    let run = |env: &[(&str, &str)]| {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_harness"));
+        command
+            .args(["run", "long_failures", "--tokenizer", "chars4"])
+            .current_dir(suites())
+            .env("TMPDIR", tmp.path())
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .env_remove("CLICOLOR");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        // Only the lines after the per-scenario ones, whose order varies.
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let details = stdout.find("failures:").unwrap();
+        let summary = stdout.rfind("\n7 scenarios").unwrap();
+        stdout[details..summary].to_owned()
+    };
+    // Standard output is a pipe here: no colour, unless forced.
+    let plain = run(&[]);
+    assert!(!plain.contains('\u{1b}'), "{plain}");
+    assert_eq!(run(&[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")]), plain);
+    let forced = run(&[("CLICOLOR_FORCE", "1")]);
+    assert!(forced.contains("\u{1b}[31m-five\u{1b}[0m"), "{forced}");
+    assert!(forced.contains("\u{1b}[32m+5\u{1b}[0m"), "{forced}");
+    let escapes = regex::Regex::new("\u{1b}\\[[0-9;]*m").unwrap();
+    assert_eq!(escapes.replace_all(&forced, ""), plain);
+}

@@ -343,9 +343,9 @@ pub fn file_text(text: &str) -> String {
 /// - `"harness_version"` in run.json, so a version bump does not touch
 ///   the snapshots.
 ///
-/// Token figures are not redacted: the scenarios whose output is
-/// snapshotted have no temporary path in any text the model sees, so their
-/// token counts do not depend on where the run happens.
+/// Token figures are not redacted: the model sees the workspace as
+/// `/workspace` and never a temporary path, so token counts do not depend
+/// on where the run happens (tests/integration/determinism.rs).
 pub fn redacting(temp_dirs: &[&Path]) -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.set_omit_expression(true);
