@@ -338,7 +338,7 @@ mod tests {
     fn a_long_text_shows_the_lines_a_contains_points_at() {
         let mut actual: String = (1..=3000).map(|i| format!("{i}\n")).collect();
         actual.push_str(
-            "\n[Showing lines 2001-3000 of 3000. Full output: /scratch/harness-bash-1.log]",
+            "\n[Showing lines 2001-3000 of 3000. Full output: /scratch/bash-call_1_1.log]",
         );
         let needle = "[Showing lines 1001-3000 of 3000. Full output: ";
         let f = Failure::new(
@@ -355,7 +355,7 @@ mod tests {
              \x20   actual:   3002 lines, showing lines 3000-3002: line 3002 has the last 31 of the 47 characters expected\n\
              \x20             3000 │ 3000\n\
              \x20             3001 │ \n\
-             \x20             3002 │ [Showing lines 2001-3000 of 3000. Full output: /scratch/harness-bash-1.log]\n"
+             \x20             3002 │ [Showing lines 2001-3000 of 3000. Full output: /scratch/bash-call_1_1.log]\n"
         );
     }
 
