@@ -7,6 +7,8 @@
 //! | module | holds |
 //! | --- | --- |
 //! | [`model`] | the serde types of scenario and suite files |
+//! | [`yaml`] | the positioned YAML tree files are read into |
+//! | [`de`] | serde from that tree, every error located |
 //! | [`load`] | loading and validating files into [`Scenario`]s |
 //! | [`workspace`] | building a scenario's temporary workspace |
 //! | [`figures`] | a run's [`Figures`] (turns, calls, retries, tokens …) |
@@ -14,11 +16,13 @@
 //! | [`snapshot`] | snapshot files of tool results |
 
 pub mod check;
+pub mod de;
 pub mod figures;
 pub mod load;
 pub mod model;
 pub mod snapshot;
 pub mod workspace;
+pub mod yaml;
 
 pub use check::CheckInput;
 pub use check::CheckOutput;
