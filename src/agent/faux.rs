@@ -487,9 +487,9 @@ fn scan_vars<'a>(text: &'a str, mut on: impl FnMut(Piece<'a>)) {
     while let Some(dollar) = rest.find('$') {
         on(Piece::Text(&rest[..dollar]));
         let at = &rest[dollar..];
-        if at.starts_with("$${") {
+        if let Some(after) = at.strip_prefix("$${") {
             on(Piece::Text("${"));
-            rest = &at[3..];
+            rest = after;
         } else if let Some(after) = at.strip_prefix("${")
             && let Some(end) = after.find('}')
         {

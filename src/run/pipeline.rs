@@ -145,6 +145,7 @@ impl Job<'_> {
             report,
             figures,
             workspace: root,
+            workspace_name: &root.display().to_string(),
             tokens: self.config.tokens.as_ref(),
             stored_snapshots: &stored,
         });

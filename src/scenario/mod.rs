@@ -12,6 +12,7 @@
 //! | [`load`] | loading and validating files into [`Scenario`]s |
 //! | [`workspace`] | building a scenario's temporary workspace |
 //! | [`figures`] | a run's [`Figures`] (turns, calls, retries, tokens …) |
+//! | [`vars`] | `${name}` in expectations: found at load, expanded at check |
 //! | [`check`] | the checks, and the [`Failure`]s they find |
 //! | [`snapshot`] | snapshot files of tool results |
 
@@ -21,6 +22,7 @@ pub mod figures;
 pub mod load;
 pub mod model;
 pub mod snapshot;
+pub mod vars;
 pub mod workspace;
 pub mod yaml;
 

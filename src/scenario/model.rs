@@ -72,6 +72,9 @@ pub struct SuiteDoc {
     pub timeout: Option<f64>,
     /// Regression gates against a baseline, e.g. `tokens: "+5%"`.
     pub gates: Option<BTreeMap<String, String>>,
+    /// Bytes of inline workspace files one scenario may generate (default
+    /// 256 MiB, at most 4 GiB).
+    pub max_generated_bytes: Option<u64>,
 }
 
 /// Overrides of the tool limits.

@@ -258,6 +258,14 @@ impl fmt::Display for PathText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, seg) in self.0.iter().enumerate() {
             match seg {
+                Seg::Key(key)
+                    if key.is_empty()
+                        || !key
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+                {
+                    write!(f, "[{key:?}]")?;
+                }
                 Seg::Key(key) if i == 0 => f.write_str(key)?,
                 Seg::Key(key) => write!(f, ".{key}")?,
                 Seg::Index(index) => write!(f, "[{index}]")?,
@@ -466,6 +474,9 @@ struct Builder {
     frames: Vec<Frame>,
     /// The keys or indices of the open frames, for problem paths.
     path: Vec<Seg>,
+    /// Whether each open frame added a segment to `path` (the root adds
+    /// none).
+    pushed: Vec<bool>,
     anchors: HashMap<usize, Node>,
     alias_nodes: usize,
     problems: Vec<TreeProblem>,
@@ -476,6 +487,7 @@ impl Builder {
         Self {
             frames: Vec::new(),
             path: Vec::new(),
+            pushed: Vec::new(),
             anchors: HashMap::new(),
             alias_nodes: 0,
             problems: Vec::new(),
@@ -491,6 +503,13 @@ impl Builder {
         }
     }
 
+    /// The path of the node the next event makes.
+    fn node_path(&self) -> String {
+        let mut path = self.path.clone();
+        path.extend(self.next_seg());
+        PathText(&path).to_string()
+    }
+
     fn open(&mut self, frame: Frame, pos: Pos) -> Result<(), TreeProblem> {
         if self.frames.len() >= MAX_DEPTH {
             return Err(TreeProblem {
@@ -501,13 +520,14 @@ impl Builder {
                 ),
             });
         }
-        let seg = self.next_seg();
-        if let Some(seg) = seg {
-            self.path.push(seg);
+        let seg = if self.frames.is_empty() {
+            None
         } else {
-            // A collection used as a mapping key: keep the path aligned.
-            self.path.push(Seg::Key("?".to_owned()));
-        }
+            // A collection used as a mapping key shows as `?`.
+            Some(self.next_seg().unwrap_or(Seg::Key("?".to_owned())))
+        };
+        self.pushed.push(seg.is_some());
+        self.path.extend(seg);
         self.frames.push(frame);
         Ok(())
     }
@@ -559,7 +579,9 @@ impl Builder {
 
     fn close(&mut self) -> Option<(Node, usize)> {
         let frame = self.frames.pop()?;
-        self.path.pop();
+        if self.pushed.pop() == Some(true) {
+            self.path.pop();
+        }
         Some(match frame {
             Frame::Seq { pos, anchor, items } => (
                 Node {
@@ -590,11 +612,8 @@ impl Builder {
     }
 
     fn alias(&mut self, id: usize, pos: Pos) -> Result<Node, TreeProblem> {
-        let problem = |message: String| TreeProblem {
-            pos,
-            path: PathText(&self.path).to_string(),
-            message,
-        };
+        let path = self.node_path();
+        let problem = |message: String| TreeProblem { pos, path, message };
         let Some(node) = self.anchors.get(&id) else {
             return Err(problem("this alias names no anchor".to_owned()));
         };
@@ -692,7 +711,7 @@ pub fn parse(text: &str) -> Stream {
                 }
                 Err(written) => Err(TreeProblem {
                     pos,
-                    path: PathText(&builder.path).to_string(),
+                    path: builder.node_path(),
                     message: unsupported_tag(&written),
                 }),
             },
@@ -703,7 +722,7 @@ pub fn parse(text: &str) -> Stream {
                 let _ = anchor;
                 Err(TreeProblem {
                     pos,
-                    path: PathText(&builder.path).to_string(),
+                    path: builder.node_path(),
                     message: unsupported_tag(&written),
                 })
             }
