@@ -439,7 +439,13 @@ fn load_document(
         }
         false
     });
-    problems.extend(found.into_iter().map(Problem::from));
+    problems.extend(found.into_iter().map(|mut p| {
+        if p.message == "missing field `model`" {
+            p.message
+                .push_str("; give the faux model's script, `model:` with at least one step");
+        }
+        Problem::from(p)
+    }));
     let Some(doc) = parsed else {
         return Err(problems);
     };
@@ -513,7 +519,7 @@ impl<'a> Validator<'a> {
         match Regex::new(pattern) {
             Ok(regex) => Some(regex),
             Err(err) => {
-                self.problem(at, format!("invalid regex: {err}"));
+                self.problem(at, regex_problem(pattern, &err));
                 None
             }
         }
@@ -528,7 +534,7 @@ impl<'a> Validator<'a> {
             return self.compile(at, pattern);
         }
         if let Err(err) = Regex::new(&bare) {
-            self.problem(at, format!("invalid regex: {err}"));
+            self.problem(at, regex_problem(pattern, &err));
         }
         None
     }
@@ -554,7 +560,8 @@ impl<'a> Validator<'a> {
                 at,
                 format!(
                     "must be a positive number of seconds, at most {MAX_TIMEOUT_SECS} (one day); \
-                     it is {t}"
+                     it is {}",
+                    number_text(t)
                 ),
             );
         }
@@ -1218,6 +1225,27 @@ impl<'a> Validator<'a> {
         }
         run_check
     }
+}
+
+/// A number as people write it: `1e300` rather than 301 digits.
+fn number_text(n: f64) -> String {
+    if n.is_finite() && n != 0.0 && !(1e-3..1e9).contains(&n.abs()) {
+        format!("{n:e}")
+    } else {
+        format!("{n}")
+    }
+}
+
+/// A regex error on one line: the parser's own text spans several, with
+/// the pattern and a caret; its last line says what is wrong.
+fn regex_problem(pattern: &str, err: &regex::Error) -> String {
+    let text = err.to_string();
+    let what = text
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_start_matches("error: ");
+    format!("invalid regex `{pattern}`: {what}; regexes use Rust's regex syntax")
 }
 
 /// Whether `rel` is a non-empty relative path without `..`.

@@ -94,8 +94,13 @@ fn every_shipped_and_test_scenario_reads_as_serde_yaml_read_it() {
             );
             continue;
         }
+        if stream.documents.iter().any(|d| !d.problems.is_empty()) {
+            // A key written twice: serde_yaml kept the last, the tree refuses it.
+            continue;
+        }
         let tree: Vec<Value> = stream.documents.iter().map(|d| d.root.to_json()).collect();
-        assert_eq!(tree, serde_yaml_json(&text), "{}", file.display());
+        let without_bom = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        assert_eq!(tree, serde_yaml_json(without_bom), "{}", file.display());
     }
 }
 

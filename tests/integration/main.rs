@@ -9,6 +9,7 @@
 
 mod cli;
 mod layering;
+mod loading;
 mod properties;
 mod reports;
 mod run;
