@@ -196,7 +196,9 @@ fn steps_need_exactly_one_kind_and_say_is_last() {
 fn bad_regexes_and_duplicate_ids() {
     let (_, errors) = load("model:\n  - call: read\n    expect: { matches: \"(\" }\n");
     assert!(
-        errors[0].starts_with("s/x.yaml:3:24: model[0].expect.matches: invalid regex: "),
+        errors[0]
+            == "s/x.yaml:3:24: model[0].expect.matches: invalid regex `(`: unclosed group; \
+                      regexes use Rust's regex syntax",
         "{errors:?}"
     );
     let (_, errors) = load("model:\n  - call: read\n    id: a\n  - call: read\n    id: a\n");
@@ -234,7 +236,8 @@ fn a_broken_stream_keeps_the_documents_before_the_break() {
         [
             "s/x.yaml:4:1: unknown field ``, expected one of `name`, `description`, `tags`, \
              `tools`, `limits`, `confine`, `system`, `workspace`, `model`, `expect`, `skip`",
-            "s/x.yaml:4:1: missing field `model`",
+            "s/x.yaml:4:1: missing field `model`; give the faux model's script, `model:` with at \
+             least one step",
             "s/x.yaml:7:1: YAML syntax error: while parsing a flow sequence, expected ',' or ']'; \
              check the brackets, quotes and indentation around here"
         ]
