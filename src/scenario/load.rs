@@ -1312,7 +1312,7 @@ fn repeat_len(template: &str, times: u64) -> Option<u64> {
     let mut digits: u64 = 0;
     let mut low: u64 = 1;
     let mut width: u64 = 1;
-    while low <= times {
+    while slots > 0 && low <= times {
         let high = low.checked_mul(10).map_or(times, |h| (h - 1).min(times));
         digits = digits.checked_add((high - low + 1).checked_mul(width)?)?;
         match low.checked_mul(10) {

@@ -263,3 +263,40 @@ fn a_retry_is_marked_on_its_check() {
         ]
     );
 }
+
+#[test]
+fn repeat_sizes_are_counted_without_making_the_text() {
+    for template in ["", "x", "{n}", "line {n} of {n}\n"] {
+        for times in [0u64, 1, 9, 10, 11, 99, 100, 1234] {
+            let made: usize = (1..=times)
+                .map(|n| template.replace("{n}", &n.to_string()).len())
+                .sum();
+            assert_eq!(
+                repeat_len(template, times),
+                Some(made as u64),
+                "{template:?} × {times}"
+            );
+        }
+    }
+    assert_eq!(repeat_len("x", u64::MAX), Some(u64::MAX));
+    assert_eq!(repeat_len("xx", u64::MAX), None);
+    assert_eq!(repeat_len("{n}", u64::MAX), None);
+}
+
+#[test]
+fn variables_in_expectations_must_be_bound_when_the_call_is_sent() {
+    let (_, errors) = load(
+        "model:\n  - call: read\n    args: { path: a }\n    capture: { own: '(.*)' }\n    expect: { contains: \"${own}\" }\n  - call: read\n    args: { path: a }\n    expect: { details: { path: \"${own}\" }, equals: \"$${literal}\" }\nexpect:\n  files:\n    a: { contains: \"${own} ${later}\" }\n",
+    );
+    assert_eq!(
+        errors,
+        [
+            "s/x.yaml:5:25: model[0].expect.contains: step 1 (read): `${own}` is used before it \
+             is captured; capture it in an earlier step with `capture: { own: REGEX }` (known \
+             here: ${workspace})",
+            "s/x.yaml:11:20: expect.files.a.contains: `${later}` is used before it is captured; \
+             capture it in a step with `capture: { later: REGEX }` (known here: ${own}, \
+             ${workspace})"
+        ]
+    );
+}
