@@ -321,8 +321,7 @@ pub struct FileObject {
     pub dir: Option<bool>,
     /// Prefix a UTF-8 BOM.
     pub bom: Option<bool>,
-    /// Permission bits, e.g. `"755"`: at most 777, no setuid, setgid or
-    /// sticky bit.
+    /// Permission bits up to `"777"`, e.g. `"755"`.
     #[schemars(regex(pattern = r"^0?[0-7]{1,3}$"))]
     pub mode: Option<String>,
 }
