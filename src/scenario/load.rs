@@ -725,9 +725,9 @@ impl<'a> Validator<'a> {
             if let Some(tool) = &step.call {
                 steps.push(self.call_step(n, &at, step, tool));
             } else if let Some(calls) = &step.parallel {
-                steps.push(self.parallel_step(n, &at, step, calls));
+                steps.push(self.parallel_step(n, &at, calls));
             } else if let Some(text) = &step.say {
-                steps.push(self.say_step(n, &at, step, text, n == model.len()));
+                steps.push(self.say_step(n, &at, text, n == model.len()));
             }
         }
         steps
@@ -777,13 +777,7 @@ impl<'a> Validator<'a> {
 
     /// `parallel: [...]`: a message with several calls, none of which may
     /// use what another captures.
-    fn parallel_step(
-        &mut self,
-        n: usize,
-        at: &[Seg],
-        _step: &StepSpec,
-        calls: &[super::model::CallSpec],
-    ) -> FauxStep {
+    fn parallel_step(&mut self, n: usize, at: &[Seg], calls: &[CallSpec]) -> FauxStep {
         if let Some(stray) = self.call_keys_of(at).first() {
             self.problem_at_key(
                 &join(at, [k(stray)]),
@@ -820,14 +814,7 @@ impl<'a> Validator<'a> {
     }
 
     /// `say: TEXT`: the final message.
-    fn say_step(
-        &mut self,
-        n: usize,
-        at: &[Seg],
-        _step: &StepSpec,
-        text: &str,
-        last: bool,
-    ) -> FauxStep {
+    fn say_step(&mut self, n: usize, at: &[Seg], text: &str, last: bool) -> FauxStep {
         if let Some(stray) = self.call_keys_of(at).first() {
             self.problem_at_key(
                 &join(at, [k(stray)]),
