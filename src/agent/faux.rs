@@ -5,7 +5,9 @@
 //! turn: captures bind `${name}` variables from result texts, and a call
 //! whose result is an error is followed by its `retry` calls (one per turn,
 //! in order, until one succeeds). `${name}` references in arguments are
-//! substituted when a call is served; raw argument text is sent verbatim.
+//! substituted when a call is served (`$${` is a literal `${`); inside raw
+//! argument text a value is written JSON-escaped, as the content of a JSON
+//! string. The variables each call saw are kept for its checks.
 //!
 //! Usage is reported per response as a real provider would (§faux.3): input
 //! tokens of the whole request, output tokens of the response, and the
@@ -42,7 +44,8 @@ use super::tokens::TokenCounter;
 pub enum FauxArgs {
     /// A JSON value; `${var}` is substituted in every string.
     Json(Value),
-    /// Literal argument text (it may not even parse); `${var}` substituted.
+    /// Literal argument text (it may not even parse); `${var}` substituted,
+    /// each value JSON-escaped (the content of a JSON string, no quotes).
     Raw(String),
 }
 
@@ -150,6 +153,9 @@ pub struct FauxReport {
     pub capture_failures: Vec<CaptureFailure>,
     /// The variables at the end of the run.
     pub vars: BTreeMap<String, String>,
+    /// The variables bound when each call was sent, by call id: what its
+    /// `expect` sees.
+    pub call_vars: BTreeMap<String, BTreeMap<String, String>>,
     /// Set when the model was called after the script ended.
     pub overrun: Option<String>,
 }
@@ -326,12 +332,21 @@ impl FauxProvider {
         substitute(text, &self.report.vars)
     }
 
-    fn substitute(&self, call: &FauxCall) -> ToolCall {
+    /// The call as sent, its variables substituted; remembers the variables
+    /// it saw, for its checks.
+    fn substitute(&mut self, call: &FauxCall) -> ToolCall {
+        self.report
+            .call_vars
+            .insert(call.id.clone(), self.report.vars.clone());
         let arguments = match &call.args {
             FauxArgs::Json(value) => {
                 CallArguments::Json(substitute_value(value, &self.report.vars))
             }
-            FauxArgs::Raw(text) => CallArguments::Text(self.substitute_text(text)),
+            FauxArgs::Raw(text) => CallArguments::Text(substitute_with(
+                text,
+                &self.report.vars,
+                json_string_content,
+            )),
         };
         ToolCall {
             id: call.id.clone(),
@@ -418,26 +433,81 @@ fn end_message() -> AssistantMessage {
     }
 }
 
-/// Replaces `${name}` with bound values; unbound references stay as written.
+/// Replaces `${name}` with bound values; unbound references stay as
+/// written, and `$${` writes a literal `${` (docs/scenarios.md, "Variables").
 pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> String {
+    substitute_with(text, vars, |value, out| out.push_str(value))
+}
+
+/// [`substitute`] with each value written by `put` (escaped for JSON or
+/// for a regex, say).
+pub fn substitute_with(
+    text: &str,
+    vars: &BTreeMap<String, String>,
+    put: impl Fn(&str, &mut String),
+) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        match after.find('}') {
-            Some(end) if vars.contains_key(&after[..end]) => {
-                out.push_str(&vars[&after[..end]]);
-                rest = &after[end + 1..];
-            }
-            _ => {
+    scan_vars(text, |piece| match piece {
+        Piece::Text(t) => out.push_str(t),
+        Piece::Var(name) => match vars.get(name) {
+            Some(value) => put(value, &mut out),
+            None => {
                 out.push_str("${");
-                rest = after;
+                out.push_str(name);
+                out.push('}');
             }
+        },
+    });
+    out
+}
+
+/// The `${name}` references of a text, in order (`$${` is not one).
+pub fn var_refs(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    scan_vars(text, |piece| {
+        if let Piece::Var(name) = piece {
+            names.push(name.to_owned());
+        }
+    });
+    names
+}
+
+/// A part of a text with variables.
+enum Piece<'a> {
+    /// Literal text.
+    Text(&'a str),
+    /// A `${name}` reference.
+    Var(&'a str),
+}
+
+/// Splits `text` into literal text and `${name}` references: `$${` is the
+/// literal text `${`, and a `${` without a closing `}` is literal text.
+fn scan_vars<'a>(text: &'a str, mut on: impl FnMut(Piece<'a>)) {
+    let mut rest = text;
+    while let Some(dollar) = rest.find('$') {
+        on(Piece::Text(&rest[..dollar]));
+        let at = &rest[dollar..];
+        if let Some(after) = at.strip_prefix("$${") {
+            on(Piece::Text("${"));
+            rest = after;
+        } else if let Some(after) = at.strip_prefix("${")
+            && let Some(end) = after.find('}')
+        {
+            on(Piece::Var(&after[..end]));
+            rest = &after[end + 1..];
+        } else {
+            on(Piece::Text("$"));
+            rest = &at[1..];
         }
     }
-    out.push_str(rest);
-    out
+    on(Piece::Text(rest));
+}
+
+/// A value as the inside of a JSON string: what `${var}` in `raw_args`
+/// becomes, so a captured value cannot add JSON fields.
+fn json_string_content(value: &str, out: &mut String) {
+    let quoted = serde_json::Value::String(value.to_owned()).to_string();
+    out.push_str(&quoted[1..quoted.len() - 1]);
 }
 
 fn substitute_value(value: &Value, vars: &BTreeMap<String, String>) -> Value {

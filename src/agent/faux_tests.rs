@@ -182,3 +182,46 @@ fn substitution_leaves_unknown_references() {
     vars.insert("a".to_owned(), "1".to_owned());
     assert_eq!(substitute("${a}-${b}-${a", &vars), "1-${b}-${a");
 }
+
+#[test]
+fn a_doubled_dollar_writes_a_literal_reference() {
+    let vars = BTreeMap::from([("HOME".to_owned(), "/home/me".to_owned())]);
+    assert_eq!(
+        substitute("echo $${HOME} ${HOME} $$${HOME} $5 $", &vars),
+        "echo ${HOME} /home/me $${HOME} $5 $"
+    );
+    assert_eq!(var_refs("$${a} ${b} ${c"), vec!["b".to_owned()]);
+}
+
+#[tokio::test]
+async fn variables_in_raw_args_are_json_escaped_and_each_call_keeps_its_variables() {
+    let h = Harness::memory();
+    h.add_file("a.txt", "name: x\", \"limit\": 1, \"y\n");
+    let mut first = call("c1", "read", json!({"path": "a.txt"}));
+    first.captures.push(Capture {
+        name: "v".into(),
+        regex: Regex::new(r"name: (.*)").unwrap(),
+    });
+    let second = FauxCall {
+        args: FauxArgs::Raw(r#"{"path": "${v}"}"#.into()),
+        ..call("c2", "read", json!({}))
+    };
+    let (t, report) = run(
+        &h,
+        vec![FauxStep::Calls(vec![first]), FauxStep::Calls(vec![second])],
+    )
+    .await;
+    assert_eq!(
+        t.calls[1].call.arguments,
+        crate::tools::CallArguments::Text(r#"{"path": "x\", \"limit\": 1, \"y"}"#.to_owned())
+    );
+    let seen: Vec<(&str, Vec<&str>)> = report
+        .call_vars
+        .iter()
+        .map(|(id, vars)| (id.as_str(), vars.keys().map(String::as_str).collect()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![("c1", vec!["workspace"]), ("c2", vec!["v", "workspace"])]
+    );
+}

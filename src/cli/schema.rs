@@ -1,5 +1,8 @@
 //! `harness schema [--suite]`: the JSON Schema of the scenario format (or
-//! of `harness.yaml`), generated from the same types the loader uses.
+//! of `harness.yaml`), generated from the same types the loader uses, with
+//! the loader's structural rules stated in it. It describes one document:
+//! each document of a multi-document file is validated on its own
+//! (docs/scenarios.md).
 
 use clap::Args;
 

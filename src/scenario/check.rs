@@ -2,6 +2,7 @@
 //! to what a run produced. Every failure says where (the step), which check,
 //! what was expected and what happened.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::path::Path;
@@ -37,6 +38,7 @@ use super::model::FileExpect;
 use super::model::StringList;
 use super::model::TruncatedExpect;
 use super::snapshot;
+use super::vars;
 
 /// One failed check.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,7 +112,8 @@ pub struct CheckInput<'a> {
     pub figures: &'a Figures,
     /// The workspace root (real path).
     pub workspace: &'a Path,
-    /// The workspace as the model sees it.
+    /// The workspace as the model sees it: what `${workspace}` in an
+    /// expectation stands for.
     pub workspace_name: &'a str,
     /// How the model sees the machine's paths: file contents are checked
     /// as the model would read them.
@@ -326,6 +329,9 @@ fn call_checks(
     updates: usize,
     out: &mut CheckOutput,
 ) {
+    let vars = variables(input, input.report.call_vars.get(id));
+    let expanded = expanded_call_check(check, &vars, &mut out.failures);
+    let check = expanded.as_ref();
     let step = Some(check.label.as_str());
     let e = &check.expect;
     let text = result.text();
@@ -618,11 +624,80 @@ impl CheckedFiles {
     }
 }
 
+/// The variables an expectation sees: `bound` (those of its call, or the
+/// final ones), with `${workspace}` the workspace as the model sees it.
+fn variables(input: &CheckInput<'_>, bound: Option<&vars::Vars>) -> vars::Vars {
+    let mut all = bound.unwrap_or(&input.report.vars).clone();
+    all.insert("workspace".to_owned(), input.workspace_name.to_owned());
+    all
+}
+
+/// A regex of an expectation after expansion; a failure when it no
+/// longer compiles (a value too large for the regex engine).
+fn expanded_regex(
+    pattern: Option<&str>,
+    step: &str,
+    failures: &mut Vec<Failure>,
+) -> Option<regex::Regex> {
+    let pattern = pattern?;
+    match regex::Regex::new(pattern) {
+        Ok(regex) => Some(regex),
+        Err(err) => {
+            failures.push(Failure::new(
+                Some(step),
+                "expect",
+                "a regex that compiles once its variables are expanded",
+                err.to_string(),
+            ));
+            // A regex that matches nothing, so the check fails.
+            regex::Regex::new("[^\\s\\S]").ok()
+        }
+    }
+}
+
+/// A call's checks with their `${var}` expanded (docs/scenarios.md,
+/// "Variables"); unchanged when they have none.
+fn expanded_call_check<'c>(
+    check: &'c CallCheck,
+    vars: &vars::Vars,
+    failures: &mut Vec<Failure>,
+) -> Cow<'c, CallCheck> {
+    if !vars::call_expect_has_vars(&check.expect) {
+        return Cow::Borrowed(check);
+    }
+    let expect = vars::expand_call_expect(&check.expect, vars);
+    let error_pattern = match &expect.error {
+        Some(ErrorExpect::Matches(p)) => Some(p.as_str()),
+        _ => None,
+    };
+    let error_regex = expanded_regex(error_pattern, &check.label, failures);
+    let matches = expanded_regex(expect.matches.as_deref(), &check.label, failures);
+    Cow::Owned(CallCheck {
+        expect,
+        error_regex,
+        matches,
+        ..check.clone()
+    })
+}
+
 fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
     let files = CheckedFiles::new(input.workspace);
+    let vars = variables(input, None);
     for (rel, expect) in &input.scenario.run_check.expect.files {
         let label = format!("files: {rel}");
         let step = Some(label.as_str());
+        let (expect, expanded_regex) = if vars::file_expect_has_vars(expect) {
+            let expanded = vars::expand_file_expect(expect, &vars);
+            let pattern = match &expanded {
+                FileExpect::Checks(c) => c.matches.clone(),
+                FileExpect::Equals(_) => None,
+            };
+            let regex = expanded_regex(pattern.as_deref(), &label, failures);
+            (Cow::Owned(expanded), regex)
+        } else {
+            (Cow::Borrowed(expect), None)
+        };
+        let expect = expect.as_ref();
         match expect {
             FileExpect::Equals(want) => match files.read(rel) {
                 Ok(bytes) => {
@@ -639,7 +714,9 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
                 )),
             },
             FileExpect::Checks(checks) => {
-                let regex = input.scenario.run_check.file_regexes.get(rel);
+                let regex = expanded_regex
+                    .as_ref()
+                    .or_else(|| input.scenario.run_check.file_regexes.get(rel));
                 file_object_checks(failures, step, (&files, rel, input.presenter), checks, regex);
             }
         }

@@ -1,22 +1,27 @@
-//! Loading scenario files: YAML parsing with file, line and column, and
-//! the validation that turns a [`ScenarioDoc`] into a runnable [`Scenario`]
-//! (a faux script plus checks).
+//! Loading scenario files: the positioned YAML tree ([`super::yaml`]),
+//! serde from it ([`super::de`]), and the validation that turns a
+//! [`ScenarioDoc`] into a runnable [`Scenario`] (a faux script plus
+//! checks).
 //!
-//! Every problem is collected, not just the first, each with where it is
-//! and what to change: YAML syntax, unknown keys (with a "did you mean"),
-//! wrong types, unknown tools, `${var}` used before it is captured, bad
-//! regexes, missing fixtures, workspace paths that escape.
+//! Every problem of a file is collected, not just the first, each at the
+//! node it concerns (`file:line:col: path: message; hint`): YAML syntax,
+//! nesting and aliases, duplicate keys, unknown keys (with a "did you
+//! mean"), wrong types, missing keys, and then what serde cannot see:
+//! step kinds, unknown tools, `${var}` used before it is captured (in
+//! arguments and in expectations), bad regexes, missing fixtures, paths
+//! that leave the workspace, files under a declared symlink, file modes,
+//! generated file sizes, and every number against its range.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::fmt;
+use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use base64::Engine;
 use regex::Regex;
-use serde::Deserialize;
 
 use crate::agent::DEFAULT_SYSTEM_PROMPT;
 use crate::agent::FauxArgs;
@@ -24,10 +29,14 @@ use crate::agent::FauxCall;
 use crate::agent::FauxScript;
 use crate::agent::FauxStep;
 use crate::agent::faux::Capture;
+use crate::agent::faux::var_refs;
 use crate::tools::ALL_TOOL_NAMES;
 use crate::tools::Limits;
 use crate::tools::Preset;
 
+use super::de;
+use super::de::DeProblem;
+pub use super::de::closest;
 use super::model::CallExpect;
 use super::model::CallSpec;
 use super::model::ErrorExpect;
@@ -41,11 +50,30 @@ use super::model::StepSpec;
 use super::model::SuiteDoc;
 use super::model::ToolsSpec;
 use super::model::WorkspaceSpec;
+use super::vars;
+use super::yaml;
+use super::yaml::Kind;
+use super::yaml::Node;
+use super::yaml::PathText;
+use super::yaml::Pos;
+use super::yaml::Seg;
 
 /// The name of the suite file.
 pub const SUITE_FILE: &str = "harness.yaml";
 /// Seconds a scenario may run when nothing else is configured.
 pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
+/// The most seconds a timeout in a scenario or suite file may give (one
+/// day).
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+/// The most scenarios a suite file may run at once.
+pub const MAX_JOBS: usize = 1024;
+/// The largest integer tool limit a file may set.
+pub const MAX_LIMIT: usize = u32::MAX as usize;
+/// Bytes of inline workspace files one scenario may generate, unless the
+/// suite file's `max_generated_bytes` says otherwise (256 MiB).
+pub const DEFAULT_MAX_GENERATED_BYTES: u64 = 256 * 1024 * 1024;
+/// The most `max_generated_bytes` may be set to (4 GiB).
+pub const MAX_GENERATED_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
 /// A problem in a scenario or suite file, with where it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,7 +84,8 @@ pub struct ScenarioError {
     pub line: usize,
     /// 1-based column.
     pub column: usize,
-    /// What is wrong and what to change.
+    /// What is wrong and what to change (after the path of the node in
+    /// the document, when there is one: `model[2].expect: …`).
     pub message: String,
 }
 
@@ -87,6 +116,67 @@ impl ScenarioError {
     }
 }
 
+/// A problem found in one document: where, the path of its node, what.
+#[derive(Clone, Debug)]
+struct Problem {
+    pos: Pos,
+    path: String,
+    message: String,
+}
+
+impl Problem {
+    fn into_error(self, file: &Path) -> ScenarioError {
+        ScenarioError {
+            path: file.to_path_buf(),
+            line: self.pos.line,
+            column: self.pos.column,
+            message: if self.path.is_empty() {
+                self.message
+            } else {
+                format!("{}: {}", self.path, self.message)
+            },
+        }
+    }
+}
+
+impl From<yaml::TreeProblem> for Problem {
+    fn from(p: yaml::TreeProblem) -> Self {
+        Self {
+            pos: p.pos,
+            path: p.path,
+            message: p.message,
+        }
+    }
+}
+
+impl From<DeProblem> for Problem {
+    fn from(p: DeProblem) -> Self {
+        Self {
+            pos: p.pos,
+            path: PathText(&p.path).to_string(),
+            message: p.message,
+        }
+    }
+}
+
+/// Problems in position order, as a file is read.
+fn into_errors(mut problems: Vec<Problem>, file: &Path) -> Vec<ScenarioError> {
+    problems.sort_by_key(|p| p.pos);
+    problems.into_iter().map(|p| p.into_error(file)).collect()
+}
+
+/// `key` as a path segment.
+fn k(key: &str) -> Seg {
+    Seg::Key(key.to_owned())
+}
+
+/// `base` followed by `more`.
+fn join(base: &[Seg], more: impl IntoIterator<Item = Seg>) -> Vec<Seg> {
+    let mut path = base.to_vec();
+    path.extend(more);
+    path
+}
+
 /// A loaded `harness.yaml`.
 #[derive(Clone, Debug, Default)]
 pub struct Suite {
@@ -97,35 +187,58 @@ pub struct Suite {
 }
 
 impl Suite {
-    /// Loads a suite file.
+    /// Loads a suite file; the error is its first problem.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        Self::load_all(path).map_err(|mut errors| errors.swap_remove(0))
+    }
+
+    /// Loads a suite file, or lists every problem of it (never empty).
+    pub fn load_all(path: &Path) -> Result<Self, Vec<ScenarioError>> {
         let text = std::fs::read_to_string(path).map_err(|err| {
-            ScenarioError::at_start(path, format!("cannot read the suite file: {err}"))
+            vec![ScenarioError::at_start(
+                path,
+                format!("cannot read the suite file: {err}"),
+            )]
         })?;
-        let doc: Option<SuiteDoc> =
-            serde_yaml::from_str(&text).map_err(|err| yaml_error(path, &err))?;
-        let suite = Self {
+        Self::from_text(path, &text)
+    }
+
+    /// The suite file `text`, as if read from `path`.
+    pub fn from_text(path: &Path, text: &str) -> Result<Self, Vec<ScenarioError>> {
+        let stream = yaml::parse(text);
+        let mut problems: Vec<Problem> = Vec::new();
+        problems.extend(stream.fatal.map(Problem::from));
+        let mut documents = stream.documents.into_iter().filter(|d| !d.root.is_null());
+        let mut doc = SuiteDoc::default();
+        if let Some(mut document) = documents.next() {
+            problems.extend(document.problems.drain(..).map(Problem::from));
+            let mut found = Vec::new();
+            if let Some(parsed) =
+                de::deserialize_all::<SuiteDoc>(&mut document.root, &mut found, |_, _| false)
+            {
+                doc = parsed;
+            }
+            problems.extend(found.into_iter().map(Problem::from));
+            let mut v = Validator::new(&document.root);
+            v.suite(&doc);
+            problems.extend(v.problems);
+        }
+        if let Some(extra) = documents.next() {
+            problems.push(Problem {
+                pos: extra.pos,
+                path: String::new(),
+                message: format!(
+                    "{SUITE_FILE} holds one document; remove the `---` and what follows"
+                ),
+            });
+        }
+        if !problems.is_empty() {
+            return Err(into_errors(problems, path));
+        }
+        Ok(Self {
             dir: path.parent().map(Path::to_path_buf),
-            doc: doc.unwrap_or_default(),
-        };
-        let locator = Locator::new(&text, 0..text.len());
-        let mut problems = Vec::new();
-        if let Some(tools) = &suite.doc.tools {
-            check_tools(tools, &locator, &mut problems);
-        }
-        if let Some(limits) = &suite.doc.limits {
-            check_limits(limits, &locator, &mut problems);
-        }
-        if let Some(timeout) = suite.doc.timeout
-            && !(timeout.is_finite() && timeout > 0.0)
-        {
-            problems
-                .push(locator.problem("timeout", "timeout must be a positive number of seconds"));
-        }
-        if let Some(problem) = problems.into_iter().next() {
-            return Err(problem.into_error(path));
-        }
-        Ok(suite)
+            doc,
+        })
     }
 
     /// The fixtures root: the suite's `fixtures` key (relative to the suite
@@ -138,6 +251,13 @@ impl Suite {
             (None, Some(rel)) => PathBuf::from(rel),
             (None, None) => PathBuf::from("fixtures"),
         }
+    }
+
+    /// Bytes of inline files one scenario may generate.
+    pub fn max_generated_bytes(&self) -> u64 {
+        self.doc
+            .max_generated_bytes
+            .unwrap_or(DEFAULT_MAX_GENERATED_BYTES)
     }
 }
 
@@ -255,207 +375,880 @@ pub fn load_file(path: &Path, suite: &Suite) -> (Vec<Scenario>, Vec<ScenarioErro
 
 /// Loads the scenarios of `text` as if read from `path`.
 pub fn load_text(path: &Path, text: &str, suite: &Suite) -> (Vec<Scenario>, Vec<ScenarioError>) {
-    let ranges = document_ranges(text);
-    let mut docs = Vec::new();
+    let stream = yaml::parse(text);
+    let documents: Vec<yaml::Document> = stream
+        .documents
+        .into_iter()
+        .filter(|d| !d.root.is_null())
+        .collect();
     let mut errors = Vec::new();
-    let mut last_error: Option<(usize, usize, String)> = None;
-    for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        match Option::<ScenarioDoc>::deserialize(document) {
-            Ok(Some(doc)) => docs.push((index, doc)),
-            Ok(None) => {}
-            Err(err) => {
-                let located = yaml_error(path, &err);
-                // After a syntax error the stream repeats that error for ever:
-                // stop at a syntax error, or at the same error twice.
-                let key = (located.line, located.column, located.message.clone());
-                let repeated = last_error.as_ref() == Some(&key);
-                if !repeated {
-                    errors.push(located);
-                }
-                if repeated || is_syntax_error(&err) {
-                    break;
-                }
-                last_error = Some(key);
-            }
+    if documents.is_empty() && stream.fatal.is_none() {
+        errors.push(ScenarioError::at_start(
+            path,
+            "the file holds no scenario (it is empty or only comments); write one, or remove the \
+             file",
+        ));
+    }
+    let multi = documents.len() + usize::from(stream.fatal.is_some()) > 1;
+    let mut scenarios = Vec::new();
+    for document in documents {
+        match load_document(path, document, multi, suite) {
+            Ok(scenario) => scenarios.push(scenario),
+            Err(problems) => errors.extend(into_errors(problems, path)),
         }
     }
-    let multi = docs.len() + errors.len() > 1;
-    let mut scenarios = Vec::new();
-    for (index, doc) in docs {
-        let range = ranges.get(index).cloned().unwrap_or(0..text.len());
-        let locator = Locator::new(text, range);
-        match validate(path, index, multi, doc, suite, &locator) {
-            Ok(scenario) => scenarios.push(scenario),
-            Err(problems) => errors.extend(problems.into_iter().map(|p| p.into_error(path))),
-        }
+    if let Some(fatal) = stream.fatal {
+        errors.push(Problem::from(fatal).into_error(path));
     }
     (scenarios, errors)
 }
 
-fn is_syntax_error(err: &serde_yaml::Error) -> bool {
-    let text = err.to_string();
-    text.contains("while parsing")
-        || text.contains("while scanning")
-        || text.contains("did not find expected")
-}
-
-/// Byte ranges of the documents of a multi-document file.
-fn document_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
-    let mut starts = vec![0];
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let bare = line.trim_end_matches(['\r', '\n']);
-        if offset > 0 && (bare == "---" || bare.starts_with("--- ")) {
-            starts.push(offset);
-        }
-        offset += line.len();
-    }
-    let mut ranges = Vec::new();
-    for (i, &start) in starts.iter().enumerate() {
-        let end = starts.get(i + 1).copied().unwrap_or(text.len());
-        ranges.push(start..end);
-    }
-    ranges
-}
-
-/// Turns a serde_yaml error into a located error with a hint.
-fn yaml_error(path: &Path, err: &serde_yaml::Error) -> ScenarioError {
-    let (line, column) = err.location().map_or((1, 1), |l| (l.line(), l.column()));
-    let full = err.to_string();
-    // serde_yaml appends " at line L column C"; we print the location first
-    // and keep what follows it (", while parsing a flow mapping at …").
-    let mut message = match full.find(" at line ") {
-        Some(cut) => {
-            let rest = &full[cut + 9..];
-            let after = rest.find(", ").map(|i| &rest[i..]).unwrap_or("");
-            format!("{}{after}", &full[..cut])
-        }
-        None => full.clone(),
-    };
-    if is_syntax_error(err) {
-        message = format!(
-            "YAML syntax error: {message}; check the brackets, quotes and indentation around here"
-        );
-    }
-    if let Some(hint) = unknown_key_hint(&message) {
-        message.push_str(&hint);
-    }
-    ScenarioError {
-        path: path.to_path_buf(),
-        line,
-        column,
-        message,
-    }
-}
-
-/// For `unknown field `x`, expected one of `a`, `b``: ", did you mean `a`?".
-fn unknown_key_hint(message: &str) -> Option<String> {
-    let rest = message
-        .split_once("unknown field `")
-        .or_else(|| message.split_once("unknown variant `"))?
-        .1;
-    let (unknown, expected) = rest.split_once('`')?;
-    let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    closest(unknown, candidates.iter().copied()).map(|best| format!("; did you mean `{best}`?"))
-}
-
-/// The candidate closest to `wanted`, if any is close.
-pub fn closest<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let mut best: Option<(f64, &str)> = None;
-    for candidate in candidates {
-        let distance = strsim::damerau_levenshtein(wanted, candidate);
-        let score = strsim::jaro_winkler(wanted, candidate);
-        let close = distance <= 2.max(wanted.len() / 3) || score >= 0.85;
-        if close && best.is_none_or(|(s, _)| score > s) {
-            best = Some((score, candidate));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
-/// A problem found by validation, located by searching the document text.
-struct Problem {
-    line: usize,
-    column: usize,
-    message: String,
-}
-
-impl Problem {
-    fn into_error(self, path: &Path) -> ScenarioError {
-        ScenarioError {
-            path: path.to_path_buf(),
-            line: self.line,
-            column: self.column,
-            message: self.message,
-        }
-    }
-}
-
-/// Finds where a key or value is written inside one document, to locate
-/// problems that serde cannot (it reports no positions for valid YAML).
-struct Locator<'a> {
-    text: &'a str,
-    range: std::ops::Range<usize>,
-}
-
-impl<'a> Locator<'a> {
-    fn new(text: &'a str, range: std::ops::Range<usize>) -> Self {
-        Self { text, range }
-    }
-
-    fn position(&self, offset: usize) -> (usize, usize) {
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let column = before.rfind('\n').map_or(offset, |nl| offset - nl - 1) + 1;
-        (line, column)
-    }
-
-    /// The first occurrence of `needle` in the document (or its start).
-    fn find(&self, needle: &str) -> (usize, usize) {
-        self.find_after(needle, 0)
-            .unwrap_or_else(|| self.position(self.range.start))
-    }
-
-    fn find_after(&self, needle: &str, from: usize) -> Option<(usize, usize)> {
-        let doc = &self.text[self.range.clone()];
-        let found = doc.get(from..)?.find(needle)?;
-        Some(self.position(self.range.start + from + found))
-    }
-
-    fn problem(&self, needle: &str, message: impl Into<String>) -> Problem {
-        let (line, column) = self.find(needle);
-        Problem {
-            line,
-            column,
-            message: message.into(),
-        }
-    }
-}
-
-fn check_tools(tools: &ToolsSpec, locator: &Locator<'_>, problems: &mut Vec<Problem>) {
-    match tools {
-        ToolsSpec::Preset(name) => {
-            if Preset::parse(name).is_none() {
-                let hint = closest(name, ["coding", "readonly", "all"].into_iter())
-                    .map(|c| format!("; did you mean `{c}`?"))
-                    .unwrap_or_default();
-                problems.push(locator.problem(
-                    name,
-                    format!(
-                        "unknown tool preset `{name}`: use coding, readonly, all or a list of tool \
-                         names{hint}"
-                    ),
+/// One document: its tree problems, its serde problems (each removed from
+/// the tree so the rest can be read), then the validation of what is left.
+fn load_document(
+    path: &Path,
+    mut document: yaml::Document,
+    multi: bool,
+    suite: &Suite,
+) -> Result<Scenario, Vec<Problem>> {
+    let mut problems: Vec<Problem> = document.problems.drain(..).map(Problem::from).collect();
+    let mut found = Vec::new();
+    let mut no_model = false;
+    let parsed = de::deserialize_all::<ScenarioDoc>(&mut document.root, &mut found, |root, err| {
+        // Without `model` nothing else could be checked: go on with none.
+        let at_root = err.at.as_ref().is_none_or(|at| at.steps.is_empty());
+        if at_root
+            && err.message == "missing field `model`"
+            && !no_model
+            && let Kind::Map(entries) = &mut root.kind
+        {
+            {
+                let pos = root.pos;
+                let node = |kind| Node { pos, kind };
+                entries.push((
+                    node(Kind::Scalar(yaml::Scalar {
+                        text: "model".to_owned(),
+                        plain: true,
+                        tag: None,
+                    })),
+                    node(Kind::Seq(Vec::new())),
                 ));
+                no_model = true;
+                return true;
             }
         }
-        ToolsSpec::List(names) => {
-            for name in names {
-                if !ALL_TOOL_NAMES.contains(&name.as_str()) {
-                    problems.push(locator.problem(name, unknown_tool_message(name)));
+        false
+    });
+    problems.extend(found.into_iter().map(|mut p| {
+        if p.message == "missing field `model`" {
+            p.message
+                .push_str("; give the faux model's script, `model:` with at least one step");
+        }
+        Problem::from(p)
+    }));
+    let Some(doc) = parsed else {
+        return Err(problems);
+    };
+    let mut v = Validator::new(&document.root);
+    v.no_model = no_model;
+    let scenario = v.scenario(path, document.index, multi, doc, suite);
+    problems.extend(v.problems);
+    if problems.is_empty() {
+        Ok(scenario)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The state of validating one document, over its tree.
+struct Validator<'a> {
+    root: &'a Node,
+    problems: Vec<Problem>,
+    /// `model` was missing (already reported).
+    no_model: bool,
+    known_vars: BTreeSet<String>,
+    ids: BTreeSet<String>,
+    call_checks: BTreeMap<String, CallCheck>,
+    call_labels: BTreeMap<String, String>,
+}
+
+impl<'a> Validator<'a> {
+    fn new(root: &'a Node) -> Self {
+        Self {
+            root,
+            problems: Vec::new(),
+            no_model: false,
+            known_vars: BTreeSet::from(["workspace".to_owned()]),
+            ids: BTreeSet::new(),
+            call_checks: BTreeMap::new(),
+            call_labels: BTreeMap::new(),
+        }
+    }
+
+    /// A problem at the value at `at`.
+    fn problem(&mut self, at: &[Seg], message: impl Into<String>) {
+        self.push(at, false, message.into());
+    }
+
+    /// A problem at the key of the entry at `at`.
+    fn problem_at_key(&mut self, at: &[Seg], message: impl Into<String>) {
+        self.push(at, true, message.into());
+    }
+
+    fn push(&mut self, at: &[Seg], key: bool, message: String) {
+        self.problems.push(Problem {
+            pos: self.root.locate(at, key),
+            path: PathText(at).to_string(),
+            message,
+        });
+    }
+
+    /// The node at `at`, if the tree has it.
+    fn node(&self, at: &[Seg]) -> Option<&'a Node> {
+        let mut node = self.root;
+        for seg in at {
+            node = match seg {
+                Seg::Key(key) => node.get(key)?,
+                Seg::Index(i) => node.item(*i)?,
+            };
+        }
+        Some(node)
+    }
+
+    fn compile(&mut self, at: &[Seg], pattern: &str) -> Option<Regex> {
+        match Regex::new(pattern) {
+            Ok(regex) => Some(regex),
+            Err(err) => {
+                self.problem(at, regex_problem(pattern, &err));
+                None
+            }
+        }
+    }
+
+    /// A regex of an expectation, which may hold `${var}`: its syntax is
+    /// checked with placeholders, and it is compiled here only when it has
+    /// none (else when the run is checked).
+    fn compile_expect(&mut self, at: &[Seg], pattern: &str) -> Option<Regex> {
+        let bare = vars::placeholder_pattern(pattern);
+        if bare == pattern {
+            return self.compile(at, pattern);
+        }
+        if let Err(err) = Regex::new(&bare) {
+            self.problem(at, regex_problem(pattern, &err));
+        }
+        None
+    }
+
+    /// A number that must lie in `1..=max`.
+    fn count_in_range(&mut self, at: &[Seg], value: Option<usize>, max: usize) {
+        if let Some(n) = value
+            && !(1..=max).contains(&n)
+        {
+            self.problem(
+                at,
+                format!("must be a whole number from 1 to {max} (it is {n})"),
+            );
+        }
+    }
+
+    /// A number of seconds that must be positive and at most a day.
+    fn seconds_in_range(&mut self, at: &[Seg], value: Option<f64>) {
+        if let Some(t) = value
+            && !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_SECS)
+        {
+            self.problem(
+                at,
+                format!(
+                    "must be a positive number of seconds, at most {MAX_TIMEOUT_SECS} (one day); \
+                     it is {}",
+                    number_text(t)
+                ),
+            );
+        }
+    }
+
+    /// The checks of a suite file's values.
+    fn suite(&mut self, doc: &SuiteDoc) {
+        if let Some(tools) = &doc.tools {
+            self.tools(&[k("tools")], tools);
+        }
+        if let Some(limits) = &doc.limits {
+            self.limits(&[k("limits")], limits);
+        }
+        self.seconds_in_range(&[k("timeout")], doc.timeout);
+        self.count_in_range(&[k("jobs")], doc.jobs, MAX_JOBS);
+        if let Some(n) = doc.max_generated_bytes
+            && !(1..=MAX_GENERATED_BYTES).contains(&n)
+        {
+            self.problem(
+                &[k("max_generated_bytes")],
+                format!("must be a whole number of bytes from 1 to {MAX_GENERATED_BYTES} (4 GiB)"),
+            );
+        }
+    }
+
+    fn tools(&mut self, at: &[Seg], tools: &ToolsSpec) {
+        match tools {
+            ToolsSpec::Preset(name) => {
+                if Preset::parse(name).is_none() {
+                    let hint = closest(name, ["coding", "readonly", "all"].into_iter())
+                        .map(|c| format!("; did you mean `{c}`?"))
+                        .unwrap_or_default();
+                    self.problem(
+                        at,
+                        format!(
+                            "unknown tool preset `{name}`: use coding, readonly, all or a list of \
+                             tool names{hint}"
+                        ),
+                    );
+                }
+            }
+            ToolsSpec::List(names) => {
+                for (i, name) in names.iter().enumerate() {
+                    if !ALL_TOOL_NAMES.contains(&name.as_str()) {
+                        self.problem(&join(at, [Seg::Index(i)]), unknown_tool_message(name));
+                    }
                 }
             }
         }
     }
+
+    fn limits(&mut self, at: &[Seg], limits: &LimitsSpec) {
+        let counts = [
+            ("max_lines", limits.max_lines),
+            ("max_bytes", limits.max_bytes),
+            ("grep_max_line", limits.grep_max_line),
+            ("grep_limit", limits.grep_limit),
+            ("find_limit", limits.find_limit),
+            ("ls_limit", limits.ls_limit),
+        ];
+        for (key, value) in counts {
+            self.count_in_range(&join(at, [k(key)]), value, MAX_LIMIT);
+        }
+        self.seconds_in_range(&join(at, [k("bash_timeout")]), limits.bash_timeout);
+    }
+
+    /// A whole scenario document.
+    fn scenario(
+        &mut self,
+        path: &Path,
+        index: usize,
+        multi: bool,
+        doc: ScenarioDoc,
+        suite: &Suite,
+    ) -> Scenario {
+        let name = doc.name.clone().unwrap_or_else(|| {
+            let stem = path.with_extension("");
+            if multi {
+                format!("{}#{}", stem.display(), index + 1)
+            } else {
+                stem.display().to_string()
+            }
+        });
+        if name.contains('\n') {
+            self.problem(&[k("name")], "must be one line");
+        }
+        if let Some(tools) = &doc.tools {
+            self.tools(&[k("tools")], tools);
+        }
+        if let Some(limits) = &doc.limits {
+            self.limits(&[k("limits")], limits);
+        }
+        let tools_spec = doc
+            .tools
+            .clone()
+            .or_else(|| suite.doc.tools.clone())
+            .unwrap_or(ToolsSpec::Preset("all".to_owned()));
+        let mut limits = Limits::default();
+        for spec in [&suite.doc.limits, &doc.limits].into_iter().flatten() {
+            apply_limits(&mut limits, spec);
+        }
+        let steps = self.script(&doc.model);
+        let workspace = self.workspace(&doc.workspace, suite);
+        let run_check = self.run_check(&doc.expect);
+        let timeout = suite.doc.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS);
+        Scenario {
+            snapshot_file: snapshot_path(path),
+            snapshot_prefix: multi.then(|| name.clone()),
+            name,
+            file: path.to_path_buf(),
+            document: index,
+            description: doc.description,
+            tags: doc.tags,
+            tools: tool_names(&tools_spec),
+            limits,
+            confine: doc.confine.unwrap_or(true),
+            system: doc
+                .system
+                .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+            workspace,
+            script: FauxScript { steps },
+            call_checks: std::mem::take(&mut self.call_checks),
+            call_labels: std::mem::take(&mut self.call_labels),
+            run_check,
+            skip: doc.skip,
+            timeout: Duration::try_from_secs_f64(timeout)
+                .unwrap_or(Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS)),
+            tokenizer: suite.doc.tokenizer.clone(),
+        }
+    }
+
+    /// The faux model's script, step by step.
+    fn script(&mut self, model: &[StepSpec]) -> Vec<FauxStep> {
+        if model.is_empty() && !self.no_model {
+            self.problem(
+                &[k("model")],
+                "has no steps; give at least one `call`, `parallel` or `say` step",
+            );
+        }
+        let mut steps = Vec::new();
+        for (i, step) in model.iter().enumerate() {
+            let n = i + 1;
+            let at = vec![k("model"), Seg::Index(i)];
+            let kinds = [
+                step.call.is_some(),
+                step.parallel.is_some(),
+                step.say.is_some(),
+            ]
+            .iter()
+            .filter(|k| **k)
+            .count();
+            if kinds != 1 {
+                self.problem(
+                    &at,
+                    format!(
+                        "step {n} must have exactly one of `call`, `parallel` or `say` (it has {kinds})"
+                    ),
+                );
+                continue;
+            }
+            if let Some(tool) = &step.call {
+                steps.push(self.call_step(n, &at, step, tool));
+            } else if let Some(calls) = &step.parallel {
+                steps.push(self.parallel_step(n, &at, calls));
+            } else if let Some(text) = &step.say {
+                steps.push(self.say_step(n, &at, text, n == model.len()));
+            }
+        }
+        steps
+    }
+
+    /// `call: TOOL`: a message with one call.
+    fn call_step(&mut self, n: usize, at: &[Seg], step: &StepSpec, tool: &str) -> FauxStep {
+        let spec = CallSpec {
+            call: tool.to_owned(),
+            id: step.id.clone(),
+            args: step.args.clone(),
+            raw_args: step.raw_args.clone(),
+            expect: step.expect.clone(),
+            capture: step.capture.clone(),
+            retry: step.retry.clone(),
+        };
+        let call = self.call(
+            &spec,
+            at,
+            format!("call_{n}_1"),
+            format!("step {n} ({tool})"),
+            &BTreeSet::new(),
+            false,
+        );
+        captured_names(&call, &mut self.known_vars);
+        FauxStep::Calls(vec![call])
+    }
+
+    /// The keys a step has that only a call takes, in the order written.
+    fn call_keys_of(&self, at: &[Seg]) -> Vec<&'static str> {
+        const CALL_KEYS: [&str; 6] = ["id", "args", "raw_args", "expect", "capture", "retry"];
+        let Some(Node {
+            kind: Kind::Map(entries),
+            ..
+        }) = self.node(at)
+        else {
+            return Vec::new();
+        };
+        entries
+            .iter()
+            .filter_map(|(key, _)| {
+                let text = key.text()?;
+                CALL_KEYS.iter().find(|c| **c == text).copied()
+            })
+            .collect()
+    }
+
+    /// `parallel: [...]`: a message with several calls, none of which may
+    /// use what another captures.
+    fn parallel_step(&mut self, n: usize, at: &[Seg], calls: &[CallSpec]) -> FauxStep {
+        if let Some(stray) = self.call_keys_of(at).first() {
+            self.problem_at_key(
+                &join(at, [k(stray)]),
+                format!(
+                    "step {n}: `id`, `args`, `raw_args`, `expect`, `capture` and `retry` belong \
+                     to each call inside `parallel`, not to the step"
+                ),
+            );
+        }
+        if calls.is_empty() {
+            self.problem(
+                &join(at, [k("parallel")]),
+                format!("step {n} has no calls; give at least one, or use `call:`"),
+            );
+        }
+        let batch: Vec<FauxCall> = calls
+            .iter()
+            .enumerate()
+            .map(|(j, spec)| {
+                self.call(
+                    spec,
+                    &join(at, [k("parallel"), Seg::Index(j)]),
+                    format!("call_{n}_{}", j + 1),
+                    format!("step {n}, call {} ({})", j + 1, spec.call),
+                    &BTreeSet::new(),
+                    false,
+                )
+            })
+            .collect();
+        for call in &batch {
+            captured_names(call, &mut self.known_vars);
+        }
+        FauxStep::Calls(batch)
+    }
+
+    /// `say: TEXT`: the final message.
+    fn say_step(&mut self, n: usize, at: &[Seg], text: &str, last: bool) -> FauxStep {
+        if let Some(stray) = self.call_keys_of(at).first() {
+            self.problem_at_key(
+                &join(at, [k(stray)]),
+                format!(
+                    "step {n}: a `say` step takes none of `id`, `args`, `raw_args`, `expect`, \
+                     `capture`, `retry`"
+                ),
+            );
+        }
+        if !last {
+            self.problem(
+                &join(at, [k("say")]),
+                format!(
+                    "step {n}: the run ends after `say`, so the steps after it would never run"
+                ),
+            );
+        }
+        FauxStep::Say(text.to_owned())
+    }
+
+    /// Reports the references of `refs` (paths below `base`) that are not
+    /// among `known`.
+    fn unknown_refs(
+        &mut self,
+        base: &[Seg],
+        refs: Vec<vars::Ref>,
+        known: &BTreeSet<String>,
+        label: Option<&str>,
+        when: &str,
+    ) {
+        for (name, rel) in refs {
+            if known.contains(&name) {
+                continue;
+            }
+            let listed = known
+                .iter()
+                .map(|v| format!("${{{v}}}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.problem(
+                &join(base, rel),
+                format!(
+                    "{}`${{{name}}}` is used before it is captured; capture it {when} with \
+                     `capture: {{ {name}: REGEX }}` (known here: {listed})",
+                    label.map(|l| format!("{l}: ")).unwrap_or_default()
+                ),
+            );
+        }
+    }
+
+    /// Validates one call (at `at`) and returns its faux form; `retry`:
+    /// it is a `retry:` of another call.
+    fn call(
+        &mut self,
+        spec: &CallSpec,
+        at: &[Seg],
+        default_id: String,
+        label: String,
+        extra_vars: &BTreeSet<String>,
+        retry: bool,
+    ) -> FauxCall {
+        let id = spec.id.clone().unwrap_or(default_id);
+        if !self.ids.insert(id.clone()) {
+            let id_at = if spec.id.is_some() {
+                join(at, [k("id")])
+            } else {
+                at.to_vec()
+            };
+            self.problem(
+                &id_at,
+                format!("call id `{id}` is used twice; give each call its own `id`"),
+            );
+        }
+        let deliberate_error = spec.expect.as_ref().is_some_and(|e| {
+            matches!(
+                e.error,
+                Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
+            )
+        });
+        if !ALL_TOOL_NAMES.contains(&spec.call.as_str()) && !deliberate_error {
+            self.problem(
+                &join(at, [k("call")]),
+                format!(
+                    "{} (to test the error for an unknown tool on purpose, add `expect: {{ error: \
+                     true }}` to the call)",
+                    unknown_tool_message(&spec.call)
+                ),
+            );
+        }
+        let known: BTreeSet<String> = self.known_vars.union(extra_vars).cloned().collect();
+        let args = self.arguments(spec, at, &label, &known);
+        let captures = self.captures(spec, at);
+        if let Some(expect) = &spec.expect {
+            let expect_at = join(at, [k("expect")]);
+            let refs = vars::call_expect_refs(expect);
+            self.unknown_refs(&expect_at, refs, &known, Some(&label), "in an earlier step");
+            let check = self.call_check(expect, &expect_at, &label, retry);
+            self.call_checks.insert(id.clone(), check);
+        }
+        self.call_labels.insert(id.clone(), label.clone());
+        let retries = self.retries(spec, at, &id, &label, extra_vars, &captures, retry);
+        FauxCall {
+            id,
+            name: spec.call.clone(),
+            args,
+            captures,
+            retry: retries,
+        }
+    }
+
+    /// `args` or `raw_args`, every `${var}` in them known by now.
+    fn arguments(
+        &mut self,
+        spec: &CallSpec,
+        at: &[Seg],
+        label: &str,
+        known: &BTreeSet<String>,
+    ) -> FauxArgs {
+        let args = match (&spec.args, &spec.raw_args) {
+            (Some(_), Some(_)) => {
+                self.problem_at_key(
+                    &join(at, [k("raw_args")]),
+                    format!("{label}: give either `args` or `raw_args`, not both"),
+                );
+                return FauxArgs::Json(serde_json::json!({}));
+            }
+            (_, Some(raw)) => FauxArgs::Raw(raw.clone()),
+            (Some(args), None) => FauxArgs::Json(args.clone()),
+            (None, None) => FauxArgs::Json(serde_json::json!({})),
+        };
+        let mut refs = Vec::new();
+        match &args {
+            FauxArgs::Json(v) => vars::value_refs(v, vec![k("args")], &mut refs),
+            FauxArgs::Raw(t) => {
+                refs.extend(var_refs(t).into_iter().map(|n| (n, vec![k("raw_args")])))
+            }
+        }
+        self.unknown_refs(at, refs, known, Some(label), "in an earlier step");
+        args
+    }
+
+    /// `capture: { NAME: REGEX }`, compiled.
+    fn captures(&mut self, spec: &CallSpec, at: &[Seg]) -> Vec<Capture> {
+        let mut captures = Vec::new();
+        for (name, pattern) in spec.capture.iter().flatten() {
+            let capture_at = join(at, [k("capture"), k(name)]);
+            if let Some(regex) = self.compile(&capture_at, pattern) {
+                captures.push(Capture {
+                    name: name.clone(),
+                    regex,
+                });
+            }
+        }
+        captures
+    }
+
+    /// The checks of one call, with their regexes compiled.
+    fn call_check(
+        &mut self,
+        expect: &CallExpect,
+        at: &[Seg],
+        label: &str,
+        retry: bool,
+    ) -> CallCheck {
+        let error_regex = match &expect.error {
+            Some(ErrorExpect::Matches(p)) => self.compile_expect(&join(at, [k("error")]), p),
+            _ => None,
+        };
+        let matches = match &expect.matches {
+            Some(p) => self.compile_expect(&join(at, [k("matches")]), p),
+            None => None,
+        };
+        if expect.ok == Some(true)
+            && matches!(
+                expect.error,
+                Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
+            )
+        {
+            self.problem(
+                &join(at, [k("ok")]),
+                format!("{label}: `ok: true` and `error` contradict each other; keep one"),
+            );
+        }
+        CallCheck {
+            label: label.to_owned(),
+            retry,
+            expect: expect.clone(),
+            error_regex,
+            matches,
+        }
+    }
+
+    /// The `retry:` calls of call `id` (at `at`); each may use what the
+    /// calls before it captured. A retry call has no `retry` of its own.
+    #[allow(clippy::too_many_arguments, reason = "one call's context")]
+    fn retries(
+        &mut self,
+        spec: &CallSpec,
+        at: &[Seg],
+        id: &str,
+        label: &str,
+        extra_vars: &BTreeSet<String>,
+        captures: &[Capture],
+        is_retry: bool,
+    ) -> Vec<FauxCall> {
+        let Some(list) = &spec.retry else {
+            return Vec::new();
+        };
+        let retry_at = join(at, [k("retry")]);
+        if is_retry {
+            self.problem_at_key(
+                &retry_at,
+                format!(
+                    "{label}: a retry has no `retry` of its own; list every retry, in the order \
+                     they are sent, in the first call's `retry:`"
+                ),
+            );
+            return Vec::new();
+        }
+        let listed = matches!(self.node(&retry_at).map(|n| &n.kind), Some(Kind::Seq(_)));
+        let mut retry_vars = extra_vars.clone();
+        retry_vars.extend(captures.iter().map(|c| c.name.clone()));
+        let mut retries = Vec::new();
+        for (j, retry_spec) in list.0.iter().enumerate() {
+            let item_at = if listed {
+                join(&retry_at, [Seg::Index(j)])
+            } else {
+                retry_at.clone()
+            };
+            let call = self.call(
+                retry_spec,
+                &item_at,
+                format!("{id}_retry{}", j + 1),
+                format!("{label}, retry {}", j + 1),
+                &retry_vars,
+                true,
+            );
+            retry_vars.extend(call.captures.iter().map(|c| c.name.clone()));
+            retries.push(call);
+        }
+        retries
+    }
+
+    /// What the workspace is built from: a fixture and files.
+    fn workspace(&mut self, spec: &WorkspaceSpec, suite: &Suite) -> WorkspacePlan {
+        let fixture = spec
+            .fixture
+            .as_ref()
+            .and_then(|name| self.fixture(name, suite));
+        let files_at = [k("workspace"), k("files")];
+        let symlinks: BTreeMap<Vec<&str>, &str> = spec
+            .files
+            .iter()
+            .filter(|(_, f)| {
+                matches!(
+                    f,
+                    FileSpec::Object(FileObject {
+                        symlink: Some(_),
+                        ..
+                    })
+                )
+            })
+            .map(|(rel, _)| (components(rel), rel.as_str()))
+            .collect();
+        let budget = suite.max_generated_bytes();
+        let mut generated: u64 = 0;
+        let mut files = Vec::new();
+        for (rel, file) in &spec.files {
+            let at = join(&files_at, [k(rel)]);
+            if !is_inside(rel) {
+                self.problem_at_key(&at, "paths must be relative and may not contain `..`");
+                continue;
+            }
+            let parts = components(rel);
+            if let Some(link) = (1..parts.len()).find_map(|n| symlinks.get(&parts[..n])) {
+                self.problem_at_key(
+                    &at,
+                    format!(
+                        "`{rel}` is inside `{link}`, which this scenario makes a \
+                         symlink; files are never written through a symlink: choose a path \
+                         outside it"
+                    ),
+                );
+                continue;
+            }
+            let size = match planned_size(file) {
+                Ok(size) => size,
+                Err((sub, message)) => {
+                    self.problem(&join(&at, sub), message);
+                    continue;
+                }
+            };
+            generated = generated.saturating_add(size);
+            if generated > budget {
+                let sub = match file {
+                    FileSpec::Object(FileObject { times: Some(_), .. }) => vec![k("times")],
+                    _ => Vec::new(),
+                };
+                self.problem(
+                    &join(&at, sub),
+                    format!(
+                        "the inline files of this scenario come to more than {budget} bytes (this one: {size}); make them smaller, or raise \
+                         `max_generated_bytes` in {SUITE_FILE}"
+                    ),
+                );
+                continue;
+            }
+            match file_content(file) {
+                Ok(content) => files.push((rel.clone(), content)),
+                Err((sub, message)) => {
+                    self.problem(&join(&at, sub), message);
+                }
+            }
+        }
+        WorkspacePlan {
+            fixture,
+            files,
+            git: spec.git,
+        }
+    }
+
+    /// The fixture directory `name` under the suite's fixtures root.
+    fn fixture(&mut self, name: &str, suite: &Suite) -> Option<PathBuf> {
+        let at = [k("workspace"), k("fixture")];
+        if name.is_empty()
+            || Path::new(name)
+                .components()
+                .any(|c| !matches!(c, Component::Normal(_)))
+        {
+            self.problem(
+                &at,
+                format!("fixture `{name}` must be a plain name or relative path without `..`"),
+            );
+            return None;
+        }
+        let dir = suite.fixtures_root().join(name);
+        if dir.is_dir() {
+            return Some(dir);
+        }
+        self.problem(
+            &at,
+            format!(
+                "fixture `{name}` not found: looked for the directory {}; set `fixtures:` in \
+                 harness.yaml or create it",
+                dir.display()
+            ),
+        );
+        None
+    }
+
+    /// The run checks, with their regexes compiled; `${var}` in them may be
+    /// anything the script captures.
+    fn run_check(&mut self, expect: &RunExpect) -> RunCheck {
+        let mut run_check = RunCheck {
+            expect: expect.clone(),
+            file_regexes: BTreeMap::new(),
+        };
+        let files_at = [k("expect"), k("files")];
+        let known = self.known_vars.clone();
+        for (rel, file) in &expect.files {
+            let at = join(&files_at, [k(rel)]);
+            if !is_inside(rel) {
+                self.problem_at_key(
+                    &at,
+                    "a checked file is a relative path inside the workspace, without `..`",
+                );
+                continue;
+            }
+            let refs = vars::file_expect_refs(file);
+            self.unknown_refs(&at, refs, &known, None, "in a step");
+            let FileExpect::Checks(checks) = file else {
+                continue;
+            };
+            if let Some(pattern) = &checks.matches
+                && let Some(regex) = self.compile_expect(&join(&at, [k("matches")]), pattern)
+            {
+                run_check.file_regexes.insert(rel.clone(), regex);
+            }
+            if let Some(mode) = &checks.mode
+                && parse_mode(mode).is_none()
+            {
+                self.problem(
+                    &join(&at, [k("mode")]),
+                    format!("`{mode}` is not an octal mode like \"644\""),
+                );
+            }
+        }
+        for (i, name) in expect.order.iter().flatten().enumerate() {
+            if !ALL_TOOL_NAMES.contains(&name.as_str()) {
+                self.problem(
+                    &[k("expect"), k("order"), Seg::Index(i)],
+                    unknown_tool_message(name),
+                );
+            }
+        }
+        run_check
+    }
+}
+
+/// A number as people write it: `1e300` rather than 301 digits.
+fn number_text(n: f64) -> String {
+    if n.is_finite() && n != 0.0 && !(1e-3..1e9).contains(&n.abs()) {
+        format!("{n:e}")
+    } else {
+        format!("{n}")
+    }
+}
+
+/// A regex error on one line: the parser's own text spans several, with
+/// the pattern and a caret; its last line says what is wrong.
+fn regex_problem(pattern: &str, err: &regex::Error) -> String {
+    let text = err.to_string();
+    let what = text
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_start_matches("error: ");
+    format!("invalid regex `{pattern}`: {what}; regexes use Rust's regex syntax")
+}
+
+/// Whether `rel` is a non-empty relative path without `..`.
+fn is_inside(rel: &str) -> bool {
+    let p = Path::new(rel);
+    !rel.is_empty()
+        && !p.is_absolute()
+        && p.components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// The names of a relative path, `.` left out.
+fn components(rel: &str) -> Vec<&str> {
+    rel.split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect()
 }
 
 fn unknown_tool_message(name: &str) -> String {
@@ -468,6 +1261,84 @@ fn unknown_tool_message(name: &str) -> String {
     )
 }
 
+fn captured_names(call: &FauxCall, out: &mut BTreeSet<String>) {
+    out.extend(call.captures.iter().map(|c| c.name.clone()));
+    for retry in &call.retry {
+        captured_names(retry, out);
+    }
+}
+
+/// Octal permission bits for a check: up to four digits.
+fn parse_mode(text: &str) -> Option<u32> {
+    if text.is_empty() || text.len() > 4 {
+        return None;
+    }
+    u32::from_str_radix(text, 8).ok()
+}
+
+/// Octal permission bits for a file the workspace gets: at most `777`,
+/// never setuid, setgid or sticky.
+fn parse_file_mode(text: &str) -> Result<u32, String> {
+    match parse_mode(text) {
+        Some(mode) if mode <= 0o777 => Ok(mode),
+        Some(_) => Err(format!(
+            "mode `{text}` sets setuid, setgid or sticky bits, which a workspace file never \
+             gets; give the permission bits only, like \"755\""
+        )),
+        None => Err(format!("mode `{text}` is not an octal mode like \"755\"")),
+    }
+}
+
+/// The bytes `times` repetitions of `template` make, `{n}` counting from
+/// 1, computed without making them; `None` when it overflows.
+fn repeat_len(template: &str, times: u64) -> Option<u64> {
+    let slots = template.matches("{n}").count() as u64;
+    let fixed = template.len() as u64 - 3 * slots;
+    // The digits of 1..=times: each decade d (1..9, 10..99, …) adds
+    // (numbers in it) × d.
+    let mut digits: u64 = 0;
+    let mut low: u64 = 1;
+    let mut width: u64 = 1;
+    while slots > 0 && low <= times {
+        let high = low.checked_mul(10).map_or(times, |h| (h - 1).min(times));
+        digits = digits.checked_add((high - low + 1).checked_mul(width)?)?;
+        match low.checked_mul(10) {
+            Some(next) => low = next,
+            None => break,
+        }
+        width += 1;
+    }
+    fixed
+        .checked_mul(times)?
+        .checked_add(slots.checked_mul(digits)?)
+}
+
+/// The bytes a workspace file will hold, or what is wrong with it (and the
+/// key below the file's own path it concerns).
+fn planned_size(spec: &FileSpec) -> Result<u64, (Vec<Seg>, String)> {
+    let object = match spec {
+        FileSpec::Text(text) => return Ok(text.len() as u64),
+        FileSpec::Object(object) => object,
+    };
+    let bom = if object.bom == Some(true) { 3 } else { 0 };
+    let body = match (&object.text, &object.base64, &object.repeat) {
+        (Some(text), _, _) => text.len() as u64,
+        // Decoded base64 is never longer than its text.
+        (_, Some(encoded), _) => encoded.len() as u64,
+        (_, _, Some(template)) => {
+            let times = object.times.unwrap_or(0) as u64;
+            repeat_len(template, times).ok_or_else(|| {
+                (
+                    vec![k("times")],
+                    format!("`times: {times}` makes more bytes than can be counted"),
+                )
+            })?
+        }
+        _ => 0,
+    };
+    Ok(body.saturating_add(bom))
+}
+
 fn tool_names(tools: &ToolsSpec) -> Vec<String> {
     match tools {
         ToolsSpec::Preset(name) => Preset::parse(name)
@@ -477,30 +1348,6 @@ fn tool_names(tools: &ToolsSpec) -> Vec<String> {
             .map(|s| (*s).to_owned())
             .collect(),
         ToolsSpec::List(names) => names.clone(),
-    }
-}
-
-fn check_limits(limits: &LimitsSpec, locator: &Locator<'_>, problems: &mut Vec<Problem>) {
-    let positive = [
-        ("max_lines", limits.max_lines),
-        ("max_bytes", limits.max_bytes),
-        ("grep_max_line", limits.grep_max_line),
-        ("grep_limit", limits.grep_limit),
-        ("find_limit", limits.find_limit),
-        ("ls_limit", limits.ls_limit),
-    ];
-    for (key, value) in positive {
-        if value == Some(0) {
-            problems.push(locator.problem(key, format!("limits.{key} must be at least 1")));
-        }
-    }
-    if let Some(t) = limits.bash_timeout
-        && !(t.is_finite() && t > 0.0)
-    {
-        problems.push(locator.problem(
-            "bash_timeout",
-            "limits.bash_timeout must be a positive number of seconds",
-        ));
     }
 }
 
@@ -523,547 +1370,6 @@ fn apply_limits(limits: &mut Limits, spec: &LimitsSpec) {
     }
 }
 
-/// `${name}` references in a string.
-fn var_refs(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        let after = &rest[start + 2..];
-        match after.find('}') {
-            Some(end) => {
-                out.push(after[..end].to_owned());
-                rest = &after[end + 1..];
-            }
-            None => break,
-        }
-    }
-    out
-}
-
-fn value_refs(value: &serde_json::Value, out: &mut Vec<String>) {
-    match value {
-        serde_json::Value::String(s) => out.extend(var_refs(s)),
-        serde_json::Value::Array(items) => items.iter().for_each(|v| value_refs(v, out)),
-        serde_json::Value::Object(map) => map.values().for_each(|v| value_refs(v, out)),
-        _ => {}
-    }
-}
-
-fn parse_mode(text: &str) -> Option<u32> {
-    if text.is_empty() || text.len() > 4 {
-        return None;
-    }
-    u32::from_str_radix(text, 8).ok()
-}
-
-/// The state of validating one document.
-struct Validator<'a> {
-    locator: &'a Locator<'a>,
-    problems: Vec<Problem>,
-    known_vars: BTreeSet<String>,
-    ids: BTreeSet<String>,
-    call_checks: BTreeMap<String, CallCheck>,
-    call_labels: BTreeMap<String, String>,
-}
-
-impl<'a> Validator<'a> {
-    fn new(locator: &'a Locator<'a>) -> Self {
-        Self {
-            locator,
-            problems: Vec::new(),
-            known_vars: BTreeSet::from(["workspace".to_owned()]),
-            ids: BTreeSet::new(),
-            call_checks: BTreeMap::new(),
-            call_labels: BTreeMap::new(),
-        }
-    }
-
-    fn problem(&mut self, needle: &str, message: impl Into<String>) {
-        let problem = self.locator.problem(needle, message);
-        self.problems.push(problem);
-    }
-
-    fn compile(&mut self, needle: &str, what: &str, pattern: &str) -> Option<Regex> {
-        match Regex::new(pattern) {
-            Ok(regex) => Some(regex),
-            Err(err) => {
-                self.problem(needle, format!("invalid regex in {what}: {err}"));
-                None
-            }
-        }
-    }
-
-    /// The active tools and the limits in force: the document's, else the
-    /// suite's, else the defaults.
-    fn tools_and_limits(&mut self, doc: &ScenarioDoc, suite: &Suite) -> (Vec<String>, Limits) {
-        if let Some(tools) = &doc.tools {
-            check_tools(tools, self.locator, &mut self.problems);
-        }
-        let tools_spec = doc
-            .tools
-            .clone()
-            .or_else(|| suite.doc.tools.clone())
-            .unwrap_or(ToolsSpec::Preset("all".to_owned()));
-        let mut limits = Limits::default();
-        if let Some(spec) = &suite.doc.limits {
-            apply_limits(&mut limits, spec);
-        }
-        if let Some(spec) = &doc.limits {
-            check_limits(spec, self.locator, &mut self.problems);
-            apply_limits(&mut limits, spec);
-        }
-        (tool_names(&tools_spec), limits)
-    }
-
-    /// The faux model's script, step by step.
-    fn script(&mut self, model: &[StepSpec]) -> Vec<FauxStep> {
-        if model.is_empty() {
-            self.problem(
-                "model",
-                "`model` has no steps; give at least one `call`, `parallel` or `say` step",
-            );
-        }
-        let mut steps = Vec::new();
-        for (i, step) in model.iter().enumerate() {
-            let n = i + 1;
-            let kinds = [
-                step.call.is_some(),
-                step.parallel.is_some(),
-                step.say.is_some(),
-            ]
-            .iter()
-            .filter(|k| **k)
-            .count();
-            if kinds != 1 {
-                self.problem(
-                    "model",
-                    format!(
-                        "step {n} must have exactly one of `call`, `parallel` or `say` (it has {kinds})"
-                    ),
-                );
-                continue;
-            }
-            if let Some(tool) = &step.call {
-                steps.push(self.call_step(n, step, tool));
-            } else if let Some(calls) = &step.parallel {
-                steps.push(self.parallel_step(n, step, calls));
-            } else if let Some(text) = &step.say {
-                steps.push(self.say_step(n, step, text, n == model.len()));
-            }
-        }
-        steps
-    }
-
-    /// `call: TOOL`: a message with one call.
-    fn call_step(&mut self, n: usize, step: &StepSpec, tool: &str) -> FauxStep {
-        let spec = CallSpec {
-            call: tool.to_owned(),
-            id: step.id.clone(),
-            args: step.args.clone(),
-            raw_args: step.raw_args.clone(),
-            expect: step.expect.clone(),
-            capture: step.capture.clone(),
-            retry: step.retry.clone(),
-        };
-        let call = self.call(
-            &spec,
-            format!("call_{n}_1"),
-            format!("step {n} ({tool})"),
-            &BTreeSet::new(),
-            false,
-        );
-        captured_names(&call, &mut self.known_vars);
-        FauxStep::Calls(vec![call])
-    }
-
-    /// `parallel: [...]`: a message with several calls, none of which may
-    /// use what another captures.
-    fn parallel_step(&mut self, n: usize, step: &StepSpec, calls: &[CallSpec]) -> FauxStep {
-        let stray = step.id.is_some()
-            || step.args.is_some()
-            || step.raw_args.is_some()
-            || step.expect.is_some()
-            || step.capture.is_some()
-            || step.retry.is_some();
-        if stray {
-            self.problem(
-                "parallel",
-                format!(
-                    "step {n}: `id`, `args`, `raw_args`, `expect`, `capture` and `retry` belong \
-                     to each call inside `parallel`, not to the step"
-                ),
-            );
-        }
-        if calls.is_empty() {
-            self.problem("parallel", format!("step {n}: `parallel` has no calls"));
-        }
-        let batch: Vec<FauxCall> = calls
-            .iter()
-            .enumerate()
-            .map(|(j, spec)| {
-                self.call(
-                    spec,
-                    format!("call_{n}_{}", j + 1),
-                    format!("step {n}, call {} ({})", j + 1, spec.call),
-                    &BTreeSet::new(),
-                    false,
-                )
-            })
-            .collect();
-        for call in &batch {
-            captured_names(call, &mut self.known_vars);
-        }
-        FauxStep::Calls(batch)
-    }
-
-    /// `say: TEXT`: the final message.
-    fn say_step(&mut self, n: usize, step: &StepSpec, text: &str, last: bool) -> FauxStep {
-        if step.args.is_some() || step.expect.is_some() || step.retry.is_some() {
-            self.problem(
-                "say",
-                format!("step {n}: a `say` step takes no `args`, `expect` or `retry`"),
-            );
-        }
-        if !last {
-            self.problem(
-                "say",
-                format!(
-                    "step {n}: the run ends after `say`, so the steps after it would never run"
-                ),
-            );
-        }
-        FauxStep::Say(text.to_owned())
-    }
-
-    /// Validates one call and returns its faux form; `retry`: it is a
-    /// `retry:` of another call.
-    fn call(
-        &mut self,
-        spec: &CallSpec,
-        default_id: String,
-        label: String,
-        extra_vars: &BTreeSet<String>,
-        retry: bool,
-    ) -> FauxCall {
-        let id = spec.id.clone().unwrap_or(default_id);
-        if !self.ids.insert(id.clone()) {
-            self.problem(
-                &id,
-                format!("call id `{id}` is used twice; give each call its own `id`"),
-            );
-        }
-        let deliberate_error = spec.expect.as_ref().is_some_and(|e| {
-            matches!(
-                e.error,
-                Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
-            )
-        });
-        if !ALL_TOOL_NAMES.contains(&spec.call.as_str()) && !deliberate_error {
-            self.problem(
-                &format!("call: {}", spec.call),
-                format!(
-                    "{} (to test the error for an unknown tool on purpose, add `expect: {{ error: \
-                     true }}` to the call)",
-                    unknown_tool_message(&spec.call)
-                ),
-            );
-        }
-        let args = self.arguments(spec, &label, extra_vars);
-        let captures = self.captures(spec);
-        if let Some(expect) = &spec.expect {
-            let check = self.call_check(expect, &label, retry);
-            self.call_checks.insert(id.clone(), check);
-        }
-        self.call_labels.insert(id.clone(), label.clone());
-        let retries = self.retries(spec, &id, &label, extra_vars, &captures);
-        FauxCall {
-            id,
-            name: spec.call.clone(),
-            args,
-            captures,
-            retry: retries,
-        }
-    }
-
-    /// `args` or `raw_args`, every `${var}` in them known by now.
-    fn arguments(
-        &mut self,
-        spec: &CallSpec,
-        label: &str,
-        extra_vars: &BTreeSet<String>,
-    ) -> FauxArgs {
-        let args = match (&spec.args, &spec.raw_args) {
-            (Some(_), Some(_)) => {
-                self.problem(
-                    "raw_args",
-                    format!("{label}: give either `args` or `raw_args`, not both"),
-                );
-                FauxArgs::Json(serde_json::json!({}))
-            }
-            (_, Some(raw)) => FauxArgs::Raw(raw.clone()),
-            (Some(args), None) => FauxArgs::Json(args.clone()),
-            (None, None) => FauxArgs::Json(serde_json::json!({})),
-        };
-        let mut refs = Vec::new();
-        match &args {
-            FauxArgs::Json(v) => value_refs(v, &mut refs),
-            FauxArgs::Raw(t) => refs.extend(var_refs(t)),
-        }
-        for name in refs {
-            if !self.known_vars.contains(&name) && !extra_vars.contains(&name) {
-                let known = self
-                    .known_vars
-                    .iter()
-                    .chain(extra_vars)
-                    .map(|v| format!("${{{v}}}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                self.problem(
-                    &format!("${{{name}}}"),
-                    format!(
-                        "{label}: `${{{name}}}` is used before it is captured; capture it in an \
-                         earlier step with `capture: {{ {name}: REGEX }}` (known here: {known})"
-                    ),
-                );
-            }
-        }
-        args
-    }
-
-    /// `capture: { NAME: REGEX }`, compiled.
-    fn captures(&mut self, spec: &CallSpec) -> Vec<Capture> {
-        let mut captures = Vec::new();
-        for (name, pattern) in spec.capture.iter().flatten() {
-            if let Some(regex) = self.compile(pattern, &format!("capture `{name}`"), pattern) {
-                captures.push(Capture {
-                    name: name.clone(),
-                    regex,
-                });
-            }
-        }
-        captures
-    }
-
-    /// The checks of one call, with their regexes compiled.
-    fn call_check(&mut self, expect: &CallExpect, label: &str, retry: bool) -> CallCheck {
-        let error_regex = match &expect.error {
-            Some(ErrorExpect::Matches(p)) => self.compile(p, "expect.error", p),
-            _ => None,
-        };
-        let matches = match &expect.matches {
-            Some(p) => self.compile(p, "expect.matches", p),
-            None => None,
-        };
-        if expect.ok == Some(true)
-            && matches!(
-                expect.error,
-                Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
-            )
-        {
-            self.problem(
-                "ok: true",
-                format!("{label}: `ok: true` and `error` contradict each other; keep one"),
-            );
-        }
-        CallCheck {
-            label: label.to_owned(),
-            retry,
-            expect: expect.clone(),
-            error_regex,
-            matches,
-        }
-    }
-
-    /// The `retry:` calls of call `id`; each may use what the calls before
-    /// it captured.
-    fn retries(
-        &mut self,
-        spec: &CallSpec,
-        id: &str,
-        label: &str,
-        extra_vars: &BTreeSet<String>,
-        captures: &[Capture],
-    ) -> Vec<FauxCall> {
-        let mut retry_vars = extra_vars.clone();
-        retry_vars.extend(captures.iter().map(|c| c.name.clone()));
-        let mut retries = Vec::new();
-        for (k, retry_spec) in spec.retry.iter().flat_map(|r| r.0.iter()).enumerate() {
-            let call = self.call(
-                retry_spec,
-                format!("{id}_retry{}", k + 1),
-                format!("{label}, retry {}", k + 1),
-                &retry_vars,
-                true,
-            );
-            retry_vars.extend(call.captures.iter().map(|c| c.name.clone()));
-            retries.push(call);
-        }
-        retries
-    }
-
-    /// What the workspace is built from: a fixture and files.
-    fn workspace(&mut self, spec: &WorkspaceSpec, suite: &Suite) -> WorkspacePlan {
-        let fixture = spec
-            .fixture
-            .as_ref()
-            .and_then(|name| self.fixture(name, suite));
-        let mut files = Vec::new();
-        for (rel, file) in &spec.files {
-            let p = Path::new(rel);
-            let bad = rel.is_empty()
-                || p.is_absolute()
-                || p.components().any(|c| {
-                    !matches!(
-                        c,
-                        std::path::Component::Normal(_) | std::path::Component::CurDir
-                    )
-                });
-            if bad {
-                self.problem(
-                    rel,
-                    format!(
-                        "workspace file `{rel}`: paths must be relative and may not contain `..`"
-                    ),
-                );
-                continue;
-            }
-            match file_content(file) {
-                Ok(content) => files.push((rel.clone(), content)),
-                Err(message) => self.problem(rel, format!("workspace file `{rel}`: {message}")),
-            }
-        }
-        WorkspacePlan {
-            fixture,
-            files,
-            git: spec.git,
-        }
-    }
-
-    /// The fixture directory `name` under the suite's fixtures root.
-    fn fixture(&mut self, name: &str, suite: &Suite) -> Option<PathBuf> {
-        if name.is_empty()
-            || Path::new(name)
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
-            self.problem(
-                name,
-                format!("fixture `{name}` must be a plain name or relative path without `..`"),
-            );
-            return None;
-        }
-        let dir = suite.fixtures_root().join(name);
-        if dir.is_dir() {
-            return Some(dir);
-        }
-        self.problem(
-            &format!("fixture: {name}"),
-            format!(
-                "fixture `{name}` not found: looked for the directory {}; set `fixtures:` in \
-                 harness.yaml or create it",
-                dir.display()
-            ),
-        );
-        None
-    }
-
-    /// The run checks, with their regexes compiled.
-    fn run_check(&mut self, expect: &RunExpect) -> RunCheck {
-        let mut run_check = RunCheck {
-            expect: expect.clone(),
-            file_regexes: BTreeMap::new(),
-        };
-        for (rel, file) in &expect.files {
-            let FileExpect::Checks(checks) = file else {
-                continue;
-            };
-            if let Some(pattern) = &checks.matches
-                && let Some(regex) =
-                    self.compile(pattern, &format!("expect.files.{rel}.matches"), pattern)
-            {
-                run_check.file_regexes.insert(rel.clone(), regex);
-            }
-            if let Some(mode) = &checks.mode
-                && parse_mode(mode).is_none()
-            {
-                self.problem(
-                    mode,
-                    format!("expect.files.{rel}.mode `{mode}` is not an octal mode like \"644\""),
-                );
-            }
-        }
-        for name in expect.order.iter().flatten() {
-            if !ALL_TOOL_NAMES.contains(&name.as_str()) {
-                self.problem(
-                    name,
-                    format!("expect.order: {}", unknown_tool_message(name)),
-                );
-            }
-        }
-        run_check
-    }
-}
-
-fn captured_names(call: &FauxCall, out: &mut BTreeSet<String>) {
-    out.extend(call.captures.iter().map(|c| c.name.clone()));
-    for retry in &call.retry {
-        captured_names(retry, out);
-    }
-}
-
-fn validate(
-    path: &Path,
-    index: usize,
-    multi: bool,
-    doc: ScenarioDoc,
-    suite: &Suite,
-    locator: &Locator<'_>,
-) -> Result<Scenario, Vec<Problem>> {
-    let name = doc.name.clone().unwrap_or_else(|| {
-        let stem = path.with_extension("");
-        if multi {
-            format!("{}#{}", stem.display(), index + 1)
-        } else {
-            stem.display().to_string()
-        }
-    });
-    let mut v = Validator::new(locator);
-    if name.contains('\n') {
-        v.problem("name", "`name` must be one line");
-    }
-    let (tools, limits) = v.tools_and_limits(&doc, suite);
-    let steps = v.script(&doc.model);
-    let workspace = v.workspace(&doc.workspace, suite);
-    let run_check = v.run_check(&doc.expect);
-    if !v.problems.is_empty() {
-        return Err(v.problems);
-    }
-    let timeout = suite.doc.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS);
-    Ok(Scenario {
-        snapshot_file: snapshot_path(path),
-        snapshot_prefix: multi.then(|| name.clone()),
-        name,
-        file: path.to_path_buf(),
-        document: index,
-        description: doc.description,
-        tags: doc.tags,
-        tools,
-        limits,
-        confine: doc.confine.unwrap_or(true),
-        system: doc
-            .system
-            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
-        workspace,
-        script: FauxScript { steps },
-        call_checks: v.call_checks,
-        call_labels: v.call_labels,
-        run_check,
-        skip: doc.skip,
-        timeout: Duration::from_secs_f64(timeout),
-        tokenizer: suite.doc.tokenizer.clone(),
-    })
-}
-
 /// `dir/name.yaml` → `dir/name.snap.yaml`.
 pub fn snapshot_path(path: &Path) -> PathBuf {
     let stem = path
@@ -1073,7 +1379,9 @@ pub fn snapshot_path(path: &Path) -> PathBuf {
     path.with_file_name(format!("{stem}.snap.yaml"))
 }
 
-fn file_content(spec: &FileSpec) -> Result<FileContent, String> {
+/// A workspace file's content, or what is wrong with it (and the key below
+/// the file's own path it concerns). Its size is checked before.
+fn file_content(spec: &FileSpec) -> Result<FileContent, (Vec<Seg>, String)> {
     let object = match spec {
         FileSpec::Text(text) => {
             return Ok(FileContent::Bytes {
@@ -1083,6 +1391,7 @@ fn file_content(spec: &FileSpec) -> Result<FileContent, String> {
         }
         FileSpec::Object(object) => object,
     };
+    let whole = |message: &str| (Vec::new(), message.to_owned());
     let FileObject {
         text,
         base64,
@@ -1101,22 +1410,25 @@ fn file_content(spec: &FileSpec) -> Result<FileContent, String> {
         dir == &Some(true),
     ];
     if kinds.iter().filter(|k| **k).count() != 1 {
-        return Err(
-            "give exactly one of `text`, `base64`, `repeat` (+ `times`), `symlink` or `dir: true`"
-                .to_owned(),
-        );
+        return Err(whole(
+            "give exactly one of `text`, `base64`, `repeat` (+ `times`), `symlink` or `dir: true`",
+        ));
     }
     let mode = match mode {
-        Some(m) => Some(
-            parse_mode(m).ok_or_else(|| format!("mode `{m}` is not an octal mode like \"755\""))?,
-        ),
+        Some(m) => Some(parse_file_mode(m).map_err(|message| (vec![k("mode")], message))?),
         None => None,
     };
     if times.is_some() && repeat.is_none() {
-        return Err("`times` only goes with `repeat`".to_owned());
+        return Err((
+            vec![k("times")],
+            "`times` only goes with `repeat`".to_owned(),
+        ));
     }
     if bom.is_some() && symlink.is_some() | (dir == &Some(true)) {
-        return Err("`bom` only goes with file content".to_owned());
+        return Err((
+            vec![k("bom")],
+            "`bom` only goes with file content".to_owned(),
+        ));
     }
     let prefix: &[u8] = if bom == &Some(true) {
         b"\xEF\xBB\xBF"
@@ -1125,7 +1437,7 @@ fn file_content(spec: &FileSpec) -> Result<FileContent, String> {
     };
     if let Some(target) = symlink {
         if mode.is_some() {
-            return Err("a symlink has no `mode`".to_owned());
+            return Err((vec![k("mode")], "a symlink has no `mode`".to_owned()));
         }
         return Ok(FileContent::Symlink(target.clone()));
     }
@@ -1138,10 +1450,16 @@ fn file_content(spec: &FileSpec) -> Result<FileContent, String> {
         let cleaned: String = encoded.split_whitespace().collect();
         base64::engine::general_purpose::STANDARD
             .decode(cleaned)
-            .map_err(|err| format!("`base64` is not valid base64: {err}"))?
+            .map_err(|err| {
+                (
+                    vec![k("base64")],
+                    format!("`base64` is not valid base64: {err}"),
+                )
+            })?
     } else if let Some(template) = repeat {
-        let times = times.ok_or("`repeat` needs `times`")?;
-        let mut out = String::with_capacity(template.len() * times);
+        let times = times.ok_or_else(|| whole("`repeat` needs `times`"))?;
+        let size = repeat_len(template, times as u64).unwrap_or(0);
+        let mut out = String::with_capacity(usize::try_from(size).unwrap_or(0));
         for n in 1..=times {
             out.push_str(&template.replace("{n}", &n.to_string()));
         }

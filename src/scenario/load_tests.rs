@@ -114,7 +114,7 @@ fn unknown_tools_are_errors_unless_the_call_expects_an_error() {
     let (_, errors) = load("model:\n  - call: grpe\n    args: { pattern: x }\n");
     assert_eq!(errors.len(), 1);
     assert!(
-        errors[0].starts_with("s/x.yaml:2:5: unknown tool `grpe`"),
+        errors[0].starts_with("s/x.yaml:2:11: model[0].call: unknown tool `grpe`"),
         "{}",
         errors[0]
     );
@@ -137,7 +137,7 @@ fn variables_must_be_captured_before_use() {
     assert_eq!(errors.len(), 1);
     assert!(
         errors[0]
-            .starts_with("s/x.yaml:3:20: step 1 (read): `${file}` is used before it is captured"),
+            .starts_with("s/x.yaml:3:19: model[0].args.path: step 1 (read): `${file}` is used before it is captured"),
         "{}",
         errors[0]
     );
@@ -154,7 +154,7 @@ fn workspace_paths_fixtures_and_file_objects_are_checked() {
     assert_eq!(
         errors,
         vec![
-            "s/x.yaml:3:5: workspace file `../evil`: paths must be relative and may not contain `..`"
+            "s/x.yaml:3:5: workspace.files[\"../evil\"]: paths must be relative and may not contain `..`"
         ]
     );
     let (_, errors) =
@@ -186,14 +186,19 @@ fn steps_need_exactly_one_kind_and_say_is_last() {
         "{errors:?}"
     );
     let (_, errors) = load("model: []\n");
-    assert!(errors[0].contains("`model` has no steps"), "{errors:?}");
+    assert_eq!(
+        errors,
+        ["s/x.yaml:1:8: model: has no steps; give at least one `call`, `parallel` or `say` step"]
+    );
 }
 
 #[test]
 fn bad_regexes_and_duplicate_ids() {
     let (_, errors) = load("model:\n  - call: read\n    expect: { matches: \"(\" }\n");
     assert!(
-        errors[0].contains("invalid regex in expect.matches"),
+        errors[0]
+            == "s/x.yaml:3:24: model[0].expect.matches: invalid regex `(`: unclosed group; \
+                      regexes use Rust's regex syntax",
         "{errors:?}"
     );
     let (_, errors) = load("model:\n  - call: read\n    id: a\n  - call: read\n    id: a\n");
@@ -221,12 +226,22 @@ fn multi_document_files_keep_valid_documents() {
 }
 
 #[test]
-fn a_broken_stream_does_not_loop_for_ever() {
-    // serde_yaml yields this error again and again after the first one.
+fn a_broken_stream_keeps_the_documents_before_the_break() {
     let (_, errors) = load("name: a\n  model: [\n");
     assert_eq!(errors.len(), 1, "{errors:?}");
-    let (_, errors) = load("model:\n  - call: read\n---\n: : :\n---\nmodel: [1, 2\n");
-    assert!(!errors.is_empty() && errors.len() <= 2, "{errors:?}");
+    let (scenarios, errors) = load("model:\n  - call: read\n---\n: : :\n---\nmodel: [1, 2\n");
+    assert_eq!(scenarios.len(), 1);
+    assert_eq!(
+        errors,
+        [
+            "s/x.yaml:4:1: unknown field ``, expected one of `name`, `description`, `tags`, \
+             `tools`, `limits`, `confine`, `system`, `workspace`, `model`, `expect`, `skip`",
+            "s/x.yaml:4:1: missing field `model`; give the faux model's script, `model:` with at \
+             least one step",
+            "s/x.yaml:7:1: YAML syntax error: while parsing a flow sequence, expected ',' or ']'; \
+             check the brackets, quotes and indentation around here"
+        ]
+    );
 }
 
 #[test]
@@ -245,6 +260,43 @@ fn a_retry_is_marked_on_its_check() {
         [
             ("call_1_1", "step 1 (read)", false),
             ("call_1_1_retry1", "step 1 (read), retry 1", true)
+        ]
+    );
+}
+
+#[test]
+fn repeat_sizes_are_counted_without_making_the_text() {
+    for template in ["", "x", "{n}", "line {n} of {n}\n"] {
+        for times in [0u64, 1, 9, 10, 11, 99, 100, 1234] {
+            let made: usize = (1..=times)
+                .map(|n| template.replace("{n}", &n.to_string()).len())
+                .sum();
+            assert_eq!(
+                repeat_len(template, times),
+                Some(made as u64),
+                "{template:?} × {times}"
+            );
+        }
+    }
+    assert_eq!(repeat_len("x", u64::MAX), Some(u64::MAX));
+    assert_eq!(repeat_len("xx", u64::MAX), None);
+    assert_eq!(repeat_len("{n}", u64::MAX), None);
+}
+
+#[test]
+fn variables_in_expectations_must_be_bound_when_the_call_is_sent() {
+    let (_, errors) = load(
+        "model:\n  - call: read\n    args: { path: a }\n    capture: { own: '(.*)' }\n    expect: { contains: \"${own}\" }\n  - call: read\n    args: { path: a }\n    expect: { details: { path: \"${own}\" }, equals: \"$${literal}\" }\nexpect:\n  files:\n    a: { contains: \"${own} ${later}\" }\n",
+    );
+    assert_eq!(
+        errors,
+        [
+            "s/x.yaml:5:25: model[0].expect.contains: step 1 (read): `${own}` is used before it \
+             is captured; capture it in an earlier step with `capture: { own: REGEX }` (known \
+             here: ${workspace})",
+            "s/x.yaml:11:20: expect.files.a.contains: `${later}` is used before it is captured; \
+             capture it in a step with `capture: { later: REGEX }` (known here: ${own}, \
+             ${workspace})"
         ]
     );
 }

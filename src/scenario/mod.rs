@@ -7,20 +7,26 @@
 //! | module | holds |
 //! | --- | --- |
 //! | [`model`] | the serde types of scenario and suite files |
+//! | [`yaml`] | the positioned YAML tree files are read into |
+//! | [`de`] | serde from that tree, every error located |
 //! | [`load`] | loading and validating files into [`Scenario`]s |
 //! | [`workspace`] | building a scenario's temporary workspace |
 //! | [`figures`] | a run's [`Figures`] (turns, calls, retries, tokens …) |
+//! | [`vars`] | `${name}` in expectations: found at load, expanded at check |
 //! | [`check`] | the checks, and the [`Failure`]s they find |
 //! | [`focus`] | where to look in a long text that failed a check |
 //! | [`snapshot`] | snapshot files of tool results |
 
 pub mod check;
+pub mod de;
 pub mod figures;
 pub mod focus;
 pub mod load;
 pub mod model;
 pub mod snapshot;
+pub mod vars;
 pub mod workspace;
+pub mod yaml;
 
 pub use check::CheckInput;
 pub use check::CheckOutput;

@@ -45,7 +45,8 @@ pub struct ScenarioDoc {
     /// What the temporary workspace holds.
     #[serde(default)]
     pub workspace: WorkspaceSpec,
-    /// The faux model's script.
+    /// The faux model's script (at least one step).
+    #[schemars(length(min = 1))]
     pub model: Vec<StepSpec>,
     /// Checks on the whole run.
     #[serde(default)]
@@ -67,11 +68,18 @@ pub struct SuiteDoc {
     /// Tokenizer for token figures (`o200k`, `cl100k`, `chars4`).
     pub tokenizer: Option<String>,
     /// Scenarios run at once (default: the number of cores).
+    #[schemars(range(min = 1, max = 1024))]
     pub jobs: Option<usize>,
-    /// Seconds a scenario may run before it fails (default 60).
+    /// Seconds a scenario may run before it fails (default 60, at most a
+    /// day).
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
     pub timeout: Option<f64>,
     /// Regression gates against a baseline, e.g. `tokens: "+5%"`.
     pub gates: Option<BTreeMap<String, String>>,
+    /// Bytes of inline workspace files one scenario may generate (default
+    /// 256 MiB, at most 4 GiB).
+    #[schemars(range(min = 1, max = 4294967296u64))]
+    pub max_generated_bytes: Option<u64>,
 }
 
 /// Overrides of the tool limits.
@@ -79,18 +87,25 @@ pub struct SuiteDoc {
 #[serde(deny_unknown_fields)]
 pub struct LimitsSpec {
     /// Lines kept by read and bash.
+    #[schemars(range(min = 1, max = 4294967295u64))]
     pub max_lines: Option<usize>,
     /// Bytes kept by every tool.
+    #[schemars(range(min = 1, max = 4294967295u64))]
     pub max_bytes: Option<usize>,
     /// Characters after which a grep line is cut.
+    #[schemars(range(min = 1, max = 4294967295u64))]
     pub grep_max_line: Option<usize>,
     /// Default grep limit.
+    #[schemars(range(min = 1, max = 4294967295u64))]
     pub grep_limit: Option<usize>,
     /// Default find limit.
+    #[schemars(range(min = 1, max = 4294967295u64))]
     pub find_limit: Option<usize>,
     /// Default ls limit.
+    #[schemars(range(min = 1, max = 4294967295u64))]
     pub ls_limit: Option<usize>,
-    /// Default bash timeout in seconds.
+    /// Default bash timeout in seconds (at most a day).
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
     pub bash_timeout: Option<f64>,
 }
 
@@ -100,8 +115,9 @@ pub struct LimitsSpec {
 pub struct WorkspaceSpec {
     /// A directory under the fixtures root copied into the workspace.
     pub fixture: Option<String>,
-    /// Files by relative path.
+    /// Files by relative path (inside the workspace, no `..`).
     #[serde(default)]
+    #[schemars(extend("propertyNames" = inside_workspace()))]
     pub files: BTreeMap<String, FileSpec>,
     /// Run `git init` so that `.gitignore` rules apply as in a repository.
     #[serde(default)]
@@ -111,10 +127,12 @@ pub struct WorkspaceSpec {
 /// One step of the script: exactly one of `call`, `parallel`, `say`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = step_rules)]
 pub struct StepSpec {
     /// A message with one call to this tool.
     pub call: Option<String>,
-    /// A message with several calls.
+    /// A message with several calls (at least one).
+    #[schemars(length(min = 1))]
     pub parallel: Option<Vec<CallSpec>>,
     /// A plain text message; the run ends after it.
     pub say: Option<String>,
@@ -135,6 +153,7 @@ pub struct StepSpec {
 /// One call (inside `parallel` or `retry`).
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = args_or_raw_args)]
 pub struct CallSpec {
     /// The tool.
     pub call: String,
@@ -196,8 +215,10 @@ pub struct UpdatesExpect {
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunExpect {
-    /// Checks on workspace files after the run.
+    /// Checks on workspace files after the run, by relative path (inside
+    /// the workspace, no `..`).
     #[serde(default)]
+    #[schemars(extend("propertyNames" = inside_workspace()))]
     pub files: BTreeMap<String, FileExpect>,
     /// The tool names in the order the calls were sent, retries included.
     pub order: Option<Vec<String>>,
@@ -257,6 +278,7 @@ pub struct FileChecks {
     /// The file's line endings.
     pub eol: Option<Eol>,
     /// The file's permission bits, e.g. `"644"`.
+    #[schemars(regex(pattern = r"^[0-7]{1,4}$"))]
     pub mode: Option<String>,
 }
 
@@ -283,6 +305,7 @@ pub enum FileSpec {
 /// The object form of [`FileSpec`].
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = file_object_rules)]
 pub struct FileObject {
     /// Exact text.
     pub text: Option<String>,
@@ -298,7 +321,8 @@ pub struct FileObject {
     pub dir: Option<bool>,
     /// Prefix a UTF-8 BOM.
     pub bom: Option<bool>,
-    /// Permission bits, e.g. `"755"`.
+    /// Permission bits up to `"777"`, e.g. `"755"`.
+    #[schemars(regex(pattern = r"^0?[0-7]{1,3}$"))]
     pub mode: Option<String>,
 }
 
@@ -510,7 +534,7 @@ schema!(ToolsSpec, |_| {
     let names = crate::tools::ALL_TOOL_NAMES;
     json_schema!({
         "anyOf": [
-            {"enum": ["coding", "readonly", "all"]},
+            {"enum": ["coding", "readonly", "read-only", "all"]},
             {"type": "array", "items": {"enum": names}}
         ]
     })
@@ -521,8 +545,71 @@ schema!(StringList, |_| json_schema!({
 }));
 
 schema!(CallList, |generator| {
-    let call = generator.subschema_for::<CallSpec>();
+    // A retry has no `retry` of its own.
+    let mut call = generator.subschema_for::<CallSpec>();
+    call.insert("properties".to_owned(), serde_json::json!({"retry": false}));
     json_schema!({
         "anyOf": [call.clone(), {"type": "array", "items": call}]
     })
 });
+
+// ---------------------------------------------------------------------------
+// Rules of the loader that the JSON Schema states too.
+
+/// A path inside the workspace: not empty, not absolute, no `..`.
+fn inside_workspace() -> Value {
+    serde_json::json!({"not": {"pattern": r"^$|^/|(^|/)\.\.(/|$)"}})
+}
+
+/// `args` and `raw_args` exclude each other.
+fn args_or_raw_args(schema: &mut Schema) {
+    schema.insert(
+        "not".to_owned(),
+        serde_json::json!({"required": ["args", "raw_args"]}),
+    );
+}
+
+/// Exactly one of `call`, `parallel`, `say`; the call keys only with
+/// `call`; `args` or `raw_args`.
+fn step_rules(schema: &mut Schema) {
+    args_or_raw_args(schema);
+    let no_call_keys = serde_json::json!({
+        "id": false, "args": false, "raw_args": false,
+        "expect": false, "capture": false, "retry": false
+    });
+    schema.insert(
+        "oneOf".to_owned(),
+        serde_json::json!([
+            {"required": ["call"]},
+            {"required": ["parallel"], "properties": no_call_keys},
+            {"required": ["say"], "properties": no_call_keys}
+        ]),
+    );
+}
+
+/// Exactly one content key; `times` with `repeat`; `bom` only with
+/// content; no `mode` on a symlink.
+fn file_object_rules(schema: &mut Schema) {
+    let dir = serde_json::json!({"required": ["dir"], "properties": {"dir": {"const": true}}});
+    schema.insert(
+        "oneOf".to_owned(),
+        serde_json::json!([
+            {"required": ["text"]},
+            {"required": ["base64"]},
+            {"required": ["repeat"]},
+            {"required": ["symlink"]},
+            dir
+        ]),
+    );
+    schema.insert(
+        "dependentRequired".to_owned(),
+        serde_json::json!({"times": ["repeat"], "repeat": ["times"]}),
+    );
+    schema.insert(
+        "dependentSchemas".to_owned(),
+        serde_json::json!({
+            "bom": {"not": {"anyOf": [{"required": ["symlink"]}, dir]}},
+            "symlink": {"not": {"required": ["mode"]}}
+        }),
+    );
+}

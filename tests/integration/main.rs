@@ -11,6 +11,7 @@ mod cli;
 mod confinement;
 mod determinism;
 mod layering;
+mod loading;
 mod properties;
 mod reports;
 mod run;

@@ -1,0 +1,221 @@
+//! Variables in expectations (docs/scenarios.md, "Variables"): finding the
+//! `${name}` references of `expect:` strings when a file loads, and
+//! expanding them when a run is checked.
+//!
+//! Every string of a call's `expect` and of the run's `expect.files` is
+//! expanded, with `$${` a literal `${` and unbound names left as written;
+//! in a regex (`error: REGEX`, `matches`), a value stands for its literal
+//! text (it is regex-escaped). File paths, tool names, modes and snapshot
+//! files are not expanded.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::agent::faux::substitute;
+use crate::agent::faux::substitute_with;
+use crate::agent::faux::var_refs;
+
+use super::model::CallExpect;
+use super::model::ErrorExpect;
+use super::model::FileChecks;
+use super::model::FileExpect;
+use super::model::StringList;
+use super::yaml::Seg;
+
+/// Variables by name.
+pub type Vars = BTreeMap<String, String>;
+
+/// A reference and the path (below the `expect` it is in) of its string.
+pub type Ref = (String, Vec<Seg>);
+
+fn key(name: &str) -> Seg {
+    Seg::Key(name.to_owned())
+}
+
+fn text_refs(text: &str, path: Vec<Seg>, out: &mut Vec<Ref>) {
+    for name in var_refs(text) {
+        out.push((name, path.clone()));
+    }
+}
+
+fn list_refs(list: Option<&StringList>, name: &str, out: &mut Vec<Ref>) {
+    let Some(StringList(items)) = list else {
+        return;
+    };
+    for (i, item) in items.iter().enumerate() {
+        // A single string is written without a list.
+        let path = if items.len() == 1 {
+            vec![key(name)]
+        } else {
+            vec![key(name), Seg::Index(i)]
+        };
+        text_refs(item, path, out);
+    }
+}
+
+/// The `${name}` references in JSON strings, with their paths.
+pub fn value_refs(value: &Value, path: Vec<Seg>, out: &mut Vec<Ref>) {
+    match value {
+        Value::String(s) => text_refs(s, path, out),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let mut p = path.clone();
+                p.push(Seg::Index(i));
+                value_refs(item, p, out);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map {
+                let mut p = path.clone();
+                p.push(key(k));
+                value_refs(item, p, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every reference in a call's expectations.
+pub fn call_expect_refs(e: &CallExpect) -> Vec<Ref> {
+    let mut out = Vec::new();
+    if let Some(ErrorExpect::Matches(p)) = &e.error {
+        text_refs(p, vec![key("error")], &mut out);
+    }
+    list_refs(e.contains.as_ref(), "contains", &mut out);
+    list_refs(e.not_contains.as_ref(), "not_contains", &mut out);
+    if let Some(p) = &e.matches {
+        text_refs(p, vec![key("matches")], &mut out);
+    }
+    if let Some(t) = &e.equals {
+        text_refs(t, vec![key("equals")], &mut out);
+    }
+    if let Some(details) = &e.details {
+        value_refs(details, vec![key("details")], &mut out);
+    }
+    out
+}
+
+/// Every reference in one file's checks.
+pub fn file_expect_refs(e: &FileExpect) -> Vec<Ref> {
+    let mut out = Vec::new();
+    match e {
+        FileExpect::Equals(t) => text_refs(t, Vec::new(), &mut out),
+        FileExpect::Checks(c) => {
+            if let Some(t) = &c.equals {
+                text_refs(t, vec![key("equals")], &mut out);
+            }
+            list_refs(c.contains.as_ref(), "contains", &mut out);
+            list_refs(c.not_contains.as_ref(), "not_contains", &mut out);
+            if let Some(p) = &c.matches {
+                text_refs(p, vec![key("matches")], &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// Whether a text changes when expanded (it has `${`).
+fn has_vars(text: &str) -> bool {
+    text.contains("${")
+}
+
+fn list_has_vars(list: Option<&StringList>) -> bool {
+    list.is_some_and(|l| l.0.iter().any(|s| has_vars(s)))
+}
+
+fn value_has_vars(value: &Value) -> bool {
+    match value {
+        Value::String(s) => has_vars(s),
+        Value::Array(items) => items.iter().any(value_has_vars),
+        Value::Object(map) => map.values().any(value_has_vars),
+        _ => false,
+    }
+}
+
+/// Whether a call's expectations change when expanded.
+pub fn call_expect_has_vars(e: &CallExpect) -> bool {
+    matches!(&e.error, Some(ErrorExpect::Matches(p)) if has_vars(p))
+        || list_has_vars(e.contains.as_ref())
+        || list_has_vars(e.not_contains.as_ref())
+        || e.matches.as_deref().is_some_and(has_vars)
+        || e.equals.as_deref().is_some_and(has_vars)
+        || e.details.as_ref().is_some_and(value_has_vars)
+}
+
+/// Whether one file's checks change when expanded.
+pub fn file_expect_has_vars(e: &FileExpect) -> bool {
+    match e {
+        FileExpect::Equals(t) => has_vars(t),
+        FileExpect::Checks(c) => {
+            c.equals.as_deref().is_some_and(has_vars)
+                || list_has_vars(c.contains.as_ref())
+                || list_has_vars(c.not_contains.as_ref())
+                || c.matches.as_deref().is_some_and(has_vars)
+        }
+    }
+}
+
+/// A regex with its variables expanded as literal text.
+pub fn expand_pattern(pattern: &str, vars: &Vars) -> String {
+    substitute_with(pattern, vars, |value, out| {
+        out.push_str(&regex::escape(value));
+    })
+}
+
+/// A regex as it will be compiled whatever the variables hold: every
+/// reference replaced by a literal, to check its syntax when it loads.
+pub fn placeholder_pattern(pattern: &str) -> String {
+    let vars: Vars = var_refs(pattern)
+        .into_iter()
+        .map(|name| (name, "x".to_owned()))
+        .collect();
+    expand_pattern(pattern, &vars)
+}
+
+fn expand_list(list: Option<&StringList>, vars: &Vars) -> Option<StringList> {
+    list.map(|l| StringList(l.0.iter().map(|s| substitute(s, vars)).collect()))
+}
+
+fn expand_value(value: &Value, vars: &Vars) -> Value {
+    match value {
+        Value::String(s) => Value::String(substitute(s, vars)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| expand_value(v, vars)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), expand_value(v, vars)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A call's expectations with every string expanded.
+pub fn expand_call_expect(e: &CallExpect, vars: &Vars) -> CallExpect {
+    CallExpect {
+        error: match &e.error {
+            Some(ErrorExpect::Matches(p)) => Some(ErrorExpect::Matches(expand_pattern(p, vars))),
+            other => other.clone(),
+        },
+        contains: expand_list(e.contains.as_ref(), vars),
+        not_contains: expand_list(e.not_contains.as_ref(), vars),
+        matches: e.matches.as_deref().map(|p| expand_pattern(p, vars)),
+        equals: e.equals.as_deref().map(|t| substitute(t, vars)),
+        details: e.details.as_ref().map(|d| expand_value(d, vars)),
+        ..e.clone()
+    }
+}
+
+/// One file's checks with every string expanded.
+pub fn expand_file_expect(e: &FileExpect, vars: &Vars) -> FileExpect {
+    match e {
+        FileExpect::Equals(t) => FileExpect::Equals(substitute(t, vars)),
+        FileExpect::Checks(c) => FileExpect::Checks(FileChecks {
+            equals: c.equals.as_deref().map(|t| substitute(t, vars)),
+            contains: expand_list(c.contains.as_ref(), vars),
+            not_contains: expand_list(c.not_contains.as_ref(), vars),
+            matches: c.matches.as_deref().map(|p| expand_pattern(p, vars)),
+            ..c.clone()
+        }),
+    }
+}
