@@ -92,24 +92,27 @@ pub struct RunArgs {
 
 /// `--jobs`: a whole number from 1 to 1024.
 fn parse_jobs(text: &str) -> Result<usize, String> {
-    let jobs = text.trim().parse::<usize>().map_err(|_| {
-        format!(
-            "`{text}` is not a whole number; use 1 to {}",
-            crate::run::builder::MAX_JOBS
-        )
-    })?;
-    check_jobs(jobs)
+    let range = format!("use 1 to {}", crate::run::builder::MAX_JOBS);
+    let jobs = text
+        .trim()
+        .parse::<usize>()
+        .map_err(|_| format!("`{text}` is not a whole number; {range}"))?;
+    check_jobs(jobs).map_err(|_| format!("`{text}` is not a number of scenarios at once; {range}"))
 }
 
 /// `--timeout`: seconds, more than 0 and at most a day.
 fn parse_timeout(text: &str) -> Result<f64, String> {
-    let seconds = text.trim().parse::<f64>().map_err(|_| {
-        format!(
-            "`{text}` is not a number of seconds; use more than 0 and at most {}",
-            crate::run::builder::MAX_TIMEOUT_SECS
-        )
-    })?;
-    check_timeout(seconds).map(|_| seconds)
+    let range = format!(
+        "use a number of seconds greater than 0 and at most {}",
+        crate::run::builder::MAX_TIMEOUT_SECS
+    );
+    let seconds = text
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("`{text}` is not a number; {range}"))?;
+    check_timeout(seconds)
+        .map(|_| seconds)
+        .map_err(|_| format!("`{text}` is not a time budget; {range}"))
 }
 
 /// Parses a tokenizer name.

@@ -162,6 +162,8 @@ pub fn scenario_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ScenarioError>) {
     }
     files.sort();
     files.dedup();
+    // Directories list in no particular order; problems come by path.
+    errors.sort_by(|a, b| a.path.cmp(&b.path));
     (files, errors)
 }
 

@@ -8,7 +8,9 @@
 )]
 
 mod cli;
+mod cli_support;
 mod layering;
+mod lifecycle;
 mod properties;
 mod reports;
 mod run;

@@ -37,6 +37,10 @@ const FILES: [&str; 5] = [
 /// The scenarios of the suite that pass.
 const PASSING: &str = "a_read|b_retry|c_truncated";
 
+/// Where the runs of these tests record their last run (never the source
+/// tree).
+const STATE_DIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/harness-state");
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reports")
 }
@@ -47,6 +51,7 @@ fn harness(tmp: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(fixtures())
         .env("TMPDIR", tmp)
+        .env("HARNESS_STATE_DIR", STATE_DIR)
         .stdin(Stdio::null())
         .output()
         .unwrap()
