@@ -298,8 +298,8 @@ fn check_alike(first: &Part, part: &Part) -> Result<(), MergeError> {
 pub fn refusal_markdown(reason: &str, files: &[String]) -> Vec<u8> {
     let mut text = String::from("## harness: ❌ merge refused\n\n");
     text.push_str(
-        "`harness report merge` wrote no report: the files below cannot be combined into one \
-         run.\n\n",
+        "`harness report merge` refused the files below and wrote no other report, for this \
+         reason:\n\n",
     );
     let fence = "`".repeat(longest_backtick_run(reason).max(2) + 1);
     text.push_str(&format!("{fence}text\n{reason}\n{fence}\n\n"));
@@ -494,8 +494,8 @@ mod tests {
         .unwrap();
         assert_eq!(
             text,
-            "## harness: ❌ merge refused\n\n`harness report merge` wrote no report: the files \
-             below cannot be combined into one run.\n\n```text\nmissing partition: hash:2/2 \
+            "## harness: ❌ merge refused\n\n`harness report merge` refused the files below and \
+             wrote no other report, for this reason:\n\n```text\nmissing partition: hash:2/2 \
              (of 2); every partition's run.json is needed\n```\n\n1 file given:\n\n- \
              `parts/1/run.json`\n"
         );

@@ -14,5 +14,7 @@ mod lifecycle;
 mod properties;
 mod reports;
 mod run;
+mod selection;
+mod starter;
 mod test_helpers;
 mod xsd;
