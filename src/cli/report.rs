@@ -168,6 +168,25 @@ impl GateArgs {
     }
 }
 
+/// A baseline that has none of the scenarios about to run compares
+/// nothing: most likely the baseline of another suite, or a wrong path.
+pub fn shares_a_scenario<'a>(
+    baseline: &Baseline,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<(), String> {
+    let names: Vec<&str> = names.collect();
+    if names.is_empty() || names.iter().any(|n| baseline.scenarios.contains_key(*n)) {
+        return Ok(());
+    }
+    Err(format!(
+        "the baseline shares no scenario with this run ({} scenario{} to run, {} in the \
+         baseline), so it would compare nothing; is it the baseline of another suite?",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        baseline.scenarios.len()
+    ))
+}
+
 /// Prints the end of a run: failures, the summary line and the
 /// comparison.
 pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
@@ -346,7 +365,7 @@ fn merged(args: &MergeArgs) -> Result<(RunSummary, Option<Comparison>), String> 
     let given = args.gates.parsed()?;
     let baseline = args.gates.baseline_for(&summary.tokenizer)?;
     if let Some(baseline) = &baseline {
-        super::run::shares_a_scenario(baseline, summary.scenarios.iter().map(|s| s.name.as_str()))?;
+        shares_a_scenario(baseline, summary.scenarios.iter().map(|s| s.name.as_str()))?;
     }
     let gates = combine(recorded.into_iter().chain(given));
     summary.gates = gates.iter().map(Gate::to_string).collect();

@@ -13,7 +13,6 @@ use clap::Args;
 
 use crate::agent::TokenCounter;
 use crate::exit;
-use crate::report::Baseline;
 use crate::report::compare;
 use crate::report::console;
 use crate::report::json;
@@ -218,7 +217,7 @@ pub fn run(args: RunArgs) -> u8 {
         Err(err) => return super::usage_error(err),
     };
     if let Some(baseline) = &baseline
-        && let Err(err) = shares_a_scenario(baseline, runner.scenario_names())
+        && let Err(err) = super::report::shares_a_scenario(baseline, runner.scenario_names())
     {
         return super::usage_error(err);
     }
@@ -288,25 +287,6 @@ pub fn run(args: RunArgs) -> u8 {
     super::report::exit_code(&summary, comparison.as_ref(), written.ok())
 }
 
-/// A baseline that has none of the scenarios about to run compares
-/// nothing: most likely the baseline of another suite, or a wrong path.
-pub(super) fn shares_a_scenario<'a>(
-    baseline: &Baseline,
-    names: impl Iterator<Item = &'a str>,
-) -> Result<(), String> {
-    let names: Vec<&str> = names.collect();
-    if names.is_empty() || names.iter().any(|n| baseline.scenarios.contains_key(*n)) {
-        return Ok(());
-    }
-    Err(format!(
-        "the baseline shares no scenario with this run ({} scenario{} to run, {} in the \
-         baseline), so it would compare nothing; is it the baseline of another suite?",
-        names.len(),
-        if names.len() == 1 { "" } else { "s" },
-        baseline.scenarios.len()
-    ))
-}
-
 /// How much `harness run` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Verbosity {
@@ -355,8 +335,7 @@ impl Progress<'_> {
             }
             RunEvent::Interrupted { signal } => {
                 let text = format!(
-                    "{signal} received: stopping the running scenarios and starting no more; \
-                     the reports of what finished will be written"
+                    "{signal} received: stopping the running scenarios and starting no more"
                 );
                 match &self.bar {
                     Some(bar) => bar.suspend(|| eprintln!("{text}")),

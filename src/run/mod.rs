@@ -3,11 +3,11 @@
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | [`discover`](mod@discover) | finding and loading scenario files, `--filter`/`--tag` |
-//! | [`partition`] | `hash:K/N` and `slice:K/N` |
+//! | [`discover`](mod@discover) | finding and loading scenario files, the selection |
+//! | [`partition`] | `hash:K/N` and `slice:K/N`, suite fingerprints |
 //! | [`gate`] | the gate language `KEY=+LIMIT` |
 //! | [`builder`] | [`RunnerBuilder`]: every setting resolved and checked |
-//! | [`runner`] | [`Runner::execute`]: bounded concurrency, events |
+//! | [`runner`] | [`Runner::execute`]: ordered, bounded concurrency, events, signals |
 //! | `pipeline` | one scenario end to end |
 //! | `snapshots` | snapshot files over a run |
 //! | [`outcome`] | [`RunSummary`], the only input of the report layer |

@@ -135,10 +135,7 @@ fn sigterm_and_sighup_stop_the_run_clean_up_and_write_the_reports() {
         assert_eq!(out.status.code(), Some(1), "{name}: {stdout}\n{stderr}");
         assert_eq!(
             stderr,
-            format!(
-                "{name} received: stopping the running scenarios and starting no more; the \
-                 reports of what finished will be written\n"
-            )
+            format!("{name} received: stopping the running scenarios and starting no more\n")
         );
         // The reports of what finished are written.
         let report: Value = serde_json::from_str(
