@@ -3,7 +3,7 @@
 //! layers.
 //!
 //! Every command prints through the `print!`/`println!`/`eprint!`/
-//! `eprintln!` of [`output`], declared first so that they shadow std's in
+//! `eprintln!` of `output.rs`, declared first so that they shadow std's in
 //! all the files below: a closed pipe (`harness list | head -1`) ends the
 //! output quietly instead of panicking, and the command still finishes its
 //! work (a run still writes its reports) and exits with its own code.
