@@ -14,8 +14,8 @@ pub struct SelectionArgs {
     /// substring; escape ( ) [ ] . * + ? | with \ to match them literally.
     #[arg(long = "filter", value_name = "REGEX")]
     pub filters: Vec<String>,
-    /// Only the scenario with exactly this name (repeatable; with --filter,
-    /// a scenario either selects).
+    /// Only the scenario with exactly this name (repeatable; together with
+    /// --filter, a scenario is kept when either selects it).
     #[arg(long = "exact", value_name = "NAME")]
     pub exact: Vec<String>,
     /// Leave out scenarios whose name or path matches this regex

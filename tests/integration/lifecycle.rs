@@ -89,9 +89,11 @@ fn sigterm_and_sighup_stop_the_run_clean_up_and_write_the_reports() {
         let state = tempfile::tempdir().unwrap();
         let ready = suite.path().join("ready");
         mkfifo(&ready);
-        // Each command starts a background sleep in its group, says so
-        // (its group and the sleep's pid) and waits for it.
-        let command = "sleep 1000 & echo \"$$ $!\" > \"$HARNESS_TEST_READY\"; wait";
+        // Each command starts a background sleep in its group and one in
+        // a session of its own (out of the group), says so (its group and
+        // the two sleeps' pids) and waits for them.
+        let command = "sleep 1000 & a=$!; setsid sleep 1000 & b=$!; \
+                       echo \"$$ $a $b\" > \"$HARNESS_TEST_READY\"; wait";
         let files: Vec<(String, String)> = (1..=4)
             .map(|n| {
                 (
@@ -169,17 +171,19 @@ fn sigterm_and_sighup_stop_the_run_clean_up_and_write_the_reports() {
         let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
         assert!(left.is_empty(), "{name}: left behind: {left:?}");
         // No process of the commands is alive: neither the shells, nor
-        // their background sleeps, nor anything else in their groups.
+        // their background sleeps (in the group or out of it), nor
+        // anything else in their groups.
         assert_eq!(started.len(), 2, "{started:?}");
         for line in &started {
-            let (group, sleeper) = line.split_once(' ').unwrap();
-            let (group, sleeper): (i32, i32) = (group.parse().unwrap(), sleeper.parse().unwrap());
+            let pids: Vec<i32> = line.split(' ').map(|p| p.parse().unwrap()).collect();
+            assert_eq!(pids.len(), 3, "{line}");
+            let group = pids[0];
             assert_eq!(
                 live_members(group),
                 Vec::<i32>::new(),
                 "{name}: group {group}"
             );
-            for pid in [group, sleeper] {
+            for &pid in &pids {
                 let state = process(pid).map(|(s, _)| s);
                 assert!(
                     matches!(state, None | Some('Z' | 'X')),
