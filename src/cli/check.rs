@@ -8,18 +8,17 @@ use clap::Args;
 use crate::exit;
 use crate::run::Selection;
 use crate::run::discover;
+use crate::run::runner::no_scenarios;
+
+use super::select::SelectionArgs;
 
 /// Flags of `harness check` and `harness list`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Scenario files or directories (default: scenarios/).
     paths: Vec<PathBuf>,
-    /// Only scenarios whose name or path contains this text or matches this regex.
-    #[arg(long, value_name = "TEXT|REGEX")]
-    filter: Option<String>,
-    /// Only scenarios with this tag (repeatable).
-    #[arg(long = "tag", value_name = "TAG")]
-    tags: Vec<String>,
+    #[command(flatten)]
+    select: SelectionArgs,
 }
 
 impl CheckArgs {
@@ -31,16 +30,17 @@ impl CheckArgs {
         }
     }
 
-    fn selection(&self) -> Selection {
-        Selection {
-            filter: self.filter.clone(),
-            tags: self.tags.clone(),
-        }
+    fn selection(&self) -> Result<Selection, String> {
+        self.select.selection()
     }
 }
 
 pub fn check(args: CheckArgs) -> u8 {
-    let discovery = discover(&args.paths(), &args.selection());
+    let selection = match args.selection() {
+        Ok(selection) => selection,
+        Err(err) => return super::usage_error(err),
+    };
+    let discovery = discover(&args.paths(), &selection);
     for error in &discovery.errors {
         println!("{error}");
     }
@@ -60,7 +60,11 @@ pub fn check(args: CheckArgs) -> u8 {
 }
 
 pub fn list(args: CheckArgs) -> u8 {
-    let discovery = discover(&args.paths(), &args.selection());
+    let selection = match args.selection() {
+        Ok(selection) => selection,
+        Err(err) => return super::usage_error(err),
+    };
+    let discovery = discover(&args.paths(), &selection);
     for scenario in &discovery.scenarios {
         let mut line = format!("{}  ({})", scenario.name, scenario.file.display());
         if !scenario.tags.is_empty() {
@@ -73,6 +77,10 @@ pub fn list(args: CheckArgs) -> u8 {
     }
     for error in &discovery.errors {
         eprintln!("error: {error}");
+    }
+    if discovery.scenarios.is_empty() && discovery.errors.is_empty() {
+        // Like `harness run`: nothing to list is bad input.
+        return super::usage_error(no_scenarios(&discovery.paths, discovery.narrowed));
     }
     if discovery.errors.is_empty() {
         exit::SUCCESS

@@ -1,12 +1,24 @@
 //! The command line: the only place with clap, stdout/stderr and exit
 //! codes. Each subcommand is one file; they parse flags and call the
 //! layers.
+//!
+//! Every command prints through the `print!`/`println!`/`eprint!`/
+//! `eprintln!` of `output.rs`, declared first so that they shadow std's in
+//! all the files below: a closed pipe (`harness list | head -1`) ends the
+//! output quietly instead of panicking, and the command still finishes its
+//! work (a run still writes its reports) and exits with its own code.
+
+#[macro_use]
+mod output;
 
 mod call;
 mod check;
+mod completions;
+mod init;
 mod report;
 mod run;
 mod schema;
+mod select;
 mod tokens;
 mod tools;
 
@@ -44,6 +56,12 @@ enum Command {
     /// Print the token count of a file (or standard input) as the harness
     /// prices text.
     Tokens(tokens::TokensArgs),
+    /// Write a starter suite: scenarios/ with one passing scenario per tool,
+    /// harness.yaml and a fixture.
+    Init(init::InitArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish,
+    /// powershell).
+    Completions(completions::CompletionsArgs),
 }
 
 /// Parses the command line, runs the command and returns its exit code.
@@ -69,6 +87,8 @@ pub fn main() -> ExitCode {
         Command::Tools(args) => tools::run(args),
         Command::Report(args) => report::run(args),
         Command::Tokens(args) => tokens::run(args),
+        Command::Init(args) => init::run(&args),
+        Command::Completions(args) => completions::run(&args),
     };
     ExitCode::from(code)
 }

@@ -115,7 +115,7 @@ impl OutputArgs {
 
 /// Writes `bytes` to `path` through a temporary file in the same
 /// directory, so that a reader never sees half a report.
-fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(super) fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -168,6 +168,25 @@ impl GateArgs {
     }
 }
 
+/// A baseline that has none of the scenarios about to run compares
+/// nothing: most likely the baseline of another suite, or a wrong path.
+pub fn shares_a_scenario<'a>(
+    baseline: &Baseline,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<(), String> {
+    let names: Vec<&str> = names.collect();
+    if names.is_empty() || names.iter().any(|n| baseline.scenarios.contains_key(*n)) {
+        return Ok(());
+    }
+    Err(format!(
+        "the baseline shares no scenario with this run ({} scenario{} to run, {} in the \
+         baseline), so it would compare nothing; is it the baseline of another suite?",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        baseline.scenarios.len()
+    ))
+}
+
 /// Prints the end of a run: failures, the summary line and the
 /// comparison.
 pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
@@ -190,25 +209,59 @@ fn stdout_colour() -> console::Colour {
     }
 }
 
-/// Writes every requested report and the baseline; prints what failed.
-/// Returns whether everything was written.
+/// What [`write_outputs`] wrote, and what it could not.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// The files written.
+    files: Vec<String>,
+    /// One message per file that could not be written.
+    errors: Vec<String>,
+}
+
+impl Written {
+    /// Whether every file was written.
+    pub fn ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    /// Prints what could not be written (stderr) and, when `list` is set,
+    /// the files written (`wrote …`).
+    pub fn print(&self, summary: &RunSummary, list: bool) {
+        for error in &self.errors {
+            eprintln!("error: {error}");
+        }
+        if list && !self.files.is_empty() {
+            println!("wrote {}", self.files.join(", "));
+        }
+        if !self.ok() {
+            eprintln!(
+                "error: some reports could not be written (exit {}); the run's own result is \
+                 above: {}",
+                exit::USAGE,
+                console::summary_line(summary)
+            );
+        }
+    }
+}
+
+/// Writes every requested report and the baseline, and says which it
+/// wrote and which it could not; nothing is printed here, so that the
+/// files are written before anything reaches the console.
 pub fn write_outputs(
     outputs: &OutputArgs,
     summary: &RunSummary,
     comparison: Option<&Comparison>,
-) -> bool {
-    let mut ok = true;
-    let mut written = Vec::new();
+) -> Written {
+    let mut written = Written::default();
     for (format, path) in outputs.targets() {
         let result = crate::report::render(format, summary, comparison)
             .map_err(|err| err.to_string())
             .and_then(|bytes| write_file(&path, &bytes).map_err(|err| err.to_string()));
         match result {
-            Ok(()) => written.push(path.display().to_string()),
-            Err(err) => {
-                eprintln!("error: cannot write the report {}: {err}", path.display());
-                ok = false;
-            }
+            Ok(()) => written.files.push(path.display().to_string()),
+            Err(err) => written
+                .errors
+                .push(format!("cannot write the report {}: {err}", path.display())),
         }
     }
     if let Some(path) = &outputs.save_baseline {
@@ -217,24 +270,14 @@ pub fn write_outputs(
             .map_err(|err| err.to_string())
             .and_then(|bytes| write_file(path, &bytes).map_err(|err| err.to_string()));
         match result {
-            Ok(()) => written.push(path.display().to_string()),
-            Err(err) => {
-                eprintln!("error: cannot write the baseline {}: {err}", path.display());
-                ok = false;
-            }
+            Ok(()) => written.files.push(path.display().to_string()),
+            Err(err) => written.errors.push(format!(
+                "cannot write the baseline {}: {err}",
+                path.display()
+            )),
         }
     }
-    if !written.is_empty() {
-        println!("wrote {}", written.join(", "));
-    }
-    if !ok {
-        eprintln!(
-            "error: some reports could not be written (exit {}); the run's own result is above: {}",
-            exit::USAGE,
-            console::summary_line(summary)
-        );
-    }
-    ok
+    written
 }
 
 /// The exit code: 2 for bad input or unwritten reports, else 1 for a
@@ -286,52 +329,77 @@ pub fn run(args: ReportArgs) -> u8 {
 }
 
 fn merge_reports(args: &MergeArgs) -> u8 {
+    // First, so that a refusal can say why in summary.md.
+    if let Err(err) = args.outputs.prepare() {
+        return super::usage_error(err);
+    }
+    match merged(args) {
+        Ok((summary, comparison)) => {
+            let written = write_outputs(&args.outputs, &summary, comparison.as_ref());
+            for error in &summary.load_errors {
+                eprintln!("error: {error}");
+            }
+            print_result(&summary, comparison.as_ref());
+            written.print(&summary, true);
+            exit_code(&summary, comparison.as_ref(), written.ok())
+        }
+        Err(reason) => {
+            eprintln!("error: {reason}");
+            refuse(args, &reason);
+            exit::USAGE
+        }
+    }
+}
+
+/// The merged run and its comparison, or why the files cannot be merged.
+fn merged(args: &MergeArgs) -> Result<(RunSummary, Option<Comparison>), String> {
     let mut parts = Vec::new();
     for file in &args.files {
-        let text = match std::fs::read_to_string(file) {
-            Ok(text) => text,
-            Err(err) => {
-                return super::usage_error(format!("cannot read {}: {err}", file.display()));
-            }
-        };
-        let report = match json::parse(&text) {
-            Ok(report) => report,
-            Err(err) => return super::usage_error(format!("{}: {err}", file.display())),
-        };
+        let text = std::fs::read_to_string(file)
+            .map_err(|err| format!("cannot read {}: {err}", file.display()))?;
+        let report = json::parse(&text).map_err(|err| format!("{}: {err}", file.display()))?;
         parts.push(merge::Part {
             source: file.display().to_string(),
             schema_version: report.schema_version,
             summary: report.into_summary(),
         });
     }
-    let summary = match merge::merge(parts) {
-        Ok(summary) => summary,
-        Err(err) => return super::usage_error(format!("cannot merge: {err}")),
-    };
-    let recorded: Result<Vec<Gate>, _> = summary.gates.iter().map(|g| g.parse()).collect();
-    let recorded = match recorded {
-        Ok(gates) => gates,
-        Err(err) => return super::usage_error(format!("the reports' gates: {err}")),
-    };
-    let given = match args.gates.parsed() {
-        Ok(gates) => gates,
-        Err(err) => return super::usage_error(err),
-    };
-    let baseline = match args.gates.baseline_for(&summary.tokenizer) {
-        Ok(baseline) => baseline,
-        Err(err) => return super::usage_error(err),
-    };
+    let mut summary = merge::merge(parts).map_err(|err| format!("cannot merge: {err}"))?;
+    let recorded: Vec<Gate> = summary
+        .gates
+        .iter()
+        .map(|g| g.parse())
+        .collect::<Result<_, _>>()
+        .map_err(|err| format!("the reports' gates: {err}"))?;
+    let given = args.gates.parsed()?;
+    let baseline = args.gates.baseline_for(&summary.tokenizer)?;
+    if let Some(baseline) = &baseline {
+        shares_a_scenario(baseline, summary.scenarios.iter().map(|s| s.name.as_str()))?;
+    }
     let gates = combine(recorded.into_iter().chain(given));
-    let mut summary = summary;
     summary.gates = gates.iter().map(Gate::to_string).collect();
-    if let Err(err) = args.outputs.prepare() {
-        return super::usage_error(err);
-    }
-    for error in &summary.load_errors {
-        eprintln!("error: {error}");
-    }
     let comparison = baseline.map(|baseline| compare(&summary, &baseline, &gates));
-    print_result(&summary, comparison.as_ref());
-    let written = write_outputs(&args.outputs, &summary, comparison.as_ref());
-    exit_code(&summary, comparison.as_ref(), written)
+    Ok((summary, comparison))
+}
+
+/// Writes the summary of a refused merge wherever the Markdown summary
+/// was asked for (`--report DIR`, `--markdown FILE`), and nothing else.
+fn refuse(args: &MergeArgs, reason: &str) {
+    let files: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+    let bytes = merge::refusal_markdown(reason, &files);
+    let mut written = Vec::new();
+    for (_, path) in args
+        .outputs
+        .targets()
+        .into_iter()
+        .filter(|(format, _)| *format == Format::Markdown)
+    {
+        match write_file(&path, &bytes) {
+            Ok(()) => written.push(path.display().to_string()),
+            Err(err) => eprintln!("error: cannot write the report {}: {err}", path.display()),
+        }
+    }
+    if !written.is_empty() {
+        println!("wrote {} (why the merge was refused)", written.join(", "));
+    }
 }

@@ -1,7 +1,9 @@
 //! `harness run [PATHS…]`: discover, build the runner, run, print, exit.
 //! Every setting is resolved and checked by [`RunnerBuilder`]; this file
-//! parses flags, reads the baseline, prints and writes the reports.
+//! parses flags, reads the baseline, prints and writes the reports, and
+//! records the run in `target/harness/last-run.json` for `--last-failed`.
 
+use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::path::PathBuf;
@@ -10,31 +12,48 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::agent::TokenCounter;
+use crate::exit;
 use crate::report::compare;
 use crate::report::console;
+use crate::report::json;
 use crate::run::Partition;
 use crate::run::RunEvent;
+use crate::run::RunSummary;
 use crate::run::RunnerBuilder;
-use crate::run::Selection;
 use crate::run::Status;
+use crate::run::builder::check_jobs;
+use crate::run::builder::check_timeout;
 use crate::run::discover;
 
 use super::report::GateArgs;
 use super::report::OutputArgs;
+use super::select::SelectionArgs;
+
+/// Where `harness run` keeps what it records between runs, unless the
+/// environment variable of this name says otherwise.
+pub const STATE_DIR_VAR: &str = "HARNESS_STATE_DIR";
+
+/// The default of [`STATE_DIR_VAR`], relative to the current directory.
+pub const DEFAULT_STATE_DIR: &str = "target/harness";
+
+/// The file in the state directory that holds the last run.
+pub const LAST_RUN_FILE: &str = "last-run.json";
 
 /// Flags of `harness run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Scenario files or directories (default: scenarios/).
     paths: Vec<PathBuf>,
-    /// Only scenarios whose name or path contains this text or matches this regex.
-    #[arg(long, value_name = "TEXT|REGEX")]
-    filter: Option<String>,
-    /// Only scenarios with this tag (repeatable: any of them).
-    #[arg(long = "tag", value_name = "TAG")]
-    tags: Vec<String>,
-    /// Scenarios run at once (default: harness.yaml `jobs`, else the number of cores).
-    #[arg(long, short = 'j', value_name = "N")]
+    #[command(flatten)]
+    select: SelectionArgs,
+    /// Only the scenarios that failed in the last run (as recorded in
+    /// target/harness/last-run.json); combines with the other selection
+    /// flags.
+    #[arg(long)]
+    last_failed: bool,
+    /// Scenarios run at once, 1 to 1024 (default: harness.yaml `jobs`,
+    /// else the number of cores). With 1, scenarios run in discovery order.
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
     /// Stop starting scenarios after the first failure.
     #[arg(long)]
@@ -45,8 +64,9 @@ pub struct RunArgs {
     /// Accept new and changed snapshots.
     #[arg(long)]
     update_snapshots: bool,
-    /// Seconds a scenario may run (default: harness.yaml `timeout`, else 60).
-    #[arg(long, value_name = "SECS")]
+    /// Seconds a scenario may run, more than 0 and at most 86400
+    /// (default: harness.yaml `timeout`, else 60).
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     timeout: Option<f64>,
     /// Token counter for figures: o200k (default), cl100k or chars4.
     #[arg(long, value_name = "NAME")]
@@ -55,15 +75,99 @@ pub struct RunArgs {
     /// the scenario name) or slice:K/N (round robin in discovery order).
     #[arg(long, value_name = "hash:K/N|slice:K/N")]
     partition: Option<Partition>,
+    /// Print less: no line per scenario and no progress bar; failures, the
+    /// summary, the comparison and errors only.
+    #[arg(long, short = 'q', conflicts_with = "verbose")]
+    quiet: bool,
+    /// Print more: the settings, a line for every scenario (no progress
+    /// bar) and, under it, one line per tool call.
+    #[arg(long, short = 'v')]
+    verbose: bool,
     #[command(flatten)]
     outputs: OutputArgs,
     #[command(flatten)]
     gates: GateArgs,
 }
 
+/// `--jobs`: a whole number from 1 to 1024.
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    let range = format!("use 1 to {}", crate::run::builder::MAX_JOBS);
+    let jobs = text
+        .trim()
+        .parse::<usize>()
+        .map_err(|_| format!("`{text}` is not a whole number; {range}"))?;
+    check_jobs(jobs).map_err(|_| format!("`{text}` is not a number of scenarios at once; {range}"))
+}
+
+/// `--timeout`: seconds, more than 0 and at most a day.
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    let range = format!(
+        "use a number of seconds greater than 0 and at most {}",
+        crate::run::builder::MAX_TIMEOUT_SECS
+    );
+    let seconds = text
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("`{text}` is not a number; {range}"))?;
+    check_timeout(seconds)
+        .map(|_| seconds)
+        .map_err(|_| format!("`{text}` is not a time budget; {range}"))
+}
+
 /// Parses a tokenizer name.
 pub fn tokenizer(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
     crate::agent::tokens::tokenizer_by_name(name)
+}
+
+/// Where the last run is recorded.
+pub fn last_run_file() -> PathBuf {
+    std::env::var_os(STATE_DIR_VAR)
+        .filter(|dir| !dir.is_empty())
+        .map_or_else(|| PathBuf::from(DEFAULT_STATE_DIR), PathBuf::from)
+        .join(LAST_RUN_FILE)
+}
+
+/// The names of the scenarios that failed in the recorded last run.
+fn last_failed() -> Result<BTreeSet<String>, String> {
+    let file = last_run_file();
+    let text = std::fs::read_to_string(&file).map_err(|err| {
+        if err.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                "--last-failed: no last run is recorded ({} does not exist); run `harness run` \
+                 first",
+                file.display()
+            )
+        } else {
+            format!("--last-failed: cannot read {}: {err}", file.display())
+        }
+    })?;
+    let report =
+        json::parse(&text).map_err(|err| format!("--last-failed: {}: {err}", file.display()))?;
+    Ok(report
+        .scenarios
+        .into_iter()
+        .filter(|s| s.status == Status::Failed)
+        .map(|s| s.name)
+        .collect())
+}
+
+/// Records the run for `--last-failed`; a failure is only a warning.
+fn record_last_run(summary: &RunSummary, comparison: Option<&crate::report::Comparison>) {
+    let file = last_run_file();
+    let result = json::render(summary, comparison)
+        .map_err(|err| err.to_string())
+        .and_then(|bytes| {
+            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|err| err.to_string())?;
+            }
+            super::report::write_file(&file, &bytes).map_err(|err| err.to_string())
+        });
+    if let Err(err) = result {
+        eprintln!(
+            "warning: cannot record the last run in {} (for --last-failed): {err}",
+            file.display()
+        );
+    }
 }
 
 pub fn run(args: RunArgs) -> u8 {
@@ -72,10 +176,24 @@ pub fn run(args: RunArgs) -> u8 {
     } else {
         args.paths.clone()
     };
-    let selection = Selection {
-        filter: args.filter.clone(),
-        tags: args.tags.clone(),
+    let mut selection = match args.select.selection() {
+        Ok(selection) => selection,
+        Err(err) => return super::usage_error(err),
     };
+    if args.last_failed {
+        let names = match last_failed() {
+            Ok(names) => names,
+            Err(err) => return super::usage_error(err),
+        };
+        if names.is_empty() {
+            println!(
+                "no scenario failed in the last run ({}); nothing to run",
+                last_run_file().display()
+            );
+            return exit::SUCCESS;
+        }
+        selection.only = Some(names);
+    }
     let discovery = discover(&paths, &selection);
     for error in &discovery.errors {
         eprintln!("error: {error}");
@@ -98,12 +216,45 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(baseline) => baseline,
         Err(err) => return super::usage_error(err),
     };
+    if let Some(baseline) = &baseline
+        && let Err(err) = super::report::shares_a_scenario(baseline, runner.scenario_names())
+    {
+        return super::usage_error(err);
+    }
     if let Err(err) = args.outputs.prepare() {
         return super::usage_error(err);
     }
     let gates = runner.gates().to_vec();
+    let verbosity = if args.quiet {
+        Verbosity::Quiet
+    } else if args.verbose {
+        Verbosity::Verbose
+    } else {
+        Verbosity::Normal
+    };
+    if verbosity == Verbosity::Verbose {
+        println!(
+            "running with {} job{}, the {} tokenizer{}",
+            runner.jobs(),
+            if runner.jobs() == 1 { "" } else { "s" },
+            runner.tokenizer(),
+            if gates.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", gates {}",
+                    gates
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            }
+        );
+    }
     let mut progress = Progress {
         save_baseline: args.outputs.save_baseline.as_deref(),
+        verbosity,
         bar: None,
     };
     let summary = runner.execute(|event| progress.show(event));
@@ -113,6 +264,10 @@ pub fn run(args: RunArgs) -> u8 {
         Err(err) => return super::usage_error(err),
     };
     let comparison = baseline.map(|b| compare(&summary, &b, &gates));
+    // The reports first: whatever happens to the console (a closed pipe),
+    // they are written.
+    let written = super::report::write_outputs(&args.outputs, &summary, comparison.as_ref());
+    record_last_run(&summary, comparison.as_ref());
     if args.keep_workspaces {
         for outcome in &summary.scenarios {
             if let Some(ws) = &outcome.workspace {
@@ -121,7 +276,7 @@ pub fn run(args: RunArgs) -> u8 {
         }
     }
     super::report::print_result(&summary, comparison.as_ref());
-    let written = super::report::write_outputs(&args.outputs, &summary, comparison.as_ref());
+    written.print(&summary, verbosity != Verbosity::Quiet);
     let problems = summary.load_errors.len();
     if problems > 0 {
         eprintln!(
@@ -129,7 +284,18 @@ pub fn run(args: RunArgs) -> u8 {
             if problems == 1 { "" } else { "s" }
         );
     }
-    super::report::exit_code(&summary, comparison.as_ref(), written)
+    super::report::exit_code(&summary, comparison.as_ref(), written.ok())
+}
+
+/// How much `harness run` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verbosity {
+    /// `--quiet`.
+    Quiet,
+    /// The default.
+    Normal,
+    /// `--verbose`.
+    Verbose,
 }
 
 /// What `harness run` shows while it runs: a progress bar on a terminal
@@ -137,6 +303,8 @@ pub fn run(args: RunArgs) -> u8 {
 struct Progress<'a> {
     /// `--save-baseline`, which a partition's note names.
     save_baseline: Option<&'a Path>,
+    /// How much to print.
+    verbosity: Verbosity,
     /// The bar, once the run started on a terminal.
     bar: Option<indicatif::ProgressBar>,
 }
@@ -161,17 +329,33 @@ impl Progress<'_> {
                         );
                     }
                 }
-                self.bar = progress_bar(total);
+                if self.verbosity == Verbosity::Normal {
+                    self.bar = progress_bar(total);
+                }
             }
-            RunEvent::Finished(outcome) => match &self.bar {
-                Some(bar) => {
+            RunEvent::Interrupted { signal } => {
+                let text = format!(
+                    "{signal} received: stopping the running scenarios and starting no more"
+                );
+                match &self.bar {
+                    Some(bar) => bar.suspend(|| eprintln!("{text}")),
+                    None => eprintln!("{text}"),
+                }
+            }
+            RunEvent::Finished(outcome) => match (&self.bar, self.verbosity) {
+                (Some(bar), _) => {
                     if outcome.status == Status::Failed {
                         bar.println(console::scenario_line(outcome));
                     }
                     bar.set_message(outcome.name.clone());
                     bar.inc(1);
                 }
-                None => println!("{}", console::scenario_line(outcome)),
+                (None, Verbosity::Quiet) => {}
+                (None, Verbosity::Normal) => println!("{}", console::scenario_line(outcome)),
+                (None, Verbosity::Verbose) => {
+                    println!("{}", console::scenario_line(outcome));
+                    print!("{}", console::call_lines(outcome));
+                }
             },
         }
     }

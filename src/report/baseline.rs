@@ -58,6 +58,15 @@ pub enum BaselineError {
         /// The version found.
         found: Option<u64>,
     },
+    /// A `schema_version` that is not a whole number.
+    #[error(
+        "baseline `schema_version` must be a whole number such as {BASELINE_SCHEMA_VERSION}, not \
+         {found}"
+    )]
+    VersionType {
+        /// What was there, described.
+        found: String,
+    },
     /// The right version, but fields are wrong.
     #[error("not a baseline: {0}")]
     Shape(serde_json::Error),
@@ -126,13 +135,37 @@ impl Baseline {
 
     /// Reads a baseline document, checking its `schema_version` first.
     pub fn from_value(value: serde_json::Value) -> Result<Self, BaselineError> {
-        let found = value
-            .get("schema_version")
-            .and_then(serde_json::Value::as_u64);
+        let version = value.get("schema_version");
+        if let Some(version) = version
+            && version.as_u64().is_none()
+        {
+            return Err(BaselineError::VersionType {
+                found: describe_json(version),
+            });
+        }
+        let found = version.and_then(serde_json::Value::as_u64);
         if found != Some(u64::from(BASELINE_SCHEMA_VERSION)) {
             return Err(BaselineError::Version { found });
         }
         serde_json::from_value(value).map_err(BaselineError::Shape)
+    }
+}
+
+/// A JSON value described for a message: its type and, when short, the
+/// value itself (`the string "1"`, `null`, `the number 1.5`).
+pub fn describe_json(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let text = value.to_string();
+    let short = text.chars().count() <= 40;
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(_) if short => format!("the number {text}"),
+        Value::Number(_) => "a number".to_owned(),
+        Value::String(_) if short => format!("the string {text}"),
+        Value::String(_) => "a string".to_owned(),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
     }
 }
 
@@ -163,6 +196,12 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "baseline schema_version (none) is not supported (this harness reads 1)"
+        );
+        assert_eq!(
+            Baseline::from_value(serde_json::json!({"kind": BASELINE_KIND, "schema_version": "1"}))
+                .unwrap_err()
+                .to_string(),
+            "baseline `schema_version` must be a whole number such as 1, not the string \"1\""
         );
     }
 }

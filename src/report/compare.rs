@@ -341,6 +341,7 @@ mod tests {
         now.partition = Some(crate::run::PartitionInfo {
             spec,
             suite_scenarios: 19,
+            suite_fingerprint: None,
         });
         let c = compare(&now, &baseline, &[]);
         assert_eq!(c.missing, [mine[0].clone()]);

@@ -303,6 +303,25 @@ pub fn comparison_text(comparison: &Comparison) -> String {
     out
 }
 
+/// One line per tool call of a scenario, for `harness run --verbose`:
+/// `    1. read  ok, 12 result tokens, 3 ms`.
+pub fn call_lines(outcome: &ScenarioOutcome) -> String {
+    let mut out = String::new();
+    for (seq, call) in outcome.calls.iter().enumerate() {
+        let mut notes = vec![if call.is_error { "error" } else { "ok" }.to_owned()];
+        if call.retry {
+            notes.push("retry".to_owned());
+        }
+        if call.truncated {
+            notes.push("truncated".to_owned());
+        }
+        notes.push(format!("{} result tokens", call.result_tokens));
+        notes.push(format!("{} ms", call.duration_ms));
+        let _ = writeln!(out, "    {}. {}  {}", seq + 1, call.tool, notes.join(", "));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,7 @@ use crate::run::Status;
 use crate::run::stats;
 use crate::run::stats::ToolStats;
 
+use super::baseline::describe_json;
 use super::compare::Comparison;
 
 /// The version of the `run.json` format.
@@ -139,6 +140,12 @@ pub enum ReadError {
     /// JSON, but no `schema_version`.
     #[error("not a harness run report (no `schema_version`)")]
     NotAReport,
+    /// A `schema_version` that is not a whole number.
+    #[error("`schema_version` must be a whole number such as {SCHEMA_VERSION}, not {found}")]
+    VersionType {
+        /// What was there, described.
+        found: String,
+    },
     /// A version this harness does not read.
     #[error(
         "run report schema_version {found} is not supported (this harness reads {SCHEMA_VERSION})"
@@ -159,11 +166,10 @@ pub fn parse(text: &str) -> Result<RunReport, ReadError> {
 }
 
 fn parse_report(value: serde_json::Value) -> Result<RunReport, ReadError> {
-    let version = value
-        .get("schema_version")
-        .ok_or(ReadError::NotAReport)?
-        .as_u64()
-        .ok_or(ReadError::NotAReport)?;
+    let version = value.get("schema_version").ok_or(ReadError::NotAReport)?;
+    let version = version.as_u64().ok_or_else(|| ReadError::VersionType {
+        found: describe_json(version),
+    })?;
     if version != u64::from(SCHEMA_VERSION) {
         return Err(ReadError::Version { found: version });
     }
@@ -266,6 +272,20 @@ mod tests {
             parse(r#"{"scenarios": []}"#).unwrap_err().to_string(),
             "not a harness run report (no `schema_version`)"
         );
+        for (version, found) in [
+            (r#""1""#, r#"the string "1""#),
+            ("1.5", "the number 1.5"),
+            ("-1", "the number -1"),
+            ("null", "null"),
+            ("[1]", "an array"),
+        ] {
+            assert_eq!(
+                parse(&format!(r#"{{"schema_version": {version}}}"#))
+                    .unwrap_err()
+                    .to_string(),
+                format!("`schema_version` must be a whole number such as 1, not {found}")
+            );
+        }
         assert!(
             parse("[")
                 .unwrap_err()

@@ -124,6 +124,23 @@ pub enum MergeError {
         /// Its gates.
         first: String,
     },
+    /// Partitions of different selections (other scenarios, paths or
+    /// filters), told apart by their suite fingerprints.
+    #[error(
+        "{report} is a partition of another selection than {first_report} (suite fingerprints \
+         {found} and {first}): run every partition on the same scenarios with the same paths, \
+         --filter, --exact, --exclude and --tag"
+    )]
+    Selection {
+        /// The odd report.
+        report: String,
+        /// Its fingerprint.
+        found: String,
+        /// The first report.
+        first_report: String,
+        /// Its fingerprint.
+        first: String,
+    },
     /// The partitions do not add up to their selection.
     #[error(
         "the partitions hold {found} scenarios but their selection had {expected}; were they run \
@@ -257,7 +274,49 @@ fn check_alike(first: &Part, part: &Part) -> Result<(), MergeError> {
             first: with_size(first.summary.partition),
         });
     }
+    let fingerprints = (
+        part.summary.partition.and_then(|p| p.suite_fingerprint),
+        first.summary.partition.and_then(|p| p.suite_fingerprint),
+    );
+    // Reports of older versions have none; they are checked by count only.
+    if let (Some(found), Some(expected)) = fingerprints
+        && found != expected
+    {
+        return Err(MergeError::Selection {
+            report: part.source.clone(),
+            found: found.to_string(),
+            first_report: first.source.clone(),
+            first: expected.to_string(),
+        });
+    }
     Ok(())
+}
+
+/// `summary.md` of a merge that was refused: the verdict, why, and the
+/// files given, so that a CI step that publishes the summary shows the
+/// reason instead of failing on a missing file.
+pub fn refusal_markdown(reason: &str, files: &[String]) -> Vec<u8> {
+    let mut text = String::from("## harness: ❌ merge refused\n\n");
+    text.push_str(
+        "`harness report merge` refused the files below and wrote no other report, for this \
+         reason:\n\n",
+    );
+    let fence = "`".repeat(longest_backtick_run(reason).max(2) + 1);
+    text.push_str(&format!("{fence}text\n{reason}\n{fence}\n\n"));
+    text.push_str(&format!(
+        "{} file{} given:\n\n",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" }
+    ));
+    for file in files {
+        text.push_str(&format!("- `{}`\n", file.replace('`', "'")));
+    }
+    text.into_bytes()
+}
+
+/// The longest run of backticks in `text`, so a fence can be longer.
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 /// The parts as one run: partitions back in discovery order, whole runs
@@ -293,6 +352,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::run::Fingerprint;
     use crate::run::PartitionInfo;
     use crate::run::ScenarioOutcome;
     use crate::run::Status;
@@ -324,6 +384,9 @@ mod tests {
         summary.partition = Some(PartitionInfo {
             spec,
             suite_scenarios: run.scenarios.len(),
+            suite_fingerprint: Some(Fingerprint::of(
+                run.scenarios.iter().map(|o| o.name.as_str()),
+            )),
         });
         Part {
             source: format!("{spec}.json"),
@@ -390,6 +453,51 @@ mod tests {
             err(vec![p("slice:1/2"), short]),
             "the partitions hold 8 scenarios but their selection had 9; were they run with the \
              same paths, --filter and --tag?"
+        );
+    }
+
+    #[test]
+    fn refuses_partitions_of_different_selections() {
+        let one = whole(&NAMES);
+        let mut names = NAMES.to_vec();
+        names[8] = "z";
+        let other = whole(&names);
+        let err = merge(vec![split(&one, "slice:1/2"), split(&other, "slice:2/2")])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "slice:2/2.json is a partition of another selection than slice:1/2.json (suite \
+                 fingerprints {} and {}): run every partition on the same scenarios with the \
+                 same paths, --filter, --exact, --exclude and --tag",
+                Fingerprint::of(names.iter().copied()),
+                Fingerprint::of(NAMES.iter().copied())
+            )
+        );
+        // Older reports have no fingerprint and are checked by count only.
+        let mut parts = vec![split(&one, "slice:1/2"), split(&one, "slice:2/2")];
+        for part in &mut parts {
+            if let Some(info) = &mut part.summary.partition {
+                info.suite_fingerprint = None;
+            }
+        }
+        assert_eq!(merge(parts).unwrap().scenarios, one.scenarios);
+    }
+
+    #[test]
+    fn a_refusal_has_a_summary_that_says_why() {
+        let text = String::from_utf8(refusal_markdown(
+            "missing partition: hash:2/2 (of 2); every partition's run.json is needed",
+            &["parts/1/run.json".to_owned()],
+        ))
+        .unwrap();
+        assert_eq!(
+            text,
+            "## harness: ❌ merge refused\n\n`harness report merge` refused the files below and \
+             wrote no other report, for this reason:\n\n```text\nmissing partition: hash:2/2 \
+             (of 2); every partition's run.json is needed\n```\n\n1 file given:\n\n- \
+             `parts/1/run.json`\n"
         );
     }
 

@@ -25,6 +25,7 @@ use super::gate::Gate;
 use super::gate::GateError;
 use super::gate::combine;
 use super::outcome::LoadError;
+use super::partition::Fingerprint;
 use super::partition::Partition;
 use super::partition::PartitionInfo;
 use super::runner::RunConfig;
@@ -33,6 +34,37 @@ use super::runner::Runner;
 /// The tokenizer when neither the command line nor the suite names one.
 pub const DEFAULT_TOKENIZER: &str = "o200k";
 
+/// The most scenarios that may run at once.
+pub const MAX_JOBS: usize = 1024;
+
+/// The longest time budget of a scenario, in seconds (one day).
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// `jobs`, if it is a number of scenarios at once that can work: 1 to
+/// [`MAX_JOBS`].
+pub fn check_jobs(jobs: usize) -> Result<usize, String> {
+    if (1..=MAX_JOBS).contains(&jobs) {
+        Ok(jobs)
+    } else {
+        Err(format!(
+            "{jobs} is not a number of scenarios at once; use 1 to {MAX_JOBS}"
+        ))
+    }
+}
+
+/// The time budget of `seconds`, if it is one: more than 0 and at most
+/// [`MAX_TIMEOUT_SECS`] (a finite number; never a panic).
+pub fn check_timeout(seconds: f64) -> Result<Duration, String> {
+    let fits = seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_SECS;
+    match Duration::try_from_secs_f64(seconds) {
+        Ok(duration) if fits && !duration.is_zero() => Ok(duration),
+        _ => Err(format!(
+            "{seconds:?} is not a time budget; use a number of seconds greater than 0 and at most \
+             {MAX_TIMEOUT_SECS}"
+        )),
+    }
+}
+
 /// A run's configuration that cannot work; nothing has run. The texts are
 /// those `harness run` prints.
 #[derive(Debug, thiserror::Error)]
@@ -40,9 +72,17 @@ pub enum BuildError {
     /// An unknown tokenizer, or one that cannot be loaded.
     #[error("--tokenizer: {0}")]
     Tokenizer(String),
-    /// A timeout that is not a positive number of seconds.
-    #[error("--timeout must be a positive number of seconds")]
-    Timeout,
+    /// A timeout that is not a usable number of seconds.
+    #[error("--timeout: {0}")]
+    Timeout(String),
+    /// A number of jobs that cannot work.
+    #[error("{origin}: {message}")]
+    Jobs {
+        /// Where it came from: `--jobs` or the suite file.
+        origin: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A gate of the suite file that does not parse.
     #[error("{}: gates.{key}: {source}", file.display())]
     SuiteGate {
@@ -67,6 +107,7 @@ pub struct RunnerBuilder {
     scenarios: Vec<Scenario>,
     load_errors: Vec<LoadError>,
     paths: Vec<PathBuf>,
+    narrowed: bool,
     suite: Option<Suite>,
     tokenizer: Option<String>,
     jobs: Option<usize>,
@@ -94,6 +135,7 @@ impl RunnerBuilder {
             scenarios: discovery.scenarios,
             load_errors: discovery.errors.iter().map(LoadError::from).collect(),
             paths: discovery.paths,
+            narrowed: discovery.narrowed,
             suite: discovery.suites.into_iter().next(),
             ..Self::default()
         }
@@ -158,23 +200,20 @@ impl RunnerBuilder {
             .or_else(|| suite.and_then(|s| s.tokenizer.clone()))
             .unwrap_or_else(|| DEFAULT_TOKENIZER.to_owned());
         let tokens = tokenizer_by_name(&tokenizer).map_err(BuildError::Tokenizer)?;
-        if let Some(t) = self.timeout
-            && !(t.is_finite() && t > 0.0)
-        {
-            return Err(BuildError::Timeout);
-        }
+        let timeout = self
+            .timeout
+            .map(check_timeout)
+            .transpose()
+            .map_err(BuildError::Timeout)?;
         let gates = self.resolve_gates()?;
-        let jobs = self
-            .jobs
-            .or_else(|| suite.and_then(|s| s.jobs))
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
-            .max(1);
+        let jobs = self.resolve_jobs()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(jobs.clamp(2, 64))
             .enable_all()
             .build()
             .map_err(BuildError::Runtime)?;
         let selected = self.scenarios.len();
+        let fingerprint = Fingerprint::of(self.scenarios.iter().map(|s| s.name.as_str()));
         let (scenarios, positions) = match &self.partition {
             Some(partition) => keep_partition(self.scenarios, partition),
             None => (self.scenarios, (0..selected).collect()),
@@ -186,7 +225,7 @@ impl RunnerBuilder {
                 fail_fast: self.fail_fast,
                 keep_workspaces: self.keep_workspaces,
                 update_snapshots: self.update_snapshots,
-                timeout: self.timeout.map(Duration::from_secs_f64),
+                timeout,
                 tokens,
             },
             scenarios,
@@ -195,11 +234,42 @@ impl RunnerBuilder {
             partition: self.partition.map(|spec| PartitionInfo {
                 spec,
                 suite_scenarios: selected,
+                suite_fingerprint: Some(fingerprint),
             }),
             load_errors: self.load_errors,
             gates,
             paths: self.paths,
+            narrowed: self.narrowed,
         })
+    }
+
+    /// `--jobs`, else the suite's `jobs`, else the number of cores (at
+    /// most [`MAX_JOBS`]).
+    fn resolve_jobs(&self) -> Result<usize, BuildError> {
+        if let Some(jobs) = self.jobs {
+            return check_jobs(jobs).map_err(|message| BuildError::Jobs {
+                origin: "--jobs".to_owned(),
+                message,
+            });
+        }
+        if let Some(suite) = &self.suite
+            && let Some(jobs) = suite.doc.jobs
+        {
+            return check_jobs(jobs).map_err(|message| BuildError::Jobs {
+                origin: format!("{}: jobs", self.suite_file().display()),
+                message,
+            });
+        }
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Ok(cores.clamp(1, MAX_JOBS))
+    }
+
+    /// The path of the suite file, for messages.
+    fn suite_file(&self) -> PathBuf {
+        self.suite
+            .as_ref()
+            .and_then(|s| s.dir.as_ref())
+            .map_or_else(|| PathBuf::from(SUITE_FILE), |d| d.join(SUITE_FILE))
     }
 
     /// The suite's gates, then the given ones, combined by key.
@@ -208,10 +278,7 @@ impl RunnerBuilder {
         if let Some(suite) = &self.suite
             && let Some(configured) = &suite.doc.gates
         {
-            let file = suite
-                .dir
-                .as_ref()
-                .map_or_else(|| PathBuf::from(SUITE_FILE), |d| d.join(SUITE_FILE));
+            let file = self.suite_file();
             for (key, limit) in configured {
                 let gate = Gate::new(key, limit).map_err(|source| BuildError::SuiteGate {
                     file: file.clone(),
@@ -273,10 +340,21 @@ mod tests {
             error(new().tokenizer(Some("gpt2".into()))),
             "--tokenizer: unknown tokenizer `gpt2` (known: o200k, cl100k, chars4)"
         );
-        assert_eq!(
-            error(new().timeout(Some(-1.0))),
-            "--timeout must be a positive number of seconds"
-        );
+        for bad in [-1.0, 0.0, 1e-12, 86_400.5, 1e308, f64::INFINITY, f64::NAN] {
+            assert_eq!(
+                error(new().timeout(Some(bad))),
+                format!(
+                    "--timeout: {bad:?} is not a time budget; use a number of seconds greater \
+                     than 0 and at most 86400"
+                )
+            );
+        }
+        for bad in [0, MAX_JOBS + 1, usize::MAX] {
+            assert_eq!(
+                error(new().jobs(Some(bad))),
+                format!("--jobs: {bad} is not a number of scenarios at once; use 1 to 1024")
+            );
+        }
         assert_eq!(
             error(new().gates(vec!["latency=+5%".into()])),
             "--gate: unknown gate `latency` (known: tokens, result_tokens, input_tokens, \
@@ -288,13 +366,23 @@ mod tests {
         };
         suite.doc.gates = Some([("tokens".to_owned(), "-1%".to_owned())].into());
         let with_suite = RunnerBuilder {
-            suite: Some(suite),
+            suite: Some(suite.clone()),
             ..new()
         };
         assert_eq!(
             error(with_suite),
             "suite/harness.yaml: gates.tokens: invalid limit `-1%`: a gate limits growth, so \
              the limit is + a count or a percentage"
+        );
+        suite.doc.gates = None;
+        suite.doc.jobs = Some(0);
+        let with_suite = RunnerBuilder {
+            suite: Some(suite),
+            ..new()
+        };
+        assert_eq!(
+            error(with_suite),
+            "suite/harness.yaml: jobs: 0 is not a number of scenarios at once; use 1 to 1024"
         );
     }
 
@@ -362,10 +450,7 @@ mod tests {
         let err = runner
             .execute(|event| started |= matches!(event, super::super::RunEvent::Started { .. }))
             .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "no scenarios found in a, b (with the given --filter/--tag)"
-        );
+        assert_eq!(err.to_string(), "no scenarios found in a, b");
         assert!(!started);
     }
 }

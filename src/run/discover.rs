@@ -2,6 +2,7 @@
 //! filters by name, path and tag.
 
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -13,29 +14,90 @@ use crate::scenario::Suite;
 use crate::scenario::load::SUITE_FILE;
 use crate::scenario::load_file;
 
-/// What to select.
+/// What to select. A scenario is selected when all of these hold:
+///
+/// - with `tags`, it carries one of them;
+/// - with `filters` or `exact`, one filter matches somewhere in its name or
+///   its file's path, or its name is one of `exact`;
+/// - with `only`, its name is in that set (`--last-failed`);
+/// - no `exclude` pattern matches its name or its file's path.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
-    /// Substring of, or regex matching, the name or the path.
-    pub filter: Option<String>,
+    /// Regexes searched for in the name and the path (`--filter`).
+    pub filters: Vec<Regex>,
+    /// Whole names (`--exact`).
+    pub exact: Vec<String>,
+    /// Regexes that deselect (`--exclude`, `--skip`).
+    pub exclude: Vec<Regex>,
     /// Only scenarios carrying one of these tags (empty: all).
     pub tags: Vec<String>,
+    /// Only scenarios of these names (`--last-failed`).
+    pub only: Option<BTreeSet<String>>,
+}
+
+/// A `--filter` or `--exclude` pattern that is not a regex.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{flag} `{pattern}` is not a valid regex: {reason}; escape special characters with `\\` \
+     (`\\(D2\\)`), or select a whole name with --exact NAME"
+)]
+pub struct PatternError {
+    /// The flag.
+    pub flag: &'static str,
+    /// The pattern as given.
+    pub pattern: String,
+    /// What the regex parser said.
+    pub reason: String,
+}
+
+/// Compiles the patterns of `flag`, each a regex.
+pub fn patterns(flag: &'static str, given: &[String]) -> Result<Vec<Regex>, PatternError> {
+    given
+        .iter()
+        .map(|pattern| {
+            Regex::new(pattern).map_err(|err| PatternError {
+                flag,
+                pattern: pattern.clone(),
+                reason: match err {
+                    regex::Error::Syntax(text) => text
+                        .lines()
+                        .rev()
+                        .find(|line| line.starts_with("error: "))
+                        .map_or(text.clone(), |line| line["error: ".len()..].to_owned()),
+                    other => other.to_string(),
+                },
+            })
+        })
+        .collect()
 }
 
 impl Selection {
     /// Whether `scenario` is selected.
     pub fn matches(&self, scenario: &Scenario) -> bool {
+        let path = scenario.file.display().to_string();
+        let found = |re: &Regex| re.is_match(&scenario.name) || re.is_match(&path);
         if !self.tags.is_empty() && !scenario.tags.iter().any(|t| self.tags.contains(t)) {
             return false;
         }
-        let Some(filter) = &self.filter else {
-            return true;
-        };
-        let path = scenario.file.display().to_string();
-        if scenario.name.contains(filter.as_str()) || path.contains(filter.as_str()) {
-            return true;
+        let by_name = !self.filters.is_empty() || !self.exact.is_empty();
+        if by_name && !self.filters.iter().any(found) && !self.exact.contains(&scenario.name) {
+            return false;
         }
-        Regex::new(filter).is_ok_and(|re| re.is_match(&scenario.name) || re.is_match(&path))
+        if let Some(only) = &self.only
+            && !only.contains(&scenario.name)
+        {
+            return false;
+        }
+        !self.exclude.iter().any(found)
+    }
+
+    /// Whether anything narrows the selection.
+    pub fn narrows(&self) -> bool {
+        !(self.filters.is_empty()
+            && self.exact.is_empty()
+            && self.exclude.is_empty()
+            && self.tags.is_empty()
+            && self.only.is_none())
     }
 }
 
@@ -50,6 +112,8 @@ pub struct Discovery {
     pub errors: Vec<ScenarioError>,
     /// The suite files that applied, in the order first used.
     pub suites: Vec<Suite>,
+    /// Whether selection flags narrowed what was found.
+    pub narrowed: bool,
 }
 
 /// Whether a file name is a scenario file.
@@ -62,29 +126,84 @@ fn is_scenario_file(path: &Path) -> bool {
         && !name.ends_with(".snap.yaml")
 }
 
-/// Every scenario file under `paths`, sorted, with the suite directory each
-/// belongs to. Directories named like a fixtures root and hidden
-/// directories are not searched.
-pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
+/// Every scenario file under `paths`, sorted, and a problem for each path
+/// that cannot be searched. Directories named like a fixtures root and
+/// hidden directories are not searched.
+///
+/// Only regular files (or symlinks to them) are scenario files: a FIFO, a
+/// socket or a device named `*.yaml` would block or never end when read,
+/// so each is a problem at its path instead, and the others still load.
+pub fn scenario_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ScenarioError>) {
     let mut files = Vec::new();
+    let mut errors = Vec::new();
     for path in paths {
-        let meta = std::fs::metadata(path).map_err(|err| {
-            ScenarioError::at_start(path, format!("cannot open the scenario path: {err}"))
-        })?;
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(err) => {
+                errors.push(ScenarioError::at_start(
+                    path,
+                    format!("cannot open the scenario path: {err}"),
+                ));
+                continue;
+            }
+        };
         if meta.is_dir() {
-            collect(path, &mut files).map_err(|err| {
-                ScenarioError::at_start(path, format!("cannot list the scenario directory: {err}"))
-            })?;
+            if let Err(err) = collect(path, &mut files, &mut errors) {
+                errors.push(ScenarioError::at_start(
+                    path,
+                    format!("cannot list the scenario directory: {err}"),
+                ));
+            }
+        } else if let Some(kind) = not_regular(&meta) {
+            errors.push(not_regular_error(path, kind));
         } else {
             files.push(path.clone());
         }
     }
     files.sort();
     files.dedup();
-    Ok(files)
+    // Directories list in no particular order; problems come by path.
+    errors.sort_by(|a, b| a.path.cmp(&b.path));
+    (files, errors)
 }
 
-fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// What a file that is neither a directory nor a regular file is.
+fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
+    if meta.is_file() || meta.is_dir() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        let kind = meta.file_type();
+        if kind.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return Some("a device");
+        }
+    }
+    Some("not a regular file")
+}
+
+fn not_regular_error(path: &Path, kind: &str) -> ScenarioError {
+    ScenarioError::at_start(
+        path,
+        format!(
+            "{kind} cannot be a scenario file; only regular files are loaded (rename it, or \
+             move it out of the scenario directories)"
+        ),
+    )
+}
+
+fn collect(
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    errors: &mut Vec<ScenarioError>,
+) -> std::io::Result<()> {
     let fixtures = fixtures_dir_of(dir);
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -96,9 +215,20 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
             if name.starts_with('.') || Some(&path) == fixtures.as_ref() {
                 continue;
             }
-            collect(&path, files)?;
+            collect(&path, files, errors)?;
         } else if is_scenario_file(&path) {
-            files.push(path);
+            // Follows a symlink: what matters is what reading would open.
+            match std::fs::metadata(&path) {
+                Ok(meta) => match not_regular(&meta) {
+                    None if meta.is_file() => files.push(path),
+                    None => {}
+                    Some(kind) => errors.push(not_regular_error(&path, kind)),
+                },
+                Err(err) => errors.push(ScenarioError::at_start(
+                    &path,
+                    format!("cannot open the scenario file: {err}"),
+                )),
+            }
         }
     }
     Ok(())
@@ -142,15 +272,11 @@ pub fn suite_file_for(file: &Path) -> Option<PathBuf> {
 pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
     let mut discovery = Discovery {
         paths: paths.to_vec(),
+        narrowed: selection.narrows(),
         ..Discovery::default()
     };
-    let files = match scenario_files(paths) {
-        Ok(files) => files,
-        Err(err) => {
-            discovery.errors.push(err);
-            return discovery;
-        }
-    };
+    let (files, errors) = scenario_files(paths);
+    discovery.errors.extend(errors);
     let mut suites: BTreeMap<Option<PathBuf>, Result<Suite, ScenarioError>> = BTreeMap::new();
     let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
     for file in files {

@@ -3,11 +3,11 @@
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | [`discover`](mod@discover) | finding and loading scenario files, `--filter`/`--tag` |
-//! | [`partition`] | `hash:K/N` and `slice:K/N` |
+//! | [`discover`](mod@discover) | finding and loading scenario files, the selection |
+//! | [`partition`] | `hash:K/N` and `slice:K/N`, suite fingerprints |
 //! | [`gate`] | the gate language `KEY=+LIMIT` |
 //! | [`builder`] | [`RunnerBuilder`]: every setting resolved and checked |
-//! | [`runner`] | [`Runner::execute`]: bounded concurrency, events |
+//! | [`runner`] | [`Runner::execute`]: ordered, bounded concurrency, events, signals |
 //! | `pipeline` | one scenario end to end |
 //! | `snapshots` | snapshot files over a run |
 //! | [`outcome`] | [`RunSummary`], the only input of the report layer |
@@ -34,6 +34,7 @@ pub mod stats;
 pub use builder::BuildError;
 pub use builder::RunnerBuilder;
 pub use discover::Discovery;
+pub use discover::PatternError;
 pub use discover::Selection;
 pub use discover::discover;
 pub use gate::Gate;
@@ -46,6 +47,7 @@ pub use outcome::ScenarioOutcome;
 pub use outcome::ScenarioStats;
 pub use outcome::Status;
 pub use outcome::TurnStat;
+pub use partition::Fingerprint;
 pub use partition::Partition;
 pub use partition::PartitionInfo;
 pub use pipeline::SCRATCH_NAME;

@@ -169,6 +169,62 @@ pub struct PartitionInfo {
     pub spec: Partition,
     /// Scenarios in the whole selection, before partitioning.
     pub suite_scenarios: usize,
+    /// The fingerprint of the whole selection's scenario names, so that a
+    /// merge can tell partitions of different selections apart. Absent in
+    /// reports of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_fingerprint: Option<Fingerprint>,
+}
+
+/// A fingerprint of a set of scenario names: FNV-1a 64 over the names
+/// sorted, each followed by a NUL byte. Written as `fnv1a64:` and 16 hex digits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fingerprint(pub u64);
+
+impl Fingerprint {
+    /// The fingerprint of these names, in any order (duplicates count once).
+    pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        let sorted: std::collections::BTreeSet<&str> = names.into_iter().collect();
+        let mut bytes = Vec::new();
+        for name in sorted {
+            bytes.extend_from_slice(name.as_bytes());
+            bytes.push(0);
+        }
+        Self(fnv1a64(&bytes))
+    }
+}
+
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "fnv1a64:{:016x}", self.0)
+    }
+}
+
+impl FromStr for Fingerprint {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        text.strip_prefix("fnv1a64:")
+            .filter(|hex| hex.len() == 16)
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            .map(Self)
+            .ok_or_else(|| {
+                format!("`{text}` is not a suite fingerprint (fnv1a64: and 16 hex digits)")
+            })
+    }
+}
+
+impl Serialize for Fingerprint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Fingerprint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 #[cfg(test)]
@@ -297,9 +353,45 @@ mod tests {
         let info = PartitionInfo {
             spec: "slice:3/5".parse().unwrap(),
             suite_scenarios: 12,
+            suite_fingerprint: Some(Fingerprint::of(["b", "a"])),
         };
         let json = serde_json::to_string(&info).unwrap();
-        assert_eq!(json, r#"{"spec":"slice:3/5","suite_scenarios":12}"#);
+        assert_eq!(
+            json,
+            r#"{"spec":"slice:3/5","suite_scenarios":12,"suite_fingerprint":"fnv1a64:ab40d7820d408076"}"#
+        );
         assert_eq!(serde_json::from_str::<PartitionInfo>(&json).unwrap(), info);
+        // Reports of older versions have no fingerprint.
+        let old = r#"{"spec":"slice:3/5","suite_scenarios":12}"#;
+        assert_eq!(
+            serde_json::from_str::<PartitionInfo>(old).unwrap(),
+            PartitionInfo {
+                suite_fingerprint: None,
+                ..info
+            }
+        );
+        assert_eq!(
+            serde_json::from_str::<PartitionInfo>(
+                r#"{"spec":"slice:3/5","suite_scenarios":12,"suite_fingerprint":"x"}"#
+            )
+            .unwrap_err()
+            .to_string(),
+            "`x` is not a suite fingerprint (fnv1a64: and 16 hex digits) at line 1 column 65"
+        );
+    }
+
+    #[test]
+    fn a_fingerprint_depends_on_the_set_of_names_only() {
+        assert_eq!(
+            Fingerprint::of(["a", "b"]),
+            Fingerprint::of(["b", "a", "a"])
+        );
+        assert_ne!(Fingerprint::of(["a", "b"]), Fingerprint::of(["a", "c"]));
+        assert_ne!(Fingerprint::of(["ab"]), Fingerprint::of(["a", "b"]));
+        // Pinned: reports written by other versions must keep comparing equal.
+        assert_eq!(
+            Fingerprint::of(["b", "a"]).to_string(),
+            format!("fnv1a64:{:016x}", fnv1a64(b"a\0b\0"))
+        );
     }
 }

@@ -4,8 +4,9 @@
 //!
 //! [`Runner::execute`] is synchronous: the runner owns the tokio runtime
 //! that [`super::RunnerBuilder::build`] started and runs up to `jobs`
-//! scenarios at once. A scenario that breaks (a panic, a loop invariant)
-//! fails alone; the others go on. Ctrl-C stops the run cleanly.
+//! scenarios at once, started in discovery order. A scenario that breaks
+//! (a panic, a loop invariant) fails alone; the others go on. SIGINT
+//! (Ctrl-C), SIGTERM and SIGHUP stop the run cleanly.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,22 +60,44 @@ pub enum RunEvent<'a> {
         /// The partition this run is, if it is one.
         partition: Option<PartitionInfo>,
     },
-    /// A scenario finished.
+    /// A scenario finished (or was not started: skipped).
     Finished(&'a ScenarioOutcome),
+    /// A signal interrupted the run: running scenarios are being stopped,
+    /// and no more start.
+    Interrupted {
+        /// The signal's name (`SIGINT`, `SIGTERM`, `SIGHUP`).
+        signal: &'static str,
+    },
 }
 
 /// Why a run did not start.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// Nothing was selected and no file failed to load.
-    #[error(
-        "no scenarios found in {} (with the given --filter/--tag)",
-        paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-    )]
+    #[error("{}", no_scenarios(paths, *narrowed))]
     NoScenarios {
         /// The paths searched.
         paths: Vec<PathBuf>,
+        /// Whether selection flags narrowed what was found.
+        narrowed: bool,
     },
+}
+
+/// What to say when nothing was selected in `paths`.
+pub fn no_scenarios(paths: &[PathBuf], narrowed: bool) -> String {
+    let paths = paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if narrowed {
+        format!(
+            "no scenarios in {paths} match the selection (--filter, --exact, --exclude, --tag, \
+             --last-failed)"
+        )
+    } else {
+        format!("no scenarios found in {paths}")
+    }
 }
 
 /// A run, configured and checked, ready to execute: made by
@@ -93,6 +116,8 @@ pub struct Runner {
     pub(super) load_errors: Vec<LoadError>,
     pub(super) gates: Vec<Gate>,
     pub(super) paths: Vec<PathBuf>,
+    /// Whether selection flags narrowed what discovery found.
+    pub(super) narrowed: bool,
 }
 
 impl Runner {
@@ -101,19 +126,39 @@ impl Runner {
         self.config.tokens.name()
     }
 
+    /// Scenarios run at once.
+    pub fn jobs(&self) -> usize {
+        self.config.jobs
+    }
+
     /// The gates the run records (`harness.yaml`, overridden by the
     /// command line), sorted by key.
     pub fn gates(&self) -> &[Gate] {
         &self.gates
     }
 
+    /// The names of the scenarios this run will execute (those of the
+    /// partition, with one), in discovery order.
+    pub fn scenario_names(&self) -> impl Iterator<Item = &str> {
+        self.scenarios.iter().map(|s| s.name.as_str())
+    }
+
     /// Runs every scenario and returns the whole run; `on_event` is called
-    /// on this thread as the run starts and as scenarios finish. Fails
-    /// before anything runs when nothing was selected and no scenario file
-    /// failed to load.
+    /// on this thread as the run starts, as scenarios finish and when a
+    /// signal interrupts the run. Fails before anything runs when nothing
+    /// was selected and no scenario file failed to load.
+    ///
+    /// SIGINT (Ctrl-C), SIGTERM and SIGHUP are caught from before the first
+    /// scenario starts until every scenario has ended: the run stops
+    /// starting scenarios, cancels the running ones (their tools kill the
+    /// process groups of their commands) and removes their workspaces,
+    /// and the summary is marked interrupted.
     pub fn execute(self, mut on_event: impl FnMut(RunEvent<'_>)) -> Result<RunSummary, RunError> {
         if self.selected == 0 && self.load_errors.is_empty() {
-            return Err(RunError::NoScenarios { paths: self.paths });
+            return Err(RunError::NoScenarios {
+                paths: self.paths,
+                narrowed: self.narrowed,
+            });
         }
         on_event(RunEvent::Started {
             total: self.scenarios.len(),
@@ -122,18 +167,25 @@ impl Runner {
         let started = Instant::now();
         let cancel = CancellationToken::new();
         let interrupted = Arc::new(AtomicBool::new(false));
+        let scenarios = Arc::new(self.scenarios);
         let mut outcomes = self.runtime.block_on(async {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            // Registered here, before any scenario starts, so that no
+            // signal of the run finds the default action (which would end
+            // the process and leave workspaces and commands behind).
+            let signals = Signals::register();
             {
                 let cancel = cancel.clone();
                 let interrupted = Arc::clone(&interrupted);
+                let tx = tx.clone();
                 tokio::spawn(async move {
-                    if tokio::signal::ctrl_c().await.is_ok() {
-                        interrupted.store(true, Ordering::SeqCst);
-                        cancel.cancel();
-                    }
+                    let name = signals.recv().await;
+                    interrupted.store(true, Ordering::SeqCst);
+                    cancel.cancel();
+                    let _ = tx.send(Message::Interrupted(name));
                 });
             }
-            run_all(&self.config, &self.scenarios, &cancel, &mut on_event).await
+            run_all(&self.config, &scenarios, &cancel, tx, rx, &mut on_event).await
         });
         // Let killed processes and blocking tasks finish before returning.
         self.runtime.shutdown_timeout(Duration::from_secs(5));
@@ -152,85 +204,195 @@ impl Runner {
     }
 }
 
+/// The signals that interrupt a run, registered with the runtime.
+struct Signals {
+    #[cfg(unix)]
+    interrupt: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    terminate: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hangup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    /// Catches SIGINT, SIGTERM and SIGHUP (elsewhere than Unix: Ctrl-C).
+    /// Must be called inside the runtime. A signal that cannot be caught
+    /// keeps its default action.
+    fn register() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::SignalKind;
+            use tokio::signal::unix::signal;
+            Self {
+                interrupt: signal(SignalKind::interrupt()).ok(),
+                terminate: signal(SignalKind::terminate()).ok(),
+                hangup: signal(SignalKind::hangup()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            Self {}
+        }
+    }
+
+    /// Waits for the first signal and returns its name.
+    async fn recv(self) -> &'static str {
+        #[cfg(unix)]
+        {
+            async fn next(stream: Option<tokio::signal::unix::Signal>) {
+                if let Some(mut stream) = stream
+                    && stream.recv().await.is_some()
+                {
+                    return;
+                }
+                std::future::pending::<()>().await;
+            }
+            tokio::select! {
+                () = next(self.interrupt) => "SIGINT",
+                () = next(self.terminate) => "SIGTERM",
+                () = next(self.hangup) => "SIGHUP",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                return "Ctrl-C";
+            }
+            std::future::pending().await
+        }
+    }
+}
+
+/// What the tasks of a run tell the loop that reports events.
+enum Message {
+    /// The scenario at this index ended (or was not started).
+    Finished(usize, Box<ScenarioOutcome>),
+    /// A signal interrupted the run.
+    Interrupted(&'static str),
+}
+
 /// Runs the scenarios, up to `jobs` at once, and returns their outcomes in
 /// the scenarios' order.
+///
+/// One dispatcher starts the scenarios in discovery order, each once a
+/// slot is free, so with `--jobs 1` they run one after the other in that
+/// order. A scenario that fails under `--fail-fast` stops the run before
+/// its slot is given back, so no scenario starts after it (with more jobs,
+/// those already running finish).
 async fn run_all(
     config: &RunConfig,
-    scenarios: &[Scenario],
+    scenarios: &Arc<Vec<Scenario>>,
     cancel: &CancellationToken,
+    tx: tokio::sync::mpsc::UnboundedSender<Message>,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Message>,
     on_event: &mut impl FnMut(RunEvent<'_>),
 ) -> Vec<ScenarioOutcome> {
-    let semaphore = Arc::new(Semaphore::new(config.jobs.max(1)));
-    let stop = CancellationToken::new();
     let snapshots = Arc::new(SnapshotCache::default());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(dispatch(
+        config.clone(),
+        Arc::clone(scenarios),
+        cancel.clone(),
+        Arc::clone(&snapshots),
+        tx,
+    ));
+    let mut outcomes: Vec<Option<ScenarioOutcome>> = (0..scenarios.len()).map(|_| None).collect();
+    let mut pending = scenarios.len();
+    while pending > 0 {
+        let Some(message) = rx.recv().await else {
+            break;
+        };
+        match message {
+            Message::Interrupted(signal) => on_event(RunEvent::Interrupted { signal }),
+            Message::Finished(index, outcome) => {
+                on_event(RunEvent::Finished(&outcome));
+                if let Some(slot) = outcomes.get_mut(index) {
+                    *slot = Some(*outcome);
+                }
+                pending -= 1;
+            }
+        }
+    }
+    let outcomes: Vec<ScenarioOutcome> = outcomes
+        .into_iter()
+        .zip(scenarios.iter())
+        .map(|(o, s)| o.unwrap_or_else(|| ScenarioOutcome::skipped(s, "the run stopped")))
+        .collect();
+    write_snapshots(&outcomes, config.update_snapshots);
+    outcomes
+}
+
+/// Starts the scenarios in order, each once one of the `jobs` slots is
+/// free, and reports every outcome (skipped ones too) on `tx`.
+async fn dispatch(
+    config: RunConfig,
+    scenarios: Arc<Vec<Scenario>>,
+    cancel: CancellationToken,
+    snapshots: Arc<SnapshotCache>,
+    tx: tokio::sync::mpsc::UnboundedSender<Message>,
+) {
+    let slots = Arc::new(Semaphore::new(config.jobs.clamp(1, Semaphore::MAX_PERMITS)));
+    // Cancelled by the first failure under --fail-fast.
+    let stop = CancellationToken::new();
     for (index, scenario) in scenarios.iter().enumerate() {
+        let permit = tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
+        };
+        let not_started = if cancel.is_cancelled() {
+            Some("the run was interrupted")
+        } else if stop.is_cancelled() {
+            Some("not run: --fail-fast stopped the run after a failure")
+        } else if permit.is_none() {
+            Some("the run stopped")
+        } else {
+            None
+        };
+        if let Some(reason) = not_started {
+            let outcome = ScenarioOutcome::skipped(scenario, reason);
+            let _ = tx.send(Message::Finished(index, Box::new(outcome)));
+            continue;
+        }
         let scenario = scenario.clone();
-        let semaphore = Arc::clone(&semaphore);
         let config = config.clone();
         let cancel = cancel.clone();
         let stop = stop.clone();
         let snapshots = Arc::clone(&snapshots);
         let tx = tx.clone();
         tokio::spawn(async move {
-            let outcome = async {
-                let Ok(_permit) = semaphore.acquire_owned().await else {
-                    return ScenarioOutcome::skipped(&scenario, "the run stopped");
-                };
-                if cancel.is_cancelled() {
-                    return ScenarioOutcome::skipped(&scenario, "the run was interrupted");
-                }
-                if stop.is_cancelled() {
-                    return ScenarioOutcome::skipped(
-                        &scenario,
-                        "not run: --fail-fast stopped the run after a failure",
-                    );
-                }
-                // A panic in the pipeline fails this scenario only.
-                let job = tokio::spawn({
-                    let scenario = scenario.clone();
-                    let cancel = cancel.clone();
-                    async move {
-                        Job {
-                            scenario: &scenario,
-                            config: &config,
-                            cancel: &cancel,
-                            snapshots: &snapshots,
-                        }
-                        .run()
-                        .await
+            // A panic in the pipeline fails this scenario only.
+            let job = tokio::spawn({
+                let scenario = scenario.clone();
+                let config = config.clone();
+                async move {
+                    Job {
+                        scenario: &scenario,
+                        config: &config,
+                        cancel: &cancel,
+                        snapshots: &snapshots,
                     }
-                });
-                job.await.unwrap_or_else(|err| {
-                    ScenarioOutcome::broken(
-                        &scenario,
-                        Failure::new(
-                            None,
-                            "harness",
-                            "the scenario runs to the end",
-                            format!("the harness failed while running it: {err}"),
-                        ),
-                    )
-                })
+                    .run()
+                    .await
+                }
+            });
+            let outcome = job.await.unwrap_or_else(|err| {
+                ScenarioOutcome::broken(
+                    &scenario,
+                    Failure::new(
+                        None,
+                        "harness",
+                        "the scenario runs to the end",
+                        format!("the harness failed while running it: {err}"),
+                    ),
+                )
+            });
+            if outcome.status == Status::Failed && config.fail_fast {
+                stop.cancel();
             }
-            .await;
-            let _ = tx.send((index, outcome));
+            let _ = tx.send(Message::Finished(index, Box::new(outcome)));
+            // The slot is given back only now, after --fail-fast saw the
+            // outcome.
+            drop(permit);
         });
     }
-    drop(tx);
-    let mut outcomes: Vec<Option<ScenarioOutcome>> = (0..scenarios.len()).map(|_| None).collect();
-    while let Some((index, outcome)) = rx.recv().await {
-        if outcome.status == Status::Failed && config.fail_fast {
-            stop.cancel();
-        }
-        on_event(RunEvent::Finished(&outcome));
-        outcomes[index] = Some(outcome);
-    }
-    let outcomes: Vec<ScenarioOutcome> = outcomes
-        .into_iter()
-        .zip(scenarios)
-        .map(|(o, s)| o.unwrap_or_else(|| ScenarioOutcome::skipped(s, "the run stopped")))
-        .collect();
-    write_snapshots(&outcomes, config.update_snapshots);
-    outcomes
 }

@@ -78,12 +78,13 @@ pub fn per_tool(summary: &RunSummary) -> Vec<ToolStats> {
                 Vec::new(),
             )
         });
-        stats.calls += 1;
-        stats.errors += u64::from(call.is_error);
-        stats.truncations += u64::from(call.truncated);
-        stats.args_tokens += call.args_tokens;
-        stats.result_tokens += call.result_tokens;
-        stats.duration_ms += call.duration_ms;
+        // Saturating: the calls may come from run.json files (a merge).
+        stats.calls = stats.calls.saturating_add(1);
+        stats.errors = stats.errors.saturating_add(u64::from(call.is_error));
+        stats.truncations = stats.truncations.saturating_add(u64::from(call.truncated));
+        stats.args_tokens = stats.args_tokens.saturating_add(call.args_tokens);
+        stats.result_tokens = stats.result_tokens.saturating_add(call.result_tokens);
+        stats.duration_ms = stats.duration_ms.saturating_add(call.duration_ms);
         sizes.push(call.result_tokens);
     }
     results

@@ -7,13 +7,18 @@
     reason = "tests panic on failure"
 )]
 
+mod ci_recipes;
 mod cli;
+mod cli_support;
 mod confinement;
 mod determinism;
 mod layering;
+mod lifecycle;
 mod loading;
 mod properties;
 mod reports;
 mod run;
+mod selection;
+mod starter;
 mod test_helpers;
 mod xsd;

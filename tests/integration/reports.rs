@@ -37,6 +37,10 @@ const FILES: [&str; 5] = [
 /// The scenarios of the suite that pass.
 const PASSING: &str = "a_read|b_retry|c_truncated";
 
+/// Where the runs of these tests record their last run (never the source
+/// tree).
+const STATE_DIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/harness-state");
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reports")
 }
@@ -47,6 +51,7 @@ fn harness(tmp: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(fixtures())
         .env("TMPDIR", tmp)
+        .env("HARNESS_STATE_DIR", STATE_DIR)
         .stdin(Stdio::null())
         .output()
         .unwrap()
@@ -332,9 +337,24 @@ fn merge_refuses_missing_partitions_and_duplicates() {
     // Positions 0, 2 and 4: two passing scenarios and the skipped one.
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(names_in(&one).len(), 3);
-    let out = harness(tmp.path(), &["report", "merge", path(&one)]);
+    let merged = tmp.path().join("merged");
+    let out = harness(
+        tmp.path(),
+        &["report", "merge", path(&one), "--report", path(&merged)],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert_snapshot!("merge_missing_partition", printed(&out));
+    // A refusal writes summary.md saying why, and nothing else, so that a
+    // CI step that publishes the summary still has one.
+    let written: Vec<String> = std::fs::read_dir(&merged)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(written, ["summary.md"]);
+    assert_snapshot!(
+        "merge_missing_partition_summary.md",
+        report_text(&merged, "summary.md")
+    );
     let out = harness(tmp.path(), &["report", "merge", path(&one), path(&one)]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert_snapshot!("merge_duplicate_partition", printed(&out));
@@ -343,6 +363,158 @@ fn merge_refuses_missing_partitions_and_duplicates() {
     let out = harness(tmp.path(), &["report", "merge", path(&not_json)]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert_snapshot!("merge_not_a_report", printed(&out));
+}
+
+#[test]
+fn merge_refuses_partitions_of_different_selections() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _guard = redacting(&[tmp.path()]).bind_to_scope();
+    // Two selections of four scenarios each: partition 1/2 of one and 2/2
+    // of the other hold four different scenarios, as many as either
+    // selection, so only the suite fingerprint tells them apart.
+    let one = tmp.path().join("one.json");
+    let two = tmp.path().join("two.json");
+    for (file, exclude, spec) in [
+        (&one, "a_read", "slice:1/2"),
+        (&two, "b_retry", "slice:2/2"),
+    ] {
+        let out = harness(
+            tmp.path(),
+            &[
+                "run",
+                "suite",
+                "--exclude",
+                exclude,
+                "--partition",
+                spec,
+                "--json",
+                path(file),
+            ],
+        );
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", show(&out));
+    }
+    let mut names = names_in(&one);
+    names.extend(names_in(&two));
+    assert_eq!(names.len(), 4, "{names:?}");
+    let merged = tmp.path().join("merged");
+    let out = harness(
+        tmp.path(),
+        &[
+            "report",
+            "merge",
+            path(&one),
+            path(&two),
+            "--report",
+            path(&merged),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert_snapshot!("merge_different_selections", printed(&out));
+    assert_snapshot!(
+        "merge_different_selections_summary.md",
+        report_text(&merged, "summary.md")
+    );
+    assert!(!merged.join("run.json").exists());
+    // Each partition records the fingerprint of its selection.
+    let fingerprint = |file: &Path| -> String {
+        let report: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        report["partition"]["suite_fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_ne!(fingerprint(&one), fingerprint(&two));
+    assert!(
+        fingerprint(&one).starts_with("fnv1a64:"),
+        "{}",
+        fingerprint(&one)
+    );
+}
+
+#[test]
+fn merged_totals_saturate_instead_of_wrapping() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut parts = Vec::new();
+    for k in 1..=2 {
+        let file = tmp.path().join(format!("{k}.json"));
+        let spec = format!("slice:{k}/2");
+        let out = harness(
+            tmp.path(),
+            &["run", "suite", "--partition", &spec, "--json", path(&file)],
+        );
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", show(&out));
+        // Every figure of every scenario and call as large as it can be.
+        let mut report: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        for scenario in report["scenarios"].as_array_mut().unwrap() {
+            for value in scenario["stats"].as_object_mut().unwrap().values_mut() {
+                *value = Value::from(u64::MAX);
+            }
+            for call in scenario["calls"].as_array_mut().unwrap() {
+                for key in ["args_tokens", "result_tokens", "duration_ms"] {
+                    call[key] = Value::from(u64::MAX);
+                }
+            }
+        }
+        std::fs::write(&file, serde_json::to_vec(&report).unwrap()).unwrap();
+        parts.push(file);
+    }
+    let merged = tmp.path().join("merged.json");
+    let out = harness(
+        tmp.path(),
+        &[
+            "report",
+            "merge",
+            path(&parts[0]),
+            path(&parts[1]),
+            "--json",
+            path(&merged),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    for (key, value) in report["totals"].as_object().unwrap() {
+        assert_eq!(value, &Value::from(u64::MAX), "totals.{key}");
+    }
+    for tool in report["tools"].as_array().unwrap() {
+        for key in ["args_tokens", "result_tokens", "duration_ms"] {
+            assert_eq!(tool[key], Value::from(u64::MAX), "{} {key}", tool["tool"]);
+        }
+    }
+}
+
+#[test]
+fn a_schema_version_of_the_wrong_type_is_reported_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _guard = redacting(&[tmp.path()]).bind_to_scope();
+    let run = tmp.path().join("run.json");
+    let out = harness(tmp.path(), &["run", "suite", "--json", path(&run)]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let text = std::fs::read_to_string(&run).unwrap();
+    let quoted = tmp.path().join("quoted.json");
+    std::fs::write(
+        &quoted,
+        text.replacen("\"schema_version\": 1", "\"schema_version\": \"1\"", 1),
+    )
+    .unwrap();
+    let baseline = std::fs::read_to_string(fixtures().join("baseline.json")).unwrap();
+    let quoted_baseline = tmp.path().join("quoted-baseline.json");
+    std::fs::write(
+        &quoted_baseline,
+        baseline.replacen("\"schema_version\": 1", "\"schema_version\": \"1\"", 1),
+    )
+    .unwrap();
+    let mut shown = String::new();
+    for args in [
+        vec!["report", "merge", path(&quoted)],
+        vec!["run", "suite", "--baseline", path(&quoted)],
+        vec!["run", "suite", "--baseline", path(&quoted_baseline)],
+    ] {
+        let out = harness(tmp.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+        shown.push_str(&format!("$ harness {}\n{}", args.join(" "), printed(&out)));
+    }
+    assert_snapshot!("schema_version_as_a_string", shown);
 }
 
 #[test]

@@ -13,6 +13,10 @@ use super::test_helpers::printed;
 use super::test_helpers::printed_run;
 use super::test_helpers::redacting;
 
+/// Where the runs of these tests record their last run (never the source
+/// tree).
+const STATE_DIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/harness-state");
+
 fn suites() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/suites")
 }
@@ -24,6 +28,7 @@ fn harness_in(dir: &Path, tmp: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("TMPDIR", tmp)
+        .env("HARNESS_STATE_DIR", STATE_DIR)
         .output()
         .unwrap()
 }
@@ -310,6 +315,7 @@ fn ctrl_c_stops_the_run_and_removes_workspaces() {
         .args(["run", "slow", "--jobs", "1", "--tokenizer", "chars4"])
         .current_dir(suites())
         .env("TMPDIR", tmp.path())
+        .env("HARNESS_STATE_DIR", STATE_DIR)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();

@@ -1,0 +1,117 @@
+//! `harness init [DIR]`: writes a starter suite into `DIR/scenarios/`: one
+//! passing scenario per tool, a `harness.yaml` and a small fixture, so that
+//! `harness run` passes on the first try and each file shows a feature.
+//!
+//! The files are the ones under `src/cli/init/`, built into the binary.
+//! Nothing is ever overwritten: when any of them exists, nothing is
+//! written and the command exits 2 naming them.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::exit;
+
+/// Flags of `harness init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The directory to write `scenarios/` into (default: the current
+    /// directory; created if missing).
+    #[arg(value_name = "DIR")]
+    dir: Option<PathBuf>,
+}
+
+/// Every file of the starter suite: its path under `DIR` and its text.
+pub const FILES: [(&str, &str); 11] = [
+    (
+        "scenarios/harness.yaml",
+        include_str!("init/scenarios/harness.yaml"),
+    ),
+    (
+        "scenarios/read.yaml",
+        include_str!("init/scenarios/read.yaml"),
+    ),
+    (
+        "scenarios/write.yaml",
+        include_str!("init/scenarios/write.yaml"),
+    ),
+    (
+        "scenarios/edit.yaml",
+        include_str!("init/scenarios/edit.yaml"),
+    ),
+    (
+        "scenarios/bash.yaml",
+        include_str!("init/scenarios/bash.yaml"),
+    ),
+    (
+        "scenarios/grep.yaml",
+        include_str!("init/scenarios/grep.yaml"),
+    ),
+    (
+        "scenarios/find.yaml",
+        include_str!("init/scenarios/find.yaml"),
+    ),
+    ("scenarios/ls.yaml", include_str!("init/scenarios/ls.yaml")),
+    (
+        "scenarios/fixtures/starter/README.md",
+        include_str!("init/scenarios/fixtures/starter/README.md"),
+    ),
+    (
+        "scenarios/fixtures/starter/notes.txt",
+        include_str!("init/scenarios/fixtures/starter/notes.txt"),
+    ),
+    (
+        "scenarios/fixtures/starter/src/greet.py",
+        include_str!("init/scenarios/fixtures/starter/src/greet.py"),
+    ),
+];
+
+pub fn run(args: &InitArgs) -> u8 {
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let existing: Vec<String> = FILES
+        .iter()
+        .map(|(path, _)| dir.join(path))
+        .filter(|path| path.symlink_metadata().is_ok())
+        .map(|path| path.display().to_string())
+        .collect();
+    if !existing.is_empty() {
+        return super::usage_error(format!(
+            "harness init writes nothing over existing files, and these exist: {}; move them \
+             away or choose another directory (harness init DIR)",
+            existing.join(", ")
+        ));
+    }
+    for (path, text) in FILES {
+        let target = dir.join(path);
+        if let Err(err) = write_new(&target, text) {
+            return super::usage_error(format!("cannot write {}: {err}", target.display()));
+        }
+    }
+    let scenarios = dir.join("scenarios");
+    println!(
+        "wrote a starter suite of {} files into {}",
+        FILES.len(),
+        scenarios.display()
+    );
+    println!(
+        "run it with: harness run {}\nthe scenario format: docs/scenarios.md in the harness \
+         repository, or `harness schema` for its JSON Schema",
+        scenarios.display()
+    );
+    exit::SUCCESS
+}
+
+/// Creates `path` (and its parents) with `text`; fails if it exists, even
+/// when it appeared after the check above.
+fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    file.write_all(text.as_bytes())
+}
