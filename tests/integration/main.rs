@@ -11,6 +11,7 @@ mod cli;
 mod layering;
 mod properties;
 mod reports;
+mod robustness;
 mod run;
 mod test_helpers;
 mod xsd;

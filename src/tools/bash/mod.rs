@@ -103,6 +103,13 @@ impl Tool for BashTool {
     fn spec(&self, limits: &Limits) -> ToolSpec {
         let max_lines = limits.max_lines;
         let max_bytes = format_size(limits.max_bytes);
+        let saved = match limits.max_log_bytes {
+            0 => "the rest is not saved".to_owned(),
+            cap => format!(
+                "the full output (its first {} at most) is saved to a file named in the notice",
+                format_size(usize::try_from(cap).unwrap_or(usize::MAX))
+            ),
+        };
         let default_timeout = match limits.bash_timeout {
             Some(secs) => format!("the default is {secs} seconds"),
             None => "there is no timeout by default".to_owned(),
@@ -113,9 +120,8 @@ impl Tool for BashTool {
             description: format!(
                 "Execute a bash command in the workspace root directory. Returns stdout and \
                  stderr together, in the order they were written. Output is cut to its last \
-                 {max_lines} lines or {max_bytes}, whichever is hit first; when it is cut, the \
-                 full output is saved to a file named in the notice. Colour codes and progress \
-                 redraws are removed. Each call runs in a fresh shell: cd, variables and \
+                 {max_lines} lines or {max_bytes}, whichever is hit first; when it is cut, \
+                 {saved}. Colour codes and progress redraws are removed. Each call runs in a fresh shell: cd, variables and \
                  functions do not carry over. Optionally set timeout in seconds; \
                  {default_timeout}."
             ),
@@ -172,7 +178,8 @@ impl Tool for BashTool {
                 ctx.limits.truncation(),
                 BASH_FILE_PREFIX,
                 Arc::clone(ctx.workspace.fs()),
-            ),
+            )
+            .with_log_cap(ctx.limits.max_log_bytes),
             sink: ctx.updates.clone(),
             last_emit: None,
             dirty: false,
@@ -355,6 +362,9 @@ struct BashDetails {
     full_output_path: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     full_output_error: Option<String>,
+    /// The full-output file stopped at `max_log_bytes`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    full_output_truncated: bool,
 }
 
 impl BashDetails {
@@ -367,6 +377,7 @@ impl BashDetails {
                 .truncated
                 .then(|| snapshot.truncation.clone()),
             full_output_path: snapshot.full_output_path.clone(),
+            full_output_truncated: snapshot.full_output_truncated,
             ..Self::default()
         }
     }
@@ -375,7 +386,9 @@ impl BashDetails {
 /// A partial result: the cleaned tail, no notice (§bash.5).
 fn partial_result(snapshot: &Snapshot) -> ToolUpdate {
     let details = BashDetails::output(snapshot);
-    let any = details.truncation.is_some() || details.full_output_path.is_some();
+    let any = details.truncation.is_some()
+        || details.full_output_path.is_some()
+        || details.full_output_truncated;
     ToolUpdate {
         content: vec![Content::text(snapshot.content.clone())],
         // Always serialisable; a failure would only drop a partial result's
@@ -414,10 +427,10 @@ fn outcome(
             details.timed_out = true;
             details.timeout = Some(secs);
             let status = format!(
-                "Command timed out after {secs} seconds. The command and every process it \
-                 started were killed. If it needs more time, call bash again with a larger \
-                 timeout; run a server or watcher in the background with its output redirected \
-                 to a file (cmd > /tmp/out.log 2>&1 &)."
+                "Command timed out after {secs} seconds. Its process group and every process \
+                 still descended from it were killed. If it needs more time, call bash again \
+                 with a larger timeout; run a server or watcher in the background with its \
+                 output redirected to a file (cmd > /tmp/out.log 2>&1 &)."
             );
             Some((status, ""))
         }
@@ -469,11 +482,19 @@ fn truncation_notice(snapshot: &Snapshot) -> Option<String> {
         return None;
     }
     let full = match (&snapshot.full_output_path, &snapshot.full_output_error) {
+        (Some(path), None) if snapshot.full_output_truncated => format!(
+            "Full output (only its first {}, the log limit): {}",
+            format_size(usize::try_from(snapshot.full_output_bytes).unwrap_or(usize::MAX)),
+            path.display()
+        ),
         (Some(path), None) => format!("Full output: {}", path.display()),
         (Some(path), Some(error)) => {
             format!("Full output (incomplete: {error}): {}", path.display())
         }
         (None, Some(error)) => format!("The full output could not be saved: {error}"),
+        (None, None) if snapshot.full_output_truncated => {
+            "The full output was not saved (the log limit is 0)".to_owned()
+        }
         (None, None) => "The full output was not saved".to_owned(),
     };
     let end = t.total_lines;
