@@ -29,7 +29,7 @@
 //! the model reads; see [`output`] for why line numbers also hold
 //! for the raw file.
 
-mod ansi;
+pub(crate) mod ansi;
 mod output;
 
 use std::path::PathBuf;

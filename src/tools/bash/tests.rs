@@ -501,6 +501,38 @@ async fn escape_codes_and_redraws_are_cleaned_and_the_file_keeps_them() {
 }
 
 #[tokio::test]
+async fn control_characters_reach_the_model_as_visible_pictures() {
+    let h = Harness::local();
+    let r = bash(&h, "printf 'bell\\a nul\\0 bs\\b del\\177\\ttab\\n'").await;
+    assert_eq!(r.text(), "bell␇ nul␀ bs␈ del␡\ttab\n");
+    assert_eq!(r.details, Some(json!({"exit_code": 0, "cleaned": true})));
+}
+
+#[tokio::test]
+async fn an_unterminated_osc_string_cannot_hide_a_long_line() {
+    // 10 MB without a newline after an OSC that never ends: the string
+    // ends at its bound and the end of the line is shown.
+    let h = Harness::local();
+    let r = bash(
+        &h,
+        "printf '\\033]0;title'; head -c 10000000 /dev/zero | tr '\\0' x",
+    )
+    .await;
+    let file = FullOutput::of(&r);
+    let shown = 10_000_000 + "]0;title".len() - ansi::MAX_SEQUENCE_BYTES;
+    assert_eq!(
+        r.text(),
+        format!(
+            "{}\n\n[Showing last 50.0KB of line 1 (line is {}). Full output: {}]",
+            "x".repeat(51_200),
+            format_size(shown),
+            file.display()
+        )
+    );
+    assert_eq!(details(&r)["truncation"]["total_bytes"], json!(shown));
+}
+
+#[tokio::test]
 async fn the_command_runs_in_the_workspace_root_with_stdin_closed() {
     let h = Harness::local();
     let r = bash(&h, "pwd").await;

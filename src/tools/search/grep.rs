@@ -68,6 +68,7 @@ use super::search_walk;
 use super::shown_path;
 use super::unreadable_notice;
 use super::with_notices;
+use crate::tools::bash::ansi::show_controls;
 use crate::tools::contract::ExecutionMode;
 use crate::tools::contract::Limits;
 use crate::tools::contract::Tool;
@@ -434,8 +435,9 @@ impl Sink for Collect<'_> {
 }
 
 /// The text of a line as shown: without its line terminator and without
-/// `\r`, invalid UTF-8 replaced, cut to `max_chars` characters. Only a
-/// bounded prefix of a huge line is decoded.
+/// `\r`, invalid UTF-8 replaced, cut to `max_chars` characters, other
+/// control characters (but tab) shown as control pictures (`␀`, `␛`). Only
+/// a bounded prefix of a huge line is decoded.
 fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
     let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     // Enough bytes for `max_chars + 1` characters, however they decode.
@@ -454,7 +456,7 @@ fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
     };
     let text = String::from_utf8_lossy(&text);
     let (shown, cut) = truncate_line(&text, max_chars);
-    (shown.into_owned(), cut)
+    (show_controls(&shown).into_owned(), cut)
 }
 
 /// Searches `files` in parallel and returns what each needed file holds,

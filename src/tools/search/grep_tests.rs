@@ -437,6 +437,20 @@ async fn invalid_utf8_is_shown_lossily_and_carriage_returns_are_dropped() {
 }
 
 #[tokio::test]
+async fn control_characters_in_lines_are_shown_as_pictures() {
+    let h = Harness::memory();
+    h.add_file(
+        "log.txt",
+        b"\x1b[31mERROR\x1b[0m needle\x07\tend\x7f\nctx \x0c\n",
+    );
+    let (text, _) = grep(&h, json!({"pattern": "needle", "context": 1})).await;
+    assert_eq!(
+        text,
+        "log.txt:1: ␛[31mERROR␛[0m needle␇\tend␡\nlog.txt-2- ctx ␌"
+    );
+}
+
+#[tokio::test]
 async fn memory_workspace_honours_ignore_files_too() {
     let h = Harness::memory();
     h.add_file(".gitignore", "dist/\n");
