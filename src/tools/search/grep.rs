@@ -113,9 +113,9 @@ pub struct GrepArgs {
     pub ignore_case: Option<bool>,
     /// Treat `pattern` as literal text.
     pub literal: Option<bool>,
-    /// Lines of context before and after each match.
+    /// Lines of context before and after each match (at least 0).
     pub context: Option<f64>,
-    /// Maximum number of matching lines (`<= 0` means 1).
+    /// Maximum number of matching lines (at least 1: the schema says so).
     pub limit: Option<f64>,
 }
 
@@ -165,10 +165,12 @@ impl Tool for GrepTool {
                     },
                     "context": {
                         "type": "integer",
+                        "minimum": 0,
                         "description": "Lines to show before and after each match (default: 0)"
                     },
                     "limit": {
                         "type": "integer",
+                        "minimum": 1,
                         "description": format!("Maximum number of matching lines to return (default: {limit})")
                     }
                 }),
