@@ -53,7 +53,10 @@ pub fn run(args: CallArgs) -> u8 {
         Ok(ws) => ws.with_confine(!args.no_confine),
         Err(err) => return super::usage_error(format!("--cwd {}: {err}", root.display())),
     };
-    let builder = super::tool_selection(Registry::builder(workspace), args.tools.as_deref());
+    let builder = match super::tool_selection(Registry::builder(workspace), args.tools.as_deref()) {
+        Ok(builder) => builder,
+        Err(err) => return super::usage_error(format!("--tools: {err}")),
+    };
     let registry = match builder.build() {
         Ok(registry) => registry,
         Err(err) => return super::usage_error(format!("--tools: {err}")),

@@ -80,15 +80,61 @@ fn usage_error(message: impl std::fmt::Display) -> u8 {
 }
 
 /// Parses `--tools`: a preset name or a comma-separated list of tool names.
+/// A preset inside a list is refused (presets cannot be mixed with names),
+/// and an unknown name is the one blamed.
 fn tool_selection(
     builder: crate::tools::RegistryBuilder,
     spec: Option<&str>,
-) -> crate::tools::RegistryBuilder {
-    match spec {
-        None => builder,
-        Some(text) => match crate::tools::Preset::parse(text) {
-            Some(preset) => builder.preset(preset),
-            None => builder.allow(text.split(',').map(str::trim).filter(|s| !s.is_empty())),
-        },
+) -> Result<crate::tools::RegistryBuilder, String> {
+    use crate::tools::Preset;
+    let Some(text) = spec else {
+        return Ok(builder);
+    };
+    if let Some(preset) = Preset::parse(text.trim()) {
+        return Ok(builder.preset(preset));
     }
+    let names: Vec<&str> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let presets: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|name| Preset::parse(name).is_some())
+        .collect();
+    if presets.is_empty() {
+        return Ok(builder.allow(names));
+    }
+    let known: Vec<&str> = crate::tools::builtin_tools()
+        .iter()
+        .map(|tool| tool.spec(&crate::tools::Limits::default()).name)
+        .collect();
+    let unknown: Vec<String> = names
+        .iter()
+        .filter(|name| Preset::parse(name).is_none() && !known.contains(name))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    let quoted: Vec<String> = presets.iter().map(|p| format!("`{p}`")).collect();
+    let (preset_words, verb) = match quoted.len() {
+        1 => (format!("{} is a preset", quoted[0]), "it"),
+        _ => (format!("{} are presets", quoted.join(", ")), "they"),
+    };
+    let mixing = format!(
+        "{preset_words}, and {verb} cannot be mixed with tool names: give one preset (coding, \
+         readonly, all) or a comma list of tool names"
+    );
+    Err(match unknown.len() {
+        0 => mixing,
+        1 => format!(
+            "unknown tool {} (known tools: {}); {mixing}",
+            unknown[0],
+            known.join(", ")
+        ),
+        _ => format!(
+            "unknown tools {} (known tools: {}); {mixing}",
+            unknown.join(", "),
+            known.join(", ")
+        ),
+    })
 }

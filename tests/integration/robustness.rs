@@ -10,8 +10,12 @@ use std::process::Command;
 use std::process::Output;
 use std::process::Stdio;
 
+use insta::assert_snapshot;
 use serde_json::Value;
 use serde_json::json;
+
+use super::test_helpers::printed;
+use super::test_helpers::redacting;
 
 fn harness() -> Command {
     Command::new(env!("CARGO_BIN_EXE_harness"))
@@ -91,4 +95,31 @@ fn a_command_that_reads_the_terminal_fails_at_once_instead_of_stopping() {
             "details": {"exit_code": 1, "cleaned": false}
         })
     );
+}
+
+#[test]
+fn tools_blames_the_unknown_name_and_refuses_presets_among_names() {
+    let _guard = redacting(&[]).bind_to_scope();
+    let mut all = String::new();
+    for spec in [
+        "readonly,bogus",
+        "readonly,grep",
+        "coding,all,x,y",
+        "read,bogus",
+    ] {
+        for command in ["tools", "call"] {
+            let mut cmd = harness();
+            cmd.args([command, "--tools", spec]);
+            if command == "call" {
+                cmd.args(["read", "{}"]);
+            }
+            let out = cmd.output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{command} --tools {spec}");
+            all.push_str(&format!(
+                "$ harness {command} --tools {spec}\n{}",
+                printed(&out)
+            ));
+        }
+    }
+    assert_snapshot!("tools_with_presets_mixed_with_names", all);
 }
