@@ -1,6 +1,5 @@
 //! `harness call TOOL [ARGS_JSON] [--cwd DIR] [--no-confine]`.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -34,11 +33,19 @@ pub struct CallArgs {
 pub fn run(args: CallArgs) -> u8 {
     let text = match args.args_json.as_deref() {
         Some("-") | None => {
-            let mut text = String::new();
-            if let Err(err) = std::io::stdin().read_to_string(&mut text) {
-                return super::usage_error(format!("cannot read arguments from stdin: {err}"));
+            let bytes = match super::read_bounded(std::io::stdin().lock(), "standard input") {
+                Ok(bytes) => bytes,
+                Err(err) => return super::usage_error(format!("arguments: {err}")),
+            };
+            match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(err) => {
+                    return super::usage_error(format!(
+                        "arguments: standard input is not UTF-8 text (invalid byte at offset {})",
+                        err.utf8_error().valid_up_to()
+                    ));
+                }
             }
-            text
         }
         Some(text) => text.to_owned(),
     };

@@ -73,6 +73,29 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// The most bytes read from standard input or a file given on the command
+/// line (`harness call`'s arguments, `harness tokens`): a device such as
+/// `/dev/zero` must end in an error, not in exhausted memory.
+const MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads all of `reader` if it holds at most [`MAX_INPUT_BYTES`]; `what`
+/// names it in the error ("standard input").
+fn read_bounded(reader: impl std::io::Read, what: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| format!("cannot read {what}: {err}"))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!(
+            "{what} holds more than {} MiB, the most harness reads from it",
+            MAX_INPUT_BYTES >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Prints an error for a usage problem and returns the usage exit code.
 fn usage_error(message: impl std::fmt::Display) -> u8 {
     eprintln!("error: {message}");

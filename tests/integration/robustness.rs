@@ -123,3 +123,70 @@ fn tools_blames_the_unknown_name_and_refuses_presets_among_names() {
     }
     assert_snapshot!("tools_with_presets_mixed_with_names", all);
 }
+
+/// Runs `command` to its end, or kills it and fails after `bound`.
+fn output_within(mut command: Command, bound: std::time::Duration) -> Output {
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = rustix::process::Pid::from_child(&child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(bound) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            panic!("{command:?} did not end within {bound:?}");
+        }
+    }
+}
+
+#[test]
+fn endless_and_special_inputs_end_in_a_clear_error() {
+    let _guard = redacting(&[]).bind_to_scope();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    let bound = std::time::Duration::from_secs(120);
+    let mut all = String::new();
+    let cases: [(&str, &[&str], Option<&str>); 5] = [
+        ("harness tokens /dev/zero", &["tokens", "/dev/zero"], None),
+        ("harness tokens FIFO", &["tokens", "FIFO"], None),
+        ("harness tokens /", &["tokens", "/"], None),
+        ("harness tokens < /dev/zero", &["tokens"], Some("/dev/zero")),
+        (
+            "harness call read < /dev/zero",
+            &["call", "read"],
+            Some("/dev/zero"),
+        ),
+    ];
+    for (title, args, stdin) in cases {
+        let mut command = harness();
+        for arg in args {
+            if *arg == "FIFO" {
+                command.arg(&fifo);
+            } else {
+                command.arg(arg);
+            }
+        }
+        let stdin = match stdin {
+            Some(path) => Stdio::from(std::fs::File::open(path).unwrap()),
+            None => Stdio::null(),
+        };
+        command.stdin(stdin);
+        let out = output_within(command, bound);
+        assert_eq!(out.status.code(), Some(2), "{title}");
+        let text = printed(&out).replace(&fifo.display().to_string(), "FIFO");
+        all.push_str(&format!("$ {title}\n{text}"));
+    }
+    assert_snapshot!("endless_and_special_inputs", all);
+}
