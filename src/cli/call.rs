@@ -1,4 +1,7 @@
 //! `harness call TOOL [ARGS_JSON] [--cwd DIR] [--no-confine]`.
+//!
+//! Ctrl-C, SIGTERM and SIGHUP cancel the call (a running bash command's
+//! process group is killed), and the aborted result is printed as usual.
 
 use std::path::PathBuf;
 
@@ -79,21 +82,58 @@ pub fn run(args: CallArgs) -> u8 {
     };
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {
-        let on_interrupt = cancel.clone();
+        // Ctrl-C, SIGTERM and SIGHUP cancel the call: a running command's
+        // process group is killed, and the result says it was aborted.
+        // The handlers are in place before the call starts.
+        let stops = stop_signals();
+        let on_stop = cancel.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_interrupt.cancel();
-            }
+            stops.await;
+            on_stop.cancel();
         });
         registry
             .dispatch(&call, cancel, UpdateSink::discard())
             .await
     });
+    // The registry goes first: dropping it kills what the command left
+    // running in the background.
+    drop(registry);
     match serde_json::to_string(&result) {
         Ok(json) => {
             println!("{json}");
             exit::SUCCESS
         }
         Err(err) => super::usage_error(format!("cannot encode the result: {err}")),
+    }
+}
+
+/// Resolves on the first Ctrl-C, SIGTERM or SIGHUP. Each handler is
+/// installed now; one that cannot be installed never fires.
+fn stop_signals() -> impl std::future::Future<Output = ()> + Send {
+    use tokio::signal::unix::SignalKind;
+    use tokio::signal::unix::signal;
+    let streams = [
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+        SignalKind::interrupt(),
+    ]
+    .map(|kind| signal(kind).ok());
+    async move {
+        let [term, hangup, interrupt] = streams;
+        tokio::select! {
+            () = next_signal(term) => {}
+            () = next_signal(hangup) => {}
+            () = next_signal(interrupt) => {}
+        }
+    }
+}
+
+/// Waits for the next signal of `stream`; forever without one.
+async fn next_signal(stream: Option<tokio::signal::unix::Signal>) {
+    match stream {
+        Some(mut stream) => {
+            stream.recv().await;
+        }
+        None => std::future::pending::<()>().await,
     }
 }

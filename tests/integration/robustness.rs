@@ -190,3 +190,78 @@ fn endless_and_special_inputs_end_in_a_clear_error() {
     }
     assert_snapshot!("endless_and_special_inputs", all);
 }
+
+/// Whether a process is gone or a zombie (dead, waiting to be reaped).
+fn is_dead(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let state = stat[stat.rfind(')').unwrap() + 1..].trim_start().as_bytes()[0];
+    matches!(state, b'Z' | b'X')
+}
+
+#[test]
+fn call_killed_by_sigterm_or_sighup_kills_its_command_group_and_exits() {
+    for signal in [rustix::process::Signal::TERM, rustix::process::Signal::HUP] {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pids");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        let mut command = harness();
+        command
+            .args([
+                "call",
+                "bash",
+                r#"{"command": "sleep 1000 & echo $$ $! > pids; sleep 1000"}"#,
+                "--cwd",
+            ])
+            .arg(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = command.spawn().unwrap();
+        let harness_pid = rustix::process::Pid::from_child(&child);
+        // The command writes its pids once both sleeps are started; reading
+        // the FIFO waits for that, with a bound.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(std::fs::read_to_string(reader));
+        });
+        let pids = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the command started")
+            .unwrap();
+        let pids: Vec<i32> = pids
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        rustix::process::kill_process(harness_pid, signal).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let out = rx.recv_timeout(std::time::Duration::from_secs(60));
+        let survivors: Vec<i32> = pids.iter().copied().filter(|&p| !is_dead(p)).collect();
+        // Leave nothing behind, whatever happened.
+        let _ = rustix::process::kill_process_group(
+            rustix::process::Pid::from_raw(pids[0]).unwrap(),
+            rustix::process::Signal::KILL,
+        );
+        let out = out.expect("harness ended").unwrap();
+        assert_eq!(survivors, Vec::<i32>::new(), "{signal:?}");
+        assert_eq!(
+            result_of(&out),
+            json!({
+                "is_error": true,
+                "content": [{"type": "text", "text": "Command aborted"}],
+                "details": {"cancelled": true, "cleaned": false}
+            }),
+            "{signal:?}"
+        );
+    }
+}
