@@ -214,9 +214,6 @@ fn every_number_in_a_description_follows_the_limits() {
     );
     let grep = &registry.spec("grep").unwrap().description;
     assert!(grep.contains('7') && grep.contains("77"), "{grep}");
-    assert!(grep.contains("11 seconds"), "{grep}");
-    let bash = &registry.spec("bash").unwrap().description;
-    assert!(bash.contains("first 3.0MB"), "{bash}");
     assert!(registry.spec("find").unwrap().description.contains('8'));
     assert!(registry.spec("ls").unwrap().description.contains('9'));
     for spec in registry.specs() {

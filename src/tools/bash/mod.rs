@@ -103,13 +103,6 @@ impl Tool for BashTool {
     fn spec(&self, limits: &Limits) -> ToolSpec {
         let max_lines = limits.max_lines;
         let max_bytes = format_size(limits.max_bytes);
-        let saved = match limits.max_log_bytes {
-            0 => "the rest is not saved".to_owned(),
-            cap => format!(
-                "the full output (its first {} at most) is saved to a file named in the notice",
-                format_size(usize::try_from(cap).unwrap_or(usize::MAX))
-            ),
-        };
         let default_timeout = match limits.bash_timeout {
             Some(secs) => format!("the default is {secs} seconds"),
             None => "there is no timeout by default".to_owned(),
@@ -120,8 +113,9 @@ impl Tool for BashTool {
             description: format!(
                 "Execute a bash command in the workspace root directory. Returns stdout and \
                  stderr together, in the order they were written. Output is cut to its last \
-                 {max_lines} lines or {max_bytes}, whichever is hit first; when it is cut, \
-                 {saved}. Colour codes and progress redraws are removed. Each call runs in a fresh shell: cd, variables and \
+                 {max_lines} lines or {max_bytes}, whichever is hit first; when it is cut, the \
+                 full output is saved to a file named in the notice. Colour codes and progress \
+                 redraws are removed. Each call runs in a fresh shell: cd, variables and \
                  functions do not carry over. Optionally set timeout in seconds; \
                  {default_timeout}."
             ),

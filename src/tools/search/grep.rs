@@ -139,10 +139,6 @@ impl Tool for GrepTool {
         let limit = limits.grep_limit;
         let max_bytes = format_size(limits.max_bytes);
         let max_line = limits.grep_max_line;
-        let budget = match limits.grep_timeout {
-            Some(secs) => format!(" A search stops with an error after {secs} seconds."),
-            None => String::new(),
-        };
         ToolSpec {
             name: "grep",
             label: "Grep",
@@ -154,7 +150,7 @@ impl Tool for GrepTool {
                  .ignore or .git/info/exclude are skipped (also outside git repositories), \
                  hidden files are searched, .git/ and binary files are not. Stops at {limit} \
                  matching lines (change with limit) or {max_bytes} of output, whichever comes \
-                 first; lines longer than {max_line} characters are cut.{budget}"
+                 first; lines longer than {max_line} characters are cut."
             ),
             prompt_snippet: "Search file contents for patterns (respects .gitignore)".to_owned(),
             prompt_guidelines: Vec::new(),

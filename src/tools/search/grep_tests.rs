@@ -695,20 +695,6 @@ async fn a_search_past_its_time_budget_stops_with_an_error() {
     );
 }
 
-#[test]
-fn spec_states_the_time_budget_from_the_limits() {
-    let with = GrepTool.spec(&Limits::default()).description;
-    assert!(
-        with.ends_with(" A search stops with an error after 30 seconds."),
-        "{with}"
-    );
-    let without = GrepTool.spec(&Limits {
-        grep_timeout: None,
-        ..Limits::default()
-    });
-    assert!(without.description.ends_with("characters are cut."));
-}
-
 #[tokio::test]
 async fn an_invalid_configured_time_budget_is_an_internal_error() {
     for secs in [0.0, -1.0, f64::NAN, f64::INFINITY] {
