@@ -1,6 +1,8 @@
 //! `harness call TOOL [ARGS_JSON] [--cwd DIR] [--no-confine]`.
+//!
+//! Ctrl-C, SIGTERM and SIGHUP cancel the call (a running bash command's
+//! process group is killed), and the aborted result is printed as usual.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -34,11 +36,19 @@ pub struct CallArgs {
 pub fn run(args: CallArgs) -> u8 {
     let text = match args.args_json.as_deref() {
         Some("-") | None => {
-            let mut text = String::new();
-            if let Err(err) = std::io::stdin().read_to_string(&mut text) {
-                return super::usage_error(format!("cannot read arguments from stdin: {err}"));
+            let bytes = match super::read_bounded(std::io::stdin().lock(), "standard input") {
+                Ok(bytes) => bytes,
+                Err(err) => return super::usage_error(format!("arguments: {err}")),
+            };
+            match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(err) => {
+                    return super::usage_error(format!(
+                        "arguments: standard input is not UTF-8 text (invalid byte at offset {})",
+                        err.utf8_error().valid_up_to()
+                    ));
+                }
             }
-            text
         }
         Some(text) => text.to_owned(),
     };
@@ -53,7 +63,10 @@ pub fn run(args: CallArgs) -> u8 {
         Ok(ws) => ws.with_confine(!args.no_confine),
         Err(err) => return super::usage_error(format!("--cwd {}: {err}", root.display())),
     };
-    let builder = super::tool_selection(Registry::builder(workspace), args.tools.as_deref());
+    let builder = match super::tool_selection(Registry::builder(workspace), args.tools.as_deref()) {
+        Ok(builder) => builder,
+        Err(err) => return super::usage_error(format!("--tools: {err}")),
+    };
     let registry = match builder.build() {
         Ok(registry) => registry,
         Err(err) => return super::usage_error(format!("--tools: {err}")),
@@ -69,21 +82,58 @@ pub fn run(args: CallArgs) -> u8 {
     };
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {
-        let on_interrupt = cancel.clone();
+        // Ctrl-C, SIGTERM and SIGHUP cancel the call: a running command's
+        // process group is killed, and the result says it was aborted.
+        // The handlers are in place before the call starts.
+        let stops = stop_signals();
+        let on_stop = cancel.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_interrupt.cancel();
-            }
+            stops.await;
+            on_stop.cancel();
         });
         registry
             .dispatch(&call, cancel, UpdateSink::discard())
             .await
     });
+    // The registry goes first: dropping it kills what the command left
+    // running in the background.
+    drop(registry);
     match serde_json::to_string(&result) {
         Ok(json) => {
             println!("{json}");
             exit::SUCCESS
         }
         Err(err) => super::usage_error(format!("cannot encode the result: {err}")),
+    }
+}
+
+/// Resolves on the first Ctrl-C, SIGTERM or SIGHUP. Each handler is
+/// installed now; one that cannot be installed never fires.
+fn stop_signals() -> impl std::future::Future<Output = ()> + Send {
+    use tokio::signal::unix::SignalKind;
+    use tokio::signal::unix::signal;
+    let streams = [
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+        SignalKind::interrupt(),
+    ]
+    .map(|kind| signal(kind).ok());
+    async move {
+        let [term, hangup, interrupt] = streams;
+        tokio::select! {
+            () = next_signal(term) => {}
+            () = next_signal(hangup) => {}
+            () = next_signal(interrupt) => {}
+        }
+    }
+}
+
+/// Waits for the next signal of `stream`; forever without one.
+async fn next_signal(stream: Option<tokio::signal::unix::Signal>) {
+    match stream {
+        Some(mut stream) => {
+            stream.recv().await;
+        }
+        None => std::future::pending::<()>().await,
     }
 }

@@ -1,7 +1,7 @@
 //! `harness tokens [FILE] [--tokenizer NAME]`: the token count of a file or
 //! of standard input, counted exactly as the harness prices text.
 
-use std::io::Read as _;
+use std::path::Path;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -28,14 +28,15 @@ pub fn run(args: TokensArgs) -> u8 {
     let (name, bytes) = match args.file.as_deref() {
         None => read_stdin(),
         Some(path) if path.as_os_str() == "-" => read_stdin(),
-        Some(path) => (
-            path.display().to_string(),
-            std::fs::read(path).map_err(|err| err.to_string()),
-        ),
+        Some(path) => {
+            let name = path.display().to_string();
+            let bytes = read_file(path, &name);
+            (name, bytes)
+        }
     };
     let bytes = match bytes {
         Ok(bytes) => bytes,
-        Err(err) => return super::usage_error(format!("cannot read {name}: {err}")),
+        Err(err) => return super::usage_error(err),
     };
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
@@ -51,10 +52,26 @@ pub fn run(args: TokensArgs) -> u8 {
 }
 
 fn read_stdin() -> (String, Result<Vec<u8>, String>) {
-    let mut bytes = Vec::new();
-    let result = std::io::stdin()
-        .read_to_end(&mut bytes)
-        .map(|_| bytes)
-        .map_err(|err| err.to_string());
-    ("standard input".to_owned(), result)
+    let name = "standard input".to_owned();
+    let bytes = super::read_bounded(std::io::stdin().lock(), &name);
+    (name, bytes)
+}
+
+/// A regular file's bytes, bounded; a device, FIFO or socket is refused
+/// before it is opened (opening a FIFO waits for a writer, and a device may
+/// never end).
+fn read_file(path: &Path, name: &str) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path).map_err(|err| format!("cannot read {name}: {err}"))?;
+    if meta.is_dir() {
+        return Err(format!("{name} is a directory; give a file"));
+    }
+    if !meta.is_file() {
+        return Err(format!(
+            "{name} is not a regular file (a device, FIFO or socket); harness tokens reads \
+             regular files, or standard input (`harness tokens < {name}`) up to {} MiB",
+            super::MAX_INPUT_BYTES >> 20
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|err| format!("cannot read {name}: {err}"))?;
+    super::read_bounded(file, name)
 }

@@ -35,7 +35,10 @@ pub fn run(args: ToolsArgs) -> u8 {
         Ok(ws) => ws,
         Err(err) => return super::usage_error(err),
     };
-    let builder = super::tool_selection(Registry::builder(workspace), args.tools.as_deref());
+    let builder = match super::tool_selection(Registry::builder(workspace), args.tools.as_deref()) {
+        Ok(builder) => builder,
+        Err(err) => return super::usage_error(format!("--tools: {err}")),
+    };
     let registry = match builder.build() {
         Ok(registry) => registry,
         Err(err) => return super::usage_error(format!("--tools: {err}")),

@@ -717,7 +717,13 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
                 let regex = expanded_regex
                     .as_ref()
                     .or_else(|| input.scenario.run_check.file_regexes.get(rel));
-                file_object_checks(failures, step, (&files, rel, input.presenter), checks, regex);
+                file_object_checks(
+                    failures,
+                    step,
+                    (&files, rel, input.presenter),
+                    checks,
+                    regex,
+                );
             }
         }
     }

@@ -247,7 +247,19 @@ pub struct Limits {
     pub ls_limit: usize,
     /// Timeout in seconds applied to bash calls that do not set one.
     pub bash_timeout: Option<f64>,
+    /// Raw bytes kept in a bash full-output file (its first ones); 0 keeps
+    /// no file.
+    pub max_log_bytes: u64,
+    /// Seconds one grep call may search before it stops with an error;
+    /// `None` lets it run until it is done.
+    pub grep_timeout: Option<f64>,
 }
+
+/// The default of [`Limits::max_log_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The default of [`Limits::grep_timeout`], in seconds.
+pub const DEFAULT_GREP_TIMEOUT: f64 = 30.0;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -259,6 +271,8 @@ impl Default for Limits {
             find_limit: 1000,
             ls_limit: 500,
             bash_timeout: None,
+            max_log_bytes: DEFAULT_MAX_LOG_BYTES,
+            grep_timeout: Some(DEFAULT_GREP_TIMEOUT),
         }
     }
 }

@@ -9,8 +9,8 @@
 //! entry whose symlink target cannot be resolved (a broken symlink, or one
 //! into a directory we may not enter) is **listed** plainly, without `/`,
 //! and counted in `details.unresolved_symlinks` (pi drops it silently,
-//! §quirks 14); `limit <= 0` means 1 (pi returns `(empty directory)` for
-//! `limit: 0`); the limit notice says how many entries there are; a missing
+//! §quirks 14); `limit` must be at least 1, like every limit (pi returns
+//! `(empty directory)` for `limit: 0`); the limit notice says how many entries there are; a missing
 //! path is an error with "did you mean" (D6).
 
 use serde::Deserialize;
@@ -48,7 +48,7 @@ pub struct LsTool;
 pub struct LsArgs {
     /// The directory to list (default: the workspace root).
     pub path: Option<String>,
-    /// Maximum number of entries (`<= 0` means 1).
+    /// Maximum number of entries (at least 1: the schema says so).
     pub limit: Option<f64>,
 }
 
@@ -76,6 +76,7 @@ impl Tool for LsTool {
                     },
                     "limit": {
                         "type": "integer",
+                        "minimum": 1,
                         "description": format!("Maximum number of entries to return (default: {limit})")
                     }
                 }),

@@ -108,7 +108,8 @@ async fn limit_notice_only_when_more_entries_remain() {
         "a\nb\n\n[2 entries limit reached (3 entries). Use limit=4 for more]"
     );
     assert_eq!(details["entry_limit_reached"], 2);
-    let (text, _) = ls(&h, json!({"limit": 0})).await;
+    // The smallest limit (0 and below are refused: registry tests).
+    let (text, _) = ls(&h, json!({"limit": 1})).await;
     assert_eq!(
         text,
         "a\n\n[1 entries limit reached (3 entries). Use limit=2 for more]"

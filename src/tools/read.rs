@@ -58,7 +58,7 @@ pub struct ReadTool;
 pub struct ReadArgs {
     /// The file to read.
     pub path: String,
-    /// 1-based first line; 0 or less means line 1. A number, so that every
+    /// 1-based first line (at least 1: the schema says so). A number, so that every
     /// integer the schema accepts (`2.0`, `1e30`) deserialises.
     pub offset: Option<f64>,
     /// Maximum number of lines.
@@ -91,6 +91,7 @@ impl Tool for ReadTool {
                     },
                     "offset": {
                         "type": "integer",
+                        "minimum": 1,
                         "description": "Line number to start reading from (1-indexed)"
                     },
                     "limit": {

@@ -391,14 +391,17 @@ impl Registry {
         else {
             return Err(Box::new(self.unavailable(&call.name)));
         };
-        let raw = match &call.arguments {
-            CallArguments::Json(value) => value.clone(),
-            CallArguments::Text(text) => parse_argument_text(&call.name, text)?,
+        // The arguments as sent, made anew where needed rather than kept in
+        // a copy: a 100 MB argument is not held twice.
+        let raw = || match &call.arguments {
+            CallArguments::Json(value) => Ok(value.clone()),
+            CallArguments::Text(text) => parse_argument_text(&call.name, text),
         };
-        let mut args = entry.tool.prepare_arguments(raw.clone());
+        let mut args = entry.tool.prepare_arguments(raw()?);
         let notes = normalize(&entry.spec.parameters, &mut args);
         let problems = entry.validator.problems(&args);
         if !problems.is_empty() {
+            let raw = raw()?;
             let facts = ValidationDetails {
                 validation_errors: &problems,
             };

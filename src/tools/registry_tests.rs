@@ -9,6 +9,7 @@ use crate::tools::Tool;
 use crate::tools::ToolOutput;
 use crate::tools::ops::LocalProcess;
 use crate::tools::ops::MemoryFs;
+use crate::tools::testutil::Harness;
 
 fn workspace() -> Workspace {
     let fs = MemoryFs::new();
@@ -198,6 +199,8 @@ fn every_number_in_a_description_follows_the_limits() {
         ls_limit: 9,
         grep_max_line: 77,
         bash_timeout: None,
+        max_log_bytes: 3 * 1024 * 1024,
+        grep_timeout: Some(11.0),
     };
     let registry = Registry::builder(workspace())
         .limits(limits)
@@ -225,6 +228,88 @@ fn every_number_in_a_description_follows_the_limits() {
             "{}: {}",
             spec.name,
             spec.description
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_limit_and_offset_below_its_minimum_is_refused_naming_the_rule() {
+    // One rule for every count a model sends: limits and read's offset are
+    // at least 1, grep's context at least 0; below that is a validation
+    // error, never a silent clamp.
+    let h = Harness::memory();
+    h.add_file("a.txt", "x\n");
+    let cases = [
+        ("read", json!({"path": "a.txt", "limit": 0}), "/limit", 1, 0),
+        (
+            "read",
+            json!({"path": "a.txt", "limit": -5}),
+            "/limit",
+            1,
+            -5,
+        ),
+        (
+            "read",
+            json!({"path": "a.txt", "offset": 0}),
+            "/offset",
+            1,
+            0,
+        ),
+        (
+            "read",
+            json!({"path": "a.txt", "offset": -1}),
+            "/offset",
+            1,
+            -1,
+        ),
+        ("grep", json!({"pattern": "x", "limit": 0}), "/limit", 1, 0),
+        (
+            "grep",
+            json!({"pattern": "x", "limit": -1}),
+            "/limit",
+            1,
+            -1,
+        ),
+        (
+            "grep",
+            json!({"pattern": "x", "context": -2}),
+            "/context",
+            0,
+            -2,
+        ),
+        ("find", json!({"pattern": "*", "limit": 0}), "/limit", 1, 0),
+        (
+            "find",
+            json!({"pattern": "*", "limit": -1}),
+            "/limit",
+            1,
+            -1,
+        ),
+        ("ls", json!({"limit": 0}), "/limit", 1, 0),
+        ("ls", json!({"limit": "-1"}), "/limit", 1, -1),
+    ];
+    for (tool, args, pointer, minimum, sent) in cases {
+        let r = h.call(tool, args.clone()).await;
+        assert!(r.is_error, "{tool} {args}");
+        let text = r.text();
+        let head: Vec<&str> = text.lines().take(2).collect();
+        assert_eq!(
+            head,
+            [
+                format!("Validation failed for tool \"{tool}\":"),
+                format!("  - {pointer}: expected a number >= {minimum}, received number {sent}"),
+            ],
+            "{tool} {args}"
+        );
+        let details = r.details.unwrap();
+        assert_eq!(
+            details["validation_errors"],
+            json!([{
+                "path": pointer,
+                "expected": format!("a number >= {minimum}"),
+                "received": format!("number {sent}")
+            }]),
+            "{tool} {args}"
         );
     }
 }

@@ -17,6 +17,7 @@ mod lifecycle;
 mod loading;
 mod properties;
 mod reports;
+mod robustness;
 mod run;
 mod selection;
 mod starter;

@@ -1,5 +1,6 @@
 //! Cleaning terminal output for a model (D12): ANSI escape sequences are
-//! removed and carriage-return redraws collapse to their final state.
+//! removed, carriage-return redraws collapse to their final state, and
+//! other control characters are shown as visible symbols.
 //!
 //! Commands write for terminals: colours, cursor moves, window titles, and
 //! progress bars that redraw one line with `\r`. A model reads none of that
@@ -9,12 +10,19 @@
 //!
 //! - CSI sequences (`ESC [` … final byte: colours, cursor moves, erases),
 //!   OSC, DCS, SOS, PM and APC strings (ended by BEL or `ESC \`), and every
-//!   other `ESC` sequence are dropped;
+//!   other `ESC` sequence are dropped. A sequence still unfinished after
+//!   [`MAX_SEQUENCE_BYTES`] bytes is not one a terminal would draw: it ends
+//!   there, and what follows is text again (an unterminated OSC cannot hide
+//!   the rest of a long line);
 //! - a `\r` followed by more text on the same line starts the line over: the
 //!   line shows its **last** segment (`10%\r50%\r100%` reads `100%`). An empty
 //!   segment does not erase the line: `abc\r` at the end of the output reads
 //!   `abc`;
-//! - `\r\n` is a line ending and stays as it is, as does every other byte.
+//! - `\r\n` is a line ending and stays as it is; so do `\n` and tab;
+//! - every other control character (C0 and DEL: NUL, BEL, backspace, form
+//!   feed, …) outside a sequence becomes its Unicode control picture
+//!   (U+2400–U+241F, U+2421: `␀`, `␇`, `␈`, `␌`, `␡`), so the model sees that
+//!   it is there without receiving the raw byte.
 //!
 //! Cleaning never adds or removes a `\n`: an escape sequence that runs into
 //! a newline is cut there and the newline is kept. So line `N` of the cleaned
@@ -22,20 +30,81 @@
 //! into the raw full-output file too.
 //!
 //! What is deliberately not emulated: cursor-up redraws of several lines
-//! (their escape codes are removed, the lines stay), backspace overstrikes
-//! and other lone control characters (kept as they are).
+//! (their escape codes are removed, the lines stay) and backspace
+//! overstrikes (the backspace is shown as `␈`).
 //!
 //! The cleaner is a streaming state machine over decoded text: a sequence
 //! or a `\r` split across chunks is handled like one written at once. It
 //! reports [`Piece`]s to a sink instead of building a string, so a caller
 //! with a bounded buffer (the bash output accumulator) decides what to keep.
 
+use std::borrow::Cow;
 use std::ops::RangeInclusive;
 
 const ESC: u8 = 0x1b;
 const BEL: u8 = 0x07;
 const CAN: u8 = 0x18;
 const SUB: u8 = 0x1a;
+const DEL: u8 = 0x7f;
+
+/// The longest escape sequence or control string honoured, in bytes after
+/// its `ESC`: real ones (colours, titles, hyperlinks) are far shorter.
+pub const MAX_SEQUENCE_BYTES: usize = 4096;
+
+/// The visible form of each C0 control character: U+2400 + its code.
+const C0_PICTURES: [&str; 32] = [
+    "\u{2400}", "\u{2401}", "\u{2402}", "\u{2403}", "\u{2404}", "\u{2405}", "\u{2406}", "\u{2407}",
+    "\u{2408}", "\u{2409}", "\u{240A}", "\u{240B}", "\u{240C}", "\u{240D}", "\u{240E}", "\u{240F}",
+    "\u{2410}", "\u{2411}", "\u{2412}", "\u{2413}", "\u{2414}", "\u{2415}", "\u{2416}", "\u{2417}",
+    "\u{2418}", "\u{2419}", "\u{241A}", "\u{241B}", "\u{241C}", "\u{241D}", "\u{241E}", "\u{241F}",
+];
+
+/// The visible form of DEL.
+const DEL_PICTURE: &str = "\u{2421}";
+
+/// The visible form of a control character (`None` for any other byte).
+pub fn control_picture(byte: u8) -> Option<&'static str> {
+    match byte {
+        DEL => Some(DEL_PICTURE),
+        _ => C0_PICTURES.get(usize::from(byte)).copied(),
+    }
+}
+
+/// `text` with every control character but tab and `\n` shown as its
+/// control picture (for text that is not terminal output, such as grep's
+/// lines: ESC and `\r` are shown too). Borrowed when there is none.
+pub(crate) fn show_controls(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let hidden = |b: u8| (b < 0x20 && b != b'\t' && b != b'\n') || b == DEL;
+    let Some(first) = bytes.iter().position(|&b| hidden(b)) else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push_str(&text[..first]);
+    for ch in text[first..].chars() {
+        match u8::try_from(ch).ok().filter(|&b| hidden(b)) {
+            Some(byte) => out.push_str(control_picture(byte).unwrap_or("\u{FFFD}")),
+            None => out.push(ch),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether `byte` is shown as a control picture when it appears as text:
+/// a C0 control other than tab, `\n`, `\r` and ESC (which have their own
+/// handling), or DEL.
+fn is_hidden_control(byte: u8) -> bool {
+    (byte < 0x20 && !matches!(byte, b'\t' | b'\n' | b'\r' | ESC)) || byte == DEL
+}
+
+/// Where the next byte that is not plain text is: `\r`, ESC, or a control
+/// shown as a picture.
+fn next_special(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\r' || b == ESC || is_hidden_control(b))
+        .map_or(bytes.len(), |k| from + k)
+}
 
 /// One piece of cleaned output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +144,8 @@ pub struct Cleaner {
     /// or more text (a redraw) follows.
     pending_cr: bool,
     removed: bool,
+    /// Bytes of the current sequence after its `ESC`.
+    sequence_bytes: usize,
 }
 
 impl Default for Cleaner {
@@ -90,6 +161,7 @@ impl Cleaner {
             state: State::Ground,
             pending_cr: false,
             removed: false,
+            sequence_bytes: 0,
         }
     }
 
@@ -137,52 +209,43 @@ impl Cleaner {
                     }
                     // Every special byte is ASCII, so the slices below cut
                     // at character boundaries.
-                    let next =
-                        memchr::memchr2(b'\r', ESC, &bytes[i..]).map_or(bytes.len(), |k| i + k);
+                    let next = next_special(bytes, i);
                     if next > i {
                         out(Piece::Text(&text[i..next]));
                     }
                     if next == bytes.len() {
                         return;
                     }
-                    if bytes[next] == b'\r' {
-                        self.pending_cr = true;
-                    } else {
-                        self.enter_escape();
+                    match bytes[next] {
+                        b'\r' => self.pending_cr = true,
+                        ESC => self.enter_escape(),
+                        control => {
+                            if let Some(picture) = control_picture(control) {
+                                out(Piece::Text(picture));
+                            }
+                            self.removed = true;
+                        }
                     }
                     i = next + 1;
                 }
-                State::Escape => match byte {
-                    b'[' => {
-                        self.state = State::Csi;
-                        i += 1;
-                    }
-                    b']' | b'P' | b'X' | b'^' | b'_' => {
-                        self.state = State::Str;
-                        i += 1;
-                    }
-                    0x20..=0x2f => {
-                        self.state = State::EscapeIntermediate;
-                        i += 1;
-                    }
-                    0x30..=0x7e => {
-                        self.state = State::Ground;
-                        i += 1;
-                    }
-                    ESC => i += 1,
-                    _ => i = self.abort(byte, i),
-                },
-                State::EscapeIntermediate => {
-                    i = self.in_sequence(byte, i, 0x20..=0x2f, 0x30..=0x7e)
+                _ if self.sequence_bytes >= MAX_SEQUENCE_BYTES => {
+                    // Too long to be a real sequence: it ends here, and this
+                    // byte is text again.
+                    self.state = State::Ground;
                 }
-                State::Csi => i = self.in_sequence(byte, i, 0x20..=0x3f, 0x40..=0x7e),
                 State::Str => {
                     // Skip the string's body in one step; only BEL, ESC and
-                    // a newline matter here.
-                    match memchr::memchr3(BEL, ESC, b'\n', &bytes[i..]) {
-                        None => return,
+                    // a newline matter here, within the length bound.
+                    let room = MAX_SEQUENCE_BYTES - self.sequence_bytes;
+                    let window = &bytes[i..bytes.len().min(i + room)];
+                    match memchr::memchr3(BEL, ESC, b'\n', window) {
+                        None => {
+                            self.sequence_bytes += window.len();
+                            i += window.len();
+                        }
                         Some(k) => {
                             let at = i + k;
+                            self.sequence_bytes += k + 1;
                             match bytes[at] {
                                 BEL => {
                                     self.state = State::Ground;
@@ -202,17 +265,59 @@ impl Cleaner {
                         }
                     }
                 }
-                State::StrEscape => {
-                    if byte == b'\\' {
-                        self.state = State::Ground;
-                        i += 1;
-                    } else {
-                        // Not a string terminator: the ESC starts a new
-                        // sequence and ends the string.
-                        self.state = State::Escape;
+                State::Escape | State::EscapeIntermediate | State::Csi | State::StrEscape => {
+                    let next = self.sequence_byte(byte, i);
+                    if next > i {
+                        self.sequence_bytes += 1;
                     }
+                    i = next;
                 }
             }
+        }
+    }
+
+    /// One byte of an escape sequence, in any state but ground and string
+    /// bodies. Returns where to go on.
+    fn sequence_byte(&mut self, byte: u8, i: usize) -> usize {
+        match self.state {
+            State::Escape => match byte {
+                b'[' => {
+                    self.state = State::Csi;
+                    i + 1
+                }
+                b']' | b'P' | b'X' | b'^' | b'_' => {
+                    self.state = State::Str;
+                    i + 1
+                }
+                0x20..=0x2f => {
+                    self.state = State::EscapeIntermediate;
+                    i + 1
+                }
+                0x30..=0x7e => {
+                    self.state = State::Ground;
+                    i + 1
+                }
+                ESC => {
+                    self.sequence_bytes = 0;
+                    i + 1
+                }
+                _ => self.abort(byte, i),
+            },
+            State::EscapeIntermediate => self.in_sequence(byte, i, 0x20..=0x2f, 0x30..=0x7e),
+            State::Csi => self.in_sequence(byte, i, 0x20..=0x3f, 0x40..=0x7e),
+            State::StrEscape => {
+                if byte == b'\\' {
+                    self.state = State::Ground;
+                    i + 1
+                } else {
+                    // Not a string terminator: the ESC starts a new
+                    // sequence and ends the string.
+                    self.state = State::Escape;
+                    self.sequence_bytes = 0;
+                    i
+                }
+            }
+            State::Ground | State::Str => i,
         }
     }
 
@@ -233,6 +338,7 @@ impl Cleaner {
             i + 1
         } else if byte == ESC {
             self.state = State::Escape;
+            self.sequence_bytes = 0;
             i + 1
         } else {
             self.abort(byte, i)
@@ -254,6 +360,7 @@ impl Cleaner {
 
     fn enter_escape(&mut self) {
         self.state = State::Escape;
+        self.sequence_bytes = 0;
         self.removed = true;
     }
 
@@ -339,10 +446,7 @@ mod tests {
     #[test]
     fn plain_text_is_untouched() {
         assert_eq!(clean("a\nb\n"), ("a\nb\n".to_owned(), false));
-        assert_eq!(
-            clean("héllo 🙂\tx\x08y"),
-            ("héllo 🙂\tx\x08y".to_owned(), false)
-        );
+        assert_eq!(clean("héllo 🙂\tx"), ("héllo 🙂\tx".to_owned(), false));
         assert_eq!(clean(""), (String::new(), false));
     }
 
@@ -417,6 +521,77 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn control_characters_become_visible_pictures() {
+        assert_eq!(
+            clean("a\x07b\x00c\x7fd\x08e\x0cf\x01\n"),
+            ("a␇b␀c␡d␈e␌f␁\n".to_owned(), true)
+        );
+        // Every C0 control but tab, newline, CR and ESC, and DEL.
+        for byte in (0u8..0x20).chain([0x7f]) {
+            let text = format!("<{}>", char::from(byte));
+            let want = match byte {
+                b'\t' | b'\n' => text.clone(),
+                // A redraw: the line starts over.
+                b'\r' => ">".to_owned(),
+                0x1b => "<".to_owned(),
+                0x7f => "<\u{2421}>".to_owned(),
+                _ => format!("<{}>", char::from_u32(0x2400 + u32::from(byte)).unwrap()),
+            };
+            assert_eq!(cleaned(&text), want, "byte {byte:#04x}");
+        }
+        // Inside a sequence a control ends it and is shown.
+        assert_eq!(cleaned("\x1b[1\x07x"), "␇x");
+        // Non-ASCII characters are not controls.
+        assert_eq!(clean("\u{85}é"), ("\u{85}é".to_owned(), false));
+    }
+
+    #[test]
+    fn show_controls_replaces_every_control_but_tab_and_newline() {
+        assert_eq!(
+            show_controls("plain\ttext\n"),
+            Cow::Borrowed("plain\ttext\n")
+        );
+        assert_eq!(
+            show_controls("a\x00b\x1b[0m\r\x7fé\x07"),
+            Cow::<str>::Owned("a␀b␛[0m␍␡é␇".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_sequence_longer_than_the_bound_ends_and_the_rest_is_text() {
+        // Unterminated OSC, DCS and APC strings, and an endless CSI: the
+        // first MAX_SEQUENCE_BYTES bytes after ESC go, the rest is text.
+        let long = "x".repeat(10_000);
+        let params = format!("\x1b[{}mafter", "1;".repeat(5000));
+        let texts = ["]0;", "P", "_"]
+            .map(|intro| format!("\x1b{intro}{long}"))
+            .into_iter()
+            .chain([params]);
+        for text in texts {
+            let want = &text[1 + MAX_SEQUENCE_BYTES..];
+            let (out, removed) = clean(&text);
+            assert!(removed);
+            assert!(out == want, "{} bytes shown of {}", out.len(), want.len());
+            for size in [1, 7, 4096, 5000] {
+                let out = cleaned_in_pieces(&text, size).0;
+                assert!(
+                    out == want,
+                    "in pieces of {size}: {} of {}",
+                    out.len(),
+                    want.len()
+                );
+            }
+        }
+        // Long but terminated within the bound: removed whole.
+        let url = "u".repeat(MAX_SEQUENCE_BYTES - 10);
+        assert_eq!(cleaned(&format!("\x1b]8;;{url}\x07link")), "link");
+        assert_eq!(cleaned(&format!("\x1b]8;;{url}\x1b\\link")), "link");
+        // The bound starts over with each sequence.
+        let many = format!("\x1b]0;{}\x07", "t".repeat(3000)).repeat(5);
+        assert_eq!(cleaned(&format!("{many}end")), "end");
     }
 
     #[test]

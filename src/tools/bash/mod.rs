@@ -29,7 +29,7 @@
 //! the model reads; see [`output`] for why line numbers also hold
 //! for the raw file.
 
-mod ansi;
+pub(crate) mod ansi;
 mod output;
 
 use std::path::PathBuf;
@@ -174,7 +174,8 @@ impl Tool for BashTool {
                 Arc::clone(ctx.workspace.scratch().fs()),
             )
             .in_dir(ctx.workspace.scratch().dir())
-            .named(ctx.workspace.scratch().file_stem("bash", &ctx.call_id)),
+            .named(ctx.workspace.scratch().file_stem("bash", &ctx.call_id))
+            .with_log_cap(ctx.limits.max_log_bytes),
             sink: ctx.updates.clone(),
             last_emit: None,
             dirty: false,
@@ -357,6 +358,9 @@ struct BashDetails {
     full_output_path: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     full_output_error: Option<String>,
+    /// The full-output file stopped at `max_log_bytes`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    full_output_truncated: bool,
 }
 
 impl BashDetails {
@@ -369,6 +373,7 @@ impl BashDetails {
                 .truncated
                 .then(|| snapshot.truncation.clone()),
             full_output_path: snapshot.full_output_path.clone(),
+            full_output_truncated: snapshot.full_output_truncated,
             ..Self::default()
         }
     }
@@ -377,7 +382,9 @@ impl BashDetails {
 /// A partial result: the cleaned tail, no notice (§bash.5).
 fn partial_result(snapshot: &Snapshot) -> ToolUpdate {
     let details = BashDetails::output(snapshot);
-    let any = details.truncation.is_some() || details.full_output_path.is_some();
+    let any = details.truncation.is_some()
+        || details.full_output_path.is_some()
+        || details.full_output_truncated;
     ToolUpdate {
         content: vec![Content::text(snapshot.content.clone())],
         // Always serialisable; a failure would only drop a partial result's
@@ -416,10 +423,10 @@ fn outcome(
             details.timed_out = true;
             details.timeout = Some(secs);
             let status = format!(
-                "Command timed out after {secs} seconds. The command and every process it \
-                 started were killed. If it needs more time, call bash again with a larger \
-                 timeout; run a server or watcher in the background with its output redirected \
-                 to a file (cmd > /tmp/out.log 2>&1 &)."
+                "Command timed out after {secs} seconds. Its process group and every process \
+                 still descended from it were killed. If it needs more time, call bash again \
+                 with a larger timeout; run a server or watcher in the background with its \
+                 output redirected to a file (cmd > /tmp/out.log 2>&1 &)."
             );
             Some((status, ""))
         }
@@ -471,11 +478,19 @@ fn truncation_notice(snapshot: &Snapshot) -> Option<String> {
         return None;
     }
     let full = match (&snapshot.full_output_path, &snapshot.full_output_error) {
+        (Some(path), None) if snapshot.full_output_truncated => format!(
+            "Full output (only its first {}, the log limit): {}",
+            format_size(usize::try_from(snapshot.full_output_bytes).unwrap_or(usize::MAX)),
+            path.display()
+        ),
         (Some(path), None) => format!("Full output: {}", path.display()),
         (Some(path), Some(error)) => {
             format!("Full output (incomplete: {error}): {}", path.display())
         }
         (None, Some(error)) => format!("The full output could not be saved: {error}"),
+        (None, None) if snapshot.full_output_truncated => {
+            "The full output was not saved (the log limit is 0)".to_owned()
+        }
         (None, None) => "The full output was not saved".to_owned(),
     };
     let end = t.total_lines;

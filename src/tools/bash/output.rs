@@ -13,7 +13,10 @@
 //!    `harness-bash-{16 hex digits}.log` ([`FsOps::create_temp`]), or, in a
 //!    directory of the run's own, as `bash-{call id}.log` (see
 //!    [`Scratch`](crate::tools::Scratch)). The tool never deletes it: it is
-//!    the model's way to the rest of the output;
+//!    the model's way to the rest of the output. It holds at most the log
+//!    cap ([`OutputAccumulator::with_log_cap`], `Limits::max_log_bytes`): the
+//!    first bytes of the output up to the cap, and the snapshot says when
+//!    more were left out;
 //! 2. bytes are decoded by a streaming UTF-8 decoder (a character split
 //!    across chunks decodes whole; every maximal invalid sequence becomes one
 //!    U+FFFD);
@@ -78,6 +81,10 @@ pub struct Snapshot {
     pub full_output_path: Option<PathBuf>,
     /// Why the full output could not be saved (completely), if it could not.
     pub full_output_error: Option<String>,
+    /// Raw bytes were left out of the full output because of the log cap.
+    pub full_output_truncated: bool,
+    /// Raw bytes in the full-output file.
+    pub full_output_bytes: u64,
     /// Whether cleaning removed or collapsed anything (D12).
     pub cleaned: bool,
 }
@@ -91,6 +98,8 @@ pub(crate) struct OutputAccumulator {
     dir: PathBuf,
     /// The file's fixed name without its suffix; `None`: a random name.
     stem: Option<String>,
+    /// At most this many raw bytes go to the full-output file.
+    log_cap: u64,
     raw_bytes: u64,
     raw_newlines: u64,
     raw_ends_with_newline: bool,
@@ -105,11 +114,17 @@ enum FullOutput {
     /// Not needed yet: the raw bytes so far (at most the limits plus one
     /// chunk).
     Buffered(Vec<u8>),
-    /// Every raw byte goes here.
+    /// Every raw byte goes here, up to the log cap.
     Open {
         path: PathBuf,
         file: io::BufWriter<Box<dyn Write + Send>>,
+        /// Bytes written so far.
+        written: u64,
+        /// Bytes were left out because of the cap.
+        cut: bool,
     },
+    /// The log cap is 0: no file is kept.
+    Off,
     /// Creating or writing the file failed; nothing more is kept.
     Failed {
         path: Option<PathBuf>,
@@ -121,7 +136,15 @@ impl fmt::Debug for FullOutput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Buffered(buffer) => f.debug_tuple("Buffered").field(&buffer.len()).finish(),
-            Self::Open { path, .. } => f.debug_struct("Open").field("path", path).finish(),
+            Self::Open {
+                path, written, cut, ..
+            } => f
+                .debug_struct("Open")
+                .field("path", path)
+                .field("written", written)
+                .field("cut", cut)
+                .finish(),
+            Self::Off => f.write_str("Off"),
             Self::Failed { path, error } => f
                 .debug_struct("Failed")
                 .field("path", path)
@@ -143,6 +166,7 @@ impl OutputAccumulator {
             prefix: prefix.to_owned(),
             dir: std::env::temp_dir(),
             stem: None,
+            log_cap: u64::MAX,
             raw_bytes: 0,
             raw_newlines: 0,
             raw_ends_with_newline: false,
@@ -152,6 +176,13 @@ impl OutputAccumulator {
             full: FullOutput::Buffered(Vec::new()),
             finished: false,
         }
+    }
+
+    /// Keeps at most `cap` raw bytes in the full-output file (the first
+    /// ones); 0 keeps no file at all. Without it there is no cap.
+    pub(crate) fn with_log_cap(mut self, cap: u64) -> Self {
+        self.log_cap = cap;
+        self
     }
 
     /// Puts the full-output file in `dir` instead of the system temp dir.
@@ -180,7 +211,7 @@ impl OutputAccumulator {
         match &mut self.full {
             FullOutput::Buffered(buffer) => buffer.extend_from_slice(chunk),
             FullOutput::Open { .. } => self.write_full(chunk),
-            FullOutput::Failed { .. } => {}
+            FullOutput::Failed { .. } | FullOutput::Off => {}
         }
         let Self {
             decoder,
@@ -241,7 +272,7 @@ impl OutputAccumulator {
         let buffered = match &self.full {
             FullOutput::Buffered(buffer) => buffer.capacity(),
             FullOutput::Open { file, .. } => file.capacity(),
-            FullOutput::Failed { .. } => 0,
+            FullOutput::Failed { .. } | FullOutput::Off => 0,
         };
         self.lines.committed.capacity() + self.lines.current.capacity() + buffered
     }
@@ -270,17 +301,23 @@ impl OutputAccumulator {
             truncation.total_lines = lines.total_lines();
             truncation.total_bytes = lines.total_bytes();
         }
-        let (full_output_path, full_output_error) = match &self.full {
-            FullOutput::Buffered(_) => (None, None),
-            FullOutput::Open { path, .. } => (Some(path.clone()), None),
-            FullOutput::Failed { path, error } => (path.clone(), Some(error.clone())),
-        };
+        let (full_output_path, full_output_error, full_output_truncated, full_output_bytes) =
+            match &self.full {
+                FullOutput::Buffered(_) => (None, None, false, 0),
+                FullOutput::Open {
+                    path, cut, written, ..
+                } => (Some(path.clone()), None, *cut, *written),
+                FullOutput::Failed { path, error } => (path.clone(), Some(error.clone()), false, 0),
+                FullOutput::Off => (None, None, true, 0),
+            };
         Snapshot {
             content: tail.content.to_owned(),
             truncation,
             last_line_bytes: lines.last_line_bytes(),
             full_output_path,
             full_output_error,
+            full_output_truncated,
+            full_output_bytes,
             cleaned: self.cleaner.removed_anything(),
         }
     }
@@ -296,6 +333,10 @@ impl OutputAccumulator {
 
     fn open_full_if_needed(&mut self) {
         if !matches!(self.full, FullOutput::Buffered(_)) || !self.needs_full_output() {
+            return;
+        }
+        if self.log_cap == 0 {
+            self.full = FullOutput::Off;
             return;
         }
         let FullOutput::Buffered(buffer) = std::mem::replace(
@@ -317,6 +358,8 @@ impl OutputAccumulator {
             Ok((path, file)) => FullOutput::Open {
                 path,
                 file: io::BufWriter::with_capacity(FILE_BUFFER, file),
+                written: 0,
+                cut: false,
             },
             Err(err) => FullOutput::Failed {
                 path: None,
@@ -326,19 +369,34 @@ impl OutputAccumulator {
         self.write_full(&buffer);
     }
 
+    /// Writes what fits under the log cap; the rest is counted as cut.
     fn write_full(&mut self, bytes: &[u8]) {
-        if let FullOutput::Open { path, file } = &mut self.full
-            && let Err(err) = file.write_all(bytes)
+        let cap = self.log_cap;
+        if let FullOutput::Open {
+            path,
+            file,
+            written,
+            cut,
+        } = &mut self.full
         {
-            self.full = FullOutput::Failed {
-                path: Some(std::mem::take(path)),
-                error: format!("writing it failed: {err}"),
-            };
+            let room = cap.saturating_sub(*written);
+            let fits = usize::try_from(room).map_or(bytes.len(), |room| room.min(bytes.len()));
+            *cut |= fits < bytes.len();
+            if fits == 0 {
+                return;
+            }
+            *written += fits as u64;
+            if let Err(err) = file.write_all(&bytes[..fits]) {
+                self.full = FullOutput::Failed {
+                    path: Some(std::mem::take(path)),
+                    error: format!("writing it failed: {err}"),
+                };
+            }
         }
     }
 
     fn flush_full(&mut self) {
-        if let FullOutput::Open { path, file } = &mut self.full
+        if let FullOutput::Open { path, file, .. } = &mut self.full
             && let Err(err) = file.flush()
         {
             self.full = FullOutput::Failed {
@@ -921,6 +979,52 @@ mod tests {
         assert_eq!(snap.content.len(), 51_200);
         let path = snap.full_output_path.unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), total);
+    }
+
+    #[test]
+    fn the_full_output_file_keeps_only_the_first_bytes_up_to_the_log_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=3000).map(|i| format!("{i}\n")).collect();
+        for (cap, chunk) in [(100u64, 7usize), (5000, 4096), (5000, 1)] {
+            let mut acc = acc_in(&dir).with_log_cap(cap);
+            feed(&mut acc, text.as_bytes(), chunk);
+            let snap = acc.snapshot();
+            // What the model reads does not depend on the cap.
+            let want: String = (1001..=3000).map(|i| format!("{i}\n")).collect();
+            assert_eq!(snap.content, want.trim_end());
+            assert!(snap.full_output_truncated);
+            assert_eq!(snap.full_output_bytes, cap);
+            let path = snap.full_output_path.unwrap();
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                &text.as_bytes()[..cap as usize]
+            );
+        }
+        // Exactly the cap is not cut.
+        let mut acc = acc_in(&dir).with_log_cap(text.len() as u64);
+        feed(&mut acc, text.as_bytes(), 333);
+        let snap = acc.snapshot();
+        assert!(!snap.full_output_truncated);
+        assert_eq!(snap.full_output_bytes, text.len() as u64);
+    }
+
+    #[test]
+    fn a_log_cap_of_zero_keeps_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = acc_in(&dir).with_log_cap(0);
+        let text: String = (1..=3000).map(|i| format!("{i}\n")).collect();
+        feed(&mut acc, text.as_bytes(), 100);
+        let snap = acc.snapshot();
+        assert_eq!(
+            (
+                snap.full_output_path,
+                snap.full_output_error,
+                snap.full_output_truncated
+            ),
+            (None, None, true)
+        );
+        assert!(snap.truncation.truncated);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -286,6 +286,52 @@ async fn seq_3000_shows_the_last_2000_lines_and_saves_the_rest() {
 }
 
 #[tokio::test]
+async fn an_endless_command_leaves_a_log_no_larger_than_the_cap_and_says_so() {
+    let h = Harness::local_with(Limits {
+        max_log_bytes: 1024 * 1024,
+        ..Limits::default()
+    });
+    let r = h
+        .call("bash", json!({"command": "yes", "timeout": 1}))
+        .await;
+    let file = FullOutput::of(&r);
+    assert_eq!(file.bytes(), "y\n".repeat(512 * 1024).as_bytes());
+    assert_eq!(details(&r)["full_output_truncated"], json!(true));
+    let total = details(&r)["truncation"]["total_lines"].as_u64().unwrap();
+    assert!(total > 512 * 1024, "yes wrote only {total} lines");
+    let text = r.text();
+    let notice = text.lines().nth(2001).unwrap();
+    assert_eq!(
+        notice,
+        format!(
+            "[Showing lines {}-{total} of {total}. Full output (only its first 1.0MB, the log \
+             limit): {}]",
+            total - 1999,
+            file.display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_log_cap_of_zero_saves_nothing_and_says_so() {
+    let h = Harness::local_with(Limits {
+        max_log_bytes: 0,
+        ..Limits::default()
+    });
+    let r = bash(&h, "seq 3000").await;
+    assert_eq!(
+        r.text(),
+        format!(
+            "{}\n\n[Showing lines 1001-3000 of 3000. The full output was not saved (the log limit \
+             is 0)]",
+            seq(1001, 3000)
+        )
+    );
+    assert_eq!(details(&r)["full_output_truncated"], json!(true));
+    assert_eq!(details(&r).get("full_output_path"), None);
+}
+
+#[tokio::test]
 async fn a_final_newline_is_not_an_extra_line() {
     let h = Harness::local();
     let r = bash(&h, "seq -f 'line-%04g' 4000").await;
@@ -455,6 +501,38 @@ async fn escape_codes_and_redraws_are_cleaned_and_the_file_keeps_them() {
 }
 
 #[tokio::test]
+async fn control_characters_reach_the_model_as_visible_pictures() {
+    let h = Harness::local();
+    let r = bash(&h, "printf 'bell\\a nul\\0 bs\\b del\\177\\ttab\\n'").await;
+    assert_eq!(r.text(), "bell␇ nul␀ bs␈ del␡\ttab\n");
+    assert_eq!(r.details, Some(json!({"exit_code": 0, "cleaned": true})));
+}
+
+#[tokio::test]
+async fn an_unterminated_osc_string_cannot_hide_a_long_line() {
+    // 10 MB without a newline after an OSC that never ends: the string
+    // ends at its bound and the end of the line is shown.
+    let h = Harness::local();
+    let r = bash(
+        &h,
+        "printf '\\033]0;title'; head -c 10000000 /dev/zero | tr '\\0' x",
+    )
+    .await;
+    let file = FullOutput::of(&r);
+    let shown = 10_000_000 + "]0;title".len() - ansi::MAX_SEQUENCE_BYTES;
+    assert_eq!(
+        r.text(),
+        format!(
+            "{}\n\n[Showing last 50.0KB of line 1 (line is {}). Full output: {}]",
+            "x".repeat(51_200),
+            format_size(shown),
+            file.display()
+        )
+    );
+    assert_eq!(details(&r)["truncation"]["total_bytes"], json!(shown));
+}
+
+#[tokio::test]
 async fn the_command_runs_in_the_workspace_root_with_stdin_closed() {
     let h = Harness::local();
     let r = bash(&h, "pwd").await;
@@ -569,10 +647,10 @@ async fn timeout_kills_every_process_the_command_started() {
     assert!(r.is_error);
     assert_eq!(
         r.text(),
-        "ready\n\nCommand timed out after 1 seconds. The command and every process it started \
-         were killed. If it needs more time, call bash again with a larger timeout; run a server \
-         or watcher in the background with its output redirected to a file (cmd > \
-         /tmp/out.log 2>&1 &)."
+        "ready\n\nCommand timed out after 1 seconds. Its process group and every process still \
+         descended from it were killed. If it needs more time, call bash again with a larger \
+         timeout; run a server or watcher in the background with its output redirected to a \
+         file (cmd > /tmp/out.log 2>&1 &)."
     );
     assert_eq!(
         r.details,
@@ -591,6 +669,35 @@ async fn timeout_kills_every_process_the_command_started() {
 }
 
 #[tokio::test]
+async fn a_daemon_that_detached_before_the_timeout_survives_and_the_text_does_not_deny_it() {
+    let h = Harness::local();
+    // A double fork: the subshell exits, so its child is re-parented to
+    // init in a session of its own, outside the group and the tree.
+    let command = "(setsid sleep 1000 & echo $! > daemon.pid) ; while [ ! -s daemon.pid ]; do :; \
+                   done; echo ready; sleep 1000";
+    let r = h
+        .call("bash", json!({"command": command, "timeout": 1}))
+        .await;
+    let daemon = read_pid(h.root(), "daemon.pid");
+    let survived = !is_dead(daemon);
+    // SAFETY: a plain kill of the pid the test started.
+    unsafe { libc::kill(daemon, libc::SIGKILL) };
+    assert!(
+        survived,
+        "the documented limit no longer holds: update docs/tools.md"
+    );
+    assert_eq!(
+        r.text().lines().nth(2),
+        Some(
+            "Command timed out after 1 seconds. Its process group and every process still \
+             descended from it were killed. If it needs more time, call bash again with a larger \
+             timeout; run a server or watcher in the background with its output redirected to a \
+             file (cmd > /tmp/out.log 2>&1 &)."
+        )
+    );
+}
+
+#[tokio::test]
 async fn timeout_without_output_is_the_notice_alone_and_the_default_applies() {
     let h = Harness::local_with(Limits {
         bash_timeout: Some(0.2),
@@ -600,7 +707,7 @@ async fn timeout_without_output_is_the_notice_alone_and_the_default_applies() {
     assert!(r.is_error);
     assert!(
         r.text()
-            .starts_with("Command timed out after 0.2 seconds. The command"),
+            .starts_with("Command timed out after 0.2 seconds. Its process group"),
         "{}",
         r.text()
     );

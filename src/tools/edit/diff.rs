@@ -8,6 +8,11 @@
 //! diffed (with `similar`), and the lines between them are one equal run.
 //! A 10 MB file with a few changes costs a line count, not a file-sized
 //! diff. [`diffs`] without change ranges diffs the whole text.
+//!
+//! Each of the two texts is written into a [`Bounded`] buffer of at most
+//! [`MAX_DIFF_BYTES`]: a 100 MB `newText`, or a 6-byte change in a file
+//! made of one 200 MB line, gives the first 256 KiB of each and a flag, not
+//! a result of hundreds of megabytes (nor the memory to build one).
 
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -22,6 +27,9 @@ use super::matching::Change;
 /// Context lines around each change, in both formats.
 pub(crate) const CONTEXT_LINES: usize = 4;
 
+/// The most bytes of the display diff, and of the patch, kept in `details`.
+pub const MAX_DIFF_BYTES: usize = 256 * 1024;
+
 /// How long one region's line diff may search for a minimal result before
 /// it settles for a correct but longer one (only huge rewrites get near).
 const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
@@ -29,18 +37,84 @@ const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
 /// The display diff, the patch and where the first change is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Diffs {
-    /// The numbered display diff (§edit.9).
+    /// The numbered display diff (§edit.9), at most [`MAX_DIFF_BYTES`].
     pub diff: String,
-    /// The unified patch (§edit.7).
+    /// The unified patch (§edit.7), at most [`MAX_DIFF_BYTES`].
     pub patch: String,
     /// 1-based line in the new content where the first change starts.
     pub first_changed_line: Option<usize>,
+    /// The display diff was cut at [`MAX_DIFF_BYTES`].
+    pub diff_truncated: bool,
+    /// The patch was cut at [`MAX_DIFF_BYTES`].
+    pub patch_truncated: bool,
+}
+
+/// A string that keeps at most `cap` bytes of what is pushed (cut at a
+/// character boundary) and remembers whether anything was left out.
+pub(crate) struct Bounded {
+    text: String,
+    cap: usize,
+    cut: bool,
+}
+
+impl Bounded {
+    pub(crate) fn new(cap: usize) -> Self {
+        Self {
+            text: String::new(),
+            cap,
+            cut: false,
+        }
+    }
+
+    pub(crate) fn push_str(&mut self, piece: &str) {
+        if self.cut {
+            return;
+        }
+        let room = self.cap - self.text.len();
+        if piece.len() <= room {
+            self.text.push_str(piece);
+            return;
+        }
+        let mut end = room;
+        while !piece.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.text.push_str(&piece[..end]);
+        self.cut = true;
+    }
+
+    pub(crate) fn push(&mut self, ch: char) {
+        self.push_str(ch.encode_utf8(&mut [0; 4]));
+    }
+
+    /// The text kept and whether anything was cut.
+    pub(crate) fn finish(self) -> (String, bool) {
+        (self.text, self.cut)
+    }
+}
+
+impl std::fmt::Write for Bounded {
+    fn write_str(&mut self, piece: &str) -> std::fmt::Result {
+        self.push_str(piece);
+        Ok(())
+    }
 }
 
 /// Both diffs of `old` → `new`; `path` goes into the patch headers.
 /// `changes` (from the edit) limits the work to the changed lines; `None`
 /// diffs everything.
 pub(crate) fn diffs(path: &str, old: &str, new: &str, changes: Option<&[Change]>) -> Diffs {
+    diffs_within(path, old, new, changes, MAX_DIFF_BYTES)
+}
+
+/// [`diffs`] with each text cut at `cap` bytes.
+pub(crate) fn diffs_within(
+    path: &str,
+    old: &str,
+    new: &str,
+    changes: Option<&[Change]>,
+    cap: usize,
+) -> Diffs {
     let old_lines = Lines::new(old);
     let new_lines = Lines::new(new);
     let whole = [Change {
@@ -50,11 +124,25 @@ pub(crate) fn diffs(path: &str, old: &str, new: &str, changes: Option<&[Change]>
     let ops = changes
         .and_then(|changes| line_ops(old, new, &old_lines, &new_lines, changes))
         .unwrap_or_else(|| line_ops(old, new, &old_lines, &new_lines, &whole).unwrap_or_default());
-    let (diff, first_changed_line) = display_diff(&ops, &old_lines, &new_lines, CONTEXT_LINES);
+    let mut diff = Bounded::new(cap);
+    let first_changed_line = display_diff(&mut diff, &ops, &old_lines, &new_lines, CONTEXT_LINES);
+    let mut patch = Bounded::new(cap);
+    unified_patch(
+        &mut patch,
+        &ops,
+        &old_lines,
+        &new_lines,
+        path,
+        CONTEXT_LINES,
+    );
+    let (diff, diff_truncated) = diff.finish();
+    let (patch, patch_truncated) = patch.finish();
     Diffs {
         diff,
-        patch: unified_patch(&ops, &old_lines, &new_lines, path, CONTEXT_LINES),
+        patch,
         first_changed_line,
+        diff_truncated,
+        patch_truncated,
     }
 }
 
@@ -290,17 +378,32 @@ fn line_text(slice: &str) -> &str {
 /// change are left out. Line numbers are padded to the width of the larger
 /// line count (`split("\n")` pieces).
 fn display_diff(
+    out: &mut Bounded,
     ops: &[DiffOp],
     old_lines: &Lines<'_>,
     new_lines: &Lines<'_>,
     context: usize,
-) -> (String, Option<usize>) {
+) -> Option<usize> {
     let pieces = |lines: &Lines<'_>| memchr::memchr_iter(b'\n', lines.text.as_bytes()).count() + 1;
     let width = pieces(old_lines).max(pieces(new_lines)).to_string().len();
     let skip = format!(" {:width$} ...", "");
+    // Lines are joined by `\n`, without a final one.
+    let mut first_line = true;
+    let mut line = |out: &mut Bounded, marker: char, number: Option<usize>, text: &str| {
+        if !std::mem::take(&mut first_line) {
+            out.push('\n');
+        }
+        out.push(marker);
+        match number {
+            Some(number) => {
+                let _ = write!(out, "{number:>width$} ");
+                out.push_str(text);
+            }
+            None => out.push_str(text),
+        }
+    };
 
     let parts = parts(ops);
-    let mut out: Vec<String> = Vec::new();
     let mut old_num = 1;
     let mut new_num = 1;
     let mut first_changed = None;
@@ -310,17 +413,11 @@ fn display_diff(
             Part::Change { old, new } => {
                 first_changed.get_or_insert(new_num);
                 for index in old.clone() {
-                    out.push(format!(
-                        "-{old_num:>width$} {}",
-                        line_text(old_lines.get(index))
-                    ));
+                    line(out, '-', Some(old_num), line_text(old_lines.get(index)));
                     old_num += 1;
                 }
                 for index in new.clone() {
-                    out.push(format!(
-                        "+{new_num:>width$} {}",
-                        line_text(new_lines.get(index))
-                    ));
+                    line(out, '+', Some(new_num), line_text(new_lines.get(index)));
                     new_num += 1;
                 }
                 last_was_change = true;
@@ -340,20 +437,22 @@ fn display_diff(
                 let shows_skip = leading || trailing;
                 for index in (0..before).chain(len - after..len) {
                     if index == len - after && skipped > 0 && shows_skip {
-                        out.push(skip.clone());
+                        line(out, ' ', None, &skip[1..]);
                         old_num += skipped;
                         new_num += skipped;
                     }
-                    out.push(format!(
-                        " {old_num:>width$} {}",
-                        line_text(old_lines.get(start + index))
-                    ));
+                    line(
+                        out,
+                        ' ',
+                        Some(old_num),
+                        line_text(old_lines.get(start + index)),
+                    );
                     old_num += 1;
                     new_num += 1;
                 }
                 if after == 0 && skipped > 0 {
                     if shows_skip {
-                        out.push(skip.clone());
+                        line(out, ' ', None, &skip[1..]);
                     }
                     old_num += skipped;
                     new_num += skipped;
@@ -362,7 +461,7 @@ fn display_diff(
             }
         }
     }
-    (out.join("\n"), first_changed)
+    first_changed
 }
 
 /// A unified patch in the form of jsdiff's `createTwoFilesPatch` with file
@@ -371,14 +470,15 @@ fn display_diff(
 /// `context` lines, and `\ No newline at end of file` after a last line
 /// that has none.
 fn unified_patch(
+    out: &mut Bounded,
     ops: &[DiffOp],
     old_lines: &Lines<'_>,
     new_lines: &Lines<'_>,
     path: &str,
     context: usize,
-) -> String {
-    let mut out = format!("--- {path}\n+++ {path}\n");
-    let emit = |out: &mut String, prefix: char, line: &str| {
+) {
+    let _ = write!(out, "--- {path}\n+++ {path}\n");
+    let emit = |out: &mut Bounded, prefix: char, line: &str| {
         out.push(prefix);
         out.push_str(line);
         if !line.ends_with('\n') {
@@ -404,19 +504,18 @@ fn unified_patch(
             let (tag, old, new) = op.as_tag_tuple();
             if tag == DiffTag::Equal {
                 for index in old {
-                    emit(&mut out, ' ', old_lines.get(index));
+                    emit(out, ' ', old_lines.get(index));
                 }
                 continue;
             }
             for index in old {
-                emit(&mut out, '-', old_lines.get(index));
+                emit(out, '-', old_lines.get(index));
             }
             for index in new {
-                emit(&mut out, '+', new_lines.get(index));
+                emit(out, '+', new_lines.get(index));
             }
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -511,6 +610,45 @@ mod tests {
         let whole = diffs("f", &old, &new, None);
         assert_eq!(by_region, whole);
         assert_eq!(by_region.first_changed_line, Some(3));
+    }
+
+    #[test]
+    fn bounded_text_keeps_a_prefix_cut_at_a_character_boundary() {
+        let mut b = Bounded::new(5);
+        b.push_str("ab");
+        b.push_str("cé🙂");
+        b.push_str("more");
+        assert_eq!(b.finish(), ("abcé".to_owned(), true));
+        let mut b = Bounded::new(4);
+        b.push_str("abcd");
+        assert_eq!(b.finish(), ("abcd".to_owned(), false));
+    }
+
+    #[test]
+    fn cut_diffs_are_prefixes_of_the_whole_ones() {
+        let old: String = (1..=200).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 5\n", "five\n").replace("line 150\n", "");
+        let whole = diffs_within("f", &old, &new, None, usize::MAX);
+        assert!(!whole.diff_truncated && !whole.patch_truncated);
+        for cap in [0, 1, 10, 50, whole.diff.len() - 1] {
+            let cut = diffs_within("f", &old, &new, None, cap);
+            assert!(cut.diff_truncated, "{cap}");
+            assert_eq!(cut.diff, whole.diff[..cap], "{cap}");
+            assert_eq!(
+                cut.patch,
+                whole.patch[..cap.min(whole.patch.len())],
+                "{cap}"
+            );
+            assert_eq!(cut.first_changed_line, whole.first_changed_line);
+        }
+        let exact = diffs_within(
+            "f",
+            &old,
+            &new,
+            None,
+            whole.diff.len().max(whole.patch.len()),
+        );
+        assert_eq!(exact, whole);
     }
 
     #[test]

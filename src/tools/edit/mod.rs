@@ -28,6 +28,8 @@ mod line_ending;
 pub mod matching;
 mod messages;
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Map;
@@ -195,7 +197,19 @@ impl Tool for EditTool {
     }
 
     async fn execute(&self, args: EditArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        run_blocking("edit", args, ctx, edit_blocking).await
+        // The texts move into the job: a 100 MB newText is not copied.
+        let job = EditJob {
+            path: args.path,
+            requests: args
+                .edits
+                .into_iter()
+                .map(|e| EditRequest {
+                    old_text: e.old_text,
+                    new_text: e.new_text,
+                })
+                .collect(),
+        };
+        run_blocking("edit", job, ctx, edit_blocking).await
     }
 }
 
@@ -205,11 +219,23 @@ const LOOKUP: Lookup = Lookup {
     ..Lookup::new("File", "read")
 };
 
+/// What the blocking part of an edit works on.
+struct EditJob {
+    path: String,
+    requests: Vec<EditRequest>,
+}
+
 /// `details` of an applied edit.
 #[derive(Debug, Serialize)]
 struct EditDetails {
     diff: String,
     patch: String,
+    /// `diff` is only the first `MAX_DIFF_BYTES` of the display diff.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    diff_truncated: bool,
+    /// `patch` is only the first `MAX_DIFF_BYTES` of the patch.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    patch_truncated: bool,
     first_changed_line: Option<usize>,
     fuzzy: bool,
     /// The edits that needed normalisation, when any did.
@@ -227,8 +253,8 @@ struct UndecodableDetails {
     invalid_utf8_at: usize,
 }
 
-fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    if args.edits.is_empty() {
+fn edit_blocking(args: &EditJob, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    if args.requests.is_empty() {
         return Err(ToolError::failed(
             "Edit tool input is invalid. edits must contain at least one replacement. Send \
              edits as a list with one {\"oldText\", \"newText\"} object per change.",
@@ -265,28 +291,27 @@ fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let ending = detect_line_ending(body);
     let original = to_lf(body);
 
-    let requests: Vec<EditRequest> = args
-        .edits
-        .iter()
-        .map(|e| EditRequest {
-            old_text: e.old_text.clone(),
-            new_text: e.new_text.clone(),
-        })
-        .collect();
-    let applied = apply_edits(&original, &requests).map_err(|err| match err {
+    let requests = &args.requests;
+    let applied = apply_edits(&original, requests).map_err(|err| match err {
         MatchError::Internal(reason) => ToolError::fatal(reason),
         _ => ToolError::failed_with_facts(err.message(display, requests.len()), &err.facts()),
     })?;
 
-    let mut output = String::with_capacity(bom.len() + applied.content.len());
-    output.push_str(bom);
-    output.push_str(&restore_line_endings(&applied.content, ending));
+    // Without a BOM or CRLF, the new content is written as it is, not
+    // copied first.
+    let restored = restore_line_endings(&applied.content, ending);
+    let output: Cow<'_, str> = if bom.is_empty() {
+        restored
+    } else {
+        Cow::Owned(format!("{bom}{restored}"))
+    };
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }
     fs.write(&resolved.real, output.as_bytes())
         .map_err(|err| ToolError::failed(describe_io_error("write", display, &err)))?;
     // Written: from here on the call succeeds, whatever the token says.
+    drop(output);
 
     let diffs = diffs(
         &args.path,
@@ -294,10 +319,12 @@ fn edit_blocking(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         &applied.content,
         Some(&applied.changes),
     );
-    let count = args.edits.len();
+    let count = requests.len();
     let details = EditDetails {
         diff: diffs.diff,
         patch: diffs.patch,
+        diff_truncated: diffs.diff_truncated,
+        patch_truncated: diffs.patch_truncated,
         first_changed_line: diffs.first_changed_line,
         fuzzy: applied.fuzzy,
         fuzzy_edits: applied.fuzzy.then_some(applied.fuzzy_edits),

@@ -1309,3 +1309,52 @@ mod props {
         }
     }
 }
+
+#[tokio::test]
+async fn a_huge_replacement_gives_bounded_diffs_that_say_they_were_cut() {
+    use crate::tools::edit::diff::MAX_DIFF_BYTES;
+    let h = Harness::memory();
+    h.add_file("f.txt", "keep\nold\nkeep too\n");
+    // 2 MB of new lines: the file gets all of it, details only the start.
+    let big: String = (0..200_000).map(|i| format!("line {i:05}\n")).collect();
+    let r = h.call("edit", one("f.txt", "old\n", &big)).await;
+    assert_eq!(ok_text(&r), "Successfully replaced 1 block(s) in f.txt.");
+    assert_eq!(h.file("f.txt"), format!("keep\n{big}keep too\n"));
+    let diff = detail(&r, "diff").as_str().unwrap();
+    let patch = detail(&r, "patch").as_str().unwrap();
+    assert_eq!((diff.len(), patch.len()), (MAX_DIFF_BYTES, MAX_DIFF_BYTES));
+    assert!(
+        diff.starts_with("      1 keep\n-     2 old\n+     2 line 00000\n+     3 line 00001\n"),
+        "{}",
+        &diff[..100]
+    );
+    assert!(
+        patch.starts_with("--- f.txt\n+++ f.txt\n@@ -1,3 +1,200002 @@\n keep\n-old\n+line 00000\n"),
+        "{}",
+        &patch[..100]
+    );
+    assert_eq!(detail(&r, "diff_truncated"), &json!(true));
+    assert_eq!(detail(&r, "patch_truncated"), &json!(true));
+    assert_eq!(detail(&r, "first_changed_line"), &json!(2));
+}
+
+#[tokio::test]
+async fn a_small_change_on_a_huge_line_gives_bounded_diffs() {
+    use crate::tools::edit::diff::MAX_DIFF_BYTES;
+    let h = Harness::memory();
+    let line = format!("abc{}\n", "y".repeat(3 * MAX_DIFF_BYTES));
+    h.add_file("one.txt", &line);
+    let r = h.call("edit", one("one.txt", "abc", "abcdef")).await;
+    ok_text(&r);
+    let diff = detail(&r, "diff").as_str().unwrap();
+    assert_eq!(diff.len(), MAX_DIFF_BYTES);
+    assert!(diff.starts_with("-1 abcyyy"), "{}", &diff[..20]);
+    assert_eq!(detail(&r, "diff_truncated"), &json!(true));
+    assert_eq!(detail(&r, "patch_truncated"), &json!(true));
+    // Small diffs are whole and carry no flags.
+    h.add_file("small.txt", "a\nb\n");
+    let r = h.call("edit", one("small.txt", "b", "c")).await;
+    let details = r.details.unwrap();
+    assert_eq!(details.get("diff_truncated"), None);
+    assert_eq!(details.get("patch_truncated"), None);
+}

@@ -1,10 +1,13 @@
 //! Local process execution for `bash` (§bash.3, D20).
 //!
 //! The command runs as `/bin/bash -c COMMAND` (falling back to `bash` on
-//! `PATH`, then `sh`) in the request's working directory, in its own process
-//! group, with stdin on `/dev/null` (a read gets end-of-file at once). stdout
-//! and stderr are the write ends of **one** pipe, so the bytes arrive in the
-//! order the command wrote them (D20).
+//! `PATH`, then `sh`) in the request's working directory, in a session of
+//! its own (`setsid`: a new process group, and no controlling terminal, so
+//! a command that opens `/dev/tty` gets an error at once instead of being
+//! stopped by `SIGTTIN` when the harness runs on a terminal), with stdin on
+//! `/dev/null` (a read gets end-of-file at once). stdout and stderr are the
+//! write ends of **one** pipe, so the bytes arrive in the order the command
+//! wrote them (D20).
 //!
 //! Ending a command:
 //!
@@ -169,8 +172,17 @@ async fn run(
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_err))
-        .process_group(0)
         .kill_on_drop(true);
+    // SAFETY: the closure runs in the forked child before exec and only
+    // calls `setsid`, which is async-signal-safe, and reads `errno`.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     for (key, value) in &request.env {
         command.env(key, value);
     }

@@ -13,8 +13,8 @@
 //!
 //! Differences from pi: output is sorted by path (D9); paths are correct
 //! for every search root, `/` included (D11); the limit notice appears only
-//! when more results exist, and says how many were found (D11); `limit <= 0`
-//! means 1; a missing path is an error with "did you mean" (D6).
+//! when more results exist, and says how many were found (D11); `limit`
+//! must be at least 1, like every limit; a missing path is an error with "did you mean" (D6).
 
 use serde::Deserialize;
 use serde::Serialize;
@@ -57,7 +57,7 @@ pub struct FindArgs {
     pub pattern: String,
     /// The directory to search (default: the workspace root).
     pub path: Option<String>,
-    /// Maximum number of results (`<= 0` means 1).
+    /// Maximum number of results (at least 1: the schema says so).
     pub limit: Option<f64>,
 }
 
@@ -94,6 +94,7 @@ impl Tool for FindTool {
                     },
                     "limit": {
                         "type": "integer",
+                        "minimum": 1,
                         "description": format!("Maximum number of results (default: {limit})")
                     }
                 }),

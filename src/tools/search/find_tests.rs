@@ -146,7 +146,8 @@ async fn limit_notice_only_when_more_results_exist() {
     );
     assert_eq!(details["result_limit_reached"], 2);
     assert_eq!(details["results"], 3);
-    let (text, _) = find(&h, json!({"pattern": "*.txt", "limit": 0})).await;
+    // The smallest limit (0 and below are refused: registry tests).
+    let (text, _) = find(&h, json!({"pattern": "*.txt", "limit": 1})).await;
     assert_eq!(
         text,
         "a.txt\n\n[1 results limit reached (3 found). Use limit=2 for more, or refine pattern]"

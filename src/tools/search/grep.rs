@@ -46,6 +46,7 @@ use std::sync::Mutex;
 use std::sync::PoisonError;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use grep_regex::RegexMatcher;
 use grep_regex::RegexMatcherBuilder;
@@ -68,6 +69,8 @@ use super::search_walk;
 use super::shown_path;
 use super::unreadable_notice;
 use super::with_notices;
+use crate::tools::args::shorten;
+use crate::tools::bash::ansi::show_controls;
 use crate::tools::contract::ExecutionMode;
 use crate::tools::contract::Limits;
 use crate::tools::contract::Tool;
@@ -93,6 +96,17 @@ pub const NO_MATCHES: &str = "No matches found";
 /// Most worker threads one search uses.
 const MAX_SEARCH_THREADS: usize = 16;
 
+/// The largest compiled pattern (grep-regex's default is 100 MiB): one
+/// regex call on one line cannot be interrupted, and its time grows with
+/// the compiled size, so `a{65536}` is refused instead of running for
+/// minutes on a long line.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// The lazy DFA's cache per search thread (grep-regex's default is
+/// 1000 MiB): past it the engine clears its cache or falls back to a
+/// slower one, instead of growing.
+pub const REGEX_DFA_SIZE_LIMIT: usize = 10 << 20;
+
 /// The `grep` tool.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GrepTool;
@@ -112,9 +126,9 @@ pub struct GrepArgs {
     pub ignore_case: Option<bool>,
     /// Treat `pattern` as literal text.
     pub literal: Option<bool>,
-    /// Lines of context before and after each match.
+    /// Lines of context before and after each match (at least 0).
     pub context: Option<f64>,
-    /// Maximum number of matching lines (`<= 0` means 1).
+    /// Maximum number of matching lines (at least 1: the schema says so).
     pub limit: Option<f64>,
 }
 
@@ -164,10 +178,12 @@ impl Tool for GrepTool {
                     },
                     "context": {
                         "type": "integer",
+                        "minimum": 0,
                         "description": "Lines to show before and after each match (default: 0)"
                     },
                     "limit": {
                         "type": "integer",
+                        "minimum": 1,
                         "description": format!("Maximum number of matching lines to return (default: {limit})")
                     }
                 }),
@@ -189,8 +205,79 @@ impl Tool for GrepTool {
     }
 
     async fn execute(&self, args: GrepArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        run_blocking("grep", args, ctx, grep_blocking).await
+        let budget = time_budget(ctx.limits.grep_timeout)?;
+        // The search stops through its cancellation token, for the caller's
+        // cancellation and for the time budget alike.
+        let stop = ctx.cancel.child_token();
+        // A caller that stops waiting (drops this future) stops the search.
+        let _stop_on_drop = stop.clone().drop_guard();
+        let caller = ctx.cancel.clone();
+        let work = run_blocking(
+            "grep",
+            args,
+            ToolContext {
+                cancel: stop.clone(),
+                ..ctx
+            },
+            grep_blocking,
+        );
+        let Some(budget) = budget else {
+            return work.await;
+        };
+        tokio::pin!(work);
+        tokio::select! {
+            result = &mut work => result,
+            () = tokio::time::sleep(budget) => {
+                stop.cancel();
+                // Wait for the workers to stop, so nothing runs on.
+                let result = work.await;
+                if caller.is_cancelled() {
+                    return result;
+                }
+                Err(timed_out(budget))
+            }
+        }
     }
+}
+
+/// The configured time budget, checked.
+fn time_budget(secs: Option<f64>) -> Result<Option<Duration>, ToolError> {
+    secs.map(|secs| {
+        Duration::try_from_secs_f64(secs)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                ToolError::fatal(format!(
+                    "the configured grep timeout {secs} is not a positive number of seconds"
+                ))
+            })
+    })
+    .transpose()
+}
+
+/// `details` of a search stopped by its time budget.
+#[derive(Debug, Serialize)]
+struct TimedOutDetails {
+    timed_out: bool,
+    timeout: f64,
+}
+
+/// The error of a search that ran out of time. No partial result: files are
+/// searched in parallel, so the matches found so far need not be the first
+/// ones in path order, and showing them would mislead.
+fn timed_out(budget: Duration) -> ToolError {
+    let secs = budget.as_secs_f64();
+    ToolError::failed_with_facts(
+        format!(
+            "grep stopped after {secs} seconds, its time limit, before the search was done; \
+             nothing is shown because the matches found so far need not be the first ones. \
+             Narrow the search with path or glob, or use a simpler pattern."
+        ),
+        &TimedOutDetails {
+            timed_out: true,
+            timeout: secs,
+        },
+    )
 }
 
 /// How `grep` looks up its path.
@@ -275,13 +362,28 @@ fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
         .case_insensitive(args.ignore_case.unwrap_or(false))
         .fixed_strings(literal)
         .line_terminator(Some(b'\n'))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
         .build(&args.pattern)
         .map_err(|err| {
+            let reason = err.to_string();
+            if reason.contains("exceeds size limit") {
+                return ToolError::failed(format!(
+                    "The pattern {:?} is too large: compiled, it is over the {} limit that keeps a \
+                     search fast and its memory bounded. Use smaller repetition counts (a{{1000}} \
+                     rather than a{{100000}}), an ASCII class such as [A-Za-z0-9_] instead of \
+                     the Unicode-aware \\w, or several shorter searches.",
+                    shorten(&args.pattern, 80),
+                    format_size(REGEX_SIZE_LIMIT)
+                ));
+            }
             // grep-regex reports the pattern wrapped in a group; the regex
             // crate's parser points into the pattern as the model wrote it.
-            let reason = regex::Regex::new(&args.pattern)
+            let reason = regex::RegexBuilder::new(&args.pattern)
+                .size_limit(REGEX_SIZE_LIMIT)
+                .build()
                 .err()
-                .map_or_else(|| err.to_string(), |e| e.to_string());
+                .map_or(reason, |e| e.to_string());
             ToolError::failed(format!(
                 "Invalid regular expression {:?}: {reason}\nFix the pattern, or set literal: true \
                  to search for the text exactly as written.",
@@ -434,8 +536,9 @@ impl Sink for Collect<'_> {
 }
 
 /// The text of a line as shown: without its line terminator and without
-/// `\r`, invalid UTF-8 replaced, cut to `max_chars` characters. Only a
-/// bounded prefix of a huge line is decoded.
+/// `\r`, invalid UTF-8 replaced, cut to `max_chars` characters, other
+/// control characters (but tab) shown as control pictures (`␀`, `␛`). Only
+/// a bounded prefix of a huge line is decoded.
 fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
     let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     // Enough bytes for `max_chars + 1` characters, however they decode.
@@ -454,7 +557,7 @@ fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
     };
     let text = String::from_utf8_lossy(&text);
     let (shown, cut) = truncate_line(&text, max_chars);
-    (shown.into_owned(), cut)
+    (show_controls(&shown).into_owned(), cut)
 }
 
 /// Searches `files` in parallel and returns what each needed file holds,

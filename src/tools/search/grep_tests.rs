@@ -113,14 +113,13 @@ async fn limit_counts_matching_lines_and_notices_only_when_more_exist() {
     );
     assert_eq!(details["match_limit_reached"], 2);
     assert_eq!(details["matches"], 2);
-    for zero in [json!(0), json!(-3)] {
-        let (text, details) = grep(&h, json!({"pattern": "m", "limit": zero})).await;
-        assert_eq!(
-            text,
-            "a.txt:1: m1\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]"
-        );
-        assert_eq!(details["match_limit_reached"], 1);
-    }
+    // The smallest limit (0 and below are refused: registry tests).
+    let (text, details) = grep(&h, json!({"pattern": "m", "limit": 1})).await;
+    assert_eq!(
+        text,
+        "a.txt:1: m1\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]"
+    );
+    assert_eq!(details["match_limit_reached"], 1);
 }
 
 #[tokio::test]
@@ -437,6 +436,20 @@ async fn invalid_utf8_is_shown_lossily_and_carriage_returns_are_dropped() {
 }
 
 #[tokio::test]
+async fn control_characters_in_lines_are_shown_as_pictures() {
+    let h = Harness::memory();
+    h.add_file(
+        "log.txt",
+        b"\x1b[31mERROR\x1b[0m needle\x07\tend\x7f\nctx \x0c\n",
+    );
+    let (text, _) = grep(&h, json!({"pattern": "needle", "context": 1})).await;
+    assert_eq!(
+        text,
+        "log.txt:1: ␛[31mERROR␛[0m needle␇\tend␡\nlog.txt-2- ctx ␌"
+    );
+}
+
+#[tokio::test]
 async fn memory_workspace_honours_ignore_files_too() {
     let h = Harness::memory();
     h.add_file(".gitignore", "dist/\n");
@@ -544,16 +557,155 @@ fn line_text_decodes_only_what_it_shows() {
 }
 
 #[tokio::test]
-async fn context_counts_only_when_positive_and_dashes_are_text() {
+async fn context_zero_shows_no_context_and_dashes_are_text() {
     let h = Harness::memory();
     h.add_file("a.txt", "before\nrun --pre=/x.sh now\nafter\n");
-    for context in [json!(0), json!(-2)] {
-        let (text, _) = grep(&h, json!({"pattern": "--pre=/x.sh", "context": context})).await;
-        assert_eq!(text, "a.txt:2: run --pre=/x.sh now");
-    }
+    let (text, _) = grep(&h, json!({"pattern": "--pre=/x.sh", "context": 0})).await;
+    assert_eq!(text, "a.txt:2: run --pre=/x.sh now");
     let (text, _) = grep(&h, json!({"pattern": "--pre", "context": "1"})).await;
     assert_eq!(
         text,
         "a.txt-1- before\na.txt:2: run --pre=/x.sh now\na.txt-3- after"
     );
+}
+
+#[tokio::test]
+async fn a_pattern_too_large_to_search_quickly_is_refused_with_what_to_do() {
+    let h = Harness::memory();
+    h.add_file("a.txt", "aaaa\n");
+    let text = grep_error(&h, json!({"pattern": "a{65536}"})).await;
+    assert_eq!(
+        text,
+        "The pattern \"a{65536}\" is too large: compiled, it is over the 1.0MB limit that keeps a \
+         search fast and its memory bounded. Use smaller repetition counts (a{1000} rather than \
+         a{100000}), an ASCII class such as [A-Za-z0-9_] instead of the Unicode-aware \\w, or \
+         several shorter searches."
+    );
+    // Large repetitions within the limit still work.
+    h.add_file("b.txt", format!("{}\n", "b".repeat(1500)));
+    let (text, _) = grep(&h, json!({"pattern": "b{1000}", "limit": 1})).await;
+    assert!(text.starts_with("b.txt:1: bbb"), "{text}");
+}
+
+/// A file system whose `endless.txt` never ends: a search of it can only
+/// stop by cancellation.
+#[derive(Debug, Clone)]
+struct EndlessFs(crate::tools::ops::MemoryFs);
+
+struct Endless;
+
+impl Read for Endless {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        for pair in buf.chunks_mut(2) {
+            pair.copy_from_slice(&b"x\n"[..pair.len()]);
+        }
+        Ok(buf.len())
+    }
+}
+
+impl FsOps for EndlessFs {
+    fn metadata(&self, path: &std::path::Path) -> io::Result<crate::tools::ops::Metadata> {
+        self.0.metadata(path)
+    }
+    fn symlink_metadata(&self, path: &std::path::Path) -> io::Result<crate::tools::ops::Metadata> {
+        self.0.symlink_metadata(path)
+    }
+    fn canonicalize(&self, path: &std::path::Path) -> io::Result<PathBuf> {
+        self.0.canonicalize(path)
+    }
+    fn read_link(&self, path: &std::path::Path) -> io::Result<PathBuf> {
+        self.0.read_link(path)
+    }
+    fn open(&self, path: &std::path::Path) -> io::Result<Box<dyn Read + Send>> {
+        if path.ends_with("endless.txt") {
+            return Ok(Box::new(Endless));
+        }
+        self.0.open(path)
+    }
+    fn write(&self, path: &std::path::Path, data: &[u8]) -> io::Result<()> {
+        self.0.write(path, data)
+    }
+    fn create_dir_all(&self, path: &std::path::Path) -> io::Result<()> {
+        self.0.create_dir_all(path)
+    }
+    fn read_dir(&self, path: &std::path::Path) -> io::Result<Vec<crate::tools::ops::DirEntry>> {
+        self.0.read_dir(path)
+    }
+    fn create_new(
+        &self,
+        path: &std::path::Path,
+        mode: u32,
+    ) -> io::Result<Box<dyn std::io::Write + Send>> {
+        self.0.create_new(path, mode)
+    }
+}
+
+fn endless_registry(grep_timeout: Option<f64>) -> crate::tools::Registry {
+    let fs = crate::tools::ops::MemoryFs::new();
+    fs.add_dir("/ws");
+    fs.add_file("/ws/a.txt", "needle\n");
+    fs.add_file("/ws/endless.txt", "");
+    let workspace = crate::tools::Workspace::new(
+        std::sync::Arc::new(EndlessFs(fs)),
+        std::sync::Arc::new(crate::tools::ops::LocalProcess::default()),
+        "/ws",
+        true,
+    )
+    .unwrap();
+    crate::tools::Registry::builder(workspace)
+        .limits(Limits {
+            grep_timeout,
+            ..Limits::default()
+        })
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_search_past_its_time_budget_stops_with_an_error() {
+    // The search of the endless file can only end by the budget. (Paused
+    // time does not advance while blocking work runs, so the clock is real.)
+    let registry = endless_registry(Some(0.05));
+    let r = registry
+        .dispatch(
+            &crate::tools::ToolCall::new("c", "grep", json!({"pattern": "needle"})),
+            CancellationToken::new(),
+            UpdateSink::discard(),
+        )
+        .await;
+    assert!(r.is_error);
+    assert_eq!(
+        r.text(),
+        "grep stopped after 0.05 seconds, its time limit, before the search was done; nothing \
+         is shown because the matches found so far need not be the first ones. Narrow the \
+         search with path or glob, or use a simpler pattern."
+    );
+    assert_eq!(r.details, Some(json!({"timed_out": true, "timeout": 0.05})));
+    // A caller's cancellation is still a cancellation, not a timeout.
+    let cancel = CancellationToken::new();
+    let call = crate::tools::ToolCall::new("c", "grep", json!({"pattern": "needle"}));
+    let registry = endless_registry(None);
+    let (r, ()) = tokio::join!(
+        registry.dispatch(&call, cancel.clone(), UpdateSink::discard()),
+        async { cancel.cancel() }
+    );
+    assert_eq!(
+        r.text(),
+        crate::tools::ToolResult::from(ToolError::cancelled()).text()
+    );
+}
+
+#[tokio::test]
+async fn an_invalid_configured_time_budget_is_an_internal_error() {
+    for secs in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let registry = endless_registry(Some(secs));
+        let r = registry
+            .dispatch(
+                &crate::tools::ToolCall::new("c", "grep", json!({"pattern": "needle"})),
+                CancellationToken::new(),
+                UpdateSink::discard(),
+            )
+            .await;
+        assert!(r.internal_error.is_some(), "{secs}");
+    }
 }

@@ -37,7 +37,9 @@ fn relative_display(root: &Path, path: &Path) -> String {
 /// How many unreadable paths a notice names.
 const NAMED_UNREADABLE: usize = 3;
 
-/// A limit argument as a count: absent → `default`, `<= 0` → 1.
+/// A limit argument as a count: absent → `default`. The schemas refuse
+/// values below 1; should one arrive anyway (a tool called without the
+/// registry), it counts as 1.
 pub(crate) fn effective_limit(arg: Option<f64>, default: usize) -> usize {
     match arg {
         None => default.max(1),
