@@ -442,7 +442,7 @@ fn outcome(
             details,
         });
     };
-    let message = join(&shown_text(&snapshot, empty), &status);
+    let message = with_status(&shown_text(&snapshot, empty), &status);
     Err(match end {
         ExecEnd::Cancelled => ToolError::Cancelled { message, details },
         _ => ToolError::Failed { message, details },
@@ -457,6 +457,18 @@ fn join(first: &str, second: &str) -> String {
         (true, _) => second.to_owned(),
         (false, true) => first.to_owned(),
         (false, false) => format!("{first_line_done}\n\n{second}"),
+    }
+}
+
+/// The shown output, then a blank line and how the command ended
+/// (§bash.7): the output's own final newline is kept, so output that ends
+/// with a newline is followed by an empty line before the blank one, as pi
+/// writes it; or the status alone when there was no output.
+fn with_status(shown: &str, status: &str) -> String {
+    if shown.is_empty() {
+        status.to_owned()
+    } else {
+        format!("{shown}\n\n{status}")
     }
 }
 

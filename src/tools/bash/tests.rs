@@ -200,7 +200,7 @@ async fn non_zero_exit_is_an_error_that_keeps_its_details() {
     let h = Harness::local();
     let r = bash(&h, "echo out; echo err >&2; exit 3").await;
     assert!(r.is_error);
-    assert_eq!(r.text(), "out\nerr\n\nCommand exited with code 3");
+    assert_eq!(r.text(), "out\nerr\n\n\nCommand exited with code 3");
     assert_eq!(r.details, Some(json!({"exit_code": 3, "cleaned": false})));
 
     let r = bash(&h, "exit 7").await;
@@ -232,7 +232,7 @@ async fn a_command_killed_by_a_signal_says_which() {
     assert!(r.is_error);
     assert_eq!(
         r.text(),
-        "before\n\nCommand was killed by signal 9 (SIGKILL)"
+        "before\n\n\nCommand was killed by signal 9 (SIGKILL)"
     );
     assert_eq!(r.details, Some(json!({"signal": 9, "cleaned": false})));
 }
@@ -647,7 +647,7 @@ async fn timeout_kills_every_process_the_command_started() {
     assert!(r.is_error);
     assert_eq!(
         r.text(),
-        "ready\n\nCommand timed out after 1 seconds. Its process group and every process still \
+        "ready\n\n\nCommand timed out after 1 seconds. Its process group and every process still \
          descended from it were killed. If it needs more time, call bash again with a larger \
          timeout; run a server or watcher in the background with its output redirected to a \
          file (cmd > /tmp/out.log 2>&1 &)."
@@ -687,7 +687,7 @@ async fn a_daemon_that_detached_before_the_timeout_survives_and_the_text_does_no
         "the documented limit no longer holds: update docs/tools.md"
     );
     assert_eq!(
-        r.text().lines().nth(2),
+        r.text().lines().nth(3),
         Some(
             "Command timed out after 1 seconds. Its process group and every process still \
              descended from it were killed. If it needs more time, call bash again with a larger \
@@ -756,7 +756,7 @@ async fn cancellation_kills_the_group_and_keeps_the_output() {
     let command = "sleep 1000 & echo $! > child.pid; echo $$ > shell.pid; echo ready; wait";
     let (r, _) = cancel_when_ready(&h, command).await;
     assert!(r.is_error);
-    assert_eq!(r.text(), "ready\n\nCommand aborted");
+    assert_eq!(r.text(), "ready\n\n\nCommand aborted");
     assert_eq!(
         r.details,
         Some(json!({"cancelled": true, "cleaned": false}))
@@ -801,7 +801,7 @@ async fn output_still_in_the_pipe_at_the_kill_is_kept() {
         )
         .await;
     assert!(h.exists("written"));
-    assert_eq!(r.text(), "first\n2\n3\n4\n5\n\nCommand aborted");
+    assert_eq!(r.text(), "first\n2\n3\n4\n5\n\n\nCommand aborted");
 }
 
 #[tokio::test]
@@ -1277,4 +1277,15 @@ mod notice_props {
             prop_assert_eq!(notice, Some(expected));
         }
     }
+}
+
+/// §bash.7, found by replaying recorded sessions: the output's final
+/// newline stays before the blank line and the exit notice, as pi wrote it.
+#[tokio::test]
+async fn failing_output_keeps_its_final_newline_before_the_notice() {
+    let h = Harness::local();
+    let r = bash(&h, "printf 'a\\nb\\n'; exit 1").await;
+    assert_eq!(r.text(), "a\nb\n\n\nCommand exited with code 1");
+    let r = bash(&h, "printf 'a\\nb'; exit 1").await;
+    assert_eq!(r.text(), "a\nb\n\nCommand exited with code 1");
 }

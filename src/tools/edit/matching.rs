@@ -27,6 +27,8 @@
 //! can preview exactly what the tool would do to a text.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::ops::Range;
 
 use memchr::memmem;
@@ -183,6 +185,14 @@ pub enum Hint {
         /// Its text.
         file_text: String,
     },
+    /// The best window of the file matches fewer than half of the
+    /// `oldText` lines (of three or more): no place is close.
+    NoCloseMatch {
+        /// Lines of `oldText` that match exactly in the best window.
+        matching: usize,
+        /// Number of lines in `oldText`.
+        old_lines: usize,
+    },
     /// Nothing in the file resembles the most distinctive `oldText` line.
     Nothing {
         /// The `oldText` line looked for.
@@ -256,6 +266,10 @@ const MAX_LISTED_LINES: usize = 10;
 const MAX_CANDIDATES: usize = 2_000;
 /// Character comparisons allowed for the "most similar line" search.
 const SIMILARITY_BUDGET: usize = 40_000_000;
+/// Best-voted window starts examined for a "diverges" hint.
+const MAX_VOTED_STARTS: usize = 64;
+/// File-line votes counted when looking for the best window.
+const MAX_VOTES: usize = 1_000_000;
 
 /// Byte offsets where each line starts (a final empty piece after a
 /// trailing `\n` counts as a line).
@@ -559,17 +573,24 @@ fn not_found_hint(fuzzy_content: &str, old: &str, fuzzy_old: &str) -> Option<Hin
         }
     };
 
-    let mut best: Option<(usize, usize, usize)> = None; // (exact, loose, start)
-    let mut candidates = 0;
+    // Candidate windows: where the anchor line is found (aligned on it),
+    // and the alignments most file lines vote for (every file line equal
+    // to an oldText line, ignoring indentation, votes for the window start
+    // that lines them up), so a line inserted or removed inside the window
+    // cannot push the hint off the block that really matches.
+    let mut starts: BTreeSet<usize> = BTreeSet::new();
     for (j, line) in file_lines.iter().enumerate() {
         if !loosely(anchor, line) || j < anchor {
             continue;
         }
-        candidates += 1;
-        if candidates > MAX_CANDIDATES {
+        if starts.len() >= MAX_CANDIDATES {
             break;
         }
-        let start = j - anchor;
+        starts.insert(j - anchor);
+    }
+    starts.extend(voted_starts(&file_lines, &old_lines));
+    let mut best: Option<(usize, usize, usize)> = None; // (exact, loose, start)
+    for &start in &starts {
         let (mut exact, mut loose) = (0, 0);
         for k in 0..m {
             if let Some(file_line) = file_lines.get(start + k) {
@@ -584,12 +605,26 @@ fn not_found_hint(fuzzy_content: &str, old: &str, fuzzy_old: &str) -> Option<Hin
             best = Some((exact, loose, start));
         }
     }
+    if let Some((exact, loose, _)) = best
+        && m >= 3
+        && (exact + loose) * 2 < m
+    {
+        // Nothing close: a hint at a window where most lines differ
+        // would cost the model a turn.
+        return Some(Hint::NoCloseMatch {
+            matching: exact,
+            old_lines: m,
+        });
+    }
     if let Some((exact, _, start)) = best {
-        let diverging = (0..m).find(|&k| {
-            file_lines
-                .get(start + k)
-                .is_none_or(|file_line| !exactly(k, file_line))
-        })?;
+        let matches_at = |k: usize| file_lines.get(start + k).is_some_and(|l| exactly(k, l));
+        // The line that differs next to the block that matches: before
+        // it when the window starts with differing lines (a line was
+        // inserted or changed above the matching part), else the first.
+        let diverging = match (0..m).find(|&k| matches_at(k)) {
+            Some(first) if first > 0 => first - 1,
+            _ => (0..m).find(|&k| !matches_at(k))?,
+        };
         let file_line = file_lines.get(start + diverging);
         return Some(Hint::Diverges {
             file_start: start + 1,
@@ -602,6 +637,42 @@ fn not_found_hint(fuzzy_content: &str, old: &str, fuzzy_old: &str) -> Option<Hin
         });
     }
     Some(most_similar(&file_lines, anchor_text))
+}
+
+/// The window starts that line up the most `oldText` lines with equal
+/// file lines (indentation ignored), best first (ties: the earlier), at
+/// most [`MAX_VOTED_STARTS`]; the votes counted stop at [`MAX_VOTES`].
+fn voted_starts(file_lines: &[&str], old_lines: &[&str]) -> Vec<usize> {
+    let mut by_text: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (k, line) in old_lines.iter().enumerate() {
+        let trimmed = line.trim();
+        if !trimmed.is_empty() {
+            by_text.entry(trimmed).or_default().push(k);
+        }
+    }
+    let mut votes: HashMap<usize, usize> = HashMap::new();
+    let mut counted = 0usize;
+    'file: for (j, line) in file_lines.iter().enumerate() {
+        let Some(ks) = by_text.get(line.trim()) else {
+            continue;
+        };
+        for &k in ks {
+            if counted >= MAX_VOTES {
+                break 'file;
+            }
+            counted += 1;
+            if let Some(start) = j.checked_sub(k) {
+                *votes.entry(start).or_default() += 1;
+            }
+        }
+    }
+    let mut ranked: Vec<(usize, usize)> = votes.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked
+        .into_iter()
+        .take(MAX_VOTED_STARTS)
+        .map(|(start, _)| start)
+        .collect()
 }
 
 /// The file line most similar to `wanted` (trimmed), within a budget.

@@ -260,6 +260,14 @@ impl Hint {
                 quote(old_text),
                 quote(file_text)
             ),
+            Self::NoCloseMatch {
+                matching,
+                old_lines,
+            } => format!(
+                "No place in {path} comes close to the oldText: at most {matching} of its \
+                 {old_lines} lines match in any one place, so the text may have changed or be in \
+                 another file."
+            ),
             Self::Nothing { old_text } => format!(
                 "Nothing in {path} resembles the oldText line {}; the text may have changed or be \
                  in another file.",

@@ -1358,3 +1358,62 @@ async fn a_small_change_on_a_huge_line_gives_bounded_diffs() {
     assert_eq!(details.get("diff_truncated"), None);
     assert_eq!(details.get("patch_truncated"), None);
 }
+
+/// Found by replaying recorded sessions: a line inserted in the file
+/// inside the block the model copied shifted the hint to a window where
+/// almost nothing matched. The hint now names the window most lines agree
+/// on and the first line that really differs there.
+#[tokio::test]
+async fn not_found_hint_survives_a_line_inserted_inside_the_block() {
+    let h = Harness::memory();
+    h.add_file(
+        "m.ts",
+        "import x from 'x';\n\
+         export function total(items: Item[]): number {\n\
+         \x20 let sum = 0;\n\
+         \x20 // inserted since the model read the file\n\
+         \x20 for (const item of items) {\n\
+         \x20   sum += item.price * item.quantity + item.shippingCostForThisParticularItem;\n\
+         \x20 }\n\
+         \x20 return sum;\n\
+         }\n",
+    );
+    let old = "export function total(items: Item[]): number {\n\
+               \x20 let sum = 0;\n\
+               \x20 for (const item of items) {\n\
+               \x20   sum += item.price * item.quantity + item.shippingCostForThisParticularItem;\n\
+               \x20 }\n\
+               \x20 return sum;\n\
+               }\n";
+    let r = h.call("edit", one("m.ts", old, "")).await;
+    assert_eq!(
+        err_text(&r),
+        "Could not find the exact text in m.ts. The old text must match exactly including all \
+         whitespace and newlines. The closest match starts at line 3 of m.ts: 5 of the 7 \
+         oldText lines match there, but oldText line 2 is \"  let sum = 0;\" where line 4 of \
+         the file is \"  // inserted since the model read the file\". Use read to see the \
+         current content of m.ts and copy oldText \
+         from it exactly, including indentation."
+    );
+}
+
+/// When no window comes close, the hint says so instead of naming one.
+#[tokio::test]
+async fn not_found_says_when_nothing_is_close() {
+    let h = Harness::memory();
+    h.add_file("n.txt", "alpha one\nbeta two\ngamma three\ndelta four\n");
+    let old = "alpha one\nsomething else\nentirely different\nnot here at all\n";
+    let r = h.call("edit", one("n.txt", old, "")).await;
+    assert_eq!(
+        err_text(&r),
+        "Could not find the exact text in n.txt. The old text must match exactly including all \
+         whitespace and newlines. No place in n.txt comes close to the oldText: at most 1 of its \
+         4 lines match in any one place, so the text may have changed or be in another file. \
+         Use read to see the current content of n.txt and copy oldText from it exactly, \
+         including indentation."
+    );
+    assert_eq!(
+        r.details,
+        Some(json!({"error": "not_found", "edit_index": 0}))
+    );
+}
