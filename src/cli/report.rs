@@ -195,6 +195,9 @@ pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
         println!("\nfailures:{details}");
     }
     println!("\n{}", console::summary_line(summary));
+    if let Some(line) = console::replay_line(summary) {
+        println!("{line}");
+    }
     if let Some(c) = comparison {
         print!("{}", console::comparison_text(c));
     }

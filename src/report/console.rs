@@ -16,6 +16,18 @@ use super::compare::Comparison;
 
 /// `PASS  name  (3 calls, 12 ms)`.
 pub fn scenario_line(outcome: &ScenarioOutcome) -> String {
+    let line = status_line(outcome);
+    match &outcome.replay {
+        Some(r) => format!(
+            "{line}  [replay: is_error agrees on {}/{}, text same {}, paths {}, differs {}]",
+            r.counts.error_agree, r.counts.calls, r.counts.same, r.counts.paths, r.counts.differs
+        ),
+        None => line,
+    }
+}
+
+/// The line of a scenario without its replay figures.
+fn status_line(outcome: &ScenarioOutcome) -> String {
     match outcome.status {
         Status::Passed => format!(
             "PASS  {}  ({} call{}, {} ms)",
@@ -253,6 +265,30 @@ pub fn summary_line(summary: &RunSummary) -> String {
             ""
         }
     )
+}
+
+/// The replay totals of a run that replayed imported sessions:
+/// `replay: 12 calls compared (3 skipped at import) · is_error agrees on 11 · text same 8, paths 2, differs 2 · result tokens 1200 recorded, 1100 now (0.9167x)`.
+pub fn replay_line(summary: &RunSummary) -> Option<String> {
+    let r = summary.replay_totals()?;
+    let c = &r.counts;
+    let ratio = r
+        .token_ratio
+        .map(|x| format!(" ({x}x)"))
+        .unwrap_or_default();
+    Some(format!(
+        "replay: {} call{} compared ({} skipped at import) · is_error agrees on {} · text same \
+         {}, paths {}, differs {} · result tokens {} recorded, {} now{ratio}",
+        c.calls,
+        if c.calls == 1 { "" } else { "s" },
+        r.skipped,
+        c.error_agree,
+        c.same,
+        c.paths,
+        c.differs,
+        c.recorded_tokens,
+        c.current_tokens,
+    ))
 }
 
 /// The comparison with a baseline: what was compared, new and missing

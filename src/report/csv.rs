@@ -48,7 +48,7 @@ pub fn scenario_columns() -> Vec<String> {
 }
 
 /// The columns of `calls.csv`.
-pub const CALL_COLUMNS: [&str; 12] = [
+pub const CALL_COLUMNS: [&str; 14] = [
     "scenario",
     "file",
     "seq",
@@ -61,6 +61,8 @@ pub const CALL_COLUMNS: [&str; 12] = [
     "args_tokens",
     "result_tokens",
     "duration_ms",
+    "recorded_tokens",
+    "agreement",
 ];
 
 fn writer() -> csv::Writer<Vec<u8>> {
@@ -148,6 +150,10 @@ pub fn calls(summary: &RunSummary) -> Result<Vec<u8>, csv::Error> {
                 c.args_tokens.to_string(),
                 c.result_tokens.to_string(),
                 c.duration_ms.to_string(),
+                c.recorded_tokens.map(|t| t.to_string()).unwrap_or_default(),
+                c.agreement
+                    .map(|a| a.as_str().to_owned())
+                    .unwrap_or_default(),
             ])?;
         }
     }

@@ -18,6 +18,7 @@ use crate::run::ScenarioOutcome;
 use crate::run::ScenarioStats;
 use crate::run::Status;
 use crate::run::stats;
+use crate::run::replay::ReplayStats;
 use crate::run::stats::ToolStats;
 
 use super::baseline::describe_json;
@@ -84,6 +85,10 @@ pub struct RunReport {
     pub comparison: Option<Comparison>,
     /// Every scenario, in discovery order.
     pub scenarios: Vec<ScenarioOutcome>,
+    /// The `replay` sections of the scenarios summed (absent when no
+    /// scenario replayed an imported session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayStats>,
 }
 
 impl RunReport {
@@ -103,6 +108,7 @@ impl RunReport {
             gates: summary.gates.clone(),
             comparison: comparison.cloned(),
             scenarios: summary.scenarios.clone(),
+            replay: summary.replay_totals(),
         }
     }
 

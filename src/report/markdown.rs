@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
+use crate::run::replay::ReplayCounts;
 use crate::run::stats;
 use crate::scenario::Failure;
 
@@ -422,6 +423,52 @@ fn tools(out: &mut String, summary: &RunSummary) {
     out.push('\n');
 }
 
+/// The drift of replayed sessions: one row per tool and the total.
+fn replay(out: &mut String, summary: &RunSummary) {
+    let Some(totals) = summary.replay_totals() else {
+        return;
+    };
+    out.push_str("### Replay
+
+");
+    let _ = writeln!(
+        out,
+        "{} compared, {} left out at import, {} unrecorded, {} synced.\n",
+        plural(totals.counts.calls as usize, "call"),
+        totals.skipped,
+        totals.unrecorded,
+        plural(totals.synced_files as usize, "file"),
+    );
+    out.push_str(
+        "| tool | calls | is_error agrees | disagrees | same | paths | differs | recorded tokens | current tokens | ratio |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let ratio = |c: &ReplayCounts| {
+        c.token_ratio()
+            .map_or_else(|| "–".to_owned(), |r| format!("{r:.2}"))
+    };
+    let row = |out: &mut String, name: &str, c: &ReplayCounts| {
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            c.calls,
+            c.error_agree,
+            c.error_disagree,
+            c.same,
+            c.paths,
+            c.differs,
+            c.recorded_tokens,
+            c.current_tokens,
+            ratio(c)
+        );
+    };
+    for (tool, counts) in &totals.tools {
+        row(out, &code(tool), counts);
+    }
+    row(out, "**total**", &totals.counts);
+    out.push('\n');
+}
+
 /// `summary.md` of a run.
 pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> {
     let mut out = heading(summary, comparison);
@@ -435,6 +482,7 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
         None => most_tokens(&mut out, summary),
     }
     tools(&mut out, summary);
+    replay(&mut out, summary);
     let trimmed = out.trim_end().len();
     out.truncate(trimmed);
     out.push('\n');

@@ -12,6 +12,7 @@
 //! | `snapshots` | snapshot files over a run |
 //! | [`outcome`] | [`RunSummary`], the only input of the report layer |
 //! | [`stats`] | per-tool figures and what tool definitions cost |
+//! | [`replay`] | an imported session's results against the recorded ones |
 //!
 //! A run is built, then executed: [`RunnerBuilder::build`] fails before
 //! any scenario starts when a setting cannot work (a tokenizer, a gate, a
@@ -27,6 +28,7 @@ pub mod gate;
 pub mod outcome;
 pub mod partition;
 mod pipeline;
+pub mod replay;
 pub mod runner;
 mod snapshots;
 pub mod stats;

@@ -10,6 +10,8 @@ use crate::scenario::ScenarioError;
 use crate::scenario::check::SnapshotOutcome;
 
 use super::partition::PartitionInfo;
+use super::replay::Agreement;
+use super::replay::ReplayStats;
 
 /// How a scenario ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +70,16 @@ pub struct CallStat {
     pub result_tokens: u64,
     /// Wall time.
     pub duration_ms: u64,
+    /// Replayed sessions: tokens of the recorded result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_tokens: Option<u64>,
+    /// Replayed sessions: whether the recorded result was an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_is_error: Option<bool>,
+    /// Replayed sessions: how the result's text compares with the
+    /// recorded one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<Agreement>,
 }
 
 /// One request's usage.
@@ -121,6 +133,9 @@ pub struct ScenarioOutcome {
     /// The snapshot file of the scenario.
     #[serde(skip)]
     pub snapshot_file: Option<std::path::PathBuf>,
+    /// An imported session's comparison with its recording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayStats>,
 }
 
 impl ScenarioOutcome {
@@ -140,6 +155,7 @@ impl ScenarioOutcome {
             workspace: None,
             snapshots: Vec::new(),
             snapshot_file: None,
+            replay: None,
         }
     }
 
@@ -229,6 +245,12 @@ impl std::fmt::Display for LoadError {
 }
 
 impl RunSummary {
+    /// The `replay` sections of the scenarios summed (`None` when no
+    /// scenario replayed a session).
+    pub fn replay_totals(&self) -> Option<ReplayStats> {
+        ReplayStats::sum(self.scenarios.iter().filter_map(|s| s.replay.as_ref()))
+    }
+
     /// Scenarios with this status.
     pub fn count(&self, status: Status) -> usize {
         self.scenarios.iter().filter(|s| s.status == status).count()

@@ -49,6 +49,8 @@ use super::outcome::ScenarioOutcome;
 use super::outcome::ScenarioStats;
 use super::outcome::Status;
 use super::outcome::TurnStat;
+use super::replay;
+use super::replay::Syncer;
 use super::runner::RunConfig;
 use super::snapshots::SnapshotCache;
 
@@ -114,8 +116,17 @@ impl Job<'_> {
         };
         let budget = self.config.timeout.unwrap_or(scenario.timeout);
         let mut running = RunningCalls::default();
+        let mut syncer = scenario
+            .replay
+            .as_ref()
+            .map(|plan| Syncer::new(plan, &root, &presenter));
         let finished = {
-            let mut on_event = |event: AgentEvent| running.see(&event);
+            let mut on_event = |event: AgentEvent| {
+                running.see(&event);
+                if let Some(syncer) = &mut syncer {
+                    syncer.see(&event);
+                }
+            };
             let run = run_loop(&mut provider, &registry, &options, &mut on_event);
             tokio::time::timeout(budget, run).await
         };
@@ -143,6 +154,26 @@ impl Job<'_> {
         };
         self.check(&transcript, &report, &figures, places, &mut outcome);
         outcome.calls = call_stats(&transcript, &report, self.config.tokens.as_ref());
+        if let Some(plan) = &scenario.replay {
+            let synced = syncer.as_ref().map_or(0, |s| s.synced);
+            let compared = replay::compare(
+                plan,
+                &transcript,
+                self.config.tokens.as_ref(),
+                WORKSPACE_NAME,
+                &scenario.call_labels,
+                synced,
+            );
+            for call in &mut outcome.calls {
+                if let Some(c) = compared.calls.get(&call.id) {
+                    call.recorded_tokens = Some(c.recorded_tokens);
+                    call.recorded_is_error = Some(c.recorded_is_error);
+                    call.agreement = Some(c.agreement);
+                }
+            }
+            outcome.failures.extend(compared.failures);
+            outcome.replay = Some(compared.stats);
+        }
         outcome.turns = turn_stats(&report);
         outcome.stats = ScenarioStats {
             figures,
@@ -374,6 +405,9 @@ fn call_stat(record: &CallRecord, retry: bool, tokens: &dyn TokenCounter) -> Cal
         args_tokens: tokens.count(&format!("{}:{args_text}", record.call.name)),
         result_tokens: tokens.count(&priced_text(&record.result.content)),
         duration_ms: millis(record.duration),
+        recorded_tokens: None,
+        recorded_is_error: None,
+        agreement: None,
     }
 }
 

@@ -193,6 +193,7 @@ mod tests {
             args_tokens: 2,
             result_tokens,
             duration_ms: 1,
+            ..CallStat::default()
         }
     }
 

@@ -50,6 +50,12 @@ use super::model::StepSpec;
 use super::model::SuiteDoc;
 use super::model::ToolsSpec;
 use super::model::WorkspaceSpec;
+use super::replay::GitCheckoutSpec;
+use super::replay::Recorded;
+use super::replay::RecordedSpec;
+use super::replay::RecordedText;
+use super::replay::ReplayPlan;
+use super::replay::ReplaySpec;
 use super::vars;
 use super::yaml;
 use super::yaml::Kind;
@@ -270,6 +276,17 @@ pub struct WorkspacePlan {
     pub files: Vec<(String, FileContent)>,
     /// Run `git init`.
     pub git: bool,
+    /// Check out this repository at this revision first (`git_checkout`).
+    pub git_checkout: Option<GitCheckout>,
+}
+
+/// A repository checked out at a revision into the workspace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GitCheckout {
+    /// The repository's directory.
+    pub repo: PathBuf,
+    /// The revision.
+    pub rev: String,
 }
 
 /// One file to create.
@@ -355,6 +372,8 @@ pub struct Scenario {
     pub timeout: Duration,
     /// The suite's tokenizer, if set.
     pub tokenizer: Option<String>,
+    /// For an imported session: the recorded results to compare with.
+    pub replay: Option<ReplayPlan>,
 }
 
 /// Loads every scenario of a file: the valid ones, and every problem of
@@ -470,6 +489,11 @@ struct Validator<'a> {
     ids: BTreeSet<String>,
     call_checks: BTreeMap<String, CallCheck>,
     call_labels: BTreeMap<String, String>,
+    /// The directory of the scenario file (sidecars and repositories are
+    /// relative to it).
+    base_dir: PathBuf,
+    /// Recorded results by call id.
+    recorded: BTreeMap<String, Recorded>,
 }
 
 impl<'a> Validator<'a> {
@@ -482,6 +506,8 @@ impl<'a> Validator<'a> {
             ids: BTreeSet::new(),
             call_checks: BTreeMap::new(),
             call_labels: BTreeMap::new(),
+            base_dir: PathBuf::new(),
+            recorded: BTreeMap::new(),
         }
     }
 
@@ -637,6 +663,7 @@ impl<'a> Validator<'a> {
         doc: ScenarioDoc,
         suite: &Suite,
     ) -> Scenario {
+        self.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let name = doc.name.clone().unwrap_or_else(|| {
             let stem = path.with_extension("");
             if multi {
@@ -666,7 +693,12 @@ impl<'a> Validator<'a> {
         let steps = self.script(&doc.model);
         let workspace = self.workspace(&doc.workspace, suite);
         let run_check = self.run_check(&doc.expect);
-        let timeout = suite.doc.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS);
+        let replay_timeout = doc.replay.as_ref().and_then(|r| r.timeout);
+        self.seconds_in_range(&[k("replay"), k("timeout")], replay_timeout);
+        let timeout = replay_timeout
+            .or(suite.doc.timeout)
+            .unwrap_or(DEFAULT_TIMEOUT_SECS);
+        let replay = self.replay_plan(doc.replay.as_ref(), suite);
         Scenario {
             snapshot_file: snapshot_path(path),
             snapshot_prefix: multi.then(|| name.clone()),
@@ -690,6 +722,7 @@ impl<'a> Validator<'a> {
             timeout: Duration::try_from_secs_f64(timeout)
                 .unwrap_or(Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS)),
             tokenizer: suite.doc.tokenizer.clone(),
+            replay,
         }
     }
 
@@ -743,6 +776,7 @@ impl<'a> Validator<'a> {
             expect: step.expect.clone(),
             capture: step.capture.clone(),
             retry: step.retry.clone(),
+            recorded: step.recorded.clone(),
         };
         let call = self.call(
             &spec,
@@ -758,7 +792,9 @@ impl<'a> Validator<'a> {
 
     /// The keys a step has that only a call takes, in the order written.
     fn call_keys_of(&self, at: &[Seg]) -> Vec<&'static str> {
-        const CALL_KEYS: [&str; 6] = ["id", "args", "raw_args", "expect", "capture", "retry"];
+        const CALL_KEYS: [&str; 7] = [
+            "id", "args", "raw_args", "expect", "capture", "retry", "recorded",
+        ];
         let Some(Node {
             kind: Kind::Map(entries),
             ..
@@ -915,6 +951,9 @@ impl<'a> Validator<'a> {
             self.call_checks.insert(id.clone(), check);
         }
         self.call_labels.insert(id.clone(), label.clone());
+        if let Some(recorded) = &spec.recorded {
+            self.recorded_result(&id, recorded, at, &label);
+        }
         let retries = self.retries(spec, at, &id, &label, extra_vars, &captures, retry);
         FauxCall {
             id,
@@ -1129,11 +1168,131 @@ impl<'a> Validator<'a> {
                 }
             }
         }
+        let git_checkout = spec.git_checkout.as_ref().and_then(|checkout| {
+            if spec.fixture.is_some() {
+                self.problem_at_key(
+                    &[k("workspace"), k("git_checkout")],
+                    "a workspace is either a `fixture` or a `git_checkout`, not both; keep one",
+                );
+            }
+            self.git_checkout(checkout)
+        });
         WorkspacePlan {
             fixture,
             files,
             git: spec.git,
+            git_checkout,
         }
+    }
+
+    // --- Replayed sessions (docs/replay.md) -------------------------------
+
+    /// `recorded:` of call `id`: `text` or `file` (a sidecar beside the
+    /// scenario, inside its directory).
+    fn recorded_result(&mut self, id: &str, spec: &RecordedSpec, at: &[Seg], label: &str) {
+        let at = join(at, [k("recorded")]);
+        let text = match (&spec.text, &spec.file) {
+            (Some(_), Some(_)) => {
+                self.problem_at_key(
+                    &join(&at, [k("file")]),
+                    format!("{label}: give either `text` or `file`, not both"),
+                );
+                return;
+            }
+            (Some(text), None) => RecordedText::Inline(text.clone()),
+            (None, Some(file)) => {
+                let file_at = join(&at, [k("file")]);
+                if !is_inside(file) {
+                    self.problem(
+                        &file_at,
+                        format!(
+                            "{label}: `{file}` must be a relative path below the scenario's \
+                             directory, without `..`"
+                        ),
+                    );
+                    return;
+                }
+                let path = self.base_dir.join(file);
+                if !path.is_file() {
+                    self.problem(
+                        &file_at,
+                        format!(
+                            "{label}: the recorded text file {} does not exist; import the \
+                             session again, or give the text inline",
+                            path.display()
+                        ),
+                    );
+                    return;
+                }
+                RecordedText::File(path)
+            }
+            (None, None) => RecordedText::Inline(String::new()),
+        };
+        self.recorded.insert(
+            id.to_owned(),
+            Recorded {
+                is_error: spec.is_error,
+                text,
+                images: spec.images.unwrap_or(0),
+                sync: spec.sync.unwrap_or(false),
+            },
+        );
+    }
+
+    /// The comparison plan of an imported scenario: present when it has
+    /// `replay:` or a call with `recorded:`.
+    fn replay_plan(&mut self, spec: Option<&ReplaySpec>, suite: &Suite) -> Option<ReplayPlan> {
+        if spec.is_none() && self.recorded.is_empty() {
+            return None;
+        }
+        let require = spec
+            .and_then(|r| r.require)
+            .or(suite.doc.replay.as_ref().and_then(|r| r.require))
+            .unwrap_or_default();
+        Some(ReplayPlan {
+            cwd: spec.and_then(|r| r.cwd.clone()),
+            require,
+            skipped: spec.and_then(|r| r.skipped).unwrap_or(0),
+            recorded: std::mem::take(&mut self.recorded),
+        })
+    }
+
+    /// `git_checkout: { repo, rev }`: the repository is a directory
+    /// (relative to the scenario file) and the revision cannot be read as
+    /// an option.
+    fn git_checkout(&mut self, spec: &GitCheckoutSpec) -> Option<GitCheckout> {
+        let at = [k("workspace"), k("git_checkout")];
+        let mut ok = true;
+        let rev_ok = !spec.rev.is_empty()
+            && !spec.rev.starts_with('-')
+            && !spec.rev.chars().any(|c| c.is_whitespace() || c.is_control());
+        if !rev_ok {
+            self.problem(
+                &join(&at, [k("rev")]),
+                format!(
+                    "`{}` is not a revision: give a commit, tag or branch name (not empty, no \
+                     spaces, not starting with `-`)",
+                    spec.rev
+                ),
+            );
+            ok = false;
+        }
+        let repo = self.base_dir.join(&spec.repo);
+        if spec.repo.is_empty() || !repo.is_dir() {
+            self.problem(
+                &join(&at, [k("repo")]),
+                format!(
+                    "the repository {} is not a directory; give the path of a local git \
+                     repository, relative to this scenario file",
+                    repo.display()
+                ),
+            );
+            ok = false;
+        }
+        ok.then(|| GitCheckout {
+            repo,
+            rev: spec.rev.clone(),
+        })
     }
 
     /// The fixture directory `name` under the suite's fixtures root.

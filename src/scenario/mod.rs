@@ -16,6 +16,7 @@
 //! | [`check`] | the checks, and the [`Failure`]s they find |
 //! | [`focus`] | where to look in a long text that failed a check |
 //! | [`snapshot`] | snapshot files of tool results |
+//! | [`replay`] | `recorded:`, `replay:` and `git_checkout` of imported sessions |
 
 pub mod check;
 pub mod de;
@@ -23,6 +24,7 @@ pub mod figures;
 pub mod focus;
 pub mod load;
 pub mod model;
+pub mod replay;
 pub mod snapshot;
 pub mod vars;
 pub mod workspace;

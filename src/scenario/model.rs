@@ -21,6 +21,11 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::value::SeqAccessDeserializer;
 use serde_json::Value;
 
+use super::replay::GitCheckoutSpec;
+use super::replay::RecordedSpec;
+use super::replay::ReplaySpec;
+use super::replay::SuiteReplaySpec;
+
 /// One scenario document.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -53,6 +58,8 @@ pub struct ScenarioDoc {
     pub expect: RunExpect,
     /// A reason; the scenario is listed as skipped.
     pub skip: Option<String>,
+    /// An imported session's settings (docs/replay.md).
+    pub replay: Option<ReplaySpec>,
 }
 
 /// The suite file, `harness.yaml`: defaults for every scenario below it.
@@ -80,6 +87,8 @@ pub struct SuiteDoc {
     /// 256 MiB, at most 4 GiB).
     #[schemars(range(min = 1, max = 4294967296u64))]
     pub max_generated_bytes: Option<u64>,
+    /// Defaults for imported scenarios (docs/replay.md).
+    pub replay: Option<SuiteReplaySpec>,
 }
 
 /// Overrides of the tool limits.
@@ -122,6 +131,9 @@ pub struct WorkspaceSpec {
     /// Run `git init` so that `.gitignore` rules apply as in a repository.
     #[serde(default)]
     pub git: bool,
+    /// A checkout of a local repository at a revision (instead of a
+    /// fixture; `files` are written over it).
+    pub git_checkout: Option<GitCheckoutSpec>,
 }
 
 /// One step of the script: exactly one of `call`, `parallel`, `say`.
@@ -148,6 +160,8 @@ pub struct StepSpec {
     pub capture: Option<BTreeMap<String, String>>,
     /// Calls sent next only if this call's result is an error.
     pub retry: Option<CallList>,
+    /// The result recorded for this call in a replayed session.
+    pub recorded: Option<RecordedSpec>,
 }
 
 /// One call (inside `parallel` or `retry`).
@@ -169,6 +183,8 @@ pub struct CallSpec {
     pub capture: Option<BTreeMap<String, String>>,
     /// Calls sent next only if this call's result is an error.
     pub retry: Option<CallList>,
+    /// The result recorded for this call in a replayed session.
+    pub recorded: Option<RecordedSpec>,
 }
 
 /// Checks on one call's result.
@@ -575,7 +591,7 @@ fn step_rules(schema: &mut Schema) {
     args_or_raw_args(schema);
     let no_call_keys = serde_json::json!({
         "id": false, "args": false, "raw_args": false,
-        "expect": false, "capture": false, "retry": false
+        "expect": false, "capture": false, "retry": false, "recorded": false
     });
     schema.insert(
         "oneOf".to_owned(),

@@ -19,6 +19,7 @@ use crate::tools::ops::FsOps;
 use crate::tools::ops::LocalFs;
 
 use super::load::FileContent;
+use super::load::GitCheckout;
 use super::load::WorkspacePlan;
 
 /// The mode bits a workspace entry may get: read, write and execute for
@@ -29,6 +30,9 @@ const PERMISSION_BITS: u32 = 0o777;
 pub fn build(plan: &WorkspacePlan, dir: &Path) -> Result<(), String> {
     let fs = ConfinedFs::new(dir)
         .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
+    if let Some(checkout) = &plan.git_checkout {
+        git_checkout(checkout, dir)?;
+    }
     if let Some(fixture) = &plan.fixture {
         copy_tree(&fs, fixture, fs.root())
             .map_err(|err| format!("cannot copy fixture {}: {err}", fixture.display()))?;
@@ -111,6 +115,52 @@ fn copy_tree(fs: &ConfinedFs, from: &Path, to: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// A shared clone of the repository (its objects are borrowed, nothing is
+/// copied) with the revision checked out, detached, in `dir`.
+fn git_checkout(checkout: &GitCheckout, dir: &Path) -> Result<(), String> {
+    let git = |args: &[&std::ffi::OsStr], what: &str| -> Result<(), String> {
+        let output = Command::new("git")
+            .args(args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .map_err(|err| format!("`git_checkout` needs git on PATH, but running it failed: {err}"))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ))
+        }
+    };
+    git(
+        &[
+            "clone".as_ref(),
+            "--quiet".as_ref(),
+            "--shared".as_ref(),
+            "--no-checkout".as_ref(),
+            "--".as_ref(),
+            checkout.repo.as_os_str(),
+            dir.as_os_str(),
+        ],
+        &format!("cloning {}", checkout.repo.display()),
+    )?;
+    git(
+        &[
+            "-C".as_ref(),
+            dir.as_os_str(),
+            "-c".as_ref(),
+            "advice.detachedHead=false".as_ref(),
+            "checkout".as_ref(),
+            "--quiet".as_ref(),
+            "--detach".as_ref(),
+            checkout.rev.as_ref(),
+            "--".as_ref(),
+        ],
+        &format!("checking out {}", checkout.rev),
+    )
+}
+
 fn git_init(dir: &Path) -> Result<(), String> {
     let output = Command::new("git")
         .args(["init", "--quiet"])
@@ -136,6 +186,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let plan = WorkspacePlan {
             fixture: None,
+            git_checkout: None,
             files: vec![
                 (
                     "a/b.txt".into(),
@@ -201,6 +252,7 @@ mod tests {
         .unwrap();
         let through_link = |rel: &str, content: FileContent| WorkspacePlan {
             fixture: None,
+            git_checkout: None,
             files: vec![
                 (
                     "l".into(),
@@ -252,6 +304,7 @@ mod tests {
         for rel in ["../escaped.txt", "/tmp/escaped.txt"] {
             let plan = WorkspacePlan {
                 fixture: None,
+            git_checkout: None,
                 files: vec![(rel.into(), text(None))],
                 git: false,
             };

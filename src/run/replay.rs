@@ -1,0 +1,355 @@
+//! The drift of an imported session (docs/replay.md): each replayed call's
+//! result compared with the one recorded beside it. Both texts are seen as
+//! the model sees them: the current result is already presented (the
+//! workspace is `/workspace`), and the recorded text goes through a
+//! presenter that shows the recorded working directory as `/workspace`.
+//! So `same` (identical text), `paths` (identical once the recorded
+//! directory is shown as `/workspace`) and `differs` do not depend on the
+//! machine or the temp dir.
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::Path;
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::agent::Presenter;
+use crate::agent::TokenCounter;
+use crate::agent::Transcript;
+use crate::scenario::Failure;
+use crate::scenario::replay::MAX_RECORDED_FILE_BYTES;
+use crate::scenario::replay::Recorded;
+use crate::scenario::replay::RecordedText;
+use crate::scenario::replay::ReplayPlan;
+use crate::scenario::replay::Require;
+use crate::agent::AgentEvent;
+use crate::tools::CallArguments;
+use crate::tools::ops::ConfinedFs;
+use crate::tools::ops::FsOps;
+
+/// How a current result's text compares with the recorded one.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Agreement {
+    /// Identical text.
+    Same,
+    /// Identical once the recorded working directory is shown as
+    /// `/workspace`.
+    Paths,
+    /// Different.
+    Differs,
+}
+
+impl Agreement {
+    /// `same`, `paths` or `differs`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Same => "same",
+            Self::Paths => "paths",
+            Self::Differs => "differs",
+        }
+    }
+}
+
+/// Counts of a set of replayed calls.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayCounts {
+    /// Calls replayed and compared (they had a recorded result).
+    pub calls: u64,
+    /// Calls whose `is_error` agreed with the recorded one.
+    pub error_agree: u64,
+    /// Calls whose `is_error` did not.
+    pub error_disagree: u64,
+    /// Texts identical.
+    pub same: u64,
+    /// Texts identical after mapping the workspace path.
+    pub paths: u64,
+    /// Texts different.
+    pub differs: u64,
+    /// Tokens of the recorded result texts.
+    pub recorded_tokens: u64,
+    /// Tokens of the current result texts.
+    pub current_tokens: u64,
+}
+
+impl ReplayCounts {
+    fn add(&mut self, other: &Self) {
+        self.calls += other.calls;
+        self.error_agree += other.error_agree;
+        self.error_disagree += other.error_disagree;
+        self.same += other.same;
+        self.paths += other.paths;
+        self.differs += other.differs;
+        self.recorded_tokens += other.recorded_tokens;
+        self.current_tokens += other.current_tokens;
+    }
+
+    /// Current over recorded result tokens, to 4 decimals (`None` when
+    /// nothing was recorded).
+    pub fn token_ratio(&self) -> Option<f64> {
+        (self.recorded_tokens > 0).then(|| {
+            let ratio = self.current_tokens as f64 / self.recorded_tokens as f64;
+            (ratio * 10_000.0).round() / 10_000.0
+        })
+    }
+}
+
+/// The `replay` section of a scenario in `run.json` (and, summed, of the
+/// run).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayStats {
+    /// Every compared call.
+    #[serde(flatten)]
+    pub counts: ReplayCounts,
+    /// Calls of the session left out at import (never answered).
+    pub skipped: u64,
+    /// Scripted calls with no recorded result (not compared).
+    pub unrecorded: u64,
+    /// Files written with a recorded read's text before the read
+    /// (`--sync-reads`).
+    pub synced_files: u64,
+    /// `current_tokens / recorded_tokens`, to 4 decimals.
+    pub token_ratio: Option<f64>,
+    /// The same counts per tool, by name.
+    pub tools: BTreeMap<String, ReplayCounts>,
+}
+
+impl ReplayStats {
+    /// Several scenarios' sections summed (`None` when none has one).
+    pub fn sum<'a>(all: impl IntoIterator<Item = &'a ReplayStats>) -> Option<ReplayStats> {
+        let mut total: Option<ReplayStats> = None;
+        for stats in all {
+            let t = total.get_or_insert_with(ReplayStats::default);
+            t.counts.add(&stats.counts);
+            t.skipped += stats.skipped;
+            t.unrecorded += stats.unrecorded;
+            t.synced_files += stats.synced_files;
+            for (tool, counts) in &stats.tools {
+                t.tools.entry(tool.clone()).or_default().add(counts);
+            }
+        }
+        if let Some(t) = &mut total {
+            t.token_ratio = t.counts.token_ratio();
+        }
+        total
+    }
+}
+
+/// One compared call, for its `calls[]` entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallReplay {
+    /// Tokens of the recorded text.
+    pub recorded_tokens: u64,
+    /// How the texts compare.
+    pub agreement: Agreement,
+    /// Whether the recorded result was an error.
+    pub recorded_is_error: bool,
+}
+
+/// What the comparison found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplayResult {
+    /// The scenario's `replay` section.
+    pub stats: ReplayStats,
+    /// Per call id.
+    pub calls: BTreeMap<String, CallReplay>,
+    /// Disagreements that fail the scenario under its `require`.
+    pub failures: Vec<Failure>,
+}
+
+/// The recorded text of `recorded` (a sidecar is read, at most
+/// [`MAX_RECORDED_FILE_BYTES`]).
+fn recorded_text(recorded: &Recorded) -> Result<String, String> {
+    match &recorded.text {
+        RecordedText::Inline(text) => Ok(text.clone()),
+        RecordedText::File(path) => read_sidecar(path),
+    }
+}
+
+fn read_sidecar(path: &Path) -> Result<String, String> {
+    let file = std::fs::File::open(path)
+        .map_err(|err| format!("cannot read the recorded text {}: {err}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_RECORDED_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| format!("cannot read the recorded text {}: {err}", path.display()))?;
+    if bytes.len() as u64 > MAX_RECORDED_FILE_BYTES {
+        return Err(format!(
+            "the recorded text {} is larger than {MAX_RECORDED_FILE_BYTES} bytes",
+            path.display()
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| format!("the recorded text {} is not UTF-8", path.display()))
+}
+
+/// Compares every replayed call of `transcript` that has a recorded
+/// result; `workspace_name` is how the model sees the workspace,
+/// `labels` name calls in failures, `synced` is how many files were synced.
+pub fn compare(
+    plan: &ReplayPlan,
+    transcript: &Transcript,
+    tokens: &dyn TokenCounter,
+    workspace_name: &str,
+    labels: &BTreeMap<String, String>,
+    synced: u64,
+) -> ReplayResult {
+    let recorded_view = match &plan.cwd {
+        Some(cwd) => Presenter::default().with_root(workspace_name, [cwd]),
+        None => Presenter::default(),
+    };
+    let mut result = ReplayResult::default();
+    result.stats.skipped = plan.skipped;
+    result.stats.synced_files = synced;
+    for record in &transcript.calls {
+        let Some(recorded) = plan.recorded.get(&record.call.id) else {
+            result.stats.unrecorded += 1;
+            continue;
+        };
+        let label = labels
+            .get(&record.call.id)
+            .cloned()
+            .unwrap_or_else(|| format!("call {}", record.call.id));
+        let then = match recorded_text(recorded) {
+            Ok(text) => text,
+            Err(err) => {
+                result
+                    .failures
+                    .push(Failure::new(Some(&label), "replay", "a readable recorded text", err));
+                continue;
+            }
+        };
+        let now = record.result.text();
+        let agreement = if then == now {
+            Agreement::Same
+        } else if recorded_view.text(&then) == now {
+            Agreement::Paths
+        } else {
+            Agreement::Differs
+        };
+        let error_agrees = recorded.is_error == record.result.is_error;
+        let counts = ReplayCounts {
+            calls: 1,
+            error_agree: u64::from(error_agrees),
+            error_disagree: u64::from(!error_agrees),
+            same: u64::from(agreement == Agreement::Same),
+            paths: u64::from(agreement == Agreement::Paths),
+            differs: u64::from(agreement == Agreement::Differs),
+            recorded_tokens: tokens.count(&then),
+            current_tokens: tokens.count(&now),
+        };
+        let word = |e: bool| if e { "an error" } else { "not an error" };
+        if plan.require != Require::None && !error_agrees {
+            result.failures.push(Failure::new(
+                Some(&label),
+                "replay.is_error",
+                format!("{} (as recorded)", word(recorded.is_error)),
+                format!("{}: {}", word(record.result.is_error), now),
+            ));
+        } else if plan.require == Require::Text && agreement == Agreement::Differs {
+            result.failures.push(Failure::new(
+                Some(&label),
+                "replay.text",
+                recorded_view.text(&then),
+                now.clone(),
+            ));
+        }
+        result.calls.insert(
+            record.call.id.clone(),
+            CallReplay {
+                recorded_tokens: counts.recorded_tokens,
+                agreement,
+                recorded_is_error: recorded.is_error,
+            },
+        );
+        result
+            .stats
+            .tools
+            .entry(record.call.name.clone())
+            .or_default()
+            .add(&counts);
+        result.stats.counts.add(&counts);
+    }
+    result.stats.token_ratio = result.stats.counts.token_ratio();
+    result
+}
+
+/// `--sync-reads`: before a read marked `sync`, its recorded text is
+/// written into the file it reads, through the same confined handle the
+/// tools use (a path outside the workspace is never written).
+pub struct Syncer<'a> {
+    plan: &'a ReplayPlan,
+    root: PathBuf,
+    presenter: &'a Presenter,
+    fs: Option<ConfinedFs>,
+    /// Files written.
+    pub synced: u64,
+}
+
+impl<'a> Syncer<'a> {
+    /// A syncer for the workspace at `root` (its real path).
+    pub fn new(plan: &'a ReplayPlan, root: &Path, presenter: &'a Presenter) -> Self {
+        let wanted = plan.recorded.values().any(|r| r.sync);
+        Self {
+            plan,
+            root: root.to_path_buf(),
+            presenter,
+            fs: wanted.then(|| ConfinedFs::new(root).ok()).flatten(),
+            synced: 0,
+        }
+    }
+
+    /// Sees an event of the loop; a call start is seen before the call is
+    /// prepared.
+    pub fn see(&mut self, event: &AgentEvent) {
+        let AgentEvent::ToolExecutionStart {
+            call_id,
+            tool_name,
+            args,
+        } = event
+        else {
+            return;
+        };
+        let Some(fs) = &self.fs else {
+            return;
+        };
+        let Some(recorded) = self.plan.recorded.get(call_id) else {
+            return;
+        };
+        if !recorded.sync || tool_name != "read" {
+            return;
+        }
+        let CallArguments::Json(args) = args else {
+            return;
+        };
+        let Some(path) = args.get("path").and_then(|p| p.as_str()) else {
+            return;
+        };
+        let real = PathBuf::from(self.presenter.real_text(path));
+        let rel = if real.is_absolute() {
+            match real.strip_prefix(&self.root) {
+                Ok(rel) => rel.to_path_buf(),
+                Err(_) => return,
+            }
+        } else {
+            real
+        };
+        let Ok(text) = recorded_text(recorded) else {
+            return;
+        };
+        let target = self.root.join(&rel);
+        if let Some(parent) = target.parent()
+            && fs.create_dir_all(parent).is_err()
+        {
+            return;
+        }
+        if fs.write(&target, text.as_bytes()).is_ok() {
+            self.synced += 1;
+        }
+    }
+}
