@@ -48,6 +48,7 @@
 pub mod agent;
 pub mod cli;
 pub mod exit;
+pub mod import;
 pub mod report;
 pub mod run;
 pub mod scenario;

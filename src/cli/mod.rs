@@ -14,6 +14,7 @@ mod output;
 mod call;
 mod check;
 mod completions;
+mod import;
 mod init;
 mod report;
 mod run;
@@ -59,6 +60,8 @@ enum Command {
     /// Write a starter suite: scenarios/ with one passing scenario per tool,
     /// harness.yaml and a fixture.
     Init(init::InitArgs),
+    /// Turn a recorded agent session into scenario files (pi, claude).
+    Import(import::ImportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell).
     Completions(completions::CompletionsArgs),
@@ -89,6 +92,7 @@ pub fn main() -> ExitCode {
         Command::Tokens(args) => tokens::run(args),
         Command::Init(args) => init::run(&args),
         Command::Completions(args) => completions::run(&args),
+        Command::Import(args) => import::run(args),
     };
     ExitCode::from(code)
 }

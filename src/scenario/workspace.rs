@@ -331,6 +331,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let plan = WorkspacePlan {
             fixture: Some(src.path().to_path_buf()),
+            git_checkout: None,
             files: vec![
                 (
                     "run.sh".into(),
@@ -360,6 +361,7 @@ mod tests {
         let dst = tempfile::tempdir().unwrap();
         let plan = WorkspacePlan {
             fixture: Some(src.path().to_path_buf()),
+            git_checkout: None,
             files: vec![],
             git: false,
         };
@@ -375,5 +377,61 @@ mod tests {
                 .unwrap()
                 .is_symlink()
         );
+    }
+
+    #[test]
+    fn checks_out_a_repository_at_a_revision_and_writes_files_over_it() {
+        let repo = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+                .args(args)
+                .current_dir(repo.path())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout).unwrap()
+        };
+        git(&["init", "--quiet"]);
+        std::fs::write(repo.path().join("a.txt"), "first\n").unwrap();
+        git(&["add", "a.txt"]);
+        git(&["commit", "--quiet", "-m", "one"]);
+        let first = git(&["rev-parse", "HEAD"]).trim().to_owned();
+        std::fs::write(repo.path().join("a.txt"), "second\n").unwrap();
+        git(&["commit", "--quiet", "-am", "two"]);
+        let dir = tempfile::tempdir().unwrap();
+        let plan = WorkspacePlan {
+            git_checkout: Some(GitCheckout {
+                repo: repo.path().to_path_buf(),
+                rev: first,
+            }),
+            files: vec![(
+                "b.txt".into(),
+                FileContent::Bytes {
+                    data: b"new".to_vec(),
+                    mode: None,
+                },
+            )],
+            ..WorkspacePlan::default()
+        };
+        build(&plan, dir.path()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "first\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+            "new"
+        );
+        let missing = WorkspacePlan {
+            git_checkout: Some(GitCheckout {
+                repo: repo.path().to_path_buf(),
+                rev: "no-such-rev".into(),
+            }),
+            ..WorkspacePlan::default()
+        };
+        let other = tempfile::tempdir().unwrap();
+        let err = build(&missing, other.path()).unwrap_err();
+        assert!(err.starts_with("checking out no-such-rev failed: "), "{err}");
     }
 }

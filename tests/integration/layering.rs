@@ -5,7 +5,9 @@
 use std::path::Path;
 
 /// Layers in order; each may use the ones before it.
-const LAYERS: [&str; 6] = ["tools", "agent", "scenario", "run", "report", "cli"];
+const LAYERS: [&str; 7] = [
+    "tools", "agent", "scenario", "run", "report", "import", "cli",
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {

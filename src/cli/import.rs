@@ -1,0 +1,127 @@
+//! `harness import pi|claude SESSION.jsonl -o DIR`: a recorded session as
+//! scenario files (docs/replay.md).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use clap::Subcommand;
+
+use crate::exit;
+use crate::import::Format;
+use crate::import::ImportOptions;
+
+/// The most seconds `--bash-timeout` may give (a day).
+const MAX_BASH_TIMEOUT: f64 = 86_400.0;
+
+/// `harness import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    format: ImportFormat,
+}
+
+#[derive(Debug, Subcommand)]
+enum ImportFormat {
+    /// A pi session file (JSONL).
+    Pi(SessionArgs),
+    /// A Claude Code transcript (JSONL).
+    Claude(SessionArgs),
+}
+
+/// Flags shared by both formats.
+#[derive(Debug, Args)]
+pub struct SessionArgs {
+    /// The session file.
+    #[arg(value_name = "SESSION.jsonl")]
+    session: PathBuf,
+    /// The directory the scenarios are written into.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    out: PathBuf,
+    /// Follow the branch that ends at this entry id (default: the last
+    /// entry's).
+    #[arg(long, value_name = "ID")]
+    branch: Option<String>,
+    /// At most N calls per scenario (a batch is never cut).
+    #[arg(long, value_name = "N")]
+    split: Option<usize>,
+    /// Copy this directory as the workspace (into DIR/fixtures/).
+    #[arg(long, value_name = "DIR", conflicts_with = "git")]
+    workspace: Option<PathBuf>,
+    /// Check out this local repository as the workspace (with --rev).
+    #[arg(long, value_name = "REPO", requires = "rev")]
+    git: Option<PathBuf>,
+    /// The revision of --git: the last commit before the session began.
+    #[arg(long, value_name = "REV", requires = "git")]
+    rev: Option<String>,
+    /// Before a whole-file read whose recorded result was complete, write
+    /// that text into the file.
+    #[arg(long)]
+    sync_reads: bool,
+    /// Seconds given to bash calls recorded without a timeout.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    bash_timeout: f64,
+}
+
+pub fn run(args: ImportArgs) -> u8 {
+    let (format, a) = match args.format {
+        ImportFormat::Pi(a) => (Format::Pi, a),
+        ImportFormat::Claude(a) => (Format::Claude, a),
+    };
+    if a.split == Some(0) {
+        return super::usage_error("--split: give at least 1 call per scenario");
+    }
+    if !(a.bash_timeout.is_finite() && a.bash_timeout > 0.0 && a.bash_timeout <= MAX_BASH_TIMEOUT)
+    {
+        return super::usage_error(format!(
+            "--bash-timeout: must be a positive number of seconds, at most {MAX_BASH_TIMEOUT}"
+        ));
+    }
+    if let Some(rev) = &a.rev
+        && (rev.is_empty() || rev.starts_with('-'))
+    {
+        return super::usage_error(format!("--rev: `{rev}` is not a revision"));
+    }
+    let options = ImportOptions {
+        format,
+        session: a.session.clone(),
+        out: a.out.clone(),
+        branch: a.branch,
+        split: a.split,
+        workspace: a.workspace,
+        git: a.git.zip(a.rev),
+        sync_reads: a.sync_reads,
+        bash_timeout: a.bash_timeout,
+    };
+    let report = match crate::import::import(&options) {
+        Ok(report) => report,
+        Err(err) => return super::usage_error(err),
+    };
+    for note in &report.recording.notes {
+        eprintln!("{}:{}: {}", a.session.display(), note.line, note.message);
+    }
+    let w = &report.written;
+    let mut line = format!(
+        "wrote {} scenario{} to {}: {} call{} replayed, {} not replayed",
+        w.scenarios.len(),
+        if w.scenarios.len() == 1 { "" } else { "s" },
+        a.out.display(),
+        w.calls,
+        if w.calls == 1 { "" } else { "s" },
+        report.recording.skipped.len(),
+    );
+    if w.sidecars > 0 {
+        line.push_str(&format!(", {} recorded texts in sidecar files", w.sidecars));
+    }
+    if options.sync_reads {
+        line.push_str(&format!(", {} reads synced", w.synced_reads));
+    }
+    if !report.recording.notes.is_empty() {
+        line.push_str(&format!(
+            ", {} problem{} in the session (above)",
+            report.recording.notes.len(),
+            if report.recording.notes.len() == 1 { "" } else { "s" }
+        ));
+    }
+    println!("{line}");
+    exit::SUCCESS
+}

@@ -1,0 +1,137 @@
+//! The session's working directory becomes the workspace: absolute paths
+//! below it, in path arguments and inside bash commands, are written as
+//! `${workspace}`-relative; paths elsewhere stay as they are (confinement
+//! refuses them, as it should). Every other `${` is escaped as `$${`, so
+//! the faux model sends it literally.
+
+use serde_json::Value;
+
+/// Argument keys that hold a path.
+const PATH_KEYS: [&str; 2] = ["path", "file_path"];
+
+/// Maps one session's paths.
+#[derive(Clone, Debug, Default)]
+pub struct PathMap {
+    cwd: Option<String>,
+}
+
+impl PathMap {
+    /// A map for a session whose working directory is `cwd`.
+    pub fn new(cwd: Option<&str>) -> Self {
+        let cwd = cwd
+            .map(|c| c.trim_end_matches('/').to_owned())
+            .filter(|c| !c.is_empty());
+        Self { cwd }
+    }
+
+    /// The arguments with paths mapped and `${` escaped.
+    pub fn args(&self, args: &Value) -> Value {
+        self.value(args, None)
+    }
+
+    fn value(&self, value: &Value, key: Option<&str>) -> Value {
+        match value {
+            Value::String(s) => Value::String(match key {
+                Some(k) if PATH_KEYS.contains(&k) => self.path(s),
+                Some("command") => self.command(s),
+                _ => escape(s),
+            }),
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.value(v, None)).collect()),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), self.value(v, Some(k))))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    /// A path argument: the working directory itself or a path below it
+    /// becomes `${workspace}`(`/…`).
+    pub fn path(&self, path: &str) -> String {
+        let escaped = escape(path);
+        let Some(cwd) = &self.cwd else {
+            return escaped;
+        };
+        let cwd = escape(cwd);
+        if escaped == cwd {
+            return "${workspace}".to_owned();
+        }
+        match escaped.strip_prefix(&format!("{cwd}/")) {
+            Some(rest) => format!("${{workspace}}/{rest}"),
+            None => escaped,
+        }
+    }
+
+    /// A bash command: every occurrence of the working directory that
+    /// ends there or continues with `/` becomes `${workspace}`.
+    pub fn command(&self, command: &str) -> String {
+        let escaped = escape(command);
+        let Some(cwd) = &self.cwd else {
+            return escaped;
+        };
+        let cwd = escape(cwd);
+        let mut out = String::with_capacity(escaped.len());
+        let mut rest = escaped.as_str();
+        while let Some(at) = rest.find(&cwd) {
+            let after = &rest[at + cwd.len()..];
+            let before_ok = rest[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.'));
+            let after_ok = after
+                .chars()
+                .next()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.'));
+            out.push_str(&rest[..at]);
+            if before_ok && after_ok {
+                out.push_str("${workspace}");
+            } else {
+                out.push_str(&cwd);
+            }
+            rest = after;
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// `${` written so that the faux model sends it as it is.
+fn escape(text: &str) -> String {
+    text.replace("${", "$${")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn paths_below_the_working_directory_become_workspace_relative() {
+        let map = PathMap::new(Some("/home/me/proj/"));
+        assert_eq!(map.path("/home/me/proj/src/a.ts"), "${workspace}/src/a.ts");
+        assert_eq!(map.path("/home/me/proj"), "${workspace}");
+        assert_eq!(map.path("/home/me/project/a"), "/home/me/project/a");
+        assert_eq!(map.path("/etc/passwd"), "/etc/passwd");
+        assert_eq!(map.path("src/a.ts"), "src/a.ts");
+    }
+
+    #[test]
+    fn commands_map_the_directory_and_escape_variables() {
+        let map = PathMap::new(Some("/home/me/proj"));
+        assert_eq!(
+            map.command("cd /home/me/proj && sed -i '' s/a/b/ /home/me/proj/x.ts /home/me/projx ${HOME}"),
+            "cd ${workspace} && sed -i '' s/a/b/ ${workspace}/x.ts /home/me/projx $${HOME}"
+        );
+    }
+
+    #[test]
+    fn arguments_map_paths_and_escape_every_other_string() {
+        let map = PathMap::new(Some("/p"));
+        assert_eq!(
+            map.args(&json!({"path": "/p/a", "oldText": "${x} /p/a", "edits": [{"oldText": "${y}"}]})),
+            json!({"path": "${workspace}/a", "oldText": "$${x} /p/a", "edits": [{"oldText": "$${y}"}]})
+        );
+    }
+}
