@@ -16,6 +16,7 @@ mod layering;
 mod lifecycle;
 mod loading;
 mod properties;
+mod replay;
 mod reports;
 mod robustness;
 mod run;

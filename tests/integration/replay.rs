@@ -1,0 +1,381 @@
+//! `harness import` and the replay report, end to end, on session files
+//! written by hand (tests/fixtures/import): branching, compaction, aborted
+//! calls, legacy edit shapes, absolute paths in bash, images in results,
+//! Claude Code's tool names, and bad input.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use insta::assert_snapshot;
+use serde_json::Value;
+use serde_json::json;
+
+use super::cli_support::harness;
+use super::cli_support::output_within;
+use super::cli_support::texts;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import")
+}
+
+/// A temp dir for a test: `work` (the command's directory), `tmp`, `state`.
+struct Dirs {
+    root: tempfile::TempDir,
+}
+
+impl Dirs {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for d in ["work", "tmp", "state"] {
+            std::fs::create_dir_all(root.path().join(d)).unwrap();
+        }
+        Self { root }
+    }
+    fn work(&self) -> PathBuf {
+        self.root.path().join("work")
+    }
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let mut cmd = harness(
+            &self.work(),
+            &self.root.path().join("tmp"),
+            &self.root.path().join("state"),
+        );
+        cmd.args(args);
+        let out = output_within(cmd, LIMIT);
+        let (stdout, stderr) = texts(&out);
+        (out.status.code().unwrap_or(-1), stdout, stderr)
+    }
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.work().join(rel)).unwrap()
+    }
+    fn run_json(&self) -> Value {
+        serde_json::from_str(&self.read("out/run.json")).unwrap()
+    }
+}
+
+fn fixture(name: &str) -> String {
+    fixtures().join(name).display().to_string()
+}
+
+/// `text` with the fixtures directory written as `FIXTURES`.
+fn redact(text: &str) -> String {
+    text.replace(&fixtures().display().to_string(), "FIXTURES")
+}
+
+#[test]
+fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-session.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("workspace"),
+        "--sync-reads",
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 6 calls replayed, 1 not replayed, 1 reads synced\n"
+    );
+    assert_snapshot!("pi_session_yaml", d.read("imported/pi-session.yaml"));
+    assert_eq!(
+        d.read("imported/harness.yaml"),
+        "# Imported sessions (docs/replay.md).\nfixtures: fixtures\n"
+    );
+    assert_eq!(
+        d.read("imported/fixtures/pi-session/src/app.ts"),
+        std::fs::read_to_string(fixtures().join("workspace/src/app.ts")).unwrap()
+    );
+
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out", "--jobs", "1"]);
+    assert_eq!(code, 0, "{stdout}");
+    let replay_line = stdout.lines().find(|l| l.starts_with("replay: ")).unwrap();
+    assert_eq!(
+        replay_line,
+        "replay: 6 calls compared (1 skipped at import) · is_error agrees on 6 · text same 4, \
+         paths 1, differs 1 · result tokens 73 recorded, 69 now (0.9452x)"
+    );
+    let run = d.run_json();
+    let scenario = &run["scenarios"][0];
+    assert_eq!(scenario["replay"], run["replay"]);
+    assert_eq!(
+        run["replay"],
+        json!({
+            "calls": 6, "error_agree": 6, "error_disagree": 0,
+            "same": 4, "paths": 1, "differs": 1,
+            "recorded_tokens": 73, "current_tokens": 69,
+            "skipped": 1, "unrecorded": 0, "synced_files": 1, "token_ratio": 0.9452,
+            "tools": {
+                "bash": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 1, "paths": 1, "differs": 0, "recorded_tokens": 26, "current_tokens": 23},
+                "edit": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 0, "paths": 0, "differs": 1, "recorded_tokens": 13, "current_tokens": 12},
+                "ls": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 1, "paths": 0, "differs": 0, "recorded_tokens": 8, "current_tokens": 8},
+                "read": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 2, "paths": 0, "differs": 0, "recorded_tokens": 26, "current_tokens": 26}
+            }
+        })
+    );
+    let agreement: Vec<(String, String)> = scenario["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["id"].as_str().unwrap().to_owned(), c["agreement"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(
+        agreement,
+        [("c1", "same"), ("c2", "same"), ("c3", "same"), ("c5", "differs"), ("c6", "same"), ("c8", "paths")]
+            .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+    let csv = d.read("out/calls.csv");
+    let durations = regex::Regex::new(r",\d+,(\d+,(same|paths|differs))").unwrap();
+    assert_snapshot!("pi_session_calls_csv", durations.replace_all(&csv, ",MS,$1"));
+    let summary = d.read("out/summary.md");
+    let table = &summary[summary.find("### Replay").unwrap()..];
+    assert_snapshot!("pi_session_summary_replay", table);
+}
+
+#[test]
+fn a_claude_code_transcript_maps_onto_the_seven_tools() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "claude",
+        &fixture("claude-session.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("workspace"),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 8 calls replayed, 1 not replayed, 1 problem in the session \
+         (above)\n"
+    );
+    assert_eq!(
+        redact(&stderr),
+        "FIXTURES/claude-session.jsonl:13: Claude Code's `Task` has no counterpart among this \
+         harness's tools; its call is skipped\n"
+    );
+    assert_snapshot!("claude_session_yaml", d.read("imported/claude-session.yaml"));
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let run = d.run_json();
+    let r = &run["replay"];
+    assert_eq!(
+        [&r["calls"], &r["error_agree"], &r["same"], &r["paths"], &r["differs"], &r["skipped"]],
+        [&json!(8), &json!(8), &json!(0), &json!(0), &json!(8), &json!(1)]
+    );
+    // The edits were applied: `replace_all` had one match to replace.
+    let tools: Vec<&str> = run["scenarios"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read", "grep", "find", "edit", "edit", "bash", "ls", "read"]);
+}
+
+#[test]
+fn require_text_fails_on_a_text_that_differs_and_none_only_reports() {
+    let d = Dirs::new();
+    let (code, ..) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-session.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("workspace"),
+    ]);
+    assert_eq!(code, 0);
+    let suite = d.work().join("imported/harness.yaml");
+    std::fs::write(&suite, "fixtures: fixtures\nreplay: { require: text }\n").unwrap();
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 1, "{stdout}");
+    let failures = &d.run_json()["scenarios"][0]["failures"];
+    assert_eq!(
+        failures,
+        &json!([{
+            "step": "step 3 (edit)",
+            "check": "replay.text",
+            "expected": "Successfully replaced text in /workspace/src/app.ts.",
+            "actual": "Successfully replaced 1 block(s) in src/app.ts."
+        }])
+    );
+    std::fs::write(&suite, "fixtures: fixtures\nreplay: { require: none }\n").unwrap();
+    // A recorded is_error that disagrees fails under `error`, not under `none`.
+    let scenario = d.work().join("imported/pi-session.yaml");
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    std::fs::write(&scenario, text.replacen("is_error: true", "is_error: false", 1)).unwrap();
+    let (code, stdout, _) = d.run(&["run", "imported"]);
+    assert_eq!(code, 0, "{stdout}");
+    std::fs::write(&suite, "fixtures: fixtures\n").unwrap();
+    let (code, _, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 1);
+    let failure = &d.run_json()["scenarios"][0]["failures"][0];
+    assert_eq!(
+        (&failure["step"], &failure["check"], &failure["expected"]),
+        (&json!("step 5 (bash)"), &json!("replay.is_error"), &json!("not an error (as recorded)"))
+    );
+}
+
+#[test]
+fn bad_lines_are_named_and_the_rest_is_imported() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) =
+        d.run(&["import", "pi", &fixture("pi-bad.jsonl"), "-o", "imported"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 1 call replayed, 2 not replayed, 6 problems in the session \
+         (above)\n"
+    );
+    assert_snapshot!("pi_bad_stderr", redact(&stderr));
+    assert_snapshot!("pi_bad_yaml", d.read("imported/pi-bad.yaml"));
+    let (code, _, stderr) = d.run(&["check", "imported"]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_branch_can_be_chosen_and_split_cuts_between_batches() {
+    let d = Dirs::new();
+    let (code, stdout, _) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-session.jsonl"),
+        "-o",
+        "imported",
+        "--branch",
+        "b2",
+        "--split",
+        "2",
+    ]);
+    assert_eq!(code, 0);
+    // The abandoned branch: read, bash + ls, then its own edit.
+    assert_eq!(
+        stdout,
+        "wrote 3 scenarios to imported: 4 calls replayed, 0 not replayed\n"
+    );
+    let ids = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.trim_start().trim_start_matches("- ").strip_prefix("id: "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let parts: Vec<Vec<String>> = (1..=3)
+        .map(|n| ids(&d.read(&format!("imported/pi-session-{n}.yaml"))))
+        .collect();
+    assert_eq!(parts, [vec!["c1"], vec!["c2", "c3"], vec!["c4"]]);
+    let (code, stdout, stderr) = d.run(&["import", "pi", &fixture("pi-session.jsonl"), "-o", "x", "--branch", "nope"]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert_eq!(
+        redact(&stderr),
+        "error: --branch nope: no entry of FIXTURES/pi-session.jsonl has that id\n"
+    );
+    let (code, _, stderr) = d.run(&["import", "pi", &fixture("pi-session.jsonl"), "-o", "x", "--split", "0"]);
+    assert_eq!((code, stderr.as_str()), (2, "error: --split: give at least 1 call per scenario\n"));
+}
+
+#[test]
+fn a_git_checkout_workspace_replays_against_the_recorded_revision() {
+    let d = Dirs::new();
+    let repo = d.root.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "--quiet"]);
+    for rel in ["src/app.ts", "notes.md", "logo.png"] {
+        let to = repo.join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(fixtures().join("workspace").join(rel), to).unwrap();
+    }
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "start"]);
+    let rev = git(&["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::write(repo.join("src/app.ts"), "changed later\n").unwrap();
+    git(&["commit", "--quiet", "-am", "later"]);
+    let (code, _, stderr) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-session.jsonl"),
+        "-o",
+        "imported",
+        "--git",
+        repo.to_str().unwrap(),
+        "--rev",
+        &rev,
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    // The checkout has its `.git`, which ls lists: that text differs.
+    let r = &d.run_json()["replay"];
+    assert_eq!(
+        [&r["same"], &r["paths"], &r["differs"], &r["error_agree"]],
+        [&json!(3), &json!(1), &json!(2), &json!(6)]
+    );
+}
+
+#[test]
+fn the_loader_names_bad_replay_keys_at_their_place() {
+    let d = Dirs::new();
+    std::fs::write(
+        d.work().join("bad.yaml"),
+        "replay: { timeout: 0 }\n\
+         workspace:\n  fixture: nope\n  git_checkout: { repo: missing-repo, rev: --upload-pack=x }\n\
+         model:\n  - call: read\n    args: { path: a }\n    recorded: { is_error: false, text: a, file: b }\n\
+         \x20 - call: read\n    args: { path: a }\n    recorded: { is_error: false, file: ../x.txt }\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = d.run(&["check", "bad.yaml"]);
+    assert_eq!(code, 2, "{stdout}");
+    assert_snapshot!("loader_replay_errors", format!("{stdout}{stderr}"));
+}
+
+#[test]
+fn a_fifty_megabyte_session_streams() {
+    let d = Dirs::new();
+    let session = d.root.path().join("big.jsonl");
+    let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/p\"}\n");
+    let body = "x".repeat(25_000);
+    let mut parent = String::from("null");
+    for i in 0..2_000 {
+        text.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"q{i}\",\"parentId\":{parent},\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"toolCall\",\"id\":\"k{i}\",\"name\":\"read\",\"arguments\":{{\"path\":\"/p/a.txt\"}}}}]}}}}\n\
+             {{\"type\":\"message\",\"id\":\"r{i}\",\"parentId\":\"q{i}\",\"message\":{{\"role\":\"toolResult\",\"toolCallId\":\"k{i}\",\"toolName\":\"read\",\"content\":[{{\"type\":\"text\",\"text\":\"{body}\"}}],\"isError\":false}}}}\n"
+        ));
+        parent = format!("\"r{i}\"");
+    }
+    assert!(text.len() > 50_000_000);
+    std::fs::write(&session, text).unwrap();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "pi",
+        session.to_str().unwrap(),
+        "-o",
+        "imported",
+        "--split",
+        "500",
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(
+        stdout,
+        "wrote 4 scenarios to imported: 2000 calls replayed, 0 not replayed, 2000 recorded texts \
+         in sidecar files\n"
+    );
+    let (code, stdout, stderr) = d.run(&["check", "imported"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
