@@ -70,8 +70,7 @@ pub fn run(args: ImportArgs) -> u8 {
     if a.split == Some(0) {
         return super::usage_error("--split: give at least 1 call per scenario");
     }
-    if !(a.bash_timeout.is_finite() && a.bash_timeout > 0.0 && a.bash_timeout <= MAX_BASH_TIMEOUT)
-    {
+    if !(a.bash_timeout.is_finite() && a.bash_timeout > 0.0 && a.bash_timeout <= MAX_BASH_TIMEOUT) {
         return super::usage_error(format!(
             "--bash-timeout: must be a positive number of seconds, at most {MAX_BASH_TIMEOUT}"
         ));
@@ -119,7 +118,11 @@ pub fn run(args: ImportArgs) -> u8 {
         line.push_str(&format!(
             ", {} problem{} in the session (above)",
             report.recording.notes.len(),
-            if report.recording.notes.len() == 1 { "" } else { "s" }
+            if report.recording.notes.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
         ));
     }
     println!("{line}");

@@ -15,8 +15,9 @@ use serde_json::Value;
 
 use super::lines::Branch;
 use super::lines::Line;
-use super::lines::MAX_LINE_BYTES;
 use super::lines::for_each_line;
+use super::lines::too_long;
+use super::lines::unreadable;
 use super::paths::PathMap;
 use super::session::Call;
 use super::session::RecordedResult;
@@ -53,9 +54,17 @@ struct Message {
     content: Value,
 }
 
+/// What an import says of an edit with `replace_all: true`.
+const REPLACE_ALL_NOTE: &str =
+    "replace_all has no counterpart (edit replaces one unique match); replayed as one replacement";
+
 /// A Claude Code call mapped onto one of ours: the tool, its arguments,
 /// and what could not be kept.
-fn map_call(name: &str, input: &Value, bash_timeout: f64) -> Result<(String, Value, Option<String>), String> {
+fn map_call(
+    name: &str,
+    input: &Value,
+    bash_timeout: f64,
+) -> Result<(String, Value, Option<String>), String> {
     let get = |k: &str| input.get(k).cloned();
     let mut args = Map::new();
     let mut put = |k: &str, v: Option<Value>| {
@@ -92,10 +101,7 @@ fn map_call(name: &str, input: &Value, bash_timeout: f64) -> Result<(String, Val
             let mut mapped = Vec::new();
             for e in &edits {
                 if e.get("replace_all").and_then(Value::as_bool) == Some(true) {
-                    note = Some(
-                        "replace_all has no counterpart (edit replaces one unique match); replayed as one replacement"
-                            .to_owned(),
-                    );
+                    note = Some(REPLACE_ALL_NOTE.to_owned());
                 }
                 mapped.push(serde_json::json!({
                     "oldText": e.get("old_string").cloned().unwrap_or(Value::Null),
@@ -122,7 +128,10 @@ fn map_call(name: &str, input: &Value, bash_timeout: f64) -> Result<(String, Val
             put("ignoreCase", get("-i"));
             put("context", get("-C"));
             put("limit", get("head_limit"));
-            let mode = input.get("output_mode").and_then(Value::as_str).unwrap_or("files_with_matches");
+            let mode = input
+                .get("output_mode")
+                .and_then(Value::as_str)
+                .unwrap_or("files_with_matches");
             if mode != "content" {
                 note = Some(format!(
                     "output_mode {mode} has no counterpart (grep lists matching lines)"
@@ -139,7 +148,11 @@ fn map_call(name: &str, input: &Value, bash_timeout: f64) -> Result<(String, Val
             put("path", get("path"));
             "ls"
         }
-        other => return Err(format!("Claude Code's `{other}` has no counterpart among this harness's tools")),
+        other => {
+            return Err(format!(
+                "Claude Code's `{other}` has no counterpart among this harness's tools"
+            ));
+        }
     };
     Ok((tool.to_owned(), Value::Object(args), note))
 }
@@ -157,17 +170,16 @@ pub fn read(path: &Path, branch: &Branch, bash_timeout: f64) -> Result<Recording
         rec.lines = number;
         let entry = match line {
             Line::TooLong => {
-                rec.note(number, format!("longer than {} MiB; skipped", MAX_LINE_BYTES >> 20));
+                rec.note(number, too_long());
                 return;
             }
-            Line::Text { bytes, last_unterminated } => match serde_json::from_slice::<Entry>(bytes) {
+            Line::Text {
+                bytes,
+                last_unterminated,
+            } => match serde_json::from_slice::<Entry>(bytes) {
                 Ok(entry) => entry,
-                Err(err) if last_unterminated => {
-                    rec.note(number, format!("the last line is cut off ({err}); it was skipped — the session was probably still being written"));
-                    return;
-                }
                 Err(err) => {
-                    rec.note(number, format!("not a JSON object ({err}); skipped"));
+                    rec.note(number, unreadable(&err, last_unterminated));
                     return;
                 }
             },
@@ -202,23 +214,54 @@ pub fn read(path: &Path, branch: &Branch, bash_timeout: f64) -> Result<Recording
                 if block.get("type").and_then(Value::as_str) != Some("tool_use") {
                     continue;
                 }
-                let id = block.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
-                let name = block.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
+                let id = block
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let name = block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
                 let input = block.get("input").cloned().unwrap_or(Value::Null);
                 if let Some(first) = seen_ids.get(&id) {
-                    rec.note(number, format!("call id `{id}` was already used on line {first}; this call is skipped"));
-                    rec.skipped.push(Skipped { line: number, tool: name, reason: format!("its id `{id}` was used before"), args: short_json(&input) });
+                    rec.note(
+                        number,
+                        format!(
+                            "call id `{id}` was already used on line {first}; this call is skipped"
+                        ),
+                    );
+                    rec.skipped.push(Skipped {
+                        line: number,
+                        tool: name,
+                        reason: format!("its id `{id}` was used before"),
+                        args: short_json(&input),
+                    });
                     continue;
                 }
                 seen_ids.insert(id.clone(), number);
                 match map_call(&name, &input, bash_timeout) {
                     Ok((tool, args, note)) => {
                         let syncable = false;
-                        batch.push(Call { id, tool, args: map.args(&args), line: number, result: None, syncable, note });
+                        batch.push(Call {
+                            id,
+                            tool,
+                            args: map.args(&args),
+                            line: number,
+                            result: None,
+                            syncable,
+                            note,
+                        });
                     }
                     Err(reason) => {
                         rec.note(number, format!("{reason}; its call is skipped"));
-                        rec.skipped.push(Skipped { line: number, tool: name, reason, args: short_json(&input) });
+                        rec.skipped.push(Skipped {
+                            line: number,
+                            tool: name,
+                            reason,
+                            args: short_json(&input),
+                        });
                     }
                 }
             }
@@ -235,16 +278,35 @@ pub fn read(path: &Path, branch: &Branch, bash_timeout: f64) -> Result<Recording
             if block.get("type").and_then(Value::as_str) != Some("tool_result") {
                 continue;
             }
-            let id = block.get("tool_use_id").and_then(Value::as_str).unwrap_or("").to_owned();
+            let id = block
+                .get("tool_use_id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
             let (text, images) = content_text(block.get("content").unwrap_or(&Value::Null));
-            let is_error = block.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+            let is_error = block
+                .get("is_error")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             if rec.find(&id).is_none() && seen_ids.contains_key(&id) {
                 continue; // the call was skipped, and said so
             }
             match rec.find(&id) {
-                None => rec.note(number, format!("a result for call `{id}`, which no call on this branch made; skipped")),
-                Some(call) if call.result.is_some() => rec.note(number, format!("a second result for call `{id}`; the first is kept")),
-                Some(call) => call.result = Some(RecordedResult { is_error, text, images }),
+                None => rec.note(
+                    number,
+                    format!("a result for call `{id}`, which no call on this branch made; skipped"),
+                ),
+                Some(call) if call.result.is_some() => rec.note(
+                    number,
+                    format!("a second result for call `{id}`; the first is kept"),
+                ),
+                Some(call) => {
+                    call.result = Some(RecordedResult {
+                        is_error,
+                        text,
+                        images,
+                    })
+                }
             }
         }
     })

@@ -17,6 +17,27 @@ use serde::Deserialize;
 /// The longest line read (64 MiB); a longer one is skipped and reported.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
+/// The problem of a line longer than [`MAX_LINE_BYTES`].
+pub fn too_long() -> String {
+    format!(
+        "longer than {} MiB, the most a line may hold; skipped",
+        MAX_LINE_BYTES >> 20
+    )
+}
+
+/// The problem of a line that is not a JSON object; `last_unterminated`:
+/// it is the file's last line, cut off.
+pub fn unreadable(err: &serde_json::Error, last_unterminated: bool) -> String {
+    if last_unterminated {
+        format!(
+            "the last line is cut off ({err}); it was skipped — the session was probably still \
+             being written"
+        )
+    } else {
+        format!("not a JSON object ({err}); skipped")
+    }
+}
+
 /// One line of the file.
 pub enum Line<'a> {
     /// Its bytes, without the newline; `last_unterminated`: the file ends

@@ -87,12 +87,20 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     let stem = stem_of(path);
     let workspace = if let Some(dir) = &options.workspace {
         let target = options.out.join("fixtures").join(&stem);
-        copy_tree(dir, &target)
-            .map_err(|err| format!("cannot copy {} to {}: {err}", dir.display(), target.display()))?;
+        copy_tree(dir, &target).map_err(|err| {
+            format!(
+                "cannot copy {} to {}: {err}",
+                dir.display(),
+                target.display()
+            )
+        })?;
         let suite = options.out.join("harness.yaml");
         if !suite.exists() {
-            std::fs::write(&suite, "# Imported sessions (docs/replay.md).\nfixtures: fixtures\n")
-                .map_err(|err| format!("cannot write {}: {err}", suite.display()))?;
+            std::fs::write(
+                &suite,
+                "# Imported sessions (docs/replay.md).\nfixtures: fixtures\n",
+            )
+            .map_err(|err| format!("cannot write {}: {err}", suite.display()))?;
         }
         json!({ "fixture": stem })
     } else if let Some((repo, rev)) = &options.git {
@@ -127,9 +135,19 @@ fn stem_of(path: &Path) -> String {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
-    if stem.is_empty() { "session".to_owned() } else { stem }
+    if stem.is_empty() {
+        "session".to_owned()
+    } else {
+        stem
+    }
 }
 
 /// Copies a directory tree; symlinks are copied as symlinks, never

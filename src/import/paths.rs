@@ -36,7 +36,9 @@ impl PathMap {
                 Some("command") => self.command(s),
                 _ => escape(s),
             }),
-            Value::Array(items) => Value::Array(items.iter().map(|v| self.value(v, None)).collect()),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.value(v, None)).collect())
+            }
             Value::Object(map) => Value::Object(
                 map.iter()
                     .map(|(k, v)| (k.clone(), self.value(v, Some(k))))
@@ -121,7 +123,9 @@ mod tests {
     fn commands_map_the_directory_and_escape_variables() {
         let map = PathMap::new(Some("/home/me/proj"));
         assert_eq!(
-            map.command("cd /home/me/proj && sed -i '' s/a/b/ /home/me/proj/x.ts /home/me/projx ${HOME}"),
+            map.command(
+                "cd /home/me/proj && sed -i '' s/a/b/ /home/me/proj/x.ts /home/me/projx ${HOME}"
+            ),
             "cd ${workspace} && sed -i '' s/a/b/ ${workspace}/x.ts /home/me/projx $${HOME}"
         );
     }
@@ -130,8 +134,14 @@ mod tests {
     fn arguments_map_paths_and_escape_every_other_string() {
         let map = PathMap::new(Some("/p"));
         assert_eq!(
-            map.args(&json!({"path": "/p/a", "oldText": "${x} /p/a", "edits": [{"oldText": "${y}"}]})),
-            json!({"path": "${workspace}/a", "oldText": "$${x} /p/a", "edits": [{"oldText": "$${y}"}]})
+            map.args(
+                &json!({"path": "/p/a", "oldText": "${x} /p/a", "edits": [{"oldText": "${y}"}]})
+            ),
+            json!({
+                "path": "${workspace}/a",
+                "oldText": "$${x} /p/a",
+                "edits": [{"oldText": "$${y}"}]
+            })
         );
     }
 }

@@ -16,8 +16,9 @@ use crate::tools::ALL_TOOL_NAMES;
 
 use super::lines::Branch;
 use super::lines::Line;
-use super::lines::MAX_LINE_BYTES;
 use super::lines::for_each_line;
+use super::lines::too_long;
+use super::lines::unreadable;
 use super::paths::PathMap;
 use super::session::Call;
 use super::session::RecordedResult;
@@ -70,34 +71,31 @@ pub fn read(path: &Path, branch: &Branch, bash_timeout: f64) -> Result<Recording
     let mut seen_ids: HashMap<String, usize> = HashMap::new();
     for_each_line(path, |number, line| {
         rec.lines = number;
-        match line {
+        let entry = match line {
             Line::TooLong => {
-                rec.note(
-                    number,
-                    format!("longer than {} MiB; skipped", MAX_LINE_BYTES >> 20),
-                );
+                rec.note(number, too_long());
                 return;
             }
-            Line::Text { bytes, last_unterminated } => {
-                match serde_json::from_slice::<Entry>(bytes) {
-                    Ok(entry) => {
-                        one_entry(&mut rec, &mut map, &mut seen_ids, branch, number, entry, bash_timeout);
-                        return;
-                    }
-                    Err(err) if last_unterminated => {
-                        rec.note(
-                            number,
-                            format!("the last line is cut off ({err}); it was skipped — the session was probably still being written"),
-                        );
-                        return;
-                    }
-                    Err(err) => {
-                        rec.note(number, format!("not a JSON object ({err}); skipped"));
-                        return;
-                    }
+            Line::Text {
+                bytes,
+                last_unterminated,
+            } => match serde_json::from_slice::<Entry>(bytes) {
+                Ok(entry) => entry,
+                Err(err) => {
+                    rec.note(number, unreadable(&err, last_unterminated));
+                    return;
                 }
-            }
-        }
+            },
+        };
+        one_entry(
+            &mut rec,
+            &mut map,
+            &mut seen_ids,
+            branch,
+            number,
+            entry,
+            bash_timeout,
+        );
     })
     .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
     rec.finish();
@@ -145,13 +143,23 @@ fn one_entry(
                 if block.get("type").and_then(Value::as_str) != Some("toolCall") {
                     continue;
                 }
-                let id = block.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
-                let name = block.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
+                let id = block
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let name = block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
                 let raw_args = block.get("arguments").cloned().unwrap_or(Value::Null);
                 if let Some(first) = seen_ids.get(&id) {
                     rec.note(
                         number,
-                        format!("call id `{id}` was already used on line {first}; this call is skipped"),
+                        format!(
+                            "call id `{id}` was already used on line {first}; this call is skipped"
+                        ),
                     );
                     rec.skipped.push(Skipped {
                         line: number,
@@ -163,7 +171,12 @@ fn one_entry(
                 }
                 seen_ids.insert(id.clone(), number);
                 if !ALL_TOOL_NAMES.contains(&name.as_str()) {
-                    rec.note(number, format!("tool `{name}` is not one of this harness's tools; its call is skipped"));
+                    rec.note(
+                        number,
+                        format!(
+                            "tool `{name}` is not one of this harness's tools; its call is skipped"
+                        ),
+                    );
                     rec.skipped.push(Skipped {
                         line: number,
                         tool: name,
@@ -209,7 +222,10 @@ fn one_entry(
                     format!("a result for call `{id}`, which no call on this branch made; skipped"),
                 ),
                 Some(call) if call.result.is_some() => {
-                    rec.note(number, format!("a second result for call `{id}`; the first is kept"));
+                    rec.note(
+                        number,
+                        format!("a second result for call `{id}`; the first is kept"),
+                    );
                 }
                 Some(call) => {
                     call.result = Some(RecordedResult {

@@ -95,7 +95,12 @@ pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Writ
         replay.insert("timeout".into(), json!(budget.min(MAX_SECS).ceil()));
         let mut doc = Map::new();
         let name = if count > 1 {
-            format!("imported {} session {} (part {} of {count})", rec.format, options.stem, n + 1)
+            format!(
+                "imported {} session {} (part {} of {count})",
+                rec.format,
+                options.stem,
+                n + 1
+            )
         } else {
             format!("imported {} session {}", rec.format, options.stem)
         };
@@ -198,16 +203,20 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
         "# Imported by `harness import {}` from {} ({} lines). Each call's `recorded` is the",
         rec.format, options.source, rec.lines
     );
-    let _ = writeln!(
-        out,
-        "# result the model saw then; `harness run` reports how today's results differ (docs/replay.md)."
+    out.push_str(
+        "# result the model saw then; `harness run` reports how today's results differ \
+         (docs/replay.md).\n",
     );
     if !first {
         return out;
     }
     let notes: Vec<String> = rec
         .calls()
-        .filter_map(|c| c.note.as_ref().map(|n| format!("line {}: {} {}: {n}", c.line, c.tool, c.id)))
+        .filter_map(|c| {
+            c.note
+                .as_ref()
+                .map(|n| format!("line {}: {} {}: {n}", c.line, c.tool, c.id))
+        })
         .collect();
     if !rec.skipped.is_empty() {
         let n = rec.skipped.len();
@@ -217,7 +226,11 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
             if n == 1 { "" } else { "s" }
         );
         for s in &rec.skipped {
-            let _ = writeln!(out, "#   line {}: {} {} — {}", s.line, s.tool, s.args, s.reason);
+            let _ = writeln!(
+                out,
+                "#   line {}: {} {} — {}",
+                s.line, s.tool, s.args, s.reason
+            );
         }
     }
     if !notes.is_empty() {

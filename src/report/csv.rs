@@ -185,8 +185,8 @@ mod tests {
         let text = String::from_utf8(calls(&summary).unwrap()).unwrap();
         assert_eq!(
             text,
-            "scenario,file,seq,id,tool,turn,retry,is_error,truncated,args_tokens,result_tokens,duration_ms\n\
-             \"a, \"\"b\"\"\",x.yaml,1,c1,read,1,false,false,false,0,0,0\n"
+            "scenario,file,seq,id,tool,turn,retry,is_error,truncated,args_tokens,result_tokens,duration_ms,recorded_tokens,agreement\n\
+             \"a, \"\"b\"\"\",x.yaml,1,c1,read,1,false,false,false,0,0,0,,\n"
         );
         let text = String::from_utf8(scenarios(&summary, None).unwrap()).unwrap();
         let mut reader = csv::Reader::from_reader(text.as_bytes());

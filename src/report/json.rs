@@ -17,8 +17,8 @@ use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::ScenarioStats;
 use crate::run::Status;
-use crate::run::stats;
 use crate::run::replay::ReplayStats;
+use crate::run::stats;
 use crate::run::stats::ToolStats;
 
 use super::baseline::describe_json;

@@ -428,9 +428,11 @@ fn replay(out: &mut String, summary: &RunSummary) {
     let Some(totals) = summary.replay_totals() else {
         return;
     };
-    out.push_str("### Replay
+    out.push_str(
+        "### Replay
 
-");
+",
+    );
     let _ = writeln!(
         out,
         "{} compared, {} left out at import, {} unrecorded, {} synced.\n",

@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::agent::AgentEvent;
 use crate::agent::Presenter;
 use crate::agent::TokenCounter;
 use crate::agent::Transcript;
@@ -25,7 +26,6 @@ use crate::scenario::replay::Recorded;
 use crate::scenario::replay::RecordedText;
 use crate::scenario::replay::ReplayPlan;
 use crate::scenario::replay::Require;
-use crate::agent::AgentEvent;
 use crate::tools::CallArguments;
 use crate::tools::ops::ConfinedFs;
 use crate::tools::ops::FsOps;
@@ -218,9 +218,12 @@ pub fn compare(
         let then = match recorded_text(recorded) {
             Ok(text) => text,
             Err(err) => {
-                result
-                    .failures
-                    .push(Failure::new(Some(&label), "replay", "a readable recorded text", err));
+                result.failures.push(Failure::new(
+                    Some(&label),
+                    "replay",
+                    "a readable recorded text",
+                    err,
+                ));
                 continue;
             }
         };

@@ -1265,7 +1265,10 @@ impl<'a> Validator<'a> {
         let mut ok = true;
         let rev_ok = !spec.rev.is_empty()
             && !spec.rev.starts_with('-')
-            && !spec.rev.chars().any(|c| c.is_whitespace() || c.is_control());
+            && !spec
+                .rev
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control());
         if !rev_ok {
             self.problem(
                 &join(&at, [k("rev")]),

@@ -123,7 +123,9 @@ fn git_checkout(checkout: &GitCheckout, dir: &Path) -> Result<(), String> {
             .args(args)
             .env("GIT_TERMINAL_PROMPT", "0")
             .output()
-            .map_err(|err| format!("`git_checkout` needs git on PATH, but running it failed: {err}"))?;
+            .map_err(|err| {
+                format!("`git_checkout` needs git on PATH, but running it failed: {err}")
+            })?;
         if output.status.success() {
             Ok(())
         } else {
@@ -304,7 +306,7 @@ mod tests {
         for rel in ["../escaped.txt", "/tmp/escaped.txt"] {
             let plan = WorkspacePlan {
                 fixture: None,
-            git_checkout: None,
+                git_checkout: None,
                 files: vec![(rel.into(), text(None))],
                 git: false,
             };
@@ -384,12 +386,23 @@ mod tests {
         let repo = tempfile::tempdir().unwrap();
         let git = |args: &[&str]| {
             let out = Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
                 .args(args)
                 .current_dir(repo.path())
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             String::from_utf8(out.stdout).unwrap()
         };
         git(&["init", "--quiet"]);
@@ -432,6 +445,9 @@ mod tests {
         };
         let other = tempfile::tempdir().unwrap();
         let err = build(&missing, other.path()).unwrap_err();
-        assert!(err.starts_with("checking out no-such-rev failed: "), "{err}");
+        assert!(
+            err.starts_with("checking out no-such-rev failed: "),
+            "{err}"
+        );
     }
 }

@@ -123,16 +123,31 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["id"].as_str().unwrap().to_owned(), c["agreement"].as_str().unwrap().to_owned()))
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["agreement"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
     assert_eq!(
         agreement,
-        [("c1", "same"), ("c2", "same"), ("c3", "same"), ("c5", "differs"), ("c6", "same"), ("c8", "paths")]
-            .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        [
+            ("c1", "same"),
+            ("c2", "same"),
+            ("c3", "same"),
+            ("c5", "differs"),
+            ("c6", "same"),
+            ("c8", "paths")
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
     );
     let csv = d.read("out/calls.csv");
     let durations = regex::Regex::new(r",\d+,(\d+,(same|paths|differs))").unwrap();
-    assert_snapshot!("pi_session_calls_csv", durations.replace_all(&csv, ",MS,$1"));
+    assert_snapshot!(
+        "pi_session_calls_csv",
+        durations.replace_all(&csv, ",MS,$1")
+    );
     let summary = d.read("out/summary.md");
     let table = &summary[summary.find("### Replay").unwrap()..];
     assert_snapshot!("pi_session_summary_replay", table);
@@ -161,14 +176,31 @@ fn a_claude_code_transcript_maps_onto_the_seven_tools() {
         "FIXTURES/claude-session.jsonl:13: Claude Code's `Task` has no counterpart among this \
          harness's tools; its call is skipped\n"
     );
-    assert_snapshot!("claude_session_yaml", d.read("imported/claude-session.yaml"));
+    assert_snapshot!(
+        "claude_session_yaml",
+        d.read("imported/claude-session.yaml")
+    );
     let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
     assert_eq!(code, 0, "{stdout}");
     let run = d.run_json();
     let r = &run["replay"];
     assert_eq!(
-        [&r["calls"], &r["error_agree"], &r["same"], &r["paths"], &r["differs"], &r["skipped"]],
-        [&json!(8), &json!(8), &json!(0), &json!(0), &json!(8), &json!(1)]
+        [
+            &r["calls"],
+            &r["error_agree"],
+            &r["same"],
+            &r["paths"],
+            &r["differs"],
+            &r["skipped"]
+        ],
+        [
+            &json!(8),
+            &json!(8),
+            &json!(0),
+            &json!(0),
+            &json!(8),
+            &json!(1)
+        ]
     );
     // The edits were applied: `replace_all` had one match to replace.
     let tools: Vec<&str> = run["scenarios"][0]["calls"]
@@ -177,7 +209,10 @@ fn a_claude_code_transcript_maps_onto_the_seven_tools() {
         .iter()
         .map(|c| c["tool"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["read", "grep", "find", "edit", "edit", "bash", "ls", "read"]);
+    assert_eq!(
+        tools,
+        ["read", "grep", "find", "edit", "edit", "bash", "ls", "read"]
+    );
 }
 
 #[test]
@@ -211,7 +246,11 @@ fn require_text_fails_on_a_text_that_differs_and_none_only_reports() {
     // A recorded is_error that disagrees fails under `error`, not under `none`.
     let scenario = d.work().join("imported/pi-session.yaml");
     let text = std::fs::read_to_string(&scenario).unwrap();
-    std::fs::write(&scenario, text.replacen("is_error: true", "is_error: false", 1)).unwrap();
+    std::fs::write(
+        &scenario,
+        text.replacen("is_error: true", "is_error: false", 1),
+    )
+    .unwrap();
     let (code, stdout, _) = d.run(&["run", "imported"]);
     assert_eq!(code, 0, "{stdout}");
     std::fs::write(&suite, "fixtures: fixtures\n").unwrap();
@@ -220,7 +259,11 @@ fn require_text_fails_on_a_text_that_differs_and_none_only_reports() {
     let failure = &d.run_json()["scenarios"][0]["failures"][0];
     assert_eq!(
         (&failure["step"], &failure["check"], &failure["expected"]),
-        (&json!("step 5 (bash)"), &json!("replay.is_error"), &json!("not an error (as recorded)"))
+        (
+            &json!("step 5 (bash)"),
+            &json!("replay.is_error"),
+            &json!("not an error (as recorded)")
+        )
     );
 }
 
@@ -271,14 +314,33 @@ fn a_branch_can_be_chosen_and_split_cuts_between_batches() {
         .map(|n| ids(&d.read(&format!("imported/pi-session-{n}.yaml"))))
         .collect();
     assert_eq!(parts, [vec!["c1"], vec!["c2", "c3"], vec!["c4"]]);
-    let (code, stdout, stderr) = d.run(&["import", "pi", &fixture("pi-session.jsonl"), "-o", "x", "--branch", "nope"]);
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-session.jsonl"),
+        "-o",
+        "x",
+        "--branch",
+        "nope",
+    ]);
     assert_eq!((code, stdout.as_str()), (2, ""));
     assert_eq!(
         redact(&stderr),
         "error: --branch nope: no entry of FIXTURES/pi-session.jsonl has that id\n"
     );
-    let (code, _, stderr) = d.run(&["import", "pi", &fixture("pi-session.jsonl"), "-o", "x", "--split", "0"]);
-    assert_eq!((code, stderr.as_str()), (2, "error: --split: give at least 1 call per scenario\n"));
+    let (code, _, stderr) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-session.jsonl"),
+        "-o",
+        "x",
+        "--split",
+        "0",
+    ]);
+    assert_eq!(
+        (code, stderr.as_str()),
+        (2, "error: --split: give at least 1 call per scenario\n")
+    );
 }
 
 #[test]
@@ -288,12 +350,23 @@ fn a_git_checkout_workspace_replays_against_the_recorded_revision() {
     std::fs::create_dir_all(&repo).unwrap();
     let git = |args: &[&str]| {
         let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
             .args(args)
             .current_dir(&repo)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     git(&["init", "--quiet"]);
@@ -349,7 +422,8 @@ fn the_loader_names_bad_replay_keys_at_their_place() {
 fn a_fifty_megabyte_session_streams() {
     let d = Dirs::new();
     let session = d.root.path().join("big.jsonl");
-    let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/p\"}\n");
+    let mut text =
+        String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/p\"}\n");
     let body = "x".repeat(25_000);
     let mut parent = String::from("null");
     for i in 0..2_000 {

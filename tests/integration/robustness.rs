@@ -91,7 +91,7 @@ fn a_command_that_reads_the_terminal_fails_at_once_instead_of_stopping() {
         result_of(&out),
         json!({
             "is_error": true,
-            "content": [{"type": "text", "text": "cat: /dev/tty: No such device or address\nnot a tty\n\nCommand exited with code 1"}],
+            "content": [{"type": "text", "text": "cat: /dev/tty: No such device or address\nnot a tty\n\n\nCommand exited with code 1"}],
             "details": {"exit_code": 1, "cleaned": false}
         })
     );
