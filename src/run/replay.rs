@@ -356,3 +356,57 @@ impl<'a> Syncer<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::agent::AgentEvent;
+
+    fn plan(text: &str) -> ReplayPlan {
+        let recorded = |sync| Recorded {
+            is_error: false,
+            text: RecordedText::Inline(text.to_owned()),
+            images: 0,
+            sync,
+        };
+        ReplayPlan {
+            recorded: BTreeMap::from([
+                ("in".to_owned(), recorded(true)),
+                ("out".to_owned(), recorded(true)),
+                ("plain".to_owned(), recorded(false)),
+            ]),
+            ..ReplayPlan::default()
+        }
+    }
+
+    fn start(id: &str, path: &str) -> AgentEvent {
+        AgentEvent::ToolExecutionStart {
+            call_id: id.to_owned(),
+            tool_name: "read".to_owned(),
+            args: CallArguments::Json(json!({ "path": path })),
+        }
+    }
+
+    #[test]
+    fn a_synced_read_writes_inside_the_workspace_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("ws")).unwrap();
+        let ws = root.join("ws");
+        let presenter = Presenter::default().with_root("/workspace", [&ws]);
+        let plan = plan("as recorded\n");
+        let mut syncer = Syncer::new(&plan, &ws, &presenter);
+        syncer.see(&start("in", "/workspace/src/a.txt"));
+        syncer.see(&start("out", "../outside.txt"));
+        syncer.see(&start("plain", "b.txt"));
+        assert_eq!(syncer.synced, 1);
+        assert_eq!(
+            std::fs::read_to_string(ws.join("src/a.txt")).unwrap(),
+            "as recorded\n"
+        );
+        assert!(!root.join("outside.txt").exists());
+        assert!(!ws.join("b.txt").exists());
+    }
+}
