@@ -3,7 +3,7 @@
 //! ([`lines`]), along one branch of its tree; its tool calls are mapped
 //! onto this harness's tools with the session's working directory as the
 //! workspace ([`paths`]); and each call is written with the result
-//! recorded for it ([`write`]), so that a run can measure how today's
+//! recorded for it ([`write`](mod@write)), so that a run can measure how today's
 //! results differ.
 //!
 //! | module | holds |
@@ -13,7 +13,7 @@
 //! | [`paths`] | the working directory as `${workspace}` |
 //! | [`pi`] | pi's session format |
 //! | [`claude`] | Claude Code's transcripts |
-//! | [`write`] | scenario files, sidecars and comments |
+//! | [`write`](mod@write) | scenario files, sidecars and comments |
 
 pub mod claude;
 pub mod lines;
@@ -77,6 +77,9 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     if !path.is_file() {
         return Err(format!("{} is not a session file", path.display()));
     }
+    if let Some(dir) = &options.workspace {
+        check_workspace_dir(dir, &options.out)?;
+    }
     let branch = lines::branch(path, options.branch.as_deref())?;
     let recording = match options.format {
         Format::Pi => pi::read(path, &branch, options.bash_timeout)?,
@@ -126,6 +129,37 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
         },
     )?;
     Ok(ImportReport { recording, written })
+}
+
+/// `--workspace DIR` must be a directory that does not hold the output
+/// directory (copying it into itself would never end).
+fn check_workspace_dir(dir: &Path, out: &Path) -> Result<(), String> {
+    let dir = dir
+        .canonicalize()
+        .map_err(|err| format!("--workspace {}: {err}", dir.display()))?;
+    if !dir.is_dir() {
+        return Err(format!("--workspace {}: not a directory", dir.display()));
+    }
+    // The output directory may not exist yet: its nearest existing
+    // ancestor decides where it is.
+    let mut probe = out.to_path_buf();
+    let out_real = loop {
+        match probe.canonicalize() {
+            Ok(real) => break real,
+            Err(_) => match probe.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => probe = parent.to_path_buf(),
+                _ => break std::env::current_dir().unwrap_or_default(),
+            },
+        }
+    };
+    if out_real.starts_with(&dir) {
+        return Err(format!(
+            "-o {} is inside --workspace {}; write the scenarios somewhere else",
+            out.display(),
+            dir.display()
+        ));
+    }
+    Ok(())
 }
 
 /// The session file's stem, in letters, digits, `-` and `_`.

@@ -120,7 +120,7 @@ impl Recording {
 }
 
 /// Characters of recorded arguments kept in a comment.
-const MAX_COMMENT_CHARS: usize = 200;
+pub const MAX_COMMENT_CHARS: usize = 200;
 
 /// `value` as one line of JSON, cut to [`MAX_COMMENT_CHARS`].
 pub fn short_json(value: &Value) -> String {

@@ -341,6 +341,24 @@ fn a_branch_can_be_chosen_and_split_cuts_between_batches() {
         (code, stderr.as_str()),
         (2, "error: --split: give at least 1 call per scenario\n")
     );
+    std::fs::create_dir_all(d.work().join("proj")).unwrap();
+    let (code, _, stderr) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-session.jsonl"),
+        "-o",
+        "proj/replays",
+        "--workspace",
+        "proj",
+    ]);
+    assert_eq!(code, 2);
+    let work = d.work().canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        stderr.replace(&work, "WORK"),
+        "error: -o proj/replays is inside --workspace WORK/proj; write the scenarios somewhere \
+         else\n"
+    );
+    assert!(!d.work().join("proj/replays").exists());
 }
 
 #[test]
