@@ -20,8 +20,8 @@ use super::lines::too_long;
 use super::lines::unreadable;
 use super::paths::PathMap;
 use super::session::Call;
-use super::session::RecordedResult;
 use super::session::Recording;
+use super::session::Sidecars;
 use super::session::Skipped;
 use super::session::content_text;
 use super::session::short_json;
@@ -158,14 +158,16 @@ fn map_call(
 }
 
 /// Reads the transcript at `path` along `branch`.
-pub fn read(path: &Path, branch: &Branch, bash_timeout: f64) -> Result<Recording, String> {
-    let mut rec = Recording {
-        format: "claude",
-        ..Recording::default()
-    };
+pub fn read(
+    path: &Path,
+    branch: &Branch,
+    bash_timeout: f64,
+    sidecars: Sidecars,
+) -> Result<Recording, String> {
+    let mut rec = Recording::new("claude", Some(sidecars));
     let mut map = PathMap::default();
     let mut seen_ids: HashMap<String, usize> = HashMap::new();
-    let mut last_message: Option<String> = None;
+    let mut last_batch_message: Option<String> = None;
     for_each_line(path, |number, line| {
         rec.lines = number;
         let entry = match line {
@@ -207,8 +209,6 @@ pub fn read(path: &Path, branch: &Branch, bash_timeout: f64) -> Result<Recording
             return;
         };
         if kind == "assistant" {
-            let same_response = message.id.is_some() && message.id == last_message;
-            last_message = message.id.clone();
             let mut batch = Vec::new();
             for block in blocks {
                 if block.get("type").and_then(Value::as_str) != Some("tool_use") {
@@ -268,10 +268,10 @@ pub fn read(path: &Path, branch: &Branch, bash_timeout: f64) -> Result<Recording
             if batch.is_empty() {
                 return;
             }
-            match rec.batches.last_mut() {
-                Some(last) if same_response => last.extend(batch),
-                _ => rec.batches.push(batch),
-            }
+            // Lines of one response (one `message.id`) form one batch.
+            let extend = message.id.is_some() && message.id == last_batch_message;
+            last_batch_message = message.id.clone();
+            rec.push_batch(batch, extend);
             return;
         }
         for block in blocks {
@@ -283,31 +283,13 @@ pub fn read(path: &Path, branch: &Branch, bash_timeout: f64) -> Result<Recording
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned();
-            let (text, images) = content_text(block.get("content").unwrap_or(&Value::Null));
+            let content = content_text(block.get("content").unwrap_or(&Value::Null));
             let is_error = block
                 .get("is_error")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            if rec.find(&id).is_none() && seen_ids.contains_key(&id) {
-                continue; // the call was skipped, and said so
-            }
-            match rec.find(&id) {
-                None => rec.note(
-                    number,
-                    format!("a result for call `{id}`, which no call on this branch made; skipped"),
-                ),
-                Some(call) if call.result.is_some() => rec.note(
-                    number,
-                    format!("a second result for call `{id}`; the first is kept"),
-                ),
-                Some(call) => {
-                    call.result = Some(RecordedResult {
-                        is_error,
-                        text,
-                        images,
-                    })
-                }
-            }
+            let skipped = seen_ids.contains_key(&id);
+            rec.answer(number, &id, is_error, content, skipped);
         }
     })
     .map_err(|err| format!("cannot read {}: {err}", path.display()))?;

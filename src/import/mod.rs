@@ -28,6 +28,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 pub use session::Recording;
+use session::Sidecars;
 pub use write::Written;
 
 /// A session format.
@@ -81,13 +82,18 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
         check_workspace_dir(dir, &options.out)?;
     }
     let branch = lines::branch(path, options.branch.as_deref())?;
-    let recording = match options.format {
-        Format::Pi => pi::read(path, &branch, options.bash_timeout)?,
-        Format::Claude => claude::read(path, &branch, options.bash_timeout)?,
-    };
     std::fs::create_dir_all(&options.out)
         .map_err(|err| format!("cannot create {}: {err}", options.out.display()))?;
     let stem = stem_of(path);
+    let sidecars = Sidecars {
+        out: options.out.clone(),
+        dir: format!("{stem}.recorded"),
+        written: 0,
+    };
+    let recording = match options.format {
+        Format::Pi => pi::read(path, &branch, options.bash_timeout, sidecars)?,
+        Format::Claude => claude::read(path, &branch, options.bash_timeout, sidecars)?,
+    };
     let workspace = if let Some(dir) = &options.workspace {
         let target = options.out.join("fixtures").join(&stem);
         copy_tree(dir, &target).map_err(|err| {

@@ -21,8 +21,8 @@ use super::lines::too_long;
 use super::lines::unreadable;
 use super::paths::PathMap;
 use super::session::Call;
-use super::session::RecordedResult;
 use super::session::Recording;
+use super::session::Sidecars;
 use super::session::Skipped;
 use super::session::content_text;
 use super::session::short_json;
@@ -62,11 +62,13 @@ struct Message {
 
 /// Reads the session at `path` along `branch`; `bash_timeout` is given to
 /// bash calls recorded without a timeout.
-pub fn read(path: &Path, branch: &Branch, bash_timeout: f64) -> Result<Recording, String> {
-    let mut rec = Recording {
-        format: "pi",
-        ..Recording::default()
-    };
+pub fn read(
+    path: &Path,
+    branch: &Branch,
+    bash_timeout: f64,
+    sidecars: Sidecars,
+) -> Result<Recording, String> {
+    let mut rec = Recording::new("pi", Some(sidecars));
     let mut map = PathMap::default();
     let mut seen_ids: HashMap<String, usize> = HashMap::new();
     for_each_line(path, |number, line| {
@@ -205,36 +207,18 @@ fn one_entry(
                     note: None,
                 });
             }
-            if !batch.is_empty() {
-                rec.batches.push(batch);
-            }
+            rec.push_batch(batch, false);
         }
         Some("toolResult") => {
             let id = message.tool_call_id.unwrap_or_default();
-            let (text, images) = content_text(&message.content);
-            let is_error = message.is_error;
-            if rec.find(&id).is_none() && seen_ids.contains_key(&id) {
-                return; // the call was skipped, and said so
-            }
-            match rec.find(&id) {
-                None => rec.note(
-                    number,
-                    format!("a result for call `{id}`, which no call on this branch made; skipped"),
-                ),
-                Some(call) if call.result.is_some() => {
-                    rec.note(
-                        number,
-                        format!("a second result for call `{id}`; the first is kept"),
-                    );
-                }
-                Some(call) => {
-                    call.result = Some(RecordedResult {
-                        is_error,
-                        text,
-                        images,
-                    });
-                }
-            }
+            let skipped = seen_ids.contains_key(&id);
+            rec.answer(
+                number,
+                &id,
+                message.is_error,
+                content_text(&message.content),
+                skipped,
+            );
         }
         _ => {}
     }

@@ -12,9 +12,8 @@ use serde_json::json;
 
 use super::session::Call;
 use super::session::Recording;
+use super::session::Text;
 
-/// Recorded texts longer than this (bytes) go to a sidecar file.
-pub const MAX_INLINE_TEXT: usize = 4096;
 /// Seconds a replayed call other than bash is given in the time budget.
 const SECS_PER_CALL: f64 = 2.0;
 /// Seconds every imported scenario has besides its calls.
@@ -44,7 +43,7 @@ pub struct Written {
     pub scenarios: Vec<String>,
     /// Calls replayed.
     pub calls: usize,
-    /// Sidecar files.
+    /// Sidecar files (written while the session was read).
     pub sidecars: usize,
     /// Reads marked to sync.
     pub synced_reads: usize,
@@ -52,10 +51,12 @@ pub struct Written {
 
 /// Writes the scenarios of `rec` into `dir`.
 pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Written, String> {
-    let mut written = Written::default();
+    let mut written = Written {
+        sidecars: rec.sidecars.as_ref().map_or(0, |s| s.written),
+        ..Written::default()
+    };
     let parts = split(&rec.batches, options.split);
     let count = parts.len().max(1);
-    let sidecar_dir = format!("{}.recorded", options.stem);
     for (n, part) in parts.iter().enumerate() {
         let stem = if count > 1 {
             format!("{}-{}", options.stem, n + 1)
@@ -73,7 +74,7 @@ pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Writ
                     .and_then(Value::as_f64)
                     .filter(|_| call.tool == "bash")
                     .unwrap_or(SECS_PER_CALL);
-                calls.push(call_value(call, dir, &sidecar_dir, options, &mut written)?);
+                calls.push(call_value(call, options, &mut written));
             }
             if calls.len() == 1 {
                 steps.extend(calls);
@@ -143,30 +144,14 @@ fn split(batches: &[Vec<Call>], split: Option<usize>) -> Vec<Vec<&Vec<Call>>> {
 }
 
 /// One call of the script, with `recorded:`.
-fn call_value(
-    call: &Call,
-    dir: &Path,
-    sidecar_dir: &str,
-    options: &WriteOptions,
-    written: &mut Written,
-) -> Result<Value, String> {
+fn call_value(call: &Call, options: &WriteOptions, written: &mut Written) -> Value {
     let mut recorded = Map::new();
     if let Some(result) = &call.result {
         recorded.insert("is_error".into(), json!(result.is_error));
-        if result.text.len() > MAX_INLINE_TEXT {
-            written.sidecars += 1;
-            let rel = format!("{sidecar_dir}/{}.txt", written.calls + 1);
-            let path = dir.join(&rel);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|err| format!("cannot create {}: {err}", parent.display()))?;
-            }
-            std::fs::write(&path, &result.text)
-                .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
-            recorded.insert("file".into(), json!(rel));
-        } else {
-            recorded.insert("text".into(), json!(result.text));
-        }
+        match &result.text {
+            Text::Inline(text) => recorded.insert("text".into(), json!(text)),
+            Text::Sidecar(rel) => recorded.insert("file".into(), json!(rel)),
+        };
         if result.images > 0 {
             recorded.insert("images".into(), json!(result.images));
         }
@@ -174,25 +159,19 @@ fn call_value(
             && call.syncable
             && !result.is_error
             && result.images == 0
-            && looks_complete(&result.text)
+            && result.complete
         {
             recorded.insert("sync".into(), json!(true));
             written.synced_reads += 1;
         }
     }
     written.calls += 1;
-    Ok(json!({
+    json!({
         "call": call.tool,
         "id": call.id,
         "args": call.args,
         "recorded": recorded,
-    }))
-}
-
-/// Whether a read's text is the whole file (no continuation notice).
-fn looks_complete(text: &str) -> bool {
-    let tail = text.lines().last().unwrap_or("");
-    !(tail.starts_with('[') && (tail.contains("offset=") || tail.contains("Showing lines")))
+    })
 }
 
 /// The comment block at the top of a scenario.
