@@ -143,7 +143,9 @@ async fn offset_beyond_end_is_an_error_with_the_range() {
 async fn an_offset_into_an_empty_file_says_to_read_it_without_one() {
     let h = Harness::memory();
     h.add_file("empty.txt", "");
-    let r = h.call("read", json!({"path": "empty.txt", "offset": 3})).await;
+    let r = h
+        .call("read", json!({"path": "empty.txt", "offset": 3}))
+        .await;
     assert!(r.is_error);
     assert_eq!(
         r.text(),
@@ -151,7 +153,9 @@ async fn an_offset_into_an_empty_file_says_to_read_it_without_one() {
          without an offset."
     );
     // Offset 1 of an empty file is its (empty) whole.
-    let r = h.call("read", json!({"path": "empty.txt", "offset": 1})).await;
+    let r = h
+        .call("read", json!({"path": "empty.txt", "offset": 1}))
+        .await;
     assert!(!r.is_error);
     assert_eq!(r.text(), "");
 }
