@@ -523,7 +523,10 @@ fn details_at_checks(
         {
             failures.push(Failure::new(
                 step,
-                &format!("details_at {at} {matcher}"),
+                &format!(
+                    "details_at {} {matcher}",
+                    if at.is_empty() { "(root)" } else { at }
+                ),
                 expected,
                 actual,
             ));

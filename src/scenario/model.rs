@@ -653,7 +653,8 @@ pub enum DetailCheck {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DetailMatchers {
-    /// The value equals this (numbers by value).
+    /// The value equals this (numbers by value; `null` too).
+    #[serde(default, deserialize_with = "present")]
     pub equals: Option<Value>,
     /// A string value contains each string; a list holds each as an item.
     pub contains: Option<StringList>,
@@ -806,6 +807,12 @@ schema!(ImagesExpect, |generator| {
         ]
     })
 });
+
+/// A value that is there, even `null` (which `Option` alone reads as
+/// missing).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
 
 /// A JSON pointer (RFC 6901): empty, or `/` segments with `~` only in
 /// `~0` and `~1`.

@@ -103,7 +103,8 @@ pub fn misses(
     check: &DetailCheck,
     regex: Option<&Regex>,
 ) -> Vec<Miss> {
-    let found = details.and_then(|d| d.pointer(pointer));
+    // A result without details has `null` there, as its snapshot shows.
+    let found = details.unwrap_or(&Value::Null).pointer(pointer);
     let mut out = Vec::new();
     let matchers;
     let m = match check {
