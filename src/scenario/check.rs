@@ -580,13 +580,30 @@ fn images_checks(
         failures.push(Failure::new(
             step,
             "images",
-            format!("{count} image blocks"),
-            format!("{} image blocks", blocks.len()),
+            blocks_text(count),
+            blocks_text(blocks.len()),
         ));
     }
     for (i, want) in list.iter().enumerate() {
         each(failures, &format!("images[{i}]"), i, want);
     }
+}
+
+fn updates_text(n: usize) -> String {
+    format!("{n} update{}", if n == 1 { "" } else { "s" })
+}
+
+/// An update's text as a failure shows it.
+fn shown_update(text: Option<&str>) -> String {
+    match text {
+        None => "(no update)".to_owned(),
+        Some("") => "(an empty update)".to_owned(),
+        Some(text) => text.to_owned(),
+    }
+}
+
+fn blocks_text(n: usize) -> String {
+    format!("{n} image block{}", if n == 1 { "" } else { "s" })
 }
 
 /// `updates`: how many partial results the call streamed, and what they
@@ -605,7 +622,7 @@ fn updates_checks(
             step,
             "updates",
             format!("at least {min} updates"),
-            format!("{count} updates"),
+            updates_text(count),
         ));
     }
     if let Some(max) = want.max
@@ -615,7 +632,7 @@ fn updates_checks(
             step,
             "updates.max",
             format!("at most {max} updates"),
-            format!("{count} updates"),
+            updates_text(count),
         ));
     }
     let kept: &[String] = log.map_or(&[], |l| l.kept.as_slice());
@@ -635,8 +652,9 @@ fn updates_checks(
                 "updates.contains",
                 format!("an update containing {needle:?}"),
                 format!(
-                    "{count} updates, none containing it{note}; the last: {}",
-                    log.and_then(|l| l.last.as_deref()).unwrap_or("(none)")
+                    "{}, none containing it{note}; the last: {}",
+                    updates_text(count),
+                    shown_update(log.and_then(|l| l.last.as_deref()))
                 ),
             ));
         }
@@ -650,7 +668,7 @@ fn updates_checks(
                     step,
                     "updates.last_contains",
                     format!("a last update containing {needle:?}"),
-                    last.map_or_else(|| "no update".to_owned(), str::to_owned),
+                    shown_update(last),
                 )
                 .with_focus(focus::for_contains(text, needle)),
             );

@@ -74,7 +74,7 @@ pub fn misses(block: &Block, want: &ImageChecks) -> Vec<(&'static str, String, S
                 if let Some(want) = want
                     && u64::from(want) != got as u64
                 {
-                    out.push((name, format!("{want} pixels"), format!("{got} pixels")));
+                    out.push((name, format!("{want} px"), format!("{got} px")));
                 }
             }
         }
@@ -139,8 +139,8 @@ mod tests {
                     "at most 10 bytes".to_owned(),
                     "33 bytes".to_owned()
                 ),
-                ("width", "4 pixels".to_owned(), "3 pixels".to_owned()),
-                ("height", "1 pixels".to_owned(), "2 pixels".to_owned()),
+                ("width", "4 px".to_owned(), "3 px".to_owned()),
+                ("height", "1 px".to_owned(), "2 px".to_owned()),
             ]
         );
         assert_eq!(

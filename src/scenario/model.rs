@@ -649,9 +649,11 @@ pub enum DetailCheck {
     Matchers(DetailMatchers),
 }
 
-/// The matchers of a `details_at` entry; every one given must hold.
+/// The matchers of a `details_at` entry (at least one); every one given
+/// must hold.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
 pub struct DetailMatchers {
     /// The value equals this (numbers by value; `null` too).
     #[serde(default, deserialize_with = "present")]
