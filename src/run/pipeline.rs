@@ -45,6 +45,7 @@ use crate::tools::Registry;
 use crate::tools::Scratch;
 use crate::tools::Workspace;
 
+use super::coverage;
 use super::outcome::CallStat;
 use super::outcome::ScenarioOutcome;
 use super::outcome::ScenarioStats;
@@ -150,6 +151,9 @@ impl Job<'_> {
         self.check(&transcript, &report, &figures, places, &mut outcome);
         outcome.calls = call_stats(&transcript, &report, self.config.tokens.as_ref());
         outcome.turns = turn_stats(&report);
+        if self.config.coverage {
+            outcome.coverage = Some(coverage::observe(&transcript, &report));
+        }
         outcome.stats = ScenarioStats {
             figures,
             duration_ms: millis(started.elapsed()),
