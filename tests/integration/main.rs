@@ -12,6 +12,7 @@ mod ci_recipes;
 mod cli;
 mod cli_support;
 mod confinement;
+mod coverage;
 mod determinism;
 mod layering;
 mod lifecycle;
