@@ -60,7 +60,11 @@ fn coverage_is_reported_in_every_format_and_the_same_on_every_run() {
     assert_eq!(one["coverage"], four["coverage"]);
     let coverage = &one["coverage"];
     assert_eq!(
-        (&coverage["scenarios"], &coverage["known"], &coverage["exercised"]),
+        (
+            &coverage["scenarios"],
+            &coverage["known"],
+            &coverage["exercised"]
+        ),
         (&Value::from(3), &Value::from(95), &Value::from(21))
     );
     let console = from(&stdout, "\ncoverage:");
@@ -78,7 +82,12 @@ fn coverage_is_reported_in_every_format_and_the_same_on_every_run() {
         .unwrap()
         .iter()
         .filter(|b| b["calls"].as_u64() != Some(0))
-        .map(|b| (b["behaviour"].as_str().unwrap(), b["calls"].as_u64().unwrap()))
+        .map(|b| {
+            (
+                b["behaviour"].as_str().unwrap(),
+                b["calls"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         seen,
@@ -92,7 +101,12 @@ fn coverage_is_reported_in_every_format_and_the_same_on_every_run() {
     // can use.
     assert_eq!(
         one["scenarios"][2]["coverage"]["loop"],
-        serde_json::json!({"one call in a message": 2, "parallel batch": 1, "retry avoided": 1})
+        serde_json::json!({
+            "one call in a message": 2,
+            "parallel batch": 1,
+            "retry sent": 1,
+            "retry that succeeded": 1
+        })
     );
 }
 
