@@ -343,8 +343,13 @@ mod tests {
         });
         assert_eq!(misses(d, "/diff", &matches, Some(&regex)), []);
         assert_eq!(misses(d, "/matches", &matches, Some(&regex)).len(), 1);
+        // A result without details has `null` there.
         assert_eq!(
-            misses(None, "", &DetailCheck::Equals(json!(null)), None).len(),
+            misses(None, "", &DetailCheck::Equals(json!(null)), None),
+            []
+        );
+        assert_eq!(
+            misses(None, "/a", &DetailCheck::Equals(json!(null)), None).len(),
             1
         );
     }
