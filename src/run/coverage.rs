@@ -407,6 +407,9 @@ fn bash(details: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// Whether an error text is of one kind.
+type TextTest = fn(&str) -> bool;
+
 /// The kind of an error result: from `details` where they say, else from
 /// the first words of the text (docs/tools.md words every error). bash's
 /// errors are told by their outcome (see [`bash`]).
@@ -432,7 +435,7 @@ fn error_kind(tool: &str, details: &Value, text: &str) -> Option<String> {
     if details.get("timed_out").and_then(Value::as_bool) == Some(true) {
         return kind("timeout");
     }
-    let kinds: [(fn(&str) -> bool, &str); 10] = [
+    let kinds: [(TextTest, &str); 10] = [
         (
             |t| t.contains("is outside the workspace"),
             "outside the workspace",

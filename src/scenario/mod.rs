@@ -17,7 +17,7 @@
 //! | [`focus`] | where to look in a long text that failed a check |
 //! | [`snapshot`] | snapshot files of tool results |
 //! | [`template`] | the `repeat` template of generated files |
-//! | [`pointer`] | `details_at`: checks on details by JSON pointer |
+//! | [`pointer`](mod@pointer) | `details_at`: checks on details by JSON pointer |
 //! | [`images`] | `image` and `images`: checks on image blocks |
 //! | [`updates`] | what the checks keep of streamed updates |
 //! | [`exact`] | exact-byte and symlink file checks |

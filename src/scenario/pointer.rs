@@ -66,7 +66,7 @@ pub type Miss = (&'static str, String, String);
 /// The most characters of a value a failure shows.
 const SHOWN: usize = 2000;
 
-/// A value as a failure shows it: JSON, cut after [`SHOWN`] characters.
+/// A value as a failure shows it: JSON, cut after 2000 characters.
 pub fn shown(value: &Value) -> String {
     let text = value.to_string();
     match text.char_indices().nth(SHOWN) {
@@ -176,7 +176,7 @@ pub fn misses(
             ));
         }
     }
-    let bounds: [(&'static str, Option<f64>, &str, fn(f64, f64) -> bool); 4] = [
+    let bounds: [(&'static str, Option<f64>, &str, Compare); 4] = [
         ("lt", m.lt, "below", |v, b| v < b),
         ("le", m.le, "at most", |v, b| v <= b),
         ("gt", m.gt, "above", |v, b| v > b),
@@ -197,6 +197,9 @@ pub fn misses(
     }
     out
 }
+
+/// A number bound: the value, then the bound.
+type Compare = fn(f64, f64) -> bool;
 
 fn equals(found: Option<&Value>, want: &Value, out: &mut Vec<Miss>) {
     if !found.is_some_and(|v| same(v, want)) {
