@@ -29,7 +29,9 @@ use super::compare::Comparison;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Scenarios by status.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Counts {
     /// All scenarios in the report.
     pub scenarios: usize,
@@ -54,9 +56,11 @@ impl Counts {
 }
 
 /// The `run.json` document.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunReport {
-    /// [`SCHEMA_VERSION`].
+    /// The version of this format: 1. Within a version fields are only
+    /// added.
+    #[schemars(extend("const" = 1))]
     pub schema_version: u32,
     /// The harness version that wrote it.
     pub harness_version: String,
@@ -73,8 +77,7 @@ pub struct RunReport {
     pub counts: Counts,
     /// Every scenario's `stats` summed, `duration_ms` too: the sum of the
     /// scenarios' wall times, which a merge of partitions keeps (the run's
-    /// own wall time is the top-level `duration_ms`). See
-    /// [`RunSummary::totals`].
+    /// own wall time is the top-level `duration_ms`).
     pub totals: ScenarioStats,
     /// Per-tool figures, by tool name.
     pub tools: Vec<ToolStats>,

@@ -12,7 +12,7 @@ use crate::scenario::check::SnapshotOutcome;
 use super::partition::PartitionInfo;
 
 /// How a scenario ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Every check held.
@@ -36,19 +36,21 @@ impl Status {
 
 /// A scenario's figures and its wall time. In `run.json` the figures and
 /// `duration_ms` are one flat object, figures first.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct ScenarioStats {
     /// Turns, calls, errors, retries and tokens.
     #[serde(flatten)]
     pub figures: Figures,
     /// Wall time, in milliseconds. In the totals of a run: the sum of the
-    /// scenarios' wall times (the run's own wall time is
-    /// [`RunSummary::duration_ms`]).
+    /// scenarios' wall times (the run's own wall time is the report's
+    /// top-level `duration_ms`).
     pub duration_ms: u64,
 }
 
 /// One tool call's figures.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CallStat {
     /// The call id.
     pub id: String,
@@ -71,7 +73,9 @@ pub struct CallStat {
 }
 
 /// One request's usage.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct TurnStat {
     /// Input tokens not served from the cache.
     pub input_tokens: u64,
@@ -86,7 +90,7 @@ pub struct TurnStat {
 }
 
 /// One scenario's outcome.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScenarioOutcome {
     /// The scenario's name.
     pub name: String,
@@ -201,7 +205,9 @@ pub struct RunSummary {
 }
 
 /// A scenario file problem that kept scenarios from running.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct LoadError {
     /// The file.
     pub file: String,

@@ -51,7 +51,7 @@ use super::updates::UpdateLog;
 use super::vars;
 
 /// One failed check.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     /// Where: `step 2 (grep)`, `files: src/a.ts`, `loop contract` …
     pub step: Option<String>,

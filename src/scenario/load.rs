@@ -73,6 +73,8 @@ pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 pub const MAX_JOBS: usize = 1024;
 /// The largest integer tool limit a file may set.
 pub const MAX_LIMIT: usize = u32::MAX as usize;
+/// The most `limits.max_log_bytes` may be set to (4 GiB).
+pub const MAX_LOG_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// Bytes of inline workspace files one scenario may generate, unless the
 /// suite file's `max_generated_bytes` says otherwise (256 MiB).
 pub const DEFAULT_MAX_GENERATED_BYTES: u64 = 256 * 1024 * 1024;
@@ -634,6 +636,17 @@ impl<'a> Validator<'a> {
             self.count_in_range(&join(at, [k(key)]), value, MAX_LIMIT);
         }
         self.seconds_in_range(&join(at, [k("bash_timeout")]), limits.bash_timeout);
+        self.seconds_in_range(&join(at, [k("grep_timeout")]), limits.grep_timeout);
+        if let Some(n) = limits.max_log_bytes
+            && n > MAX_LOG_BYTES
+        {
+            self.problem(
+                &join(at, [k("max_log_bytes")]),
+                format!(
+                    "must be a whole number of bytes from 0 to {MAX_LOG_BYTES} (4 GiB); it is {n}"
+                ),
+            );
+        }
     }
 
     /// A whole scenario document.
@@ -1433,6 +1446,12 @@ fn apply_limits(limits: &mut Limits, spec: &LimitsSpec) {
     }
     if spec.bash_timeout.is_some() {
         limits.bash_timeout = spec.bash_timeout;
+    }
+    if let Some(bytes) = spec.max_log_bytes {
+        limits.max_log_bytes = bytes;
+    }
+    if spec.grep_timeout.is_some() {
+        limits.grep_timeout = spec.grep_timeout;
     }
 }
 

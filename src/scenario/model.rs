@@ -107,6 +107,12 @@ pub struct LimitsSpec {
     /// Default bash timeout in seconds (at most a day).
     #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
     pub bash_timeout: Option<f64>,
+    /// Bytes kept in a bash full-output file (0: keep no file; at most 4 GiB).
+    #[schemars(range(min = 0, max = 4294967296u64))]
+    pub max_log_bytes: Option<u64>,
+    /// Seconds one grep call may search before it stops (at most a day).
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    pub grep_timeout: Option<f64>,
 }
 
 /// What the workspace holds.
