@@ -17,6 +17,8 @@ use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::ScenarioStats;
 use crate::run::Status;
+use crate::run::coverage;
+use crate::run::coverage::Coverage;
 use crate::run::stats;
 use crate::run::stats::ToolStats;
 
@@ -87,6 +89,10 @@ pub struct RunReport {
     pub comparison: Option<Comparison>,
     /// Every scenario, in discovery order.
     pub scenarios: Vec<ScenarioOutcome>,
+    /// With `--coverage`: what the run's calls exercised of each tool and
+    /// of the loop, and what they never did (docs/reports.md, "Coverage").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
 }
 
 impl RunReport {
@@ -106,6 +112,7 @@ impl RunReport {
             gates: summary.gates.clone(),
             comparison: comparison.cloned(),
             scenarios: summary.scenarios.clone(),
+            coverage: coverage::summarize(summary),
         }
     }
 

@@ -435,6 +435,7 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
         None => most_tokens(&mut out, summary),
     }
     tools(&mut out, summary);
+    out.push_str(&super::coverage::markdown(summary));
     let trimmed = out.trim_end().len();
     out.truncate(trimmed);
     out.push('\n');

@@ -12,6 +12,7 @@
 //! | `snapshots` | snapshot files over a run |
 //! | [`outcome`] | [`RunSummary`], the only input of the report layer |
 //! | [`stats`] | per-tool figures and what tool definitions cost |
+//! | [`coverage`] | what a suite's calls exercised, and what they never did |
 //!
 //! A run is built, then executed: [`RunnerBuilder::build`] fails before
 //! any scenario starts when a setting cannot work (a tokenizer, a gate, a
@@ -22,6 +23,7 @@
 //! included.
 
 pub mod builder;
+pub mod coverage;
 pub mod discover;
 pub mod gate;
 pub mod outcome;

@@ -125,6 +125,11 @@ pub struct ScenarioOutcome {
     /// The snapshot file of the scenario.
     #[serde(skip)]
     pub snapshot_file: Option<std::path::PathBuf>,
+    /// With `--coverage`: calls that showed each behaviour, by area (a
+    /// tool, or `loop`) and behaviour (`run::coverage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage:
+        Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>>,
 }
 
 impl ScenarioOutcome {
@@ -144,6 +149,7 @@ impl ScenarioOutcome {
             workspace: None,
             snapshots: Vec::new(),
             snapshot_file: None,
+            coverage: None,
         }
     }
 

@@ -38,12 +38,14 @@ use crate::scenario::Figures;
 use crate::scenario::Scenario;
 use crate::scenario::check;
 use crate::scenario::figures::priced_text;
+use crate::scenario::updates::UpdateLog;
 use crate::scenario::workspace;
 use crate::tools::CallArguments;
 use crate::tools::Registry;
 use crate::tools::Scratch;
 use crate::tools::Workspace;
 
+use super::coverage;
 use super::outcome::CallStat;
 use super::outcome::ScenarioOutcome;
 use super::outcome::ScenarioStats;
@@ -114,8 +116,12 @@ impl Job<'_> {
         };
         let budget = self.config.timeout.unwrap_or(scenario.timeout);
         let mut running = RunningCalls::default();
+        let mut updates = UpdateLog::for_scenario(scenario);
         let finished = {
-            let mut on_event = |event: AgentEvent| running.see(&event);
+            let mut on_event = |event: AgentEvent| {
+                running.see(&event);
+                updates.see(&event);
+            };
             let run = run_loop(&mut provider, &registry, &options, &mut on_event);
             tokio::time::timeout(budget, run).await
         };
@@ -140,10 +146,14 @@ impl Job<'_> {
         let places = Places {
             root: &root,
             presenter: &presenter,
+            updates: &updates,
         };
         self.check(&transcript, &report, &figures, places, &mut outcome);
         outcome.calls = call_stats(&transcript, &report, self.config.tokens.as_ref());
         outcome.turns = turn_stats(&report);
+        if self.config.coverage {
+            outcome.coverage = Some(coverage::observe(&transcript, &report));
+        }
         outcome.stats = ScenarioStats {
             figures,
             duration_ms: millis(started.elapsed()),
@@ -187,6 +197,7 @@ impl Job<'_> {
             presenter: places.presenter,
             tokens: self.config.tokens.as_ref(),
             stored_snapshots: &stored,
+            updates: places.updates,
         });
         outcome.failures.extend(checked.failures);
         outcome.snapshots = checked.snapshots;
@@ -209,6 +220,8 @@ struct Places<'a> {
     root: &'a Path,
     /// The run's presenter.
     presenter: &'a Presenter,
+    /// The partial results calls streamed.
+    updates: &'a UpdateLog,
 }
 
 /// A scenario's temporary directories.

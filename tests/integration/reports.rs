@@ -836,6 +836,11 @@ fn every_run_report_validates_against_the_report_schema() {
             Some(1),
         ),
         (
+            "coverage.json",
+            vec!["run".into(), "suite".into(), "--coverage".into()],
+            Some(1),
+        ),
+        (
             "part1.json",
             vec![
                 "run".into(),
@@ -898,6 +903,9 @@ fn every_run_report_validates_against_the_report_schema() {
         if !report["load_errors"].as_array().unwrap().is_empty() {
             seen.insert("load_errors");
         }
+        if report.get("coverage").is_some() {
+            seen.insert("coverage");
+        }
         for scenario in report["scenarios"].as_array().unwrap() {
             if scenario.get("workspace").is_some() {
                 seen.insert("workspace");
@@ -916,6 +924,7 @@ fn every_run_report_validates_against_the_report_schema() {
         seen.into_iter().collect::<Vec<_>>(),
         [
             "comparison",
+            "coverage",
             "focus",
             "load_errors",
             "partition",
