@@ -64,6 +64,11 @@ pub struct RunArgs {
     /// Accept new and changed snapshots.
     #[arg(long)]
     update_snapshots: bool,
+    /// Report what the suite exercised of each tool and of the loop, and
+    /// what it never did (a `coverage` section in run.json and
+    /// summary.md, and a summary on the console).
+    #[arg(long)]
+    coverage: bool,
     /// Seconds a scenario may run, more than 0 and at most 86400
     /// (default: harness.yaml `timeout`, else 60).
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
@@ -207,6 +212,7 @@ pub fn run(args: RunArgs) -> u8 {
         .fail_fast(args.fail_fast)
         .keep_workspaces(args.keep_workspaces)
         .update_snapshots(args.update_snapshots)
+        .coverage(args.coverage)
         .build();
     let runner = match runner {
         Ok(runner) => runner,
@@ -276,6 +282,9 @@ pub fn run(args: RunArgs) -> u8 {
         }
     }
     super::report::print_result(&summary, comparison.as_ref());
+    if args.coverage {
+        print!("{}", crate::report::coverage::console(&summary));
+    }
     written.print(&summary, verbosity != Verbosity::Quiet);
     let problems = summary.load_errors.len();
     if problems > 0 {

@@ -1,12 +1,14 @@
-//! `harness schema [--suite]`: the JSON Schema of the scenario format (or
-//! of `harness.yaml`), generated from the same types the loader uses, with
-//! the loader's structural rules stated in it. It describes one document:
-//! each document of a multi-document file is validated on its own
-//! (docs/scenarios.md).
+//! `harness schema [--suite | --report]`: the JSON Schema of the scenario
+//! format (or of `harness.yaml`), generated from the same types the loader
+//! uses, with the loader's structural rules stated in it. It describes one
+//! document: each document of a multi-document file is validated on its
+//! own (docs/scenarios.md). `--report` prints the schema of `run.json`,
+//! generated from the types the report is written from.
 
 use clap::Args;
 
 use crate::exit;
+use crate::report::json::RunReport;
 use crate::scenario::model::ScenarioDoc;
 use crate::scenario::model::SuiteDoc;
 
@@ -14,13 +16,18 @@ use crate::scenario::model::SuiteDoc;
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// Print the schema of harness.yaml instead of a scenario's.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "report")]
     suite: bool,
+    /// Print the schema of the run report (run.json) instead of a scenario's.
+    #[arg(long)]
+    report: bool,
 }
 
 pub fn run(args: SchemaArgs) -> u8 {
     let schema = if args.suite {
         schemars::schema_for!(SuiteDoc)
+    } else if args.report {
+        schemars::schema_for!(RunReport)
     } else {
         schemars::schema_for!(ScenarioDoc)
     };

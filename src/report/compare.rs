@@ -25,7 +25,7 @@ use super::verdict::GateOutcome;
 use super::verdict::judge;
 
 /// One scenario present in both the run and the baseline.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScenarioChange {
     /// The scenario.
     pub name: String,
@@ -42,7 +42,7 @@ pub struct ScenarioChange {
 }
 
 /// A run set against a baseline.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// Whether no scenario regressed and every gate held.
     pub passed: bool,

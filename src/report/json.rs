@@ -17,6 +17,8 @@ use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::ScenarioStats;
 use crate::run::Status;
+use crate::run::coverage;
+use crate::run::coverage::Coverage;
 use crate::run::replay::ReplayStats;
 use crate::run::stats;
 use crate::run::stats::ToolStats;
@@ -28,7 +30,9 @@ use super::compare::Comparison;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Scenarios by status.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Counts {
     /// All scenarios in the report.
     pub scenarios: usize,
@@ -53,9 +57,11 @@ impl Counts {
 }
 
 /// The `run.json` document.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunReport {
-    /// [`SCHEMA_VERSION`].
+    /// The version of this format: 1. Within a version fields are only
+    /// added.
+    #[schemars(extend("const" = 1))]
     pub schema_version: u32,
     /// The harness version that wrote it.
     pub harness_version: String,
@@ -72,8 +78,7 @@ pub struct RunReport {
     pub counts: Counts,
     /// Every scenario's `stats` summed, `duration_ms` too: the sum of the
     /// scenarios' wall times, which a merge of partitions keeps (the run's
-    /// own wall time is the top-level `duration_ms`). See
-    /// [`RunSummary::totals`].
+    /// own wall time is the top-level `duration_ms`).
     pub totals: ScenarioStats,
     /// Per-tool figures, by tool name.
     pub tools: Vec<ToolStats>,
@@ -89,6 +94,10 @@ pub struct RunReport {
     /// scenario replayed an imported session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayStats>,
+    /// With `--coverage`: what the run's calls exercised of each tool and
+    /// of the loop, and what they never did (docs/reports.md, "Coverage").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
 }
 
 impl RunReport {
@@ -109,6 +118,7 @@ impl RunReport {
             comparison: comparison.cloned(),
             scenarios: summary.scenarios.clone(),
             replay: summary.replay_totals(),
+            coverage: coverage::summarize(summary),
         }
     }
 

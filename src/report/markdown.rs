@@ -485,6 +485,7 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
     }
     tools(&mut out, summary);
     replay(&mut out, summary);
+    out.push_str(&super::coverage::markdown(summary));
     let trimmed = out.trim_end().len();
     out.truncate(trimmed);
     out.push('\n');

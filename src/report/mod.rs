@@ -20,13 +20,15 @@
 //! | [`verdict`] | how each gate fared and how changes are worded |
 //!
 //! [`merge`] combines partition reports; [`console`] is what `harness run`
-//! and `harness report merge` print. [`read_baseline`] reads what
+//! and `harness report merge` print; [`coverage`] is the coverage section
+//! of summary.md and of the console (`harness run --coverage`). [`read_baseline`] reads what
 //! `--baseline` names: a baseline file or a `run.json`.
 //!
 //! Modules use one another in one direction only: `baseline`, `verdict`
 //! and `merge` use none of the others; `compare` uses `baseline` and
 //! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
-//! `compare` and `verdict`, `junit` uses `compare` and `console`. This file
+//! `compare`, `verdict` and `coverage` (which uses none of the others),
+//! `junit` uses `compare` and `console`. This file
 //! dispatches over them ([`render`], [`read_baseline`]). The gate language
 //! itself is [`crate::run::gate`]: a run records its gates.
 //!
@@ -35,6 +37,7 @@
 pub mod baseline;
 pub mod compare;
 pub mod console;
+pub mod coverage;
 pub mod csv;
 pub mod json;
 pub mod junit;

@@ -12,7 +12,7 @@ use crate::run::Metric;
 use crate::scenario::Figures;
 
 /// A figure that grew past a gate's limit.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Breach {
     /// The scenario, or `None` for the totals.
     pub scenario: Option<String>,
@@ -54,7 +54,7 @@ pub fn change_text(baseline: u64, current: u64) -> String {
 }
 
 /// How one gate fared.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GateOutcome {
     /// The gate, as written (`tokens=+5%`).
     pub gate: String,

@@ -117,6 +117,7 @@ pub struct RunnerBuilder {
     fail_fast: bool,
     keep_workspaces: bool,
     update_snapshots: bool,
+    coverage: bool,
 }
 
 impl RunnerBuilder {
@@ -189,6 +190,13 @@ impl RunnerBuilder {
         self
     }
 
+    /// Record what each scenario's calls exercised, for the coverage
+    /// report (`harness run --coverage`).
+    pub fn coverage(mut self, yes: bool) -> Self {
+        self.coverage = yes;
+        self
+    }
+
     /// Resolves and checks the configuration, selects the partition and
     /// starts the async runtime; the first problem, in the order of the
     /// variants of [`BuildError`], is the error.
@@ -227,6 +235,7 @@ impl RunnerBuilder {
                 update_snapshots: self.update_snapshots,
                 timeout,
                 tokens,
+                coverage: self.coverage,
             },
             scenarios,
             positions,

@@ -277,14 +277,14 @@ pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
     };
     let (files, errors) = scenario_files(paths);
     discovery.errors.extend(errors);
-    let mut suites: BTreeMap<Option<PathBuf>, Result<Suite, ScenarioError>> = BTreeMap::new();
+    let mut suites: BTreeMap<Option<PathBuf>, Result<Suite, Vec<ScenarioError>>> = BTreeMap::new();
     let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
     for file in files {
         let suite_path = suite_file_for(&file);
         let suite = suites
             .entry(suite_path.clone())
             .or_insert_with(|| match &suite_path {
-                Some(p) => Suite::load(p),
+                Some(p) => Suite::load_all(p),
                 None => Ok(Suite::default()),
             });
         let suite = match suite {
@@ -294,9 +294,11 @@ pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
                 }
                 suite
             }
-            Err(err) => {
-                if !discovery.errors.contains(err) {
-                    discovery.errors.push(err.clone());
+            Err(errs) => {
+                for err in errs.iter() {
+                    if !discovery.errors.contains(err) {
+                        discovery.errors.push(err.clone());
+                    }
                 }
                 continue;
             }

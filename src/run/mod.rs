@@ -13,6 +13,7 @@
 //! | [`outcome`] | [`RunSummary`], the only input of the report layer |
 //! | [`stats`] | per-tool figures and what tool definitions cost |
 //! | [`replay`] | an imported session's results against the recorded ones |
+//! | [`coverage`] | what a suite's calls exercised, and what they never did |
 //!
 //! A run is built, then executed: [`RunnerBuilder::build`] fails before
 //! any scenario starts when a setting cannot work (a tokenizer, a gate, a
@@ -23,6 +24,7 @@
 //! included.
 
 pub mod builder;
+pub mod coverage;
 pub mod discover;
 pub mod gate;
 pub mod outcome;

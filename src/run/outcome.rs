@@ -14,7 +14,7 @@ use super::replay::Agreement;
 use super::replay::ReplayStats;
 
 /// How a scenario ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Every check held.
@@ -38,19 +38,21 @@ impl Status {
 
 /// A scenario's figures and its wall time. In `run.json` the figures and
 /// `duration_ms` are one flat object, figures first.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct ScenarioStats {
     /// Turns, calls, errors, retries and tokens.
     #[serde(flatten)]
     pub figures: Figures,
     /// Wall time, in milliseconds. In the totals of a run: the sum of the
-    /// scenarios' wall times (the run's own wall time is
-    /// [`RunSummary::duration_ms`]).
+    /// scenarios' wall times (the run's own wall time is the report's
+    /// top-level `duration_ms`).
     pub duration_ms: u64,
 }
 
 /// One tool call's figures.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CallStat {
     /// The call id.
     pub id: String,
@@ -83,7 +85,9 @@ pub struct CallStat {
 }
 
 /// One request's usage.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct TurnStat {
     /// Input tokens not served from the cache.
     pub input_tokens: u64,
@@ -98,7 +102,7 @@ pub struct TurnStat {
 }
 
 /// One scenario's outcome.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScenarioOutcome {
     /// The scenario's name.
     pub name: String,
@@ -136,6 +140,11 @@ pub struct ScenarioOutcome {
     /// An imported session's comparison with its recording.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayStats>,
+    /// With `--coverage`: calls that showed each behaviour, by area (a
+    /// tool, or `loop`) and behaviour (`run::coverage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage:
+        Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>>,
 }
 
 impl ScenarioOutcome {
@@ -156,6 +165,7 @@ impl ScenarioOutcome {
             snapshots: Vec::new(),
             snapshot_file: None,
             replay: None,
+            coverage: None,
         }
     }
 
@@ -211,7 +221,9 @@ pub struct RunSummary {
 }
 
 /// A scenario file problem that kept scenarios from running.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct LoadError {
     /// The file.
     pub file: String,

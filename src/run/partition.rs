@@ -117,6 +117,20 @@ impl<'de> Deserialize<'de> for Partition {
     }
 }
 
+impl schemars::JsonSchema for Partition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Partition".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A partition as given on the command line: `hash:K/N` or `slice:K/N`.",
+            "type": "string",
+            "pattern": "^(hash|slice):[1-9][0-9]*/[1-9][0-9]*$"
+        })
+    }
+}
+
 /// FNV-1a, 64 bit: the partition hash. Fixed constants, no seed.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -163,7 +177,7 @@ impl Partition {
 }
 
 /// What a partitioned run records about its partition.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PartitionInfo {
     /// The partition, as given (`hash:2/4`).
     pub spec: Partition,
@@ -224,6 +238,20 @@ impl<'de> Deserialize<'de> for Fingerprint {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
         text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl schemars::JsonSchema for Fingerprint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Fingerprint".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A fingerprint of the selected scenarios' names: `fnv1a64:` and 16 hex digits.",
+            "type": "string",
+            "pattern": "^fnv1a64:[0-9a-f]{16}$"
+        })
     }
 }
 

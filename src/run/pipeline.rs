@@ -38,12 +38,14 @@ use crate::scenario::Figures;
 use crate::scenario::Scenario;
 use crate::scenario::check;
 use crate::scenario::figures::priced_text;
+use crate::scenario::updates::UpdateLog;
 use crate::scenario::workspace;
 use crate::tools::CallArguments;
 use crate::tools::Registry;
 use crate::tools::Scratch;
 use crate::tools::Workspace;
 
+use super::coverage;
 use super::outcome::CallStat;
 use super::outcome::ScenarioOutcome;
 use super::outcome::ScenarioStats;
@@ -116,6 +118,7 @@ impl Job<'_> {
         };
         let budget = self.config.timeout.unwrap_or(scenario.timeout);
         let mut running = RunningCalls::default();
+        let mut updates = UpdateLog::for_scenario(scenario);
         let mut syncer = scenario
             .replay
             .as_ref()
@@ -123,6 +126,7 @@ impl Job<'_> {
         let finished = {
             let mut on_event = |event: AgentEvent| {
                 running.see(&event);
+                updates.see(&event);
                 if let Some(syncer) = &mut syncer {
                     syncer.see(&event);
                 }
@@ -151,6 +155,7 @@ impl Job<'_> {
         let places = Places {
             root: &root,
             presenter: &presenter,
+            updates: &updates,
         };
         self.check(&transcript, &report, &figures, places, &mut outcome);
         outcome.calls = call_stats(&transcript, &report, self.config.tokens.as_ref());
@@ -175,6 +180,9 @@ impl Job<'_> {
             outcome.replay = Some(compared.stats);
         }
         outcome.turns = turn_stats(&report);
+        if self.config.coverage {
+            outcome.coverage = Some(coverage::observe(&transcript, &report));
+        }
         outcome.stats = ScenarioStats {
             figures,
             duration_ms: millis(started.elapsed()),
@@ -218,6 +226,7 @@ impl Job<'_> {
             presenter: places.presenter,
             tokens: self.config.tokens.as_ref(),
             stored_snapshots: &stored,
+            updates: places.updates,
         });
         outcome.failures.extend(checked.failures);
         outcome.snapshots = checked.snapshots;
@@ -240,6 +249,8 @@ struct Places<'a> {
     root: &'a Path,
     /// The run's presenter.
     presenter: &'a Presenter,
+    /// The partial results calls streamed.
+    updates: &'a UpdateLog,
 }
 
 /// A scenario's temporary directories.

@@ -48,6 +48,8 @@ pub(super) struct RunConfig {
     pub timeout: Option<Duration>,
     /// Counts tokens.
     pub tokens: Arc<dyn TokenCounter>,
+    /// Record what each scenario's calls exercised (`--coverage`).
+    pub coverage: bool,
 }
 
 /// What the runner reports while it runs.

@@ -21,7 +21,7 @@ use crate::tools::ToolSpec;
 use super::outcome::RunSummary;
 
 /// One tool's figures across a run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolStats {
     /// The tool.
     pub tool: String,

@@ -24,24 +24,34 @@ use crate::tools::truncate::TruncatedBy;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::count_lines;
 
+use super::exact;
 use super::figures::Figures;
 use super::figures::priced_text;
 use super::focus;
 use super::focus::Focus;
+use super::images;
 use super::load::CallCheck;
 use super::load::Scenario;
 use super::model::CallExpect;
+use super::model::DetailCheck;
 use super::model::Eol;
 use super::model::ErrorExpect;
 use super::model::FileChecks;
 use super::model::FileExpect;
+use super::model::ImageChecks;
+use super::model::ImageExpect;
+use super::model::ImagesExpect;
 use super::model::StringList;
 use super::model::TruncatedExpect;
+use super::model::UpdatesExpect;
+use super::pointer;
 use super::snapshot;
+use super::updates::CallUpdates;
+use super::updates::UpdateLog;
 use super::vars;
 
 /// One failed check.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     /// Where: `step 2 (grep)`, `files: src/a.ts`, `loop contract` …
     pub step: Option<String>,
@@ -122,6 +132,8 @@ pub struct CheckInput<'a> {
     pub tokens: &'a dyn TokenCounter,
     /// The stored snapshots of the scenario's file.
     pub stored_snapshots: &'a BTreeMap<String, Value>,
+    /// The partial results calls streamed.
+    pub updates: &'a UpdateLog,
 }
 
 /// Runs every check.
@@ -378,7 +390,12 @@ fn call_checks(
             ));
         }
     }
-    content_checks(input, failures, step, e, result, updates);
+    details_at_checks(failures, step, check, result);
+    content_checks(input, failures, step, e, result);
+    images_checks(failures, step, e, result);
+    if let Some(want) = &e.updates {
+        updates_checks(failures, step, want, updates, input.updates.of(id));
+    }
     if e.snapshot == Some(true) {
         snapshot_check(input, id, step, result, out);
     }
@@ -466,9 +483,8 @@ fn content_checks(
     step: Option<&str>,
     e: &CallExpect,
     result: &ToolResult,
-    updates: usize,
 ) {
-    if let Some(want) = e.image {
+    if let Some(ImageExpect::Flag(want)) = e.image {
         let has = result
             .content
             .iter()
@@ -481,16 +497,6 @@ fn content_checks(
             ("an image block", "no image block"),
         );
     }
-    if let Some(want) = &e.updates
-        && updates < want.min
-    {
-        failures.push(Failure::new(
-            step,
-            "updates",
-            format!("at least {} updates", want.min),
-            format!("{updates} updates"),
-        ));
-    }
     if let Some(max) = e.max_tokens {
         let got = input.tokens.count(&priced_text(&result.content));
         if got > max {
@@ -500,6 +506,172 @@ fn content_checks(
                 format!("at most {max} tokens ({})", input.tokens.name()),
                 format!("{got} tokens"),
             ));
+        }
+    }
+}
+
+/// `details_at`: each pointer's matchers on the result's details.
+fn details_at_checks(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    check: &CallCheck,
+    result: &ToolResult,
+) {
+    for (at, want) in check.expect.details_at.iter().flatten() {
+        let regex = check.details_regexes.get(at);
+        for (matcher, expected, actual) in pointer::misses(result.details.as_ref(), at, want, regex)
+        {
+            failures.push(Failure::new(
+                step,
+                &format!(
+                    "details_at {} {matcher}",
+                    if at.is_empty() { "(root)" } else { at }
+                ),
+                expected,
+                actual,
+            ));
+        }
+    }
+}
+
+/// `image: {checks}` and `images`: the image blocks, each checked.
+fn images_checks(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    e: &CallExpect,
+    result: &ToolResult,
+) {
+    let blocks = images::blocks(&result.content);
+    let each = |failures: &mut Vec<Failure>, name: &str, i: usize, want: &ImageChecks| {
+        let Some(block) = blocks.get(i) else { return };
+        for (what, expected, actual) in images::misses(block, want) {
+            failures.push(Failure::new(
+                step,
+                &format!("{name} {what}"),
+                expected,
+                actual,
+            ));
+        }
+    };
+    if let Some(ImageExpect::Checks(want)) = &e.image {
+        if blocks.is_empty() {
+            failures.push(Failure::new(
+                step,
+                "image",
+                "an image block",
+                "no image block",
+            ));
+        }
+        for i in 0..blocks.len() {
+            let name = if blocks.len() == 1 {
+                "image".to_owned()
+            } else {
+                format!("image {}", i + 1)
+            };
+            each(failures, &name, i, want);
+        }
+    }
+    let (count, list): (usize, &[ImageChecks]) = match &e.images {
+        None => return,
+        Some(ImagesExpect::Count(n)) => (*n, &[]),
+        Some(ImagesExpect::Each(list)) => (list.len(), list),
+    };
+    if blocks.len() != count {
+        failures.push(Failure::new(
+            step,
+            "images",
+            blocks_text(count),
+            blocks_text(blocks.len()),
+        ));
+    }
+    for (i, want) in list.iter().enumerate() {
+        each(failures, &format!("images[{i}]"), i, want);
+    }
+}
+
+fn updates_text(n: usize) -> String {
+    format!("{n} update{}", if n == 1 { "" } else { "s" })
+}
+
+/// An update's text as a failure shows it.
+fn shown_update(text: Option<&str>) -> String {
+    match text {
+        None => "(no update)".to_owned(),
+        Some("") => "(an empty update)".to_owned(),
+        Some(text) => text.to_owned(),
+    }
+}
+
+fn blocks_text(n: usize) -> String {
+    format!("{n} image block{}", if n == 1 { "" } else { "s" })
+}
+
+/// `updates`: how many partial results the call streamed, and what they
+/// said. `count` is the loop's own count.
+fn updates_checks(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    want: &UpdatesExpect,
+    count: usize,
+    log: Option<&CallUpdates>,
+) {
+    if let Some(min) = want.min
+        && count < min
+    {
+        failures.push(Failure::new(
+            step,
+            "updates",
+            format!("at least {min} updates"),
+            updates_text(count),
+        ));
+    }
+    if let Some(max) = want.max
+        && count > max
+    {
+        failures.push(Failure::new(
+            step,
+            "updates.max",
+            format!("at most {max} updates"),
+            updates_text(count),
+        ));
+    }
+    let kept: &[String] = log.map_or(&[], |l| l.kept.as_slice());
+    let unkept = log.map_or(0, |l| l.unkept);
+    for needle in want.contains.iter().flat_map(|l| l.0.iter()) {
+        if !kept.iter().any(|t| t.contains(needle.as_str())) {
+            let note = if unkept > 0 {
+                format!(
+                    " ({unkept} later updates were past the {} the checks keep)",
+                    crate::tools::truncate::format_size(super::updates::MAX_KEPT_BYTES)
+                )
+            } else {
+                String::new()
+            };
+            failures.push(Failure::new(
+                step,
+                "updates.contains",
+                format!("an update containing {needle:?}"),
+                format!(
+                    "{}, none containing it{note}; the last: {}",
+                    updates_text(count),
+                    shown_update(log.and_then(|l| l.last.as_deref()))
+                ),
+            ));
+        }
+    }
+    for needle in want.last_contains.iter().flat_map(|l| l.0.iter()) {
+        let last = log.and_then(|l| l.last.as_deref());
+        if !last.is_some_and(|t| t.contains(needle.as_str())) {
+            let text = last.unwrap_or("");
+            failures.push(
+                Failure::new(
+                    step,
+                    "updates.last_contains",
+                    format!("a last update containing {needle:?}"),
+                    shown_update(last),
+                )
+                .with_focus(focus::for_contains(text, needle)),
+            );
         }
     }
 }
@@ -616,6 +788,25 @@ impl CheckedFiles {
             })
     }
 
+    /// The target of the symlink at `rel` as written, or what is there
+    /// instead.
+    fn link(&self, rel: &str) -> Result<String, String> {
+        let fs = self.fs.as_ref().map_err(String::clone)?;
+        let path = fs.root().join(rel);
+        match fs.symlink_metadata(&path) {
+            Ok(meta) if meta.kind == crate::tools::ops::FileKind::Symlink => fs
+                .read_link(&path)
+                .map(|target| target.display().to_string())
+                .map_err(|err| format!("a symlink that cannot be read: {err}")),
+            Ok(meta) if meta.is_dir() => Err("a directory, not a symlink".to_owned()),
+            Ok(_) => Err("a file, not a symlink".to_owned()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                Err("no such file".to_owned())
+            }
+            Err(err) => Err(format!("cannot look at it: {err}")),
+        }
+    }
+
     fn mode(&self, rel: &str) -> Result<u32, String> {
         let fs = self.fs.as_ref().map_err(String::clone)?;
         fs.metadata(&fs.root().join(rel))
@@ -672,10 +863,19 @@ fn expanded_call_check<'c>(
     };
     let error_regex = expanded_regex(error_pattern, &check.label, failures);
     let matches = expanded_regex(expect.matches.as_deref(), &check.label, failures);
+    let mut details_regexes = BTreeMap::new();
+    for (at, detail) in expect.details_at.iter().flatten() {
+        if let DetailCheck::Matchers(m) = detail
+            && let Some(regex) = expanded_regex(m.matches.as_deref(), &check.label, failures)
+        {
+            details_regexes.insert(at.clone(), regex);
+        }
+    }
     Cow::Owned(CallCheck {
         expect,
         error_regex,
         matches,
+        details_regexes,
         ..check.clone()
     })
 }
@@ -717,12 +917,13 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
                 let regex = expanded_regex
                     .as_ref()
                     .or_else(|| input.scenario.run_check.file_regexes.get(rel));
+                let bytes = input.scenario.run_check.file_bytes.get(rel);
                 file_object_checks(
                     failures,
                     step,
                     (&files, rel, input.presenter),
                     checks,
-                    regex,
+                    (regex, bytes.map(Vec::as_slice)),
                 );
             }
         }
@@ -736,7 +937,7 @@ fn file_object_checks(
     step: Option<&str>,
     (files, rel, presenter): (&CheckedFiles, &str, &Presenter),
     checks: &FileChecks,
-    regex: Option<&regex::Regex>,
+    (regex, want_bytes): (Option<&regex::Regex>, Option<&[u8]>),
 ) {
     let exists = files.exists(rel);
     let presence = ("the file exists", "no such file");
@@ -752,17 +953,52 @@ fn file_object_checks(
         flag_check(failures, step, "exists", (want, exists), presence);
         return;
     }
+    if let Some(target) = &checks.symlink {
+        let found = files.link(rel).map(|t| presenter.text(&t));
+        if found.as_deref().ok() != Some(target.as_str()) {
+            let actual = match found {
+                Ok(other) => format!("a symlink to {other:?}"),
+                Err(what) => what,
+            };
+            failures.push(Failure::new(
+                step,
+                "symlink",
+                format!("a symlink to {target:?}"),
+                actual,
+            ));
+        }
+    }
     let needs_content = checks.equals.is_some()
         || checks.contains.is_some()
         || checks.not_contains.is_some()
         || checks.matches.is_some()
         || checks.bom.is_some()
-        || checks.eol.is_some();
+        || checks.eol.is_some()
+        || checks.bytes_base64.is_some()
+        || checks.sha256.is_some();
     if needs_content {
         match files.read(rel) {
             Ok(bytes) => {
                 let text = presenter.text(&String::from_utf8_lossy(&bytes));
                 content_of_file_checks(failures, step, (&bytes, &text), checks, regex);
+                let exact = [
+                    (
+                        "bytes_base64",
+                        want_bytes.and_then(|w| exact::bytes(w, &bytes)),
+                    ),
+                    (
+                        "sha256",
+                        checks
+                            .sha256
+                            .as_deref()
+                            .and_then(|w| exact::sha256(w, &bytes)),
+                    ),
+                ];
+                for (check, miss) in exact {
+                    if let Some((expected, actual)) = miss {
+                        failures.push(Failure::new(step, check, expected, actual));
+                    }
+                }
             }
             Err(err) => {
                 failures.push(Failure::new(

@@ -16,7 +16,9 @@ use crate::tools::Content;
 
 /// A run's figures. The field order is the order of every report that
 /// lists them (`run.json`, the baseline file, the CSV columns).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Figures {
     /// Assistant messages from the script (steps and retries).
     pub turns: u64,

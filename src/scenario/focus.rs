@@ -41,7 +41,7 @@ const MIN_SIMILARITY: f64 = 0.6;
 const MAX_COMPARED_LINE: usize = 2000;
 
 /// Lines of a long text worth showing first, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Focus {
     /// The first line of the window (from 1).
     pub first_line: usize,

@@ -37,8 +37,10 @@ use crate::tools::Preset;
 use super::de;
 use super::de::DeProblem;
 pub use super::de::closest;
+use super::exact;
 use super::model::CallExpect;
 use super::model::CallSpec;
+use super::model::DetailCheck;
 use super::model::ErrorExpect;
 use super::model::FileExpect;
 use super::model::FileObject;
@@ -50,12 +52,14 @@ use super::model::StepSpec;
 use super::model::SuiteDoc;
 use super::model::ToolsSpec;
 use super::model::WorkspaceSpec;
+use super::pointer;
 use super::replay::GitCheckoutSpec;
 use super::replay::Recorded;
 use super::replay::RecordedSpec;
 use super::replay::RecordedText;
 use super::replay::ReplayPlan;
 use super::replay::ReplaySpec;
+use super::template::Template;
 use super::vars;
 use super::yaml;
 use super::yaml::Kind;
@@ -75,6 +79,8 @@ pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 pub const MAX_JOBS: usize = 1024;
 /// The largest integer tool limit a file may set.
 pub const MAX_LIMIT: usize = u32::MAX as usize;
+/// The most `limits.max_log_bytes` may be set to (4 GiB).
+pub const MAX_LOG_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// Bytes of inline workspace files one scenario may generate, unless the
 /// suite file's `max_generated_bytes` says otherwise (256 MiB).
 pub const DEFAULT_MAX_GENERATED_BYTES: u64 = 256 * 1024 * 1024;
@@ -320,6 +326,8 @@ pub struct CallCheck {
     pub error_regex: Option<Regex>,
     /// `matches`, compiled.
     pub matches: Option<Regex>,
+    /// The `matches` of `details_at`, compiled, by pointer.
+    pub details_regexes: BTreeMap<String, Regex>,
 }
 
 /// The run checks, with compiled regexes.
@@ -329,6 +337,8 @@ pub struct RunCheck {
     pub expect: RunExpect,
     /// Compiled `matches` of `files`, by path.
     pub file_regexes: BTreeMap<String, Regex>,
+    /// Decoded `bytes_base64` of `files`, by path.
+    pub file_bytes: BTreeMap<String, Vec<u8>>,
 }
 
 /// A validated scenario, ready to run.
@@ -652,6 +662,17 @@ impl<'a> Validator<'a> {
             self.count_in_range(&join(at, [k(key)]), value, MAX_LIMIT);
         }
         self.seconds_in_range(&join(at, [k("bash_timeout")]), limits.bash_timeout);
+        self.seconds_in_range(&join(at, [k("grep_timeout")]), limits.grep_timeout);
+        if let Some(n) = limits.max_log_bytes
+            && n > MAX_LOG_BYTES
+        {
+            self.problem(
+                &join(at, [k("max_log_bytes")]),
+                format!(
+                    "must be a whole number of bytes from 0 to {MAX_LOG_BYTES} (4 GiB); it is {n}"
+                ),
+            );
+        }
     }
 
     /// A whole scenario document.
@@ -1037,12 +1058,63 @@ impl<'a> Validator<'a> {
                 format!("{label}: `ok: true` and `error` contradict each other; keep one"),
             );
         }
+        let details_regexes = self.details_at(expect, at, label);
+        self.updates_bounds(expect, at, label);
         CallCheck {
             label: label.to_owned(),
             retry,
             expect: expect.clone(),
             error_regex,
             matches,
+            details_regexes,
+        }
+    }
+
+    /// `details_at`: pointers, matchers and regexes checked; the regexes
+    /// compiled (those without `${var}`), by pointer.
+    fn details_at(
+        &mut self,
+        expect: &CallExpect,
+        at: &[Seg],
+        label: &str,
+    ) -> BTreeMap<String, Regex> {
+        let mut regexes = BTreeMap::new();
+        for (pointer, check) in expect.details_at.iter().flatten() {
+            let entry = join(at, [k("details_at"), k(pointer)]);
+            if let Some(problem) = pointer::pointer_problem(pointer) {
+                self.problem_at_key(&entry, format!("{label}: {problem}"));
+                continue;
+            }
+            let DetailCheck::Matchers(m) = check else {
+                continue;
+            };
+            if let Some((key, problem)) = pointer::matchers_problem(m) {
+                let place = if key.is_empty() {
+                    entry.clone()
+                } else {
+                    join(&entry, [k(key)])
+                };
+                self.problem(&place, format!("{label}: {problem}"));
+            }
+            if let Some(pattern) = &m.matches
+                && let Some(regex) = self.compile_expect(&join(&entry, [k("matches")]), pattern)
+            {
+                regexes.insert(pointer.clone(), regex);
+            }
+        }
+        regexes
+    }
+
+    /// `updates: { min, max }`: a range that some count can be in.
+    fn updates_bounds(&mut self, expect: &CallExpect, at: &[Seg], label: &str) {
+        if let Some(u) = &expect.updates
+            && let (Some(min), Some(max)) = (u.min, u.max)
+            && min > max
+        {
+            self.problem(
+                &join(at, [k("updates"), k("max")]),
+                format!("{label}: `max: {max}` is below `min: {min}`, so no run could pass"),
+            );
         }
     }
 
@@ -1333,6 +1405,7 @@ impl<'a> Validator<'a> {
         let mut run_check = RunCheck {
             expect: expect.clone(),
             file_regexes: BTreeMap::new(),
+            file_bytes: BTreeMap::new(),
         };
         let files_at = [k("expect"), k("files")];
         let known = self.known_vars.clone();
@@ -1361,6 +1434,25 @@ impl<'a> Validator<'a> {
                 self.problem(
                     &join(&at, [k("mode")]),
                     format!("`{mode}` is not an octal mode like \"644\""),
+                );
+            }
+            if let Some(encoded) = &checks.bytes_base64 {
+                match exact::decode_base64(encoded) {
+                    Ok(bytes) => {
+                        run_check.file_bytes.insert(rel.clone(), bytes);
+                    }
+                    Err(problem) => self.problem(&join(&at, [k("bytes_base64")]), problem),
+                }
+            }
+            if let Some(digest) = &checks.sha256
+                && !exact::is_sha256(digest)
+            {
+                self.problem(
+                    &join(&at, [k("sha256")]),
+                    format!(
+                        "`{digest}` is not a SHA-256 digest: give 64 hex digits (`sha256sum \
+                         FILE` prints them)"
+                    ),
                 );
             }
         }
@@ -1452,27 +1544,11 @@ fn parse_file_mode(text: &str) -> Result<u32, String> {
 }
 
 /// The bytes `times` repetitions of `template` make, `{n}` counting from
-/// 1, computed without making them; `None` when it overflows.
+/// 1, computed without making them; `None` when it overflows (or the
+/// template does not parse, which [`file_content`] reports).
+#[cfg(test)]
 fn repeat_len(template: &str, times: u64) -> Option<u64> {
-    let slots = template.matches("{n}").count() as u64;
-    let fixed = template.len() as u64 - 3 * slots;
-    // The digits of 1..=times: each decade d (1..9, 10..99, …) adds
-    // (numbers in it) × d.
-    let mut digits: u64 = 0;
-    let mut low: u64 = 1;
-    let mut width: u64 = 1;
-    while slots > 0 && low <= times {
-        let high = low.checked_mul(10).map_or(times, |h| (h - 1).min(times));
-        digits = digits.checked_add((high - low + 1).checked_mul(width)?)?;
-        match low.checked_mul(10) {
-            Some(next) => low = next,
-            None => break,
-        }
-        width += 1;
-    }
-    fixed
-        .checked_mul(times)?
-        .checked_add(slots.checked_mul(digits)?)
+    Template::parse(template).ok()?.len(times, "")
 }
 
 /// The bytes a workspace file will hold, or what is wrong with it (and the
@@ -1489,7 +1565,10 @@ fn planned_size(spec: &FileSpec) -> Result<u64, (Vec<Seg>, String)> {
         (_, Some(encoded), _) => encoded.len() as u64,
         (_, _, Some(template)) => {
             let times = object.times.unwrap_or(0) as u64;
-            repeat_len(template, times).ok_or_else(|| {
+            let template =
+                Template::parse(template).map_err(|message| (vec![k("repeat")], message))?;
+            let join = object.join.as_deref().unwrap_or("");
+            template.len(times, join).ok_or_else(|| {
                 (
                     vec![k("times")],
                     format!("`times: {times}` makes more bytes than can be counted"),
@@ -1530,6 +1609,12 @@ fn apply_limits(limits: &mut Limits, spec: &LimitsSpec) {
     if spec.bash_timeout.is_some() {
         limits.bash_timeout = spec.bash_timeout;
     }
+    if let Some(bytes) = spec.max_log_bytes {
+        limits.max_log_bytes = bytes;
+    }
+    if spec.grep_timeout.is_some() {
+        limits.grep_timeout = spec.grep_timeout;
+    }
 }
 
 /// `dir/name.yaml` → `dir/name.snap.yaml`.
@@ -1563,6 +1648,7 @@ fn file_content(spec: &FileSpec) -> Result<FileContent, (Vec<Seg>, String)> {
         dir,
         bom,
         mode,
+        join,
     } = object;
     let kinds = [
         text.is_some(),
@@ -1585,6 +1671,9 @@ fn file_content(spec: &FileSpec) -> Result<FileContent, (Vec<Seg>, String)> {
             vec![k("times")],
             "`times` only goes with `repeat`".to_owned(),
         ));
+    }
+    if join.is_some() && repeat.is_none() {
+        return Err((vec![k("join")], "`join` only goes with `repeat`".to_owned()));
     }
     if bom.is_some() && symlink.is_some() | (dir == &Some(true)) {
         return Err((
@@ -1620,12 +1709,10 @@ fn file_content(spec: &FileSpec) -> Result<FileContent, (Vec<Seg>, String)> {
             })?
     } else if let Some(template) = repeat {
         let times = times.ok_or_else(|| whole("`repeat` needs `times`"))?;
-        let size = repeat_len(template, times as u64).unwrap_or(0);
-        let mut out = String::with_capacity(usize::try_from(size).unwrap_or(0));
-        for n in 1..=times {
-            out.push_str(&template.replace("{n}", &n.to_string()));
-        }
-        out.into_bytes()
+        let template = Template::parse(template).map_err(|message| (vec![k("repeat")], message))?;
+        template
+            .render(times, join.as_deref().unwrap_or(""))
+            .into_bytes()
     } else {
         Vec::new()
     };

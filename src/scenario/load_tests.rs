@@ -300,3 +300,25 @@ fn variables_in_expectations_must_be_bound_when_the_call_is_sent() {
         ]
     );
 }
+
+#[test]
+fn the_log_cap_and_the_grep_budget_come_from_limits() {
+    let (s, errors) = load(
+        "model:\n  - call: ls\nlimits: { max_log_bytes: 0, grep_timeout: 2.5, bash_timeout: 9 }\n",
+    );
+    assert_eq!(errors, Vec::<String>::new());
+    assert_eq!(
+        (
+            s[0].limits.max_log_bytes,
+            s[0].limits.grep_timeout,
+            s[0].limits.bash_timeout
+        ),
+        (0, Some(2.5), Some(9.0))
+    );
+    // Unset, the tools' defaults stay.
+    let (s, _) = load("model:\n  - call: ls\n");
+    assert_eq!(
+        (s[0].limits.max_log_bytes, s[0].limits.grep_timeout),
+        (64 * 1024 * 1024, Some(30.0))
+    );
+}

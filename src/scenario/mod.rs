@@ -16,16 +16,26 @@
 //! | [`check`] | the checks, and the [`Failure`]s they find |
 //! | [`focus`] | where to look in a long text that failed a check |
 //! | [`snapshot`] | snapshot files of tool results |
+//! | [`template`] | the `repeat` template of generated files |
+//! | [`pointer`](mod@pointer) | `details_at`: checks on details by JSON pointer |
+//! | [`images`] | `image` and `images`: checks on image blocks |
+//! | [`updates`] | what the checks keep of streamed updates |
+//! | [`exact`] | exact-byte and symlink file checks |
 //! | [`replay`] | `recorded:`, `replay:` and `git_checkout` of imported sessions |
 
 pub mod check;
 pub mod de;
+pub mod exact;
 pub mod figures;
 pub mod focus;
+pub mod images;
 pub mod load;
 pub mod model;
+pub mod pointer;
 pub mod replay;
 pub mod snapshot;
+pub mod template;
+pub mod updates;
 pub mod vars;
 pub mod workspace;
 pub mod yaml;

@@ -116,6 +116,12 @@ pub struct LimitsSpec {
     /// Default bash timeout in seconds (at most a day).
     #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
     pub bash_timeout: Option<f64>,
+    /// Bytes kept in a bash full-output file (0: keep no file; at most 4 GiB).
+    #[schemars(range(min = 0, max = 4294967296u64))]
+    pub max_log_bytes: Option<u64>,
+    /// Seconds one grep call may search before it stops (at most a day).
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    pub grep_timeout: Option<f64>,
 }
 
 /// What the workspace holds.
@@ -209,22 +215,34 @@ pub struct CallExpect {
     pub truncated: Option<TruncatedExpect>,
     /// A JSON subset of the result's details.
     pub details: Option<Value>,
-    /// The content holds an image block.
-    pub image: Option<bool>,
+    /// The content holds an image block (`true`/`false`), or holds one and
+    /// every image block passes these checks.
+    pub image: Option<ImageExpect>,
     /// Partial updates streamed while it ran.
     pub updates: Option<UpdatesExpect>,
     /// The result text costs at most this many tokens.
     pub max_tokens: Option<u64>,
     /// The result equals the stored snapshot.
     pub snapshot: Option<bool>,
+    /// Checks on values inside `details`, by JSON pointer (RFC 6901).
+    #[schemars(extend("propertyNames" = json_pointer()))]
+    pub details_at: Option<BTreeMap<String, DetailCheck>>,
+    /// The number of image blocks, or checks on each of them in order.
+    pub images: Option<ImagesExpect>,
 }
 
-/// `updates: { min: N }`.
+/// `updates: { min, max, contains, last_contains }`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdatesExpect {
     /// At least this many updates.
-    pub min: usize,
+    pub min: Option<usize>,
+    /// At most this many updates.
+    pub max: Option<usize>,
+    /// Some update's text contains each string.
+    pub contains: Option<StringList>,
+    /// The last update's text contains each string.
+    pub last_contains: Option<StringList>,
 }
 
 /// Checks on the whole run.
@@ -296,6 +314,13 @@ pub struct FileChecks {
     /// The file's permission bits, e.g. `"644"`.
     #[schemars(regex(pattern = r"^[0-7]{1,4}$"))]
     pub mode: Option<String>,
+    /// The file's exact bytes, base64-encoded (whitespace ignored).
+    pub bytes_base64: Option<String>,
+    /// The SHA-256 of the file's exact bytes, 64 hex digits.
+    #[schemars(regex(pattern = r"^[0-9a-fA-F]{64}$"))]
+    pub sha256: Option<String>,
+    /// The path is a symlink whose target is exactly this text.
+    pub symlink: Option<String>,
 }
 
 /// Line endings.
@@ -327,7 +352,8 @@ pub struct FileObject {
     pub text: Option<String>,
     /// Bytes, base64-encoded.
     pub base64: Option<String>,
-    /// A template repeated `times` times; `{n}` counts from 1.
+    /// A template repeated `times` times; `{n}` counts from 1, `{n:05}`
+    /// is the same number zero-padded to 5 digits.
     pub repeat: Option<String>,
     /// How often `repeat` is repeated.
     pub times: Option<usize>,
@@ -340,6 +366,8 @@ pub struct FileObject {
     /// Permission bits up to `"777"`, e.g. `"755"`.
     #[schemars(regex(pattern = r"^0?[0-7]{1,3}$"))]
     pub mode: Option<String>,
+    /// With `repeat`: written between the copies (not after the last).
+    pub join: Option<String>,
 }
 
 /// `error: true` or `error: REGEX`.
@@ -619,7 +647,7 @@ fn file_object_rules(schema: &mut Schema) {
     );
     schema.insert(
         "dependentRequired".to_owned(),
-        serde_json::json!({"times": ["repeat"], "repeat": ["times"]}),
+        serde_json::json!({"times": ["repeat"], "repeat": ["times"], "join": ["repeat"]}),
     );
     schema.insert(
         "dependentSchemas".to_owned(),
@@ -628,4 +656,190 @@ fn file_object_rules(schema: &mut Schema) {
             "symlink": {"not": {"required": ["mode"]}}
         }),
     );
+}
+
+// ---------------------------------------------------------------------------
+// Checks on details by pointer, on images (issue 12, items 1 and 2).
+
+/// One `details_at` entry: a bare value (it must equal the value at the
+/// pointer) or an object of matchers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DetailCheck {
+    /// A bare scalar or list: the value equals it.
+    Equals(Value),
+    /// The object form.
+    Matchers(DetailMatchers),
+}
+
+/// The matchers of a `details_at` entry (at least one); every one given
+/// must hold.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
+pub struct DetailMatchers {
+    /// The value equals this (numbers by value; `null` too).
+    #[serde(default, deserialize_with = "present")]
+    pub equals: Option<Value>,
+    /// A string value contains each string; a list holds each as an item.
+    pub contains: Option<StringList>,
+    /// A string value contains none of the strings; a list holds none.
+    pub not_contains: Option<StringList>,
+    /// A string value matches the regex.
+    pub matches: Option<String>,
+    /// Something (`null` included) is at the pointer.
+    pub exists: Option<bool>,
+    /// Nothing is at the pointer.
+    pub absent: Option<bool>,
+    /// A number below this.
+    pub lt: Option<f64>,
+    /// A number at most this.
+    pub le: Option<f64>,
+    /// A number above this.
+    pub gt: Option<f64>,
+    /// A number at least this.
+    pub ge: Option<f64>,
+}
+
+/// `image: true | false | { mime_type, width, height, max_bytes }`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImageExpect {
+    /// The content holds (or does not hold) an image block.
+    Flag(bool),
+    /// It holds one, and every image block passes these checks.
+    Checks(ImageChecks),
+}
+
+/// Checks on one image block.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImageChecks {
+    /// The block's MIME type, e.g. `image/png`.
+    pub mime_type: Option<String>,
+    /// The width in pixels, read from the image's header.
+    pub width: Option<u32>,
+    /// The height in pixels, read from the image's header.
+    pub height: Option<u32>,
+    /// The image data (decoded from base64) is at most this many bytes.
+    pub max_bytes: Option<u64>,
+}
+
+/// `images: N` or `images: [ {checks}, … ]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImagesExpect {
+    /// Exactly this many image blocks.
+    Count(usize),
+    /// Exactly these image blocks, in order.
+    Each(Vec<ImageChecks>),
+}
+
+impl<'de> de::Visitor<'de> for TwoWay<DetailCheck> {
+    type Value = DetailCheck;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<DetailCheck, E> {
+        Ok(DetailCheck::Equals(Value::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<DetailCheck, E> {
+        Ok(DetailCheck::Equals(Value::from(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<DetailCheck, E> {
+        Ok(DetailCheck::Equals(Value::from(v)))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<DetailCheck, E> {
+        serde_json::Number::from_f64(v)
+            .map(|n| DetailCheck::Equals(Value::Number(n)))
+            .ok_or_else(|| E::invalid_value(de::Unexpected::Float(v), &"a finite number"))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<DetailCheck, E> {
+        Ok(DetailCheck::Equals(Value::String(v.to_owned())))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<DetailCheck, E> {
+        Ok(DetailCheck::Equals(Value::Null))
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<DetailCheck, A::Error> {
+        Value::deserialize(SeqAccessDeserializer::new(seq)).map(DetailCheck::Equals)
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<DetailCheck, A::Error> {
+        DetailMatchers::deserialize(MapAccessDeserializer::new(map)).map(DetailCheck::Matchers)
+    }
+}
+
+impl<'de> Deserialize<'de> for DetailCheck {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TwoWay::<DetailCheck>::new(
+            "a value the detail must equal, or an object of matchers (equals, contains, \
+             not_contains, matches, exists, absent, lt, le, gt, ge)",
+        ))
+    }
+}
+
+two_way!(
+    ImageExpect,
+    "true, false, or an object of image checks (mime_type, width, height, max_bytes)",
+    {
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<ImageExpect, E> {
+            Ok(ImageExpect::Flag(v))
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<ImageExpect, A::Error> {
+            ImageChecks::deserialize(MapAccessDeserializer::new(map)).map(ImageExpect::Checks)
+        }
+    }
+);
+
+two_way!(
+    ImagesExpect,
+    "a number of image blocks, or a list of image checks, one per block",
+    {
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<ImagesExpect, E> {
+            usize::try_from(v)
+                .map(ImagesExpect::Count)
+                .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<ImagesExpect, A::Error> {
+            Vec::<ImageChecks>::deserialize(SeqAccessDeserializer::new(seq)).map(ImagesExpect::Each)
+        }
+    }
+);
+
+schema!(DetailCheck, |generator| {
+    let matchers = generator.subschema_for::<DetailMatchers>();
+    json_schema!({
+        "description": "A value the detail must equal (not an object), or an object of matchers",
+        "anyOf": [
+            {"type": ["string", "number", "boolean", "null", "array"]},
+            matchers
+        ]
+    })
+});
+
+schema!(ImageExpect, |generator| {
+    let checks = generator.subschema_for::<ImageChecks>();
+    json_schema!({
+        "description": "true, false, or checks every image block must pass",
+        "anyOf": [{"type": "boolean"}, checks]
+    })
+});
+
+schema!(ImagesExpect, |generator| {
+    let checks = generator.subschema_for::<ImageChecks>();
+    json_schema!({
+        "description": "The number of image blocks, or checks on each block in order",
+        "anyOf": [
+            {"type": "integer", "minimum": 0},
+            {"type": "array", "items": checks}
+        ]
+    })
+});
+
+/// A value that is there, even `null` (which `Option` alone reads as
+/// missing).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// A JSON pointer (RFC 6901): empty, or `/` segments with `~` only in
+/// `~0` and `~1`.
+fn json_pointer() -> Value {
+    serde_json::json!({"pattern": "^(/([^~]|~[01])*)*$"})
 }

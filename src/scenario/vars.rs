@@ -17,10 +17,13 @@ use crate::agent::faux::substitute_with;
 use crate::agent::faux::var_refs;
 
 use super::model::CallExpect;
+use super::model::DetailCheck;
+use super::model::DetailMatchers;
 use super::model::ErrorExpect;
 use super::model::FileChecks;
 use super::model::FileExpect;
 use super::model::StringList;
+use super::model::UpdatesExpect;
 use super::yaml::Seg;
 
 /// Variables by name.
@@ -93,7 +96,52 @@ pub fn call_expect_refs(e: &CallExpect) -> Vec<Ref> {
     if let Some(details) = &e.details {
         value_refs(details, vec![key("details")], &mut out);
     }
+    details_at_refs(e, &mut out);
+    if let Some(updates) = &e.updates {
+        for (name, list) in [
+            ("contains", &updates.contains),
+            ("last_contains", &updates.last_contains),
+        ] {
+            let mut inner = Vec::new();
+            list_refs(list.as_ref(), name, &mut inner);
+            out.extend(inner.into_iter().map(|(n, mut p)| {
+                p.insert(0, key("updates"));
+                (n, p)
+            }));
+        }
+    }
     out
+}
+
+/// The references in `details_at`, with their paths.
+fn details_at_refs(e: &CallExpect, out: &mut Vec<Ref>) {
+    for (pointer, check) in e.details_at.iter().flatten() {
+        let base = vec![key("details_at"), key(pointer)];
+        match check {
+            DetailCheck::Equals(value) => value_refs(value, base, out),
+            DetailCheck::Matchers(m) => {
+                if let Some(value) = &m.equals {
+                    let mut p = base.clone();
+                    p.push(key("equals"));
+                    value_refs(value, p, out);
+                }
+                for (name, list) in [("contains", &m.contains), ("not_contains", &m.not_contains)] {
+                    let mut inner = Vec::new();
+                    list_refs(list.as_ref(), name, &mut inner);
+                    out.extend(inner.into_iter().map(|(n, p)| {
+                        let mut full = base.clone();
+                        full.extend(p);
+                        (n, full)
+                    }));
+                }
+                if let Some(pattern) = &m.matches {
+                    let mut p = base.clone();
+                    p.push(key("matches"));
+                    text_refs(pattern, p, out);
+                }
+            }
+        }
+    }
 }
 
 /// Every reference in one file's checks.
@@ -109,6 +157,9 @@ pub fn file_expect_refs(e: &FileExpect) -> Vec<Ref> {
             list_refs(c.not_contains.as_ref(), "not_contains", &mut out);
             if let Some(p) = &c.matches {
                 text_refs(p, vec![key("matches")], &mut out);
+            }
+            if let Some(t) = &c.symlink {
+                text_refs(t, vec![key("symlink")], &mut out);
             }
         }
     }
@@ -141,6 +192,18 @@ pub fn call_expect_has_vars(e: &CallExpect) -> bool {
         || e.matches.as_deref().is_some_and(has_vars)
         || e.equals.as_deref().is_some_and(has_vars)
         || e.details.as_ref().is_some_and(value_has_vars)
+        || e.details_at.iter().flatten().any(|(_, c)| match c {
+            DetailCheck::Equals(value) => value_has_vars(value),
+            DetailCheck::Matchers(m) => {
+                m.equals.as_ref().is_some_and(value_has_vars)
+                    || list_has_vars(m.contains.as_ref())
+                    || list_has_vars(m.not_contains.as_ref())
+                    || m.matches.as_deref().is_some_and(has_vars)
+            }
+        })
+        || e.updates.as_ref().is_some_and(|u| {
+            list_has_vars(u.contains.as_ref()) || list_has_vars(u.last_contains.as_ref())
+        })
 }
 
 /// Whether one file's checks change when expanded.
@@ -152,6 +215,7 @@ pub fn file_expect_has_vars(e: &FileExpect) -> bool {
                 || list_has_vars(c.contains.as_ref())
                 || list_has_vars(c.not_contains.as_ref())
                 || c.matches.as_deref().is_some_and(has_vars)
+                || c.symlink.as_deref().is_some_and(has_vars)
         }
     }
 }
@@ -202,7 +266,33 @@ pub fn expand_call_expect(e: &CallExpect, vars: &Vars) -> CallExpect {
         matches: e.matches.as_deref().map(|p| expand_pattern(p, vars)),
         equals: e.equals.as_deref().map(|t| substitute(t, vars)),
         details: e.details.as_ref().map(|d| expand_value(d, vars)),
+        details_at: e.details_at.as_ref().map(|checks| {
+            checks
+                .iter()
+                .map(|(pointer, check)| (pointer.clone(), expand_detail_check(check, vars)))
+                .collect()
+        }),
+        updates: e.updates.as_ref().map(|u| UpdatesExpect {
+            contains: expand_list(u.contains.as_ref(), vars),
+            last_contains: expand_list(u.last_contains.as_ref(), vars),
+            ..u.clone()
+        }),
         ..e.clone()
+    }
+}
+
+/// One `details_at` entry with its strings expanded (a regex's values as
+/// literal text).
+fn expand_detail_check(check: &DetailCheck, vars: &Vars) -> DetailCheck {
+    match check {
+        DetailCheck::Equals(value) => DetailCheck::Equals(expand_value(value, vars)),
+        DetailCheck::Matchers(m) => DetailCheck::Matchers(DetailMatchers {
+            equals: m.equals.as_ref().map(|v| expand_value(v, vars)),
+            contains: expand_list(m.contains.as_ref(), vars),
+            not_contains: expand_list(m.not_contains.as_ref(), vars),
+            matches: m.matches.as_deref().map(|p| expand_pattern(p, vars)),
+            ..m.clone()
+        }),
     }
 }
 
@@ -215,6 +305,7 @@ pub fn expand_file_expect(e: &FileExpect, vars: &Vars) -> FileExpect {
             contains: expand_list(c.contains.as_ref(), vars),
             not_contains: expand_list(c.not_contains.as_ref(), vars),
             matches: c.matches.as_deref().map(|p| expand_pattern(p, vars)),
+            symlink: c.symlink.as_deref().map(|t| substitute(t, vars)),
             ..c.clone()
         }),
     }

@@ -439,9 +439,13 @@ impl TextScan {
         let total_lines = self.line;
         if self.start >= total_lines && !(self.start == 0 && total_lines == 0) {
             let shown = offset_arg.unwrap_or_else(|| "1".to_owned());
+            let hint = if total_lines == 0 {
+                format!("{display} is empty: read it without an offset.")
+            } else {
+                format!("Use an offset between 1 and {total_lines}.")
+            };
             return Err(ToolError::failed(format!(
-                "Offset {shown} is beyond the end of {display} ({total_lines} lines total). Use \
-                 an offset between 1 and {total_lines}."
+                "Offset {shown} is beyond the end of {display} ({total_lines} lines total). {hint}"
             )));
         }
         let start_offset = self.start_offset.unwrap_or(0);

@@ -140,6 +140,27 @@ async fn offset_beyond_end_is_an_error_with_the_range() {
 }
 
 #[tokio::test]
+async fn an_offset_into_an_empty_file_says_to_read_it_without_one() {
+    let h = Harness::memory();
+    h.add_file("empty.txt", "");
+    let r = h
+        .call("read", json!({"path": "empty.txt", "offset": 3}))
+        .await;
+    assert!(r.is_error);
+    assert_eq!(
+        r.text(),
+        "Offset 3 is beyond the end of empty.txt (0 lines total). empty.txt is empty: read it \
+         without an offset."
+    );
+    // Offset 1 of an empty file is its (empty) whole.
+    let r = h
+        .call("read", json!({"path": "empty.txt", "offset": 1}))
+        .await;
+    assert!(!r.is_error);
+    assert_eq!(r.text(), "");
+}
+
+#[tokio::test]
 async fn empty_file_reads_as_empty() {
     let h = Harness::memory();
     h.add_file("e.txt", "");

@@ -232,7 +232,8 @@ fn numbers_in_the_suite_file_are_checked_where_they_are_written() {
     std::fs::write(
         dir.path().join("harness.yaml"),
         "tokenizer: o200k\ntimeout: 1e300\njobs: 0\nmax_generated_bytes: 0\nlimits:\n  \
-         max_lines: 0\n  bash_timeout: .inf\n",
+         max_lines: 0\n  bash_timeout: .inf\n  max_log_bytes: 5000000000\n  \
+         grep_timeout: 0\n",
     )
     .unwrap();
     std::fs::write(dir.path().join("a.yaml"), "model:\n  - call: ls\n").unwrap();
@@ -248,10 +249,13 @@ fn numbers_in_the_suite_file_are_checked_where_they_are_written() {
             "{all}"
         );
     }
-    let suite = harness::scenario::Suite::load_all(&dir.path().join("harness.yaml")).unwrap_err();
-    let found: Vec<String> = suite
-        .iter()
-        .map(|e| format!("{}:{}: {}", e.line, e.column, e.message))
+    // `check` lists every problem of the suite file, not only the first.
+    let out = harness_in(dir.path(), &["check", "."]);
+    let found: Vec<String> = stdout(&out)
+        .lines()
+        .chain(String::from_utf8_lossy(&out.stderr).lines())
+        .filter_map(|line| line.split_once("harness.yaml:"))
+        .map(|(_, rest)| rest.to_owned())
         .collect();
     assert_eq!(
         found,
@@ -263,6 +267,10 @@ fn numbers_in_the_suite_file_are_checked_where_they_are_written() {
             "6:14: limits.max_lines: must be a whole number from 1 to 4294967295 (it is 0)",
             "7:17: limits.bash_timeout: must be a positive number of seconds, at most 86400 (one \
              day); it is inf",
+            "8:18: limits.max_log_bytes: must be a whole number of bytes from 0 to 4294967296 (4 \
+             GiB); it is 5000000000",
+            "9:17: limits.grep_timeout: must be a positive number of seconds, at most 86400 (one \
+             day); it is 0",
         ]
     );
 }

@@ -7,10 +7,12 @@
     reason = "tests panic on failure"
 )]
 
+mod checks;
 mod ci_recipes;
 mod cli;
 mod cli_support;
 mod confinement;
+mod coverage;
 mod determinism;
 mod layering;
 mod lifecycle;

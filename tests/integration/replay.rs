@@ -60,6 +60,20 @@ fn fixture(name: &str) -> String {
     fixtures().join(name).display().to_string()
 }
 
+/// Every object of a schema that lists its properties allows no others.
+fn close(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            map.values_mut().for_each(close);
+        }
+        Value::Array(items) => items.iter_mut().for_each(close),
+        _ => {}
+    }
+}
+
 /// `text` with the fixtures directory written as `FIXTURES`.
 fn redact(text: &str) -> String {
     text.replace(&fixtures().display().to_string(), "FIXTURES")
@@ -119,6 +133,14 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
             }
         })
     );
+    // Every field written is described by `harness schema --report`.
+    let (code, schema, _) = d.run(&["schema", "--report"]);
+    assert_eq!(code, 0);
+    let mut schema: Value = serde_json::from_str(&schema).unwrap();
+    close(&mut schema);
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&run).map(|e| e.to_string()).collect();
+    assert_eq!(errors, Vec::<String>::new());
     let agreement: Vec<(String, String)> = scenario["calls"]
         .as_array()
         .unwrap()

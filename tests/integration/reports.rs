@@ -774,3 +774,202 @@ fn tools_tokens_prices_each_definition_and_the_tool_section() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_snapshot!("tools_tokens_table", printed(&out));
 }
+
+// ---------------------------------------------------------------------------
+// The JSON Schema of run.json (`harness schema --report`)
+
+/// `harness schema --report`, made strict: every object that lists its
+/// properties allows no others, so a field the report writes but the
+/// schema does not describe fails validation.
+fn strict_report_schema(tmp: &Path) -> Value {
+    fn close(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                    map.insert("additionalProperties".into(), Value::Bool(false));
+                }
+                map.values_mut().for_each(close);
+            }
+            Value::Array(items) => items.iter_mut().for_each(close),
+            _ => {}
+        }
+    }
+    let out = harness(tmp, &["schema", "--report"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let mut schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    close(&mut schema);
+    schema
+}
+
+fn schema_errors(validator: &jsonschema::Validator, report: &Value) -> Vec<String> {
+    validator
+        .iter_errors(report)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn every_run_report_validates_against_the_report_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let validator = jsonschema::validator_for(&strict_report_schema(tmp.path())).unwrap();
+    let file = |name: &str| tmp.path().join(name);
+    let runs: Vec<(&str, Vec<String>, Option<i32>)> = vec![
+        ("plain.json", vec!["run".into(), "suite".into()], Some(1)),
+        (
+            "baseline.json",
+            vec![
+                "run".into(),
+                "suite".into(),
+                "--baseline".into(),
+                "baseline.json".into(),
+            ],
+            Some(1),
+        ),
+        (
+            "broken.json",
+            vec!["run".into(), "../suites/broken".into()],
+            Some(2),
+        ),
+        (
+            "long.json",
+            vec!["run".into(), "../suites/long_failures".into()],
+            Some(1),
+        ),
+        (
+            "coverage.json",
+            vec!["run".into(), "suite".into(), "--coverage".into()],
+            Some(1),
+        ),
+        (
+            "part1.json",
+            vec![
+                "run".into(),
+                "suite".into(),
+                "--partition".into(),
+                "hash:1/2".into(),
+            ],
+            None,
+        ),
+        (
+            "part2.json",
+            vec![
+                "run".into(),
+                "suite".into(),
+                "--partition".into(),
+                "hash:2/2".into(),
+                "--keep-workspaces".into(),
+            ],
+            None,
+        ),
+    ];
+    for (name, args, code) in &runs {
+        let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let target = file(name);
+        args.extend(["--json", path(&target)]);
+        let out = harness(tmp.path(), &args);
+        if let Some(code) = code {
+            assert_eq!(out.status.code(), Some(*code), "{}", show(&out));
+        }
+    }
+    let merged = file("merged.json");
+    let out = harness(
+        tmp.path(),
+        &[
+            "report",
+            "merge",
+            path(&file("part1.json")),
+            path(&file("part2.json")),
+            "--json",
+            path(&merged),
+        ],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", show(&out));
+    let mut seen = BTreeSet::new();
+    for name in runs.iter().map(|r| r.0).chain(["merged.json"]) {
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(file(name)).unwrap()).unwrap();
+        assert_eq!(
+            schema_errors(&validator, &report),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        // Which optional parts these reports exercised.
+        if !report["comparison"].is_null() {
+            seen.insert("comparison");
+        }
+        if !report["partition"].is_null() {
+            seen.insert("partition");
+        }
+        if !report["load_errors"].as_array().unwrap().is_empty() {
+            seen.insert("load_errors");
+        }
+        if report.get("coverage").is_some() {
+            seen.insert("coverage");
+        }
+        for scenario in report["scenarios"].as_array().unwrap() {
+            if scenario.get("workspace").is_some() {
+                seen.insert("workspace");
+            }
+            if scenario.get("skip_reason").is_some() {
+                seen.insert("skip_reason");
+            }
+            for failure in scenario["failures"].as_array().unwrap() {
+                if failure.get("focus").is_some() {
+                    seen.insert("focus");
+                }
+            }
+        }
+    }
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        [
+            "comparison",
+            "coverage",
+            "focus",
+            "load_errors",
+            "partition",
+            "skip_reason",
+            "workspace"
+        ]
+    );
+}
+
+#[test]
+fn the_report_schema_refuses_what_a_report_never_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let validator = jsonschema::validator_for(&strict_report_schema(tmp.path())).unwrap();
+    let run = tmp.path().join("run.json");
+    let out = harness(tmp.path(), &["run", "suite", "--json", path(&run)]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
+    let broken = |edit: &dyn Fn(&mut Value)| {
+        let mut copy = report.clone();
+        edit(&mut copy);
+        schema_errors(&validator, &copy)
+    };
+    type Edit<'a> = (&'a str, &'a dyn Fn(&mut Value));
+    let edits: [Edit; 5] = [
+        ("another version", &|r| r["schema_version"] = Value::from(2)),
+        ("an unknown status", &|r| {
+            r["scenarios"][0]["status"] = Value::from("flaky")
+        }),
+        ("a negative figure", &|r| {
+            r["totals"]["calls"] = Value::from(-1)
+        }),
+        (
+            "a partition not in the K/N form",
+            &|r| r["partition"] = serde_json::json!({"spec": "hash:1of2", "suite_scenarios": 4}),
+        ),
+        ("a field the format does not have", &|r| {
+            r["scenarios"][0]["stats"]["surprise"] = Value::from(1)
+        }),
+    ];
+    let mut shown = String::new();
+    for (what, edit) in edits {
+        shown.push_str(&format!("{what}:\n"));
+        for error in broken(edit) {
+            shown.push_str(&format!("  {error}\n"));
+        }
+    }
+    assert_snapshot!("report_schema_refusals", shown);
+}

@@ -1,0 +1,396 @@
+//! `details_at` (docs/scenarios.md, "Checks on one call"): checks on the
+//! values inside a result's `details`, each found by a JSON pointer
+//! (RFC 6901) and judged by matchers. A bare value means `equals`.
+//!
+//! A check returns the matchers that failed, each with what was expected
+//! and what was found; the check layer turns them into failures.
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::model::DetailCheck;
+use super::model::DetailMatchers;
+
+/// Why `pointer` is not a JSON pointer, if it is not one.
+pub fn pointer_problem(pointer: &str) -> Option<String> {
+    if !pointer.is_empty() && !pointer.starts_with('/') {
+        return Some(format!(
+            "`{pointer}` is not a JSON pointer: it starts with `/` (`/{pointer}`), or is empty \
+             for the whole details"
+        ));
+    }
+    let mut chars = pointer.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' && !matches!(chars.next(), Some('0' | '1')) {
+            return Some(format!(
+                "`{pointer}` is not a JSON pointer: `~` is written `~0` and `/` inside a key \
+                 `~1`"
+            ));
+        }
+    }
+    None
+}
+
+/// Why a matcher object is not usable (a number that is not finite, no
+/// matcher at all, `exists` and `absent` saying the same thing twice), with
+/// the key it concerns.
+pub fn matchers_problem(m: &DetailMatchers) -> Option<(&'static str, String)> {
+    for (key, bound) in [("lt", m.lt), ("le", m.le), ("gt", m.gt), ("ge", m.ge)] {
+        if bound.is_some_and(|b| !b.is_finite()) {
+            return Some((key, format!("`{key}` must be a finite number")));
+        }
+    }
+    if *m == DetailMatchers::default() {
+        return Some((
+            "",
+            "give at least one matcher: equals, contains, not_contains, matches, exists, \
+             absent, lt, le, gt or ge"
+                .to_owned(),
+        ));
+    }
+    if let (Some(exists), Some(absent)) = (m.exists, m.absent)
+        && exists == absent
+    {
+        return Some((
+            "absent",
+            format!("`exists: {exists}` and `absent: {absent}` contradict each other; keep one"),
+        ));
+    }
+    None
+}
+
+/// One matcher that did not hold: its name, what was expected, what was
+/// found.
+pub type Miss = (&'static str, String, String);
+
+/// The most characters of a value a failure shows.
+const SHOWN: usize = 2000;
+
+/// A value as a failure shows it: JSON, cut after 2000 characters.
+pub fn shown(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(SHOWN) {
+        Some((at, _)) => format!(
+            "{}… ({} characters in all)",
+            &text[..at],
+            text.chars().count()
+        ),
+        None => text,
+    }
+}
+
+/// Whether two JSON values are equal, numbers by value (`2` is `2.0`).
+pub fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|other| same(v, other)))
+        }
+        (x, y) => x == y,
+    }
+}
+
+/// The matchers of `check` that fail on the value at `pointer` in
+/// `details`; `regex` is the compiled `matches`.
+pub fn misses(
+    details: Option<&Value>,
+    pointer: &str,
+    check: &DetailCheck,
+    regex: Option<&Regex>,
+) -> Vec<Miss> {
+    // A result without details has `null` there, as its snapshot shows.
+    let found = details.unwrap_or(&Value::Null).pointer(pointer);
+    let mut out = Vec::new();
+    let matchers;
+    let m = match check {
+        DetailCheck::Equals(want) => {
+            equals(found, want, &mut out);
+            return out;
+        }
+        DetailCheck::Matchers(m) => {
+            matchers = m;
+            matchers
+        }
+    };
+    let nothing = "nothing at this pointer".to_owned();
+    if let Some(want) = m.exists
+        && want != found.is_some()
+    {
+        let expected = if want { "a value" } else { "nothing" };
+        out.push((
+            "exists",
+            expected.to_owned(),
+            found.map_or(nothing.clone(), shown),
+        ));
+    }
+    if let Some(want) = m.absent
+        && want == found.is_some()
+    {
+        let expected = if want { "nothing" } else { "a value" };
+        out.push((
+            "absent",
+            expected.to_owned(),
+            found.map_or(nothing.clone(), shown),
+        ));
+    }
+    if let Some(want) = &m.equals {
+        equals(found, want, &mut out);
+    }
+    for needle in m.contains.iter().flat_map(|l| l.0.iter()) {
+        if !holds(found, needle) {
+            out.push((
+                "contains",
+                format!("a string containing {needle:?}, or a list with that item"),
+                found.map_or(nothing.clone(), shown),
+            ));
+        }
+    }
+    for needle in m.not_contains.iter().flat_map(|l| l.0.iter()) {
+        let ok = match found {
+            Some(Value::String(_) | Value::Array(_)) => !holds(found, needle),
+            _ => false,
+        };
+        if !ok {
+            out.push((
+                "not_contains",
+                format!("a string without {needle:?}, or a list without that item"),
+                found.map_or(nothing.clone(), shown),
+            ));
+        }
+    }
+    if let Some(pattern) = &m.matches {
+        let ok = match (found, regex) {
+            (Some(Value::String(s)), Some(regex)) => regex.is_match(s),
+            _ => false,
+        };
+        if !ok {
+            out.push((
+                "matches",
+                format!("a string matching /{pattern}/"),
+                found.map_or(nothing.clone(), shown),
+            ));
+        }
+    }
+    let bounds: [(&'static str, Option<f64>, &str, Compare); 4] = [
+        ("lt", m.lt, "below", |v, b| v < b),
+        ("le", m.le, "at most", |v, b| v <= b),
+        ("gt", m.gt, "above", |v, b| v > b),
+        ("ge", m.ge, "at least", |v, b| v >= b),
+    ];
+    for (name, bound, words, test) in bounds {
+        let Some(bound) = bound else { continue };
+        let ok = found
+            .and_then(Value::as_f64)
+            .is_some_and(|v| test(v, bound));
+        if !ok {
+            out.push((
+                name,
+                format!("a number {words} {bound}"),
+                found.map_or(nothing.clone(), shown),
+            ));
+        }
+    }
+    out
+}
+
+/// A number bound: the value, then the bound.
+type Compare = fn(f64, f64) -> bool;
+
+fn equals(found: Option<&Value>, want: &Value, out: &mut Vec<Miss>) {
+    if !found.is_some_and(|v| same(v, want)) {
+        out.push((
+            "equals",
+            shown(want),
+            found.map_or_else(|| "nothing at this pointer".to_owned(), shown),
+        ));
+    }
+}
+
+/// A string that contains `needle`, or a list with the item `needle`.
+fn holds(found: Option<&Value>, needle: &str) -> bool {
+    match found {
+        Some(Value::String(s)) => s.contains(needle),
+        Some(Value::Array(items)) => items.iter().any(|i| i.as_str() == Some(needle)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::model::StringList;
+    use serde_json::json;
+
+    fn list(s: &str) -> Option<StringList> {
+        Some(StringList(vec![s.to_owned()]))
+    }
+
+    #[test]
+    fn pointers_are_checked() {
+        assert_eq!(pointer_problem(""), None);
+        assert_eq!(pointer_problem("/a~0b/c~1d/0"), None);
+        assert_eq!(
+            pointer_problem("diff"),
+            Some(
+                "`diff` is not a JSON pointer: it starts with `/` (`/diff`), or is empty for \
+                 the whole details"
+                    .to_owned()
+            )
+        );
+        assert!(pointer_problem("/a~2").is_some());
+        assert!(pointer_problem("/a~").is_some());
+    }
+
+    #[test]
+    fn every_matcher_can_pass_and_fail() {
+        let details = json!({
+            "truncation": {"truncated_by": "lines", "total_lines": 3000},
+            "diff": "-a\n+x\n",
+            "files": ["a.txt", "b.txt"],
+            "patch": null,
+            "matches": 4
+        });
+        let d = Some(&details);
+        let pass = |p: &str, m: DetailMatchers| misses(d, p, &DetailCheck::Matchers(m), None);
+        assert_eq!(
+            misses(
+                d,
+                "/truncation/truncated_by",
+                &DetailCheck::Equals(json!("lines")),
+                None
+            ),
+            []
+        );
+        assert_eq!(
+            misses(d, "/matches", &DetailCheck::Equals(json!(4.0)), None),
+            []
+        );
+        assert_eq!(
+            misses(d, "/matches", &DetailCheck::Equals(json!(5)), None),
+            [("equals", "5".to_owned(), "4".to_owned())]
+        );
+        let contains = DetailMatchers {
+            contains: list("+x"),
+            ..DetailMatchers::default()
+        };
+        assert_eq!(pass("/diff", contains.clone()), []);
+        assert_eq!(
+            pass(
+                "/files",
+                DetailMatchers {
+                    contains: list("b.txt"),
+                    ..DetailMatchers::default()
+                }
+            ),
+            []
+        );
+        assert_eq!(
+            pass("/missing", contains),
+            [(
+                "contains",
+                "a string containing \"+x\", or a list with that item".to_owned(),
+                "nothing at this pointer".to_owned()
+            )]
+        );
+        let not = DetailMatchers {
+            not_contains: list("+x"),
+            ..DetailMatchers::default()
+        };
+        assert_eq!(pass("/diff", not).len(), 1);
+        let exists = DetailMatchers {
+            exists: Some(true),
+            ..DetailMatchers::default()
+        };
+        assert_eq!(pass("/patch", exists.clone()), []);
+        assert_eq!(
+            pass("/full_output_path", exists),
+            [(
+                "exists",
+                "a value".to_owned(),
+                "nothing at this pointer".to_owned()
+            )]
+        );
+        let absent = DetailMatchers {
+            absent: Some(true),
+            ..DetailMatchers::default()
+        };
+        assert_eq!(pass("/nope", absent.clone()), []);
+        assert_eq!(
+            pass("/patch", absent),
+            [("absent", "nothing".to_owned(), "null".to_owned())]
+        );
+        let bounds = DetailMatchers {
+            gt: Some(3.0),
+            ge: Some(4.0),
+            lt: Some(5.0),
+            le: Some(4.0),
+            ..DetailMatchers::default()
+        };
+        assert_eq!(pass("/matches", bounds.clone()), []);
+        assert_eq!(
+            pass("/diff", bounds)
+                .iter()
+                .map(|m| m.0)
+                .collect::<Vec<_>>(),
+            ["lt", "le", "gt", "ge"]
+        );
+        let regex = Regex::new(r"^-a\n\+x").unwrap();
+        let matches = DetailCheck::Matchers(DetailMatchers {
+            matches: Some(r"^-a\n\+x".to_owned()),
+            ..DetailMatchers::default()
+        });
+        assert_eq!(misses(d, "/diff", &matches, Some(&regex)), []);
+        assert_eq!(misses(d, "/matches", &matches, Some(&regex)).len(), 1);
+        // A result without details has `null` there.
+        assert_eq!(
+            misses(None, "", &DetailCheck::Equals(json!(null)), None),
+            []
+        );
+        assert_eq!(
+            misses(None, "/a", &DetailCheck::Equals(json!(null)), None).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn matcher_objects_are_validated() {
+        assert_eq!(
+            matchers_problem(&DetailMatchers::default()).map(|p| p.0),
+            Some("")
+        );
+        assert_eq!(
+            matchers_problem(&DetailMatchers {
+                lt: Some(f64::NAN),
+                ..DetailMatchers::default()
+            })
+            .map(|p| p.0),
+            Some("lt")
+        );
+        assert_eq!(
+            matchers_problem(&DetailMatchers {
+                exists: Some(true),
+                absent: Some(true),
+                ..DetailMatchers::default()
+            })
+            .map(|p| p.0),
+            Some("absent")
+        );
+        assert_eq!(
+            matchers_problem(&DetailMatchers {
+                exists: Some(true),
+                absent: Some(false),
+                ..DetailMatchers::default()
+            }),
+            None
+        );
+        assert_eq!(
+            shown(&json!("x".repeat(2500))).chars().count(),
+            2000 + "… (2502 characters in all)".chars().count()
+        );
+    }
+}
