@@ -12,6 +12,7 @@
 //! | `snapshots` | snapshot files over a run |
 //! | [`outcome`] | [`RunSummary`], the only input of the report layer |
 //! | [`stats`] | per-tool figures and what tool definitions cost |
+//! | [`transcript`] | each scenario's turns, calls and results, bounded |
 //!
 //! A run is built, then executed: [`RunnerBuilder::build`] fails before
 //! any scenario starts when a setting cannot work (a tokenizer, a gate, a
@@ -30,6 +31,7 @@ mod pipeline;
 pub mod runner;
 mod snapshots;
 pub mod stats;
+pub mod transcript;
 
 pub use builder::BuildError;
 pub use builder::RunnerBuilder;

@@ -10,6 +10,7 @@ use crate::scenario::ScenarioError;
 use crate::scenario::check::SnapshotOutcome;
 
 use super::partition::PartitionInfo;
+use super::transcript::Transcript;
 
 /// How a scenario ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,6 +122,11 @@ pub struct ScenarioOutcome {
     /// The snapshot file of the scenario.
     #[serde(skip)]
     pub snapshot_file: Option<std::path::PathBuf>,
+    /// What the model saw and did, turn by turn, within the bounds of
+    /// [`super::transcript::Bounds`]; absent for a scenario that did not
+    /// reach its loop (skipped, or its workspace could not be built).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<Transcript>,
 }
 
 impl ScenarioOutcome {
@@ -140,6 +146,7 @@ impl ScenarioOutcome {
             workspace: None,
             snapshots: Vec::new(),
             snapshot_file: None,
+            transcript: None,
         }
     }
 

@@ -51,6 +51,8 @@ use super::outcome::Status;
 use super::outcome::TurnStat;
 use super::runner::RunConfig;
 use super::snapshots::SnapshotCache;
+use super::transcript::Bounds;
+use super::transcript::Recorder;
 
 /// Milliseconds of a duration, saturating.
 pub(super) fn millis(d: Duration) -> u64 {
@@ -114,8 +116,12 @@ impl Job<'_> {
         };
         let budget = self.config.timeout.unwrap_or(scenario.timeout);
         let mut running = RunningCalls::default();
+        let mut recorder = Recorder::new(Bounds::default());
         let finished = {
-            let mut on_event = |event: AgentEvent| running.see(&event);
+            let mut on_event = |event: AgentEvent| {
+                running.see(&event);
+                recorder.see(&event);
+            };
             let run = run_loop(&mut provider, &registry, &options, &mut on_event);
             tokio::time::timeout(budget, run).await
         };
@@ -131,11 +137,13 @@ impl Job<'_> {
                 ),
             ));
             outcome.stats.duration_ms = millis(started.elapsed());
+            outcome.transcript = Some(recorder.finish(&provider.into_report()));
             drop(registry);
             dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
             return outcome;
         };
         let report = provider.into_report();
+        outcome.transcript = Some(recorder.finish(&report));
         let figures = Figures::of(&transcript, &report, self.config.tokens.as_ref());
         let places = Places {
             root: &root,
