@@ -10,6 +10,7 @@
 //! | CSV, one row per scenario | `scenarios.csv` | [`csv`] |
 //! | CSV, one row per tool call | `calls.csv` | [`csv`] |
 //! | Markdown for a pull request | `summary.md` | [`markdown`] |
+//! | HTML to look at, transcripts included | `index.html` | [`html`] |
 //!
 //! Against a baseline:
 //!
@@ -26,7 +27,8 @@
 //! Modules use one another in one direction only: `baseline`, `verdict`
 //! and `merge` use none of the others; `compare` uses `baseline` and
 //! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
-//! `compare` and `verdict`, `junit` uses `compare` and `console`. This file
+//! `compare` and `verdict`, `junit` uses `compare` and `console`, `html`
+//! uses `compare`, `console`, `json` and `verdict`. This file
 //! dispatches over them ([`render`], [`read_baseline`]). The gate language
 //! itself is [`crate::run::gate`]: a run records its gates.
 //!
@@ -36,6 +38,7 @@ pub mod baseline;
 pub mod compare;
 pub mod console;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -62,16 +65,19 @@ pub enum Format {
     CallsCsv,
     /// `summary.md`.
     Markdown,
+    /// `index.html`.
+    Html,
 }
 
 impl Format {
     /// Every format, in the order files are written.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Json,
         Self::Junit,
         Self::ScenariosCsv,
         Self::CallsCsv,
         Self::Markdown,
+        Self::Html,
     ];
 
     /// The file name in a report directory.
@@ -82,6 +88,7 @@ impl Format {
             Self::ScenariosCsv => "scenarios.csv",
             Self::CallsCsv => "calls.csv",
             Self::Markdown => "summary.md",
+            Self::Html => "index.html",
         }
     }
 }
@@ -146,6 +153,7 @@ pub fn render(
         Format::ScenariosCsv => self::csv::scenarios(summary, comparison)?,
         Format::CallsCsv => self::csv::calls(summary)?,
         Format::Markdown => markdown::render(summary, comparison),
+        Format::Html => html::render(summary, comparison)?,
     })
 }
 
