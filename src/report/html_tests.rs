@@ -62,7 +62,7 @@ fn summary() -> RunSummary {
                 content: vec![Block::Text { clip: clip(HOSTILE) }],
                 details: Some(json!({ "note": HOSTILE })),
                 details_omitted_bytes: 0,
-                updates: 0,
+                streamed: false,
             }],
         }],
         error: None,

@@ -4,7 +4,7 @@
 //! that timed out keeps what happened before the budget ran out).
 //!
 //! What is kept is bounded, and never more than the model saw: streamed
-//! partial results are only counted, a text longer than
+//! partial results are only noted, a text longer than
 //! [`Bounds::text`] keeps its beginning and its end with the number of
 //! bytes left out between them, an image larger than [`Bounds::image`]
 //! keeps only its type and size, `details` larger than [`Bounds::details`]
@@ -118,10 +118,11 @@ pub struct TranscriptCall {
     /// or absent.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub details_omitted_bytes: u64,
-    /// Partial results streamed while it ran (counted, not kept: the model
-    /// never read them).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub updates: u64,
+    /// Whether the tool streamed partial results while it ran. They are not
+    /// kept (the model read only the final result), nor counted: how many
+    /// a tool sends depends on timing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub streamed: bool,
 }
 
 /// One model turn: its message and the calls it carried.
@@ -237,7 +238,7 @@ impl Recorder {
                                 content: Vec::new(),
                                 details: None,
                                 details_omitted_bytes: 0,
-                                updates: 0,
+                                streamed: false,
                             });
                         }
                     }
@@ -251,7 +252,7 @@ impl Recorder {
             }
             AgentEvent::ToolExecutionUpdate { call_id, .. } => {
                 if let Some(call) = self.call(call_id) {
-                    call.updates = call.updates.saturating_add(1);
+                    call.streamed = true;
                 }
             }
             AgentEvent::ToolResultMessage { message } => {

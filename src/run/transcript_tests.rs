@@ -130,7 +130,7 @@ fn events_become_turns_with_results_updates_and_linked_retries() {
         content: vec![],
         details: None,
         details_omitted_bytes: 0,
-        updates: 0,
+        streamed: false,
     };
     assert_eq!(
         recorder.finish(&report),
@@ -160,7 +160,7 @@ fn events_become_turns_with_results_updates_and_linked_retries() {
                                 }
                             ],
                             details: Some(json!({"exit_code": 0})),
-                            updates: 2,
+                            streamed: true,
                             ..call("c2", "bash", "{\"command\": \"ls")
                         },
                     ],

@@ -256,9 +256,9 @@
     } else if (c.details_omitted_bytes) {
       node.appendChild(el('p', { cls: 'meta', text: 'details: ' + c.details_omitted_bytes + ' bytes, not kept' }));
     }
-    if (c.updates) {
-      node.appendChild(el('details', null, el('summary', { text: c.updates + ' streamed update' + (c.updates === 1 ? '' : 's') }),
-        el('p', { cls: 'meta', text: 'Partial results while the call ran; the model read only the final result, so they are not kept.' })));
+    if (c.streamed) {
+      node.appendChild(el('details', null, el('summary', { text: 'streamed updates' }),
+        el('p', { cls: 'meta', text: 'The tool sent partial results while it ran; the model read only the final result, so they are not kept.' })));
     }
     return node;
   }
