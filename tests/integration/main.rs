@@ -12,6 +12,7 @@ mod cli;
 mod cli_support;
 mod confinement;
 mod determinism;
+mod html_report;
 mod layering;
 mod lifecycle;
 mod loading;
