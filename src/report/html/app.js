@@ -244,7 +244,8 @@
       node.appendChild(el('div', { cls: 'tokens', text: stat.args_tokens + ' argument tokens · ' +
         stat.result_tokens + ' result tokens · ' + stat.duration_ms + ' ms' }));
     }
-    node.appendChild(el('details', null, el('summary', { text: 'arguments' }), args(c.arguments)));
+    node.appendChild(el('details', c.arguments.text.length <= 400 ? { open: '' } : null,
+      el('summary', { text: 'arguments' }), args(c.arguments)));
     if (c.finished) {
       var result = el('div', { cls: 'result' });
       c.content.forEach(function (b) { result.appendChild(block(b)); });
