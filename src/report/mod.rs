@@ -102,6 +102,9 @@ pub enum RenderError {
     /// CSV serialisation failed.
     #[error("cannot render CSV: {0}")]
     Csv(#[from] ::csv::Error),
+    /// The HTML report's data could not be written.
+    #[error(transparent)]
+    Html(#[from] html::HtmlError),
 }
 
 /// What `--baseline` names that cannot be read.

@@ -43,10 +43,10 @@ pub struct Bounds {
 impl Default for Bounds {
     fn default() -> Self {
         Self {
-            text: 16 * 1024,
-            image: 96 * 1024,
-            details: 8 * 1024,
-            scenario: 256 * 1024,
+            text: 8 * 1024,
+            image: 64 * 1024,
+            details: 4 * 1024,
+            scenario: 64 * 1024,
         }
     }
 }
@@ -226,8 +226,7 @@ impl Recorder {
                                 CallArguments::Json(v) => v.to_string(),
                                 CallArguments::Text(t) => t.clone(),
                             };
-                            self.places
-                                .insert(call.id.clone(), (position, calls.len()));
+                            self.places.insert(call.id.clone(), (position, calls.len()));
                             calls.push(TranscriptCall {
                                 id: call.id.clone(),
                                 tool: call.name.clone(),

@@ -76,7 +76,9 @@ def measure(report, shots):
             """() => {
                 const nav = performance.getEntriesByType('navigation')[0];
                 const fcp = performance.getEntriesByName('first-contentful-paint')[0];
+                const ready = performance.getEntriesByName('harness-ready')[0];
                 return {
+                    list_rendered_ms: ready ? Math.round(ready.startTime) : null,
                     first_contentful_paint_ms: fcp ? Math.round(fcp.startTime) : null,
                     dom_content_loaded_ms: Math.round(nav.domContentLoadedEventEnd),
                     load_ms: Math.round(nav.loadEventEnd),
