@@ -219,12 +219,16 @@ fn body(report: &RunReport, comparison: Option<&Comparison>) -> String {
     );
     out.push_str("<main id=\"overview-view\"><section id=\"overview\"><h2>Overview</h2>");
     counts(&mut out, report);
+    out.push_str("<div class=\"panels\"><div class=\"panel\">");
     totals(&mut out, report, comparison);
+    out.push_str("</div><div class=\"panel\">");
     gates(&mut out, report, comparison);
+    load_errors(&mut out, report);
     if let Some(c) = comparison {
+        out.push_str("</div><div class=\"panel\">");
         changes(&mut out, c);
     }
-    load_errors(&mut out, report);
+    out.push_str("</div></div>");
     out.push_str("</section><section id=\"charts\"><h2>Pictures</h2><div class=\"charts\">");
     tool_chart(&mut out, &report.tools);
     distribution_chart(&mut out, report);
