@@ -181,6 +181,41 @@ def main():
         page.click("#scenario-view a.back")
         page.wait_for_selector("#overview-view", state="visible")
 
+        # Images a result carried are shown (and decode).
+        def first_with(predicate):
+            return next((i for i, s in enumerate(scenarios) if predicate(s)), None)
+
+        def calls_of(s):
+            t = s.get("transcript") or {"turns": []}
+            return [c for turn in t["turns"] for c in turn["calls"]]
+
+        with_images = first_with(
+            lambda s: any(b["type"] == "image" and "data" in b for c in calls_of(s) for b in c["content"])
+        )
+        if with_images is not None:
+            page.evaluate(f"location.hash = '#s/{with_images}'")
+            page.wait_for_selector("#scenario-view .turn")
+            expected_images = sum(
+                b["type"] == "image" and "data" in b for c in calls_of(scenarios[with_images]) for b in c["content"]
+            )
+            page.wait_for_function(
+                "n => Array.from(document.querySelectorAll('#scenario-view .call img'))"
+                ".filter(i => i.complete && i.naturalWidth > 0).length === n",
+                arg=expected_images,
+            )
+
+        # A retry links to the call it answers.
+        with_retry = first_with(lambda s: any(c.get("retry_of") for c in calls_of(s)))
+        if with_retry is not None:
+            retry = next(c for c in calls_of(scenarios[with_retry]) if c.get("retry_of"))
+            page.evaluate(f"location.hash = '#s/{with_retry}'")
+            page.wait_for_selector("#scenario-view .turn")
+            page.click("#scenario-view .call .badge.note a")
+            target = page.locator(f"[id='call-{with_retry}-{retry['retry_of']}']")
+            check(target.count() == 1, "the call a retry answers is not on the page")
+            check("flash" in (target.get_attribute("class") or ""), "the retry's link did not lead to its call")
+        check(with_images is not None and with_retry is not None, "the run has no image or no retry to check")
+
         browser.close()
     check(not problems, f"problems: {problems}")
     print(f"check_report: ok ({len(scenarios)} scenarios; screenshots in {args.shots})")
