@@ -27,7 +27,7 @@ use crate::run::gate::combine;
 #[derive(Debug, Default, Args)]
 pub struct OutputArgs {
     /// Write every report into DIR: run.json, junit.xml, scenarios.csv,
-    /// calls.csv and summary.md (created if missing).
+    /// calls.csv, summary.md and index.html (created if missing).
     #[arg(long = "report", value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Write the JSON report (the whole run) to FILE.
@@ -45,6 +45,10 @@ pub struct OutputArgs {
     /// Write the Markdown summary (for a pull-request comment) to FILE.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Write the HTML report (one self-contained page with every
+    /// scenario's transcript) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Write the per-scenario figures to FILE, to compare later runs with.
     #[arg(long, value_name = "FILE")]
     pub save_baseline: Option<PathBuf>,
@@ -78,6 +82,7 @@ impl OutputArgs {
             (Format::ScenariosCsv, &self.csv),
             (Format::CallsCsv, &self.calls_csv),
             (Format::Markdown, &self.markdown),
+            (Format::Html, &self.html),
         ] {
             if let Some(file) = file {
                 targets.push((format, file.clone()));

@@ -10,6 +10,7 @@
 //! | CSV, one row per scenario | `scenarios.csv` | [`csv`] |
 //! | CSV, one row per tool call | `calls.csv` | [`csv`] |
 //! | Markdown for a pull request | `summary.md` | [`markdown`] |
+//! | HTML to look at, transcripts included | `index.html` | [`html`] |
 //!
 //! Against a baseline:
 //!
@@ -28,7 +29,8 @@
 //! and `merge` use none of the others; `compare` uses `baseline` and
 //! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
 //! `compare`, `verdict` and `coverage` (which uses none of the others),
-//! `junit` uses `compare` and `console`. This file
+//! `junit` uses `compare` and `console`, `html` uses `compare`, `console`,
+//! `json` and `verdict`. This file
 //! dispatches over them ([`render`], [`read_baseline`]). The gate language
 //! itself is [`crate::run::gate`]: a run records its gates.
 //!
@@ -39,6 +41,7 @@ pub mod compare;
 pub mod console;
 pub mod coverage;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -65,16 +68,19 @@ pub enum Format {
     CallsCsv,
     /// `summary.md`.
     Markdown,
+    /// `index.html`.
+    Html,
 }
 
 impl Format {
     /// Every format, in the order files are written.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Json,
         Self::Junit,
         Self::ScenariosCsv,
         Self::CallsCsv,
         Self::Markdown,
+        Self::Html,
     ];
 
     /// The file name in a report directory.
@@ -85,6 +91,7 @@ impl Format {
             Self::ScenariosCsv => "scenarios.csv",
             Self::CallsCsv => "calls.csv",
             Self::Markdown => "summary.md",
+            Self::Html => "index.html",
         }
     }
 }
@@ -98,6 +105,9 @@ pub enum RenderError {
     /// CSV serialisation failed.
     #[error("cannot render CSV: {0}")]
     Csv(#[from] ::csv::Error),
+    /// The HTML report's data could not be written.
+    #[error(transparent)]
+    Html(#[from] html::HtmlError),
 }
 
 /// What `--baseline` names that cannot be read.
@@ -149,6 +159,7 @@ pub fn render(
         Format::ScenariosCsv => self::csv::scenarios(summary, comparison)?,
         Format::CallsCsv => self::csv::calls(summary)?,
         Format::Markdown => markdown::render(summary, comparison),
+        Format::Html => html::render(summary, comparison)?,
     })
 }
 

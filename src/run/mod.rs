@@ -14,6 +14,7 @@
 //! | [`stats`] | per-tool figures and what tool definitions cost |
 //! | [`replay`] | an imported session's results against the recorded ones |
 //! | [`coverage`] | what a suite's calls exercised, and what they never did |
+//! | [`transcript`] | each scenario's turns, calls and results, bounded |
 //!
 //! A run is built, then executed: [`RunnerBuilder::build`] fails before
 //! any scenario starts when a setting cannot work (a tokenizer, a gate, a
@@ -34,6 +35,7 @@ pub mod replay;
 pub mod runner;
 mod snapshots;
 pub mod stats;
+pub mod transcript;
 
 pub use builder::BuildError;
 pub use builder::RunnerBuilder;

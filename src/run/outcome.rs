@@ -12,6 +12,7 @@ use crate::scenario::check::SnapshotOutcome;
 use super::partition::PartitionInfo;
 use super::replay::Agreement;
 use super::replay::ReplayStats;
+use super::transcript::Transcript;
 
 /// How a scenario ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -145,6 +146,11 @@ pub struct ScenarioOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage:
         Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>>,
+    /// What the model saw and did, turn by turn, within the bounds of
+    /// [`super::transcript::Bounds`]; absent for a scenario that did not
+    /// reach its loop (skipped, or its workspace could not be built).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<Transcript>,
 }
 
 impl ScenarioOutcome {
@@ -166,6 +172,7 @@ impl ScenarioOutcome {
             snapshot_file: None,
             replay: None,
             coverage: None,
+            transcript: None,
         }
     }
 

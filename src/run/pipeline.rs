@@ -55,6 +55,8 @@ use super::replay;
 use super::replay::Syncer;
 use super::runner::RunConfig;
 use super::snapshots::SnapshotCache;
+use super::transcript::Bounds;
+use super::transcript::Recorder;
 
 /// Milliseconds of a duration, saturating.
 pub(super) fn millis(d: Duration) -> u64 {
@@ -123,10 +125,12 @@ impl Job<'_> {
             .replay
             .as_ref()
             .map(|plan| Syncer::new(plan, &root, &presenter));
+        let mut recorder = Recorder::new(Bounds::default());
         let finished = {
             let mut on_event = |event: AgentEvent| {
                 running.see(&event);
                 updates.see(&event);
+                recorder.see(&event);
                 if let Some(syncer) = &mut syncer {
                     syncer.see(&event);
                 }
@@ -146,11 +150,13 @@ impl Job<'_> {
                 ),
             ));
             outcome.stats.duration_ms = millis(started.elapsed());
+            outcome.transcript = Some(recorder.finish(&provider.into_report()));
             drop(registry);
             dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
             return outcome;
         };
         let report = provider.into_report();
+        outcome.transcript = Some(recorder.finish(&report));
         let figures = Figures::of(&transcript, &report, self.config.tokens.as_ref());
         let places = Places {
             root: &root,

@@ -14,6 +14,7 @@ mod cli_support;
 mod confinement;
 mod coverage;
 mod determinism;
+mod html_report;
 mod layering;
 mod lifecycle;
 mod loading;
