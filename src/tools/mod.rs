@@ -92,6 +92,7 @@ pub use registry::ToolCall;
 pub use registry::builtin_tools;
 pub use search::find::FindTool;
 pub use search::grep::GrepTool;
+pub use workspace::BashConfig;
 pub use workspace::Lookup;
 pub use workspace::Scratch;
 pub use workspace::ScratchNames;
