@@ -18,6 +18,7 @@
 //! | [`snapshot`] | snapshot files of tool results |
 
 pub mod check;
+pub mod conditions;
 pub mod de;
 pub mod figures;
 pub mod focus;
