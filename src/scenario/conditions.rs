@@ -152,7 +152,7 @@ fn fault(spec: &FaultSpec, base: &[Seg]) -> Result<FaultRule, Vec<Problem>> {
             ));
         }
     }
-    if spec.error.is_none() && spec.delay_ms.is_none() {
+    if spec.error.is_none() && spec.delay_ms.is_none() && spec.after_bytes.is_none() {
         problems.push((
             base.to_vec(),
             "a fault needs `error`, `delay_ms` or both: what happens to the operation".to_owned(),
@@ -287,3 +287,7 @@ pub fn cancel_after(ms: u64) -> Result<Duration, String> {
         ))
     }
 }
+
+#[cfg(test)]
+#[path = "conditions_tests.rs"]
+mod tests;

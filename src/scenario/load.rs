@@ -742,7 +742,8 @@ impl<'a> Validator<'a> {
                 self.problem_at_key(
                     &at,
                     format!(
-                        "step {}: the run ends when this call is cancelled, so the steps after                          it would never run; make it the last step",
+                        "step {}: the run ends when this call is cancelled, so the steps after \
+                         it would never run; make it the last step",
                         step + 1
                     ),
                 );

@@ -10,6 +10,7 @@
 mod ci_recipes;
 mod cli;
 mod cli_support;
+mod conditions;
 mod confinement;
 mod determinism;
 mod layering;
