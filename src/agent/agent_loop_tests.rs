@@ -471,7 +471,11 @@ async fn a_scripted_cancellation_aborts_the_batch_and_ends_the_run() {
     assert_eq!(
         cancellations(&t),
         [
-            ("c1".to_owned(), true, crate::tools::error::CANCELLED_MESSAGE.to_owned()),
+            (
+                "c1".to_owned(),
+                true,
+                crate::tools::error::CANCELLED_MESSAGE.to_owned()
+            ),
             ("c2".to_owned(), false, "c2 done".to_owned()),
         ]
     );

@@ -174,7 +174,9 @@ fn fault_error(text: &str) -> Result<FaultError, String> {
     }
     let looks_like_errno = text.len() > 1
         && text.starts_with('E')
-        && text.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+        && text
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
     if looks_like_errno {
         let hint = closest(text, FaultError::errno_names())
             .map(|c| format!("did you mean `{c}`? "))
@@ -221,7 +223,11 @@ pub fn bash(
             problems.push((path, "a variable's value cannot hold a NUL byte".to_owned()));
         }
     }
-    if spec.command_prefix.as_deref().is_some_and(|p| p.contains('\0')) {
+    if spec
+        .command_prefix
+        .as_deref()
+        .is_some_and(|p| p.contains('\0'))
+    {
         problems.push((
             at(&base, "command_prefix"),
             "cannot hold a NUL byte".to_owned(),

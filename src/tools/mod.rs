@@ -46,6 +46,7 @@ pub mod edit;
 pub(crate) mod error;
 pub(crate) mod file_kind;
 mod fs_error;
+mod image;
 mod ls;
 pub(crate) mod mutation_queue;
 pub mod ops;

@@ -206,7 +206,11 @@ impl Tool for BashTool {
 /// to run it: after the prefix (pi's `commandPrefix`, §bash.2), in the
 /// configured directory (resolved like a path argument, so confined), with
 /// the configured variables.
-fn request(ctx: &ToolContext, command: String, timeout: Option<f64>) -> Result<ExecRequest, ToolError> {
+fn request(
+    ctx: &ToolContext,
+    command: String,
+    timeout: Option<f64>,
+) -> Result<ExecRequest, ToolError> {
     let config = ctx.workspace.bash();
     let cwd = match &config.cwd {
         Some(dir) => ctx.workspace.resolve(dir)?.real,

@@ -398,7 +398,12 @@ impl FaultFs {
     }
 
     /// A plain operation: its fault, then `inner`'s work.
-    fn plain<T>(&self, op: FaultOp, path: &Path, work: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    fn plain<T>(
+        &self,
+        op: FaultOp,
+        path: &Path,
+        work: impl FnOnce() -> io::Result<T>,
+    ) -> io::Result<T> {
         self.plan.before(op, Some(path))?;
         work()
     }
@@ -410,7 +415,9 @@ impl FsOps for FaultFs {
     }
 
     fn symlink_metadata(&self, path: &Path) -> io::Result<Metadata> {
-        self.plain(FaultOp::Metadata, path, || self.inner.symlink_metadata(path))
+        self.plain(FaultOp::Metadata, path, || {
+            self.inner.symlink_metadata(path)
+        })
     }
 
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
@@ -478,7 +485,9 @@ impl Read for CutReader {
                 None => io::Error::from_raw_os_error(libc::EIO),
             });
         }
-        let room = usize::try_from(self.left).unwrap_or(usize::MAX).min(buf.len());
+        let room = usize::try_from(self.left)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
         let n = self.inner.read(&mut buf[..room])?;
         self.left -= n as u64;
         if n == 0 {
@@ -507,7 +516,9 @@ impl Write for CutWriter {
                 None => io::Error::from_raw_os_error(libc::ENOSPC),
             });
         }
-        let room = usize::try_from(self.left).unwrap_or(usize::MAX).min(buf.len());
+        let room = usize::try_from(self.left)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
         let n = self.inner.write(&buf[..room])?;
         self.left -= n as u64;
         Ok(n)

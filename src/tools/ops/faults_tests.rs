@@ -116,7 +116,9 @@ fn a_created_file_takes_the_given_bytes_then_fails() {
     let plan = FaultPlan::new("/ws", vec![rule]);
     let fs = FaultFs::new(Arc::clone(&memory) as Arc<dyn FsOps>, plan);
     // A rule without a path matches outside the workspace too.
-    let (path, mut file) = fs.create_numbered(Path::new("/tmp"), "log", ".txt").unwrap();
+    let (path, mut file) = fs
+        .create_numbered(Path::new("/tmp"), "log", ".txt")
+        .unwrap();
     let err = file.write_all(b"abcdef").unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::StorageFull);
     drop(file);
@@ -133,7 +135,9 @@ fn a_glob_never_matches_outside_the_workspace_and_dot_is_the_root() {
     let (fs, _) = fs_with(vec![outside]);
     assert!(fs.read_dir(Path::new("/tmp")).is_ok());
     assert_eq!(
-        fs.read_dir(Path::new("/ws/src")).unwrap_err().raw_os_error(),
+        fs.read_dir(Path::new("/ws/src"))
+            .unwrap_err()
+            .raw_os_error(),
         Some(libc::EIO)
     );
     let root = FaultRule::new(FaultOp::List)
