@@ -71,6 +71,10 @@ pub const WORKSPACE_NAME: &str = "/workspace";
 /// files during the run.
 pub const SCRATCH_NAME: &str = "/scratch";
 
+/// How long after a run's time is up its stalled operations end: past the
+/// timeout, so that the timeout, not the stalled call, ends the run.
+const STALL_GRACE: Duration = Duration::from_millis(50);
+
 /// A failure of the scenario as a whole (no step).
 fn whole(check: &str, expected: &str, actual: impl Into<String>) -> Failure {
     Failure::new(None, check, expected, actual)
@@ -117,8 +121,17 @@ impl Job<'_> {
             presenter: presenter.clone(),
             ..LoopOptions::default()
         };
-        // Stalled operations end when the run is cancelled (and when it is
-        // over, below), so no tool waits out a stall nobody waits for.
+        let budget = self.config.timeout.unwrap_or(scenario.timeout);
+        // Stalled operations end when the run is cancelled, just after its
+        // time is up (the plan's deadline: a stall can hold the loop's own
+        // thread, which then sees neither the timeout nor this task), and
+        // when it is over (below): no tool waits out a stall nobody waits
+        // for.
+        if let Some(plan) = &faults
+            && let Some(deadline) = Instant::now().checked_add(budget + STALL_GRACE)
+        {
+            plan.set_deadline(deadline);
+        }
         let _stalls = faults.as_ref().map(|plan| {
             let plan = Arc::clone(plan);
             let cancel = options.cancel.clone();
@@ -127,7 +140,6 @@ impl Job<'_> {
                 plan.interrupt();
             }))
         });
-        let budget = self.config.timeout.unwrap_or(scenario.timeout);
         let mut running = RunningCalls::default();
         let finished = {
             let mut on_event = |event: AgentEvent| running.see(&event);

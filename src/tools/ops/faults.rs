@@ -32,6 +32,7 @@ use std::sync::PoisonError;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use std::time::Instant;
 
 use globset::GlobBuilder;
 use globset::GlobMatcher;
@@ -297,6 +298,7 @@ pub struct FaultPlan {
     rules: Vec<(FaultRule, AtomicU64)>,
     interrupted: Mutex<bool>,
     wake: Condvar,
+    deadline: Mutex<Option<Instant>>,
 }
 
 impl FaultPlan {
@@ -315,7 +317,15 @@ impl FaultPlan {
             rules,
             interrupted: Mutex::new(false),
             wake: Condvar::new(),
+            deadline: Mutex::new(None),
         })
+    }
+
+    /// Every stall, now and later, ends by `deadline` at the latest: a
+    /// stall can block the very thread that would call
+    /// [`FaultPlan::interrupt`] when a run's time is up.
+    pub fn set_deadline(&self, deadline: Instant) {
+        *self.deadline.lock().unwrap_or_else(PoisonError::into_inner) = Some(deadline);
     }
 
     /// Ends every stall, now and later: the stalled operations go on at
@@ -354,8 +364,14 @@ impl FaultPlan {
         })
     }
 
-    /// Blocks for `delay`, or until [`FaultPlan::interrupt`].
+    /// Blocks for `delay`, or until [`FaultPlan::interrupt`] or the
+    /// deadline.
     fn stall(&self, delay: Duration) {
+        let deadline = *self.deadline.lock().unwrap_or_else(PoisonError::into_inner);
+        let delay = match deadline {
+            Some(deadline) => delay.min(deadline.saturating_duration_since(Instant::now())),
+            None => delay,
+        };
         let guard = self
             .interrupted
             .lock()

@@ -226,3 +226,15 @@ async fn exec_fails_or_is_cancelled_during_its_stall() {
         .unwrap();
     assert_eq!(end, ExecEnd::Cancelled);
 }
+
+#[test]
+fn a_stall_ends_by_the_plan_s_deadline() {
+    let rule = FaultRule::new(FaultOp::List)
+        .with_delay(MAX_FAULT_DELAY)
+        .with_error(FaultError::errno("EIO").unwrap());
+    let (fs, plan) = fs_with(vec![rule]);
+    plan.set_deadline(std::time::Instant::now());
+    // Without the deadline this would wait ten minutes.
+    let err = fs.read_dir(Path::new("/ws/src")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+}
