@@ -19,7 +19,11 @@
 //! so the transcript, the events and every price hold only what the model
 //! sees (docs/scenarios.md, "What the model sees").
 
+use std::collections::BTreeMap;
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use std::time::Instant;
 
@@ -57,6 +61,12 @@ pub struct LoopOptions {
     /// Cancels the run: running calls are cancelled, unstarted calls get
     /// cancelled results, and no further turn starts.
     pub cancel: CancellationToken,
+    /// Calls, by id, that the loop cancels this long after they start, as
+    /// a user's Esc would: `cancel` itself is cancelled, so every running
+    /// call of the batch is cancelled, and the run ends after the batch
+    /// ([`Transcript::aborted`]). A call that finishes first is not
+    /// cancelled.
+    pub cancel_after: BTreeMap<String, Duration>,
     /// The names under which the model sees the machine's directories:
     /// results and updates are presented with it, and calls execute with
     /// its real paths. The default changes nothing.
@@ -70,6 +80,7 @@ impl Default for LoopOptions {
             prompt: "Begin.".to_owned(),
             max_turns: 200,
             cancel: CancellationToken::new(),
+            cancel_after: BTreeMap::new(),
             presenter: Presenter::default(),
         }
     }
@@ -98,6 +109,9 @@ pub struct CallRecord {
     pub updates: usize,
     /// Position among the batch's completions (0 = finished first).
     pub completion: usize,
+    /// The run was cancelled before the call ended, and its result is an
+    /// error: the cancellation reached it (or it never started).
+    pub cancelled: bool,
 }
 
 /// What a run produced.
@@ -111,6 +125,10 @@ pub struct Transcript {
     pub calls: Vec<CallRecord>,
     /// Why the run ended early, if it did (provider error, turn limit).
     pub error: Option<String>,
+    /// The run ended because a call's scripted cancellation
+    /// ([`LoopOptions::cancel_after`]) fired, as when a user presses Esc:
+    /// not an error.
+    pub aborted: bool,
 }
 
 impl Transcript {
@@ -147,9 +165,14 @@ pub async fn run_loop(
         text: options.prompt.clone(),
     });
     let mut turn = 0;
+    let aborted = Arc::new(AtomicBool::new(false));
     loop {
         if options.cancel.is_cancelled() {
-            transcript.error = Some("the run was cancelled".to_owned());
+            if aborted.load(Ordering::SeqCst) {
+                transcript.aborted = true;
+            } else {
+                transcript.error = Some("the run was cancelled".to_owned());
+            }
             break;
         }
         if turn >= options.max_turns {
@@ -202,7 +225,7 @@ pub async fn run_loop(
         let results = if message.stop_reason == StopReason::Length {
             not_executed(&calls, on_event)
         } else {
-            run_batch(registry, &calls, options, on_event).await
+            run_batch(registry, &calls, options, &aborted, on_event).await
         };
         for (index, (call, outcome)) in calls.iter().zip(results).enumerate() {
             let message = ToolResultMessage::new(call, &outcome.result);
@@ -218,6 +241,7 @@ pub async fn run_loop(
                 duration: outcome.duration,
                 updates: outcome.updates,
                 completion: outcome.completion,
+                cancelled: outcome.cancelled,
             });
         }
         on_event(AgentEvent::TurnEnd { turn });
@@ -234,6 +258,7 @@ struct Outcome {
     duration: Duration,
     updates: usize,
     completion: usize,
+    cancelled: bool,
 }
 
 /// Results for the calls of a message cut by the output limit.
@@ -267,6 +292,7 @@ fn not_executed(calls: &[ToolCall], on_event: &mut (dyn FnMut(AgentEvent) + Send
                 duration: Duration::ZERO,
                 updates: 0,
                 completion,
+                cancelled: false,
             }
         })
         .collect()
@@ -279,17 +305,18 @@ async fn run_batch(
     registry: &Registry,
     calls: &[ToolCall],
     options: &LoopOptions,
+    aborted: &Arc<AtomicBool>,
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Vec<Outcome> {
     let cancel = &options.cancel;
     let sequential = calls
         .iter()
         .any(|c| registry.execution_mode(&c.name) == ExecutionMode::Sequential);
-    let mut batch = Batch::new(calls.len(), &options.presenter);
+    let mut batch = Batch::new(calls.len(), options, aborted);
     if sequential {
         for (index, call) in calls.iter().enumerate() {
             if let Some(prepared) = batch.prepare(registry, index, call, cancel, on_event) {
-                batch.spawn(index, prepared, cancel);
+                batch.spawn(index, &call.id, prepared, cancel);
                 batch.drain(calls, on_event).await;
             }
         }
@@ -305,7 +332,7 @@ async fn run_batch(
             })
             .collect();
         for (index, p) in prepared {
-            batch.spawn(index, p, cancel);
+            batch.spawn(index, &calls[index].id, p, cancel);
         }
         batch.drain(calls, on_event).await;
     }
@@ -315,6 +342,15 @@ async fn run_batch(
 /// Bookkeeping of one batch: running tasks, streamed updates, results.
 struct Batch<'p> {
     presenter: &'p Presenter,
+    /// The run's cancellation.
+    cancel: CancellationToken,
+    /// Scripted cancellations by call id, and the flag they set.
+    cancel_after: &'p BTreeMap<String, Duration>,
+    aborted: Arc<AtomicBool>,
+    /// The timers of scripted cancellations, by call index; all are
+    /// aborted when the batch is dropped.
+    timers: tokio::task::JoinSet<()>,
+    timer_of: Vec<Option<tokio::task::AbortHandle>>,
     tasks: tokio::task::JoinSet<(usize, ToolResult, Duration)>,
     updates_tx: mpsc::UnboundedSender<(usize, ToolUpdate)>,
     updates_rx: mpsc::UnboundedReceiver<(usize, ToolUpdate)>,
@@ -325,10 +361,15 @@ struct Batch<'p> {
 }
 
 impl<'p> Batch<'p> {
-    fn new(len: usize, presenter: &'p Presenter) -> Self {
+    fn new(len: usize, options: &'p LoopOptions, aborted: &Arc<AtomicBool>) -> Self {
         let (updates_tx, updates_rx) = mpsc::unbounded_channel();
         Self {
-            presenter,
+            presenter: &options.presenter,
+            cancel: options.cancel.clone(),
+            cancel_after: &options.cancel_after,
+            aborted: Arc::clone(aborted),
+            timers: tokio::task::JoinSet::new(),
+            timer_of: (0..len).map(|_| None).collect(),
             tasks: tokio::task::JoinSet::new(),
             updates_tx,
             updates_rx,
@@ -391,6 +432,10 @@ impl<'p> Batch<'p> {
         duration: Duration,
         on_event: &mut (dyn FnMut(AgentEvent) + Send),
     ) {
+        if let Some(timer) = self.timer_of[index].take() {
+            timer.abort();
+        }
+        let cancelled = result.is_error && self.cancel.is_cancelled();
         let result = self.presenter.result(result);
         on_event(AgentEvent::ToolExecutionEnd {
             call_id: call.id.clone(),
@@ -404,11 +449,27 @@ impl<'p> Batch<'p> {
             duration,
             updates: self.update_counts[index],
             completion: self.completions,
+            cancelled,
         });
         self.completions += 1;
     }
 
-    fn spawn(&mut self, index: usize, prepared: PreparedCall, cancel: &CancellationToken) {
+    fn spawn(
+        &mut self,
+        index: usize,
+        id: &str,
+        prepared: PreparedCall,
+        cancel: &CancellationToken,
+    ) {
+        if let Some(&after) = self.cancel_after.get(id) {
+            let cancel = cancel.clone();
+            let aborted = Arc::clone(&self.aborted);
+            self.timer_of[index] = Some(self.timers.spawn(async move {
+                tokio::time::sleep(after).await;
+                aborted.store(true, Ordering::SeqCst);
+                cancel.cancel();
+            }));
+        }
         let tx = self.updates_tx.clone();
         let sink = UpdateSink::new(move |update| {
             // The receiver lives as long as the batch; a send can only fail
@@ -494,6 +555,7 @@ impl<'p> Batch<'p> {
                         duration: Duration::ZERO,
                         updates: 0,
                         completion: usize::MAX,
+                        cancelled: false,
                     }
                 })
             })

@@ -443,3 +443,66 @@ async fn the_presenter_stands_between_the_tools_and_the_conversation() {
         ]
     );
 }
+
+/// What a test reads of each call: id, whether the cancellation reached
+/// it, and its text.
+fn cancellations(t: &Transcript) -> Vec<(String, bool, String)> {
+    t.calls
+        .iter()
+        .map(|r| (r.call.id.clone(), r.cancelled, r.result.text()))
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_scripted_cancellation_aborts_the_batch_and_ends_the_run() {
+    let f = fixture();
+    let mut p = provider(vec![
+        FauxStep::Calls(vec![
+            call("c1", "gate", json!({"wait": 1})),
+            call("c2", "gate", json!({})),
+        ]),
+        FauxStep::Calls(vec![call("c3", "gate", json!({}))]),
+    ]);
+    let options = LoopOptions {
+        cancel_after: BTreeMap::from([("c1".to_owned(), Duration::from_millis(20))]),
+        ..LoopOptions::default()
+    };
+    let (t, _) = run(&f, &mut p, &options).await;
+    assert_eq!(
+        cancellations(&t),
+        [
+            (
+                "c1".to_owned(),
+                true,
+                crate::tools::error::CANCELLED_MESSAGE.to_owned()
+            ),
+            ("c2".to_owned(), false, "c2 done".to_owned()),
+        ]
+    );
+    assert_eq!((t.aborted, t.error.as_deref()), (true, None));
+    // The model was asked once: the run ended with the batch.
+    assert_eq!(t.assistant_messages().count(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_ends_before_its_cancellation_is_not_cancelled() {
+    let f = fixture();
+    let mut p = provider(vec![
+        FauxStep::Calls(vec![call("c1", "gate", json!({}))]),
+        FauxStep::Calls(vec![call("c2", "gate", json!({}))]),
+    ]);
+    let options = LoopOptions {
+        cancel_after: BTreeMap::from([("c1".to_owned(), Duration::from_secs(3600))]),
+        ..LoopOptions::default()
+    };
+    let (t, _) = run(&f, &mut p, &options).await;
+    assert_eq!(
+        cancellations(&t),
+        [
+            ("c1".to_owned(), false, "c1 done".to_owned()),
+            ("c2".to_owned(), false, "c2 done".to_owned()),
+        ]
+    );
+    assert_eq!((t.aborted, t.error.as_deref()), (false, None));
+    assert!(!options.cancel.is_cancelled());
+}

@@ -21,6 +21,7 @@ fn record(turn: usize, id: &str, tool: &str, args: Value, result: ToolResult) ->
         duration: Duration::ZERO,
         updates: 0,
         completion: 0,
+        cancelled: false,
     }
 }
 

@@ -44,6 +44,10 @@ use crate::tools::CallArguments;
 use crate::tools::Registry;
 use crate::tools::Scratch;
 use crate::tools::Workspace;
+use crate::tools::ops::FaultFs;
+use crate::tools::ops::FaultPlan;
+use crate::tools::ops::FaultProcess;
+use crate::tools::ops::LocalProcess;
 
 use super::coverage;
 use super::outcome::CallStat;
@@ -73,6 +77,10 @@ pub const WORKSPACE_NAME: &str = "/workspace";
 /// files during the run.
 pub const SCRATCH_NAME: &str = "/scratch";
 
+/// How long after a run's time is up its stalled operations end: past the
+/// timeout, so that the timeout, not the stalled call, ends the run.
+const STALL_GRACE: Duration = Duration::from_millis(50);
+
 /// A failure of the scenario as a whole (no step).
 fn whole(check: &str, expected: &str, actual: impl Into<String>) -> Failure {
     Failure::new(None, check, expected, actual)
@@ -100,7 +108,7 @@ impl Job<'_> {
         let started = Instant::now();
         let mut outcome = ScenarioOutcome::of(scenario, Status::Failed);
         outcome.snapshot_file = Some(scenario.snapshot_file.clone());
-        let (dirs, registry) = match prepare(scenario).await {
+        let (dirs, registry, faults) = match prepare(scenario).await {
             Ok(prepared) => prepared,
             Err(failure) => {
                 outcome.failures.push(failure);
@@ -115,10 +123,29 @@ impl Job<'_> {
         let options = LoopOptions {
             system_prompt: scenario.system.clone(),
             cancel: self.cancel.child_token(),
+            cancel_after: scenario.conditions.cancel_after.clone(),
             presenter: presenter.clone(),
             ..LoopOptions::default()
         };
         let budget = self.config.timeout.unwrap_or(scenario.timeout);
+        // Stalled operations end when the run is cancelled, just after its
+        // time is up (the plan's deadline: a stall can hold the loop's own
+        // thread, which then sees neither the timeout nor this task), and
+        // when it is over (below): no tool waits out a stall nobody waits
+        // for.
+        if let Some(plan) = &faults
+            && let Some(deadline) = Instant::now().checked_add(budget + STALL_GRACE)
+        {
+            plan.set_deadline(deadline);
+        }
+        let _stalls = faults.as_ref().map(|plan| {
+            let plan = Arc::clone(plan);
+            let cancel = options.cancel.clone();
+            AbortOnDrop(tokio::spawn(async move {
+                cancel.cancelled().await;
+                plan.interrupt();
+            }))
+        });
         let mut running = RunningCalls::default();
         let mut updates = UpdateLog::for_scenario(scenario);
         let mut syncer = scenario
@@ -138,6 +165,9 @@ impl Job<'_> {
             let run = run_loop(&mut provider, &registry, &options, &mut on_event);
             tokio::time::timeout(budget, run).await
         };
+        if let Some(plan) = &faults {
+            plan.interrupt();
+        }
         let Ok(transcript) = finished else {
             options.cancel.cancel();
             outcome.failures.push(whole(
@@ -326,9 +356,41 @@ impl RunningCalls {
     }
 }
 
-/// The scenario's temporary workspace, built, its logs directory, and a
-/// registry over them.
-async fn prepare(scenario: &Scenario) -> Result<(Dirs, Registry), Failure> {
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The scenario's conditions applied to its workspace: its bash
+/// configuration and shell, and its faults (whose plan is returned, to
+/// end stalls when the run ends).
+fn with_conditions(
+    workspace: Workspace,
+    scenario: &Scenario,
+) -> (Workspace, Option<Arc<FaultPlan>>) {
+    let conditions = &scenario.conditions;
+    let mut workspace = workspace.with_bash(conditions.bash.clone());
+    if let Some(shell) = &conditions.shell {
+        workspace = workspace.with_process(Arc::new(LocalProcess::with_shell(shell)));
+    }
+    if conditions.faults.is_empty() {
+        return (workspace, None);
+    }
+    let plan = FaultPlan::new(workspace.root(), conditions.faults.clone());
+    let workspace = workspace.with_wrapped_ops(
+        |fs| Arc::new(FaultFs::new(fs, Arc::clone(&plan))),
+        |process| Arc::new(FaultProcess::new(process, Arc::clone(&plan))),
+    );
+    (workspace, Some(plan))
+}
+
+/// The scenario's temporary workspace, built, its logs directory, a
+/// registry over them, and the plan of its injected faults.
+async fn prepare(scenario: &Scenario) -> Result<(Dirs, Registry, Option<Arc<FaultPlan>>), Failure> {
     let cannot_create = |what: &str, err: std::io::Error| {
         whole(
             "workspace",
@@ -373,6 +435,7 @@ async fn prepare(scenario: &Scenario) -> Result<(Dirs, Registry), Failure> {
         .map_err(|err| whole("workspace", "a usable workspace", err.to_string()))?
         .with_confine(scenario.confine)
         .with_scratch(scratch);
+    let (workspace, faults) = with_conditions(workspace, scenario);
     let registry = Registry::builder(workspace)
         .limits(scenario.limits.clone())
         .allow(scenario.tools.iter().cloned())
@@ -384,6 +447,7 @@ async fn prepare(scenario: &Scenario) -> Result<(Dirs, Registry), Failure> {
             scratch: logs,
         },
         registry,
+        faults,
     ))
 }
 

@@ -148,7 +148,10 @@ pub fn check(input: &CheckInput<'_>) -> CheckOutput {
         .collect();
     for (id, check) in &input.scenario.call_checks {
         match results.get(id.as_str()) {
-            Some(record) => call_checks(input, id, check, &record.result, record.updates, &mut out),
+            Some(record) => {
+                call_checks(input, id, check, &record.result, record.updates, &mut out);
+                cancelled_check(&mut out.failures, check, record);
+            }
             // A retry that was not needed is not a failure.
             None if check.retry => {}
             None => out.failures.push(Failure::new(
@@ -163,6 +166,33 @@ pub fn check(input: &CheckInput<'_>) -> CheckOutput {
     order_check(input, &mut out.failures);
     stats_checks(input, &mut out.failures);
     out
+}
+
+/// `cancelled`: whether the run's cancellation reached the call.
+fn cancelled_check(
+    failures: &mut Vec<Failure>,
+    check: &CallCheck,
+    record: &crate::agent::CallRecord,
+) {
+    let Some(want) = check.expect.cancelled else {
+        return;
+    };
+    if want == record.cancelled {
+        return;
+    }
+    let state = |cancelled: bool| {
+        either(
+            cancelled,
+            "a call the cancellation reached",
+            "a call that ended before any cancellation",
+        )
+    };
+    failures.push(Failure::new(
+        Some(check.label.as_str()),
+        "cancelled",
+        state(want),
+        format!("{}: {}", state(record.cancelled), record.result.text()),
+    ));
 }
 
 /// The loop's own contract, checked on every scenario.

@@ -34,6 +34,7 @@ use crate::tools::ALL_TOOL_NAMES;
 use crate::tools::Limits;
 use crate::tools::Preset;
 
+use super::conditions;
 use super::de;
 use super::de::DeProblem;
 pub use super::de::closest;
@@ -384,6 +385,23 @@ pub struct Scenario {
     pub tokenizer: Option<String>,
     /// For an imported session: the recorded results to compare with.
     pub replay: Option<ReplayPlan>,
+    /// The conditions it runs under: faults, bash, cancellations.
+    pub conditions: Conditions,
+}
+
+/// What a scenario runs under besides its workspace: injected faults
+/// (`faults:`), bash's configuration (`bash:`), scripted cancellations
+/// (`cancel_after_ms:`).
+#[derive(Clone, Debug, Default)]
+pub struct Conditions {
+    /// Injected faults, in order.
+    pub faults: Vec<crate::tools::ops::FaultRule>,
+    /// How bash runs its commands.
+    pub bash: crate::tools::BashConfig,
+    /// The shell bash runs commands with, if not the default.
+    pub shell: Option<PathBuf>,
+    /// Scripted cancellations by call id.
+    pub cancel_after: BTreeMap<String, Duration>,
 }
 
 /// Loads every scenario of a file: the valid ones, and every problem of
@@ -504,6 +522,8 @@ struct Validator<'a> {
     base_dir: PathBuf,
     /// Recorded results by call id.
     recorded: BTreeMap<String, Recorded>,
+    /// `cancel_after_ms` by call id, and where each was written.
+    cancel_after: BTreeMap<String, (Duration, Vec<Seg>)>,
 }
 
 impl<'a> Validator<'a> {
@@ -518,6 +538,7 @@ impl<'a> Validator<'a> {
             call_labels: BTreeMap::new(),
             base_dir: PathBuf::new(),
             recorded: BTreeMap::new(),
+            cancel_after: BTreeMap::new(),
         }
     }
 
@@ -714,6 +735,7 @@ impl<'a> Validator<'a> {
         let steps = self.script(&doc.model);
         let workspace = self.workspace(&doc.workspace, suite);
         let run_check = self.run_check(&doc.expect);
+        let conditions = self.conditions(&doc);
         let replay_timeout = doc.replay.as_ref().and_then(|r| r.timeout);
         self.seconds_in_range(&[k("replay"), k("timeout")], replay_timeout);
         let timeout = replay_timeout
@@ -744,6 +766,49 @@ impl<'a> Validator<'a> {
                 .unwrap_or(Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS)),
             tokenizer: suite.doc.tokenizer.clone(),
             replay,
+            conditions,
+        }
+    }
+
+    /// `faults:`, `bash:` and the calls' `cancel_after_ms`, which must be
+    /// in the last step (the run ends with it).
+    fn conditions(&mut self, doc: &ScenarioDoc) -> Conditions {
+        let (faults, problems) = conditions::faults(&doc.faults);
+        for (at, message) in problems {
+            self.problem(&at, message);
+        }
+        let (bash, shell) = match &doc.bash {
+            Some(spec) => {
+                let (config, shell, problems) = conditions::bash(spec, is_inside);
+                for (at, message) in problems {
+                    self.problem(&at, message);
+                }
+                (config, shell)
+            }
+            None => Default::default(),
+        };
+        let last = doc.model.len().saturating_sub(1);
+        let mut cancel_after = BTreeMap::new();
+        for (id, (after, at)) in std::mem::take(&mut self.cancel_after) {
+            if let Some(Seg::Index(step)) = at.get(1)
+                && *step != last
+            {
+                self.problem_at_key(
+                    &at,
+                    format!(
+                        "step {}: the run ends when this call is cancelled, so the steps after \
+                         it would never run; make it the last step",
+                        step + 1
+                    ),
+                );
+            }
+            cancel_after.insert(id, after);
+        }
+        Conditions {
+            faults,
+            bash,
+            shell,
+            cancel_after,
         }
     }
 
@@ -798,6 +863,7 @@ impl<'a> Validator<'a> {
             capture: step.capture.clone(),
             retry: step.retry.clone(),
             recorded: step.recorded.clone(),
+            cancel_after_ms: step.cancel_after_ms,
         };
         let call = self.call(
             &spec,
@@ -813,8 +879,15 @@ impl<'a> Validator<'a> {
 
     /// The keys a step has that only a call takes, in the order written.
     fn call_keys_of(&self, at: &[Seg]) -> Vec<&'static str> {
-        const CALL_KEYS: [&str; 7] = [
-            "id", "args", "raw_args", "expect", "capture", "retry", "recorded",
+        const CALL_KEYS: [&str; 8] = [
+            "id",
+            "args",
+            "raw_args",
+            "expect",
+            "capture",
+            "retry",
+            "recorded",
+            "cancel_after_ms",
         ];
         let Some(Node {
             kind: Kind::Map(entries),
@@ -975,6 +1048,7 @@ impl<'a> Validator<'a> {
         if let Some(recorded) = &spec.recorded {
             self.recorded_result(&id, recorded, at, &label);
         }
+        self.cancel_after_of(spec, at, &id, &label, retry);
         let retries = self.retries(spec, at, &id, &label, extra_vars, &captures, retry);
         FauxCall {
             id,
@@ -982,6 +1056,40 @@ impl<'a> Validator<'a> {
             args,
             captures,
             retry: retries,
+        }
+    }
+
+    /// A call's `cancel_after_ms`: in range, not on a retry, and without
+    /// retries of its own (the run ends with the call).
+    fn cancel_after_of(&mut self, spec: &CallSpec, at: &[Seg], id: &str, label: &str, retry: bool) {
+        let Some(ms) = spec.cancel_after_ms else {
+            return;
+        };
+        let key = join(at, [k("cancel_after_ms")]);
+        if retry {
+            self.problem_at_key(
+                &key,
+                format!(
+                    "{label}: a retry cannot be cancelled; put `cancel_after_ms` on a call of the \
+                     last step"
+                ),
+            );
+            return;
+        }
+        if spec.retry.is_some() {
+            self.problem_at_key(
+                &join(at, [k("retry")]),
+                format!(
+                    "{label}: the run ends when this call is cancelled, so its `retry` would never \
+                     be sent"
+                ),
+            );
+        }
+        match conditions::cancel_after(ms) {
+            Ok(after) => {
+                self.cancel_after.insert(id.to_owned(), (after, key));
+            }
+            Err(message) => self.problem(&key, message),
         }
     }
 

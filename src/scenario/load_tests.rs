@@ -91,7 +91,7 @@ fn unknown_keys_are_located_with_a_hint() {
         errors,
         vec![
             "s/x.yaml:4:5: model[0]: unknown field `agrs`, expected one of `call`, `parallel`, \
-             `say`, `id`, `args`, `raw_args`, `expect`, `capture`, `retry`, `recorded`; did you mean `args`?"
+             `say`, `id`, `args`, `raw_args`, `expect`, `capture`, `retry`, `recorded`, `cancel_after_ms`; did you mean `args`?"
         ]
     );
 }
@@ -235,7 +235,7 @@ fn a_broken_stream_keeps_the_documents_before_the_break() {
         errors,
         [
             "s/x.yaml:4:1: unknown field ``, expected one of `name`, `description`, `tags`, \
-             `tools`, `limits`, `confine`, `system`, `workspace`, `model`, `expect`, `skip`, `replay`",
+             `tools`, `limits`, `confine`, `system`, `workspace`, `model`, `expect`, `skip`, `replay`, `faults`, `bash`",
             "s/x.yaml:4:1: missing field `model`; give the faux model's script, `model:` with at \
              least one step",
             "s/x.yaml:7:1: YAML syntax error: while parsing a flow sequence, expected ',' or ']'; \

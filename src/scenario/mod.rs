@@ -24,6 +24,7 @@
 //! | [`replay`] | `recorded:`, `replay:` and `git_checkout` of imported sessions |
 
 pub mod check;
+pub mod conditions;
 pub mod de;
 pub mod exact;
 pub mod figures;

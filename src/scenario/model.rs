@@ -60,6 +60,11 @@ pub struct ScenarioDoc {
     pub skip: Option<String>,
     /// An imported session's settings (docs/replay.md).
     pub replay: Option<ReplaySpec>,
+    /// Operations that fail, stall or stop part way (injected faults).
+    #[serde(default)]
+    pub faults: Vec<FaultSpec>,
+    /// How bash runs its commands.
+    pub bash: Option<BashSpec>,
 }
 
 /// The suite file, `harness.yaml`: defaults for every scenario below it.
@@ -168,6 +173,10 @@ pub struct StepSpec {
     pub retry: Option<CallList>,
     /// The result recorded for this call in a replayed session.
     pub recorded: Option<RecordedSpec>,
+    /// Cancel the run this many milliseconds after the call starts, as a
+    /// user's Esc would; the run ends there.
+    #[schemars(range(min = 1, max = 86400000))]
+    pub cancel_after_ms: Option<u64>,
 }
 
 /// One call (inside `parallel` or `retry`).
@@ -191,6 +200,9 @@ pub struct CallSpec {
     pub retry: Option<CallList>,
     /// The result recorded for this call in a replayed session.
     pub recorded: Option<RecordedSpec>,
+    /// Cancel the run this many milliseconds after the call starts.
+    #[schemars(range(min = 1, max = 86400000))]
+    pub cancel_after_ms: Option<u64>,
 }
 
 /// Checks on one call's result.
@@ -229,6 +241,8 @@ pub struct CallExpect {
     pub details_at: Option<BTreeMap<String, DetailCheck>>,
     /// The number of image blocks, or checks on each of them in order.
     pub images: Option<ImagesExpect>,
+    /// The run's cancellation reached the call (true) or not (false).
+    pub cancelled: Option<bool>,
 }
 
 /// `updates: { min, max, contains, last_contains }`.
@@ -406,6 +420,56 @@ pub struct StringList(pub Vec<String>);
 /// One call or a list of calls.
 #[derive(Clone, Debug, Default)]
 pub struct CallList(pub Vec<CallSpec>);
+
+/// One injected fault: which operations, and what happens to them.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(transform = fault_rules)]
+pub struct FaultSpec {
+    /// The operation: read, write, create, rename, list, metadata, exec.
+    #[schemars(extend("enum" = ["read", "write", "create", "rename", "list", "metadata", "exec"]))]
+    pub op: String,
+    /// A glob of paths relative to the workspace (`*` stays in one
+    /// directory, `**` crosses them); default: every path.
+    pub path: Option<String>,
+    /// An error name (EACCES, ENOENT, ENOSPC, EIO, EROFS, EISDIR, …) or
+    /// any message.
+    pub error: Option<String>,
+    /// Stall this long before the operation (at most 600000).
+    #[schemars(range(max = 600000))]
+    pub delay_ms: Option<u64>,
+    /// read and create: the stream stops with the error after this many
+    /// bytes.
+    #[schemars(range(max = 4294967296u64))]
+    pub after_bytes: Option<u64>,
+    /// Only the first this many matching operations (default: all).
+    #[schemars(range(min = 1, max = 1000000000))]
+    pub times: Option<u64>,
+}
+
+/// How bash runs its commands in a scenario.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashSpec {
+    /// Environment variables set for every command.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Text run before every command (`PREFIX` newline `COMMAND`).
+    pub command_prefix: Option<String>,
+    /// The absolute path of the shell to run commands with.
+    pub shell: Option<String>,
+    /// The working directory, relative to the workspace (no `..`).
+    #[schemars(extend("not" = {"pattern": r"^$|^/|(^|/)\.\.(/|$)"}))]
+    pub cwd: Option<String>,
+}
+
+/// A fault does something: `error`, `delay_ms` or both.
+fn fault_rules(schema: &mut Schema) {
+    schema.insert(
+        "anyOf".to_owned(),
+        serde_json::json!([{"required": ["error"]}, {"required": ["delay_ms"]}]),
+    );
+}
 
 // ---------------------------------------------------------------------------
 // Hand-written deserialisers for the two-way values.
@@ -619,7 +683,8 @@ fn step_rules(schema: &mut Schema) {
     args_or_raw_args(schema);
     let no_call_keys = serde_json::json!({
         "id": false, "args": false, "raw_args": false,
-        "expect": false, "capture": false, "retry": false, "recorded": false
+        "expect": false, "capture": false, "retry": false, "recorded": false,
+        "cancel_after_ms": false
     });
     schema.insert(
         "oneOf".to_owned(),

@@ -35,6 +35,7 @@ use super::file_kind::shell_quote;
 use super::file_kind::sniff_binary;
 use super::file_kind::sniff_image;
 use super::fs_error::describe_io_error;
+use super::image;
 use super::task::run_blocking;
 use super::truncate::HeadTruncator;
 use super::truncate::TruncatedBy;
@@ -44,8 +45,6 @@ use super::workspace::Lookup;
 
 /// Bytes examined to tell text from binary (D2).
 pub const SNIFF_BYTES: usize = 8 * 1024;
-/// Largest base64 payload inlined as an image (pi's 4.5 MiB).
-pub const MAX_IMAGE_BASE64: usize = 4_718_592;
 const CHUNK: usize = 256 * 1024;
 
 /// The `read` tool.
@@ -119,12 +118,23 @@ const LOOKUP: Lookup = Lookup {
 };
 
 /// `details` of an image, inlined or not.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 struct ImageDetails {
+    /// The type sent (the file's when nothing was sent).
     mime_type: &'static str,
+    /// The file's size.
     bytes: u64,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     omitted: bool,
+    /// The file's type, when another was sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    converted_from: Option<&'static str>,
+    /// `[width, height]` of the file's image, when it was resized.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resized_from: Option<[u32; 2]>,
+    /// `[width, height]` of the image sent, when it was resized.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resized_to: Option<[u32; 2]>,
 }
 
 /// `details` of a refused binary file.
@@ -164,7 +174,7 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         .map_err(|err| ToolError::failed(describe_io_error("read", &display, &err)))?;
 
     if let Some(image) = sniff_image(&head) {
-        return read_image(image, &mut file, head, meta.len, &display);
+        return read_image(image, &mut file, head, meta.len, &display, ctx);
     }
     if let Some(kind) = sniff_binary(&head) {
         return Err(binary_error(kind, meta.len, &display));
@@ -208,61 +218,80 @@ fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> std::io::Resul
 }
 
 fn read_image(
-    image: ImageKind,
+    kind: ImageKind,
     file: &mut Box<dyn Read + Send>,
     mut data: Vec<u8>,
     len: u64,
     display: &str,
+    ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    let mime = image.mime_type();
-    if image == ImageKind::Bmp {
-        return Err(ToolError::failed_with_facts(
-            format!(
-                "Cannot inline {display}: it is a BMP image ({}), and only PNG, JPEG, GIF and \
-                 WebP can be sent as images. Convert it first, e.g. with bash: convert {} out.png",
-                format_size(usize::try_from(len).unwrap_or(usize::MAX)),
-                shell_quote(display)
-            ),
-            &ImageDetails {
-                mime_type: mime,
-                bytes: len,
-                omitted: false,
-            },
-        ));
-    }
-    let encoded_len = usize::try_from(len.div_ceil(3) * 4).unwrap_or(usize::MAX);
-    if encoded_len > MAX_IMAGE_BASE64 {
-        return ToolOutput::text(format!(
-            "Read image file [{mime}]\n[Image omitted: {display} is {}, over the {} inline image \
-             limit, and this tool does not resize images. Make a smaller copy with bash (e.g. \
-             convert {} -resize 50% small.png) and read that.]",
+    let mime = kind.mime_type();
+    let too_large = |len: u64| {
+        ToolOutput::text(format!(
+            "Read image file [{mime}]\n[Image omitted: {display} is {}, too large to convert or \
+             resize (the limit is {}). Make a smaller copy with bash (e.g. convert {} -resize 50% \
+             small.png) and read that.]",
             format_size(usize::try_from(len).unwrap_or(usize::MAX)),
-            format_size(MAX_IMAGE_BASE64 / 4 * 3),
+            format_size(usize::try_from(image::MAX_DECODE_BYTES).unwrap_or(usize::MAX)),
             shell_quote(display)
         ))
         .with_facts(&ImageDetails {
             mime_type: mime,
             bytes: len,
             omitted: true,
-        });
+            ..ImageDetails::default()
+        })
+    };
+    if len > image::MAX_DECODE_BYTES {
+        return too_large(len);
     }
-    file.read_to_end(&mut data)
+    // The file may have grown since it was looked at: never more than the
+    // decoding limit in memory.
+    file.take(image::MAX_DECODE_BYTES + 1 - data.len() as u64)
+        .read_to_end(&mut data)
         .map_err(|err| ToolError::failed(describe_io_error("read", display, &err)))?;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(&data);
-    Ok(ToolOutput {
-        content: vec![
-            Content::text(format!("Read image file [{mime}]")),
-            Content::Image {
-                data: encoded,
-                mime_type: mime.to_owned(),
-            },
-        ],
-        details: Some(facts_value(&ImageDetails {
-            mime_type: mime,
-            bytes: data.len() as u64,
-            omitted: false,
-        })?),
-    })
+    let len = data.len() as u64;
+    if len > image::MAX_DECODE_BYTES {
+        return too_large(len);
+    }
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::cancelled());
+    }
+    match image::prepare(kind, data) {
+        Ok(prepared) => {
+            let mut text = format!("Read image file [{}]", prepared.mime);
+            for note in prepared.notes() {
+                text.push('\n');
+                text.push_str(&note);
+            }
+            let details = ImageDetails {
+                mime_type: prepared.mime,
+                bytes: len,
+                omitted: false,
+                converted_from: prepared.converted_from,
+                resized_from: prepared.resized.map(|((w, h), _)| [w, h]),
+                resized_to: prepared.resized.map(|(_, (w, h))| [w, h]),
+            };
+            let encoded = base64::engine::general_purpose::STANDARD.encode(&prepared.data);
+            Ok(ToolOutput {
+                content: vec![
+                    Content::text(text),
+                    Content::Image {
+                        data: encoded,
+                        mime_type: prepared.mime.to_owned(),
+                    },
+                ],
+                details: Some(facts_value(&details)?),
+            })
+        }
+        Err(omitted) => ToolOutput::text(format!("Read image file [{mime}]\n{}", omitted.note()))
+            .with_facts(&ImageDetails {
+                mime_type: mime,
+                bytes: len,
+                omitted: true,
+                ..ImageDetails::default()
+            }),
+    }
 }
 
 fn binary_error(kind: BinaryKind, len: u64, display: &str) -> ToolError {

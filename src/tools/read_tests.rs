@@ -271,21 +271,41 @@ async fn images_come_back_as_image_blocks_by_magic_bytes() {
 }
 
 #[tokio::test]
-async fn bmp_is_refused_with_a_conversion_hint() {
+async fn a_bmp_is_sent_as_png_with_pi_s_note() {
     let h = Harness::memory();
-    let mut bmp = b"BM".to_vec();
-    bmp.extend_from_slice(&70u32.to_le_bytes());
-    bmp.extend_from_slice(&[0; 4]);
-    bmp.extend_from_slice(&54u32.to_le_bytes());
-    bmp.extend_from_slice(&40u32.to_le_bytes());
-    bmp.extend_from_slice(&[1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 24, 0]);
-    bmp.resize(70, 0);
-    h.add_file("x.bmp", bmp);
+    let pixels =
+        image::RgbImage::from_fn(2, 2, |x, y| image::Rgb([x as u8 * 200, y as u8 * 200, 7]));
+    let mut bmp = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(pixels.clone())
+        .write_to(&mut bmp, image::ImageFormat::Bmp)
+        .unwrap();
+    let bmp = bmp.into_inner();
+    h.add_file("x.bmp", bmp.clone());
     let r = h.call("read", json!({"path": "x.bmp"})).await;
-    assert!(r.is_error);
-    assert!(
-        r.text()
-            .starts_with("Cannot inline x.bmp: it is a BMP image (70B)")
+    assert!(!r.is_error);
+    assert_eq!(
+        r.content[0],
+        Content::text(
+            "Read image file [image/png]\n[Image converted from image/bmp to image/png.]"
+        )
+    );
+    let Content::Image { data, mime_type } = &r.content[1] else {
+        panic!("expected an image, got {:?}", r.content[1]);
+    };
+    use base64::Engine;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    assert_eq!(
+        (
+            mime_type.as_str(),
+            image::load_from_memory(&png).unwrap().to_rgb8()
+        ),
+        ("image/png", pixels)
+    );
+    assert_eq!(
+        r.details,
+        Some(json!({"mime_type": "image/png", "bytes": bmp.len(), "converted_from": "image/bmp"}))
     );
 }
 

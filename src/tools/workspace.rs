@@ -44,6 +44,24 @@ pub struct Workspace {
     process: Arc<dyn ProcessOps>,
     policy: PathPolicy,
     scratch: Scratch,
+    bash: BashConfig,
+}
+
+/// How `bash` runs its commands in a workspace: extra environment, a
+/// prefix before every command, and a working directory below the root.
+/// The shell itself is the [`ProcessOps`]' business
+/// ([`LocalProcess::with_shell`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BashConfig {
+    /// Variables set for every command, on top of the inherited ones.
+    pub env: Vec<(String, String)>,
+    /// Text run before every command: the shell gets
+    /// `{command_prefix}\n{command}` (pi's `commandPrefix`).
+    pub command_prefix: Option<String>,
+    /// The working directory, relative to the root (default: the root). It
+    /// is resolved like a path argument, so while confinement is on it
+    /// cannot lead out of the workspace.
+    pub cwd: Option<String>,
 }
 
 /// How [`Scratch`] names the files it creates.
@@ -193,6 +211,7 @@ impl Workspace {
             process: Arc::new(LocalProcess::default()),
             policy,
             scratch: Scratch::system_temp(),
+            bash: BashConfig::default(),
         })
     }
 
@@ -213,6 +232,7 @@ impl Workspace {
             process,
             policy,
             scratch,
+            bash: BashConfig::default(),
         })
     }
 
@@ -227,6 +247,45 @@ impl Workspace {
     pub fn with_scratch(mut self, scratch: Scratch) -> Self {
         self.scratch = scratch;
         self
+    }
+
+    /// Runs every operation through wrappers: `fs` wraps each file-system
+    /// backend (the one tools open files with, the one paths are checked
+    /// with, and the scratch directory's), `process` the process
+    /// operations. For injected faults ([`super::ops::FaultFs`]) or
+    /// tracing.
+    pub fn with_wrapped_ops(
+        mut self,
+        fs: impl Fn(Arc<dyn FsOps>) -> Arc<dyn FsOps>,
+        process: impl FnOnce(Arc<dyn ProcessOps>) -> Arc<dyn ProcessOps>,
+    ) -> Self {
+        self.fs = fs(Arc::clone(&self.fs));
+        self.ambient = self.ambient.take().map(&fs);
+        self.scratch = Scratch::new(
+            fs(Arc::clone(&self.scratch.fs)),
+            self.scratch.dir.clone(),
+            self.scratch.names,
+        );
+        self.process = process(Arc::clone(&self.process));
+        self
+    }
+
+    /// Runs commands through `process` (e.g. a [`LocalProcess`] with a
+    /// shell of one's choice).
+    pub fn with_process(mut self, process: Arc<dyn ProcessOps>) -> Self {
+        self.process = process;
+        self
+    }
+
+    /// Sets how `bash` runs its commands.
+    pub fn with_bash(mut self, bash: BashConfig) -> Self {
+        self.bash = bash;
+        self
+    }
+
+    /// How `bash` runs its commands.
+    pub fn bash(&self) -> &BashConfig {
+        &self.bash
     }
 
     /// The file-system operations tools open files with: confined to the

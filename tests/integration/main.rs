@@ -11,6 +11,7 @@ mod checks;
 mod ci_recipes;
 mod cli;
 mod cli_support;
+mod conditions;
 mod confinement;
 mod coverage;
 mod determinism;

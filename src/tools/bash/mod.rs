@@ -190,12 +190,7 @@ impl Tool for BashTool {
                 }
             })
         };
-        let request = ExecRequest {
-            command: args.command,
-            cwd: ctx.workspace.root().to_path_buf(),
-            timeout: timeout.map(Duration::from_secs_f64),
-            env: Vec::new(),
-        };
+        let request = request(&ctx, args.command, timeout)?;
         let exec = ctx
             .workspace
             .process()
@@ -205,6 +200,36 @@ impl Tool for BashTool {
         let end = end.map_err(|err| ToolError::failed(err.to_string()))?;
         outcome(end, snapshot, timeout)
     }
+}
+
+/// The command as the workspace's [`BashConfig`](super::BashConfig) says
+/// to run it: after the prefix (pi's `commandPrefix`, §bash.2), in the
+/// configured directory (resolved like a path argument, so confined), with
+/// the configured variables.
+fn request(
+    ctx: &ToolContext,
+    command: String,
+    timeout: Option<f64>,
+) -> Result<ExecRequest, ToolError> {
+    let config = ctx.workspace.bash();
+    let cwd = match &config.cwd {
+        Some(dir) => ctx.workspace.resolve(dir)?.real,
+        None => ctx.workspace.root().to_path_buf(),
+    };
+    let command = match &config.command_prefix {
+        Some(prefix) => format!("{prefix}\n{command}"),
+        None => command,
+    };
+    Ok(ExecRequest {
+        command,
+        cwd,
+        timeout: timeout.map(Duration::from_secs_f64),
+        env: config
+            .env
+            .iter()
+            .map(|(key, value)| (key.into(), value.into()))
+            .collect(),
+    })
 }
 
 /// Checks the call's timeout, or takes the configured default (§bash.3.1).

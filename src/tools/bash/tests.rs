@@ -950,6 +950,78 @@ async fn a_shell_that_cannot_start_is_named_with_the_cause() {
     );
 }
 
+fn registry_with_bash(dir: &Path, config: crate::tools::BashConfig) -> Registry {
+    let workspace = Workspace::local(dir).unwrap().with_bash(config);
+    Registry::builder(workspace).build().unwrap()
+}
+
+async fn run_bash(registry: &Registry, command: &str) -> ToolResult {
+    let call = ToolCall::new("c1", "bash", json!({ "command": command }));
+    registry
+        .dispatch(&call, CancellationToken::new(), UpdateSink::discard())
+        .await
+}
+
+#[tokio::test]
+async fn the_configured_prefix_env_and_directory_apply_to_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("sub/dir")).unwrap();
+    let config = crate::tools::BashConfig {
+        env: vec![("GREETING".to_owned(), "hello there".to_owned())],
+        command_prefix: Some("echo prefixed; shopt -s expand_aliases".to_owned()),
+        cwd: Some("sub/dir".to_owned()),
+    };
+    let registry = registry_with_bash(dir.path(), config);
+    let r = run_bash(&registry, "echo \"$GREETING\"; basename \"$PWD\"").await;
+    assert!(!r.is_error, "{}", r.text());
+    assert_eq!(r.text(), "prefixed\nhello there\ndir\n");
+}
+
+#[tokio::test]
+async fn a_configured_directory_cannot_lead_out_of_a_confined_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+    let config = crate::tools::BashConfig {
+        cwd: Some("out".to_owned()),
+        ..crate::tools::BashConfig::default()
+    };
+    let registry = registry_with_bash(dir.path(), config);
+    let r = run_bash(&registry, "pwd").await;
+    let (root, target) = (
+        std::fs::canonicalize(dir.path()).unwrap(),
+        std::fs::canonicalize(outside.path()).unwrap(),
+    );
+    assert_eq!(
+        (r.is_error, r.text()),
+        (
+            true,
+            format!(
+                "Path \"out\" is outside the workspace: it resolves to {} through a symlink, but \
+                 tools may only touch files under the workspace root {}. Use a path relative to \
+                 the workspace root.",
+                target.display(),
+                root.display()
+            )
+        )
+    );
+    let missing = crate::tools::BashConfig {
+        cwd: Some("nowhere".to_owned()),
+        ..crate::tools::BashConfig::default()
+    };
+    let r = run_bash(&registry_with_bash(dir.path(), missing), "pwd").await;
+    assert_eq!(
+        (r.is_error, r.text()),
+        (
+            true,
+            format!(
+                "Working directory does not exist: {}\nCannot execute bash commands.",
+                root.join("nowhere").display()
+            )
+        )
+    );
+}
+
 // ---------------------------------------------------------------- updates
 
 #[tokio::test]

@@ -11,12 +11,15 @@
 //! process's own reach (`confine: false`); [`MemoryFs`] is an in-memory
 //! tree for tests and for embedders that want a sandbox without a disk. A
 //! remote backend (SSH, a container) implements the same two traits.
+//! [`FaultFs`] and [`FaultProcess`] wrap any of them to inject failures,
+//! stalls and partial transfers per a list of [`FaultRule`]s.
 //!
 //! The file-system trait is synchronous: tools call it from blocking tasks
 //! where the work can be large (grep, long reads). Process execution is
 //! asynchronous because it streams.
 
 mod confined;
+mod faults;
 mod local;
 mod memory;
 pub(crate) mod process;
@@ -36,6 +39,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub use confined::ConfinedFs;
+pub use faults::FaultError;
+pub use faults::FaultFs;
+pub use faults::FaultOp;
+pub use faults::FaultPlan;
+pub use faults::FaultProcess;
+pub use faults::FaultRule;
+pub use faults::MAX_FAULT_DELAY;
 pub use local::LocalFs;
 pub use memory::MemoryFs;
 pub use process::LocalProcess;

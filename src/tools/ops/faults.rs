@@ -1,0 +1,601 @@
+//! Injected faults: [`FaultFs`] and [`FaultProcess`] wrap any [`FsOps`]
+//! and [`ProcessOps`] and make chosen operations fail, stall, or stop
+//! after part of their bytes, as a full disk, a locked file or a shell
+//! that cannot be started would.
+//!
+//! A [`FaultRule`] names an operation ([`FaultOp`]), optionally a glob of
+//! paths relative to the workspace root, and what happens: an OS error
+//! ([`FaultError::Os`], an `io::Error` built from the raw error number,
+//! so its kind and text are the ones the real call would give) or one with
+//! a message of one's own; a stall before the operation (`delay`); a
+//! stream that stops after `after_bytes` bytes (reads and created files);
+//! and how many matching operations it applies to (`times`). The first
+//! rule that matches an operation and has uses left applies; the others
+//! are not consulted.
+//!
+//! Every rule list is shared by a [`FaultPlan`], which also ends stalls
+//! early: [`FaultPlan::interrupt`] (called when a run is cancelled or over)
+//! wakes every stalled operation, which then goes on as it would have
+//! after the full stall. An interrupted stall changes only how long the
+//! caller waited, never what it sees.
+
+use std::fmt;
+use std::io;
+use std::io::Read;
+use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Condvar;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use std::time::Instant;
+
+use globset::GlobBuilder;
+use globset::GlobMatcher;
+use tokio_util::sync::CancellationToken;
+
+use super::BoxFuture;
+use super::DataSink;
+use super::DirEntry;
+use super::ExecEnd;
+use super::ExecRequest;
+use super::FsOps;
+use super::Metadata;
+use super::ProcessOps;
+
+/// The longest stall a rule may ask for: ten minutes.
+pub const MAX_FAULT_DELAY: Duration = Duration::from_secs(600);
+
+/// An operation a rule applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FaultOp {
+    /// Opening a file for reading, and reading it ([`FsOps::open`],
+    /// [`FsOps::read`], [`FsOps::read_capped`]).
+    Read,
+    /// Writing a whole file ([`FsOps::write`]: write and edit).
+    Write,
+    /// Creating a directory or a new file ([`FsOps::create_dir_all`],
+    /// [`FsOps::create_new`] and the temporary and numbered files made
+    /// with it: bash's full-output log).
+    Create,
+    /// The rename that ends a write ([`FsOps::write`] replaces a file by
+    /// renaming a new one over it): the write fails and the file keeps its
+    /// old contents.
+    Rename,
+    /// Listing a directory ([`FsOps::read_dir`]).
+    List,
+    /// Looking a path up ([`FsOps::metadata`],
+    /// [`FsOps::symlink_metadata`], [`FsOps::canonicalize`],
+    /// [`FsOps::read_link`]); path checks go through these too.
+    Metadata,
+    /// Running a command ([`ProcessOps::exec`]); has no path.
+    Exec,
+}
+
+impl FaultOp {
+    /// Every operation, in the order the names are listed.
+    pub const ALL: [FaultOp; 7] = [
+        FaultOp::Read,
+        FaultOp::Write,
+        FaultOp::Create,
+        FaultOp::Rename,
+        FaultOp::List,
+        FaultOp::Metadata,
+        FaultOp::Exec,
+    ];
+
+    /// The operation's name: `read`, `write`, `create`, `rename`, `list`,
+    /// `metadata`, `exec`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultOp::Read => "read",
+            FaultOp::Write => "write",
+            FaultOp::Create => "create",
+            FaultOp::Rename => "rename",
+            FaultOp::List => "list",
+            FaultOp::Metadata => "metadata",
+            FaultOp::Exec => "exec",
+        }
+    }
+
+    /// The operation named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// Whether `after_bytes` means something for this operation: a stream
+    /// that stops part of the way (reading, and writing a created file).
+    pub fn streams(self) -> bool {
+        matches!(self, FaultOp::Read | FaultOp::Create)
+    }
+}
+
+impl fmt::Display for FaultOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error numbers a rule may name, by their C names.
+const ERRNOS: [(&str, i32); 16] = [
+    ("EACCES", libc::EACCES),
+    ("EPERM", libc::EPERM),
+    ("ENOENT", libc::ENOENT),
+    ("ENOSPC", libc::ENOSPC),
+    ("EDQUOT", libc::EDQUOT),
+    ("EIO", libc::EIO),
+    ("EROFS", libc::EROFS),
+    ("EISDIR", libc::EISDIR),
+    ("ENOTDIR", libc::ENOTDIR),
+    ("EEXIST", libc::EEXIST),
+    ("EBUSY", libc::EBUSY),
+    ("ETXTBSY", libc::ETXTBSY),
+    ("EMFILE", libc::EMFILE),
+    ("ENAMETOOLONG", libc::ENAMETOOLONG),
+    ("EAGAIN", libc::EAGAIN),
+    ("EXDEV", libc::EXDEV),
+];
+
+/// What a failing operation returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FaultError {
+    /// The OS error with this number (`libc::ENOSPC`): the same
+    /// `io::Error` kind and text as the real failure.
+    Os(i32),
+    /// An error of kind [`Other`](io::ErrorKind::Other) with this text.
+    Message(String),
+}
+
+impl FaultError {
+    /// The names accepted by [`FaultError::errno`], in a fixed order.
+    pub fn errno_names() -> impl Iterator<Item = &'static str> {
+        ERRNOS.iter().map(|(name, _)| *name)
+    }
+
+    /// The error number called `name` (`"ENOSPC"`), if it is one of
+    /// [`FaultError::errno_names`].
+    pub fn errno(name: &str) -> Option<Self> {
+        ERRNOS
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, n)| FaultError::Os(*n))
+    }
+
+    /// The error, as the operation returns it.
+    pub fn to_io(&self) -> io::Error {
+        match self {
+            FaultError::Os(n) => io::Error::from_raw_os_error(*n),
+            FaultError::Message(text) => io::Error::other(text.clone()),
+        }
+    }
+}
+
+/// One rule: which operations, and what happens to them.
+#[derive(Clone, Debug)]
+pub struct FaultRule {
+    op: FaultOp,
+    glob: Option<(String, GlobMatcher)>,
+    error: Option<FaultError>,
+    delay: Option<Duration>,
+    after_bytes: Option<u64>,
+    times: Option<u64>,
+}
+
+impl FaultRule {
+    /// A rule for every `op` that changes nothing until told what to do.
+    pub fn new(op: FaultOp) -> Self {
+        Self {
+            op,
+            glob: None,
+            error: None,
+            delay: None,
+            after_bytes: None,
+            times: None,
+        }
+    }
+
+    /// Only paths matching `glob`, relative to the workspace root (`*`
+    /// stays inside one directory, `**` crosses them, `.` is the root).
+    /// Paths outside the workspace never match a rule with a glob.
+    pub fn with_path(mut self, glob: &str) -> Result<Self, globset::Error> {
+        let matcher = GlobBuilder::new(glob)
+            .literal_separator(true)
+            .build()?
+            .compile_matcher();
+        self.glob = Some((glob.to_owned(), matcher));
+        Ok(self)
+    }
+
+    /// The operation fails with `error` (after the stall, and after
+    /// `after_bytes` for a stream).
+    pub fn with_error(mut self, error: FaultError) -> Self {
+        self.error = Some(error);
+        self
+    }
+
+    /// The operation stalls this long first (at most
+    /// [`MAX_FAULT_DELAY`]).
+    pub fn with_delay(mut self, delay: Duration) -> Self {
+        self.delay = Some(delay.min(MAX_FAULT_DELAY));
+        self
+    }
+
+    /// A read or a created file's writes stop after this many bytes with
+    /// the rule's error (EIO when none is given); ignored by the other
+    /// operations.
+    pub fn with_after_bytes(mut self, bytes: u64) -> Self {
+        self.after_bytes = Some(bytes);
+        self
+    }
+
+    /// The rule applies to the first `times` matching operations only.
+    pub fn with_times(mut self, times: u64) -> Self {
+        self.times = Some(times);
+        self
+    }
+
+    /// The operation.
+    pub fn op(&self) -> FaultOp {
+        self.op
+    }
+
+    /// The glob as written.
+    pub fn path(&self) -> Option<&str> {
+        self.glob.as_ref().map(|(text, _)| text.as_str())
+    }
+
+    fn matches(&self, op: FaultOp, rel: Option<&Path>) -> bool {
+        if op != self.op {
+            return false;
+        }
+        match (&self.glob, rel) {
+            (None, _) => true,
+            (Some((_, glob)), Some(rel)) => glob.is_match(rel),
+            (Some(_), None) => false,
+        }
+    }
+}
+
+/// Two rules are equal when they say the same (the compiled glob aside).
+impl PartialEq for FaultRule {
+    fn eq(&self, other: &Self) -> bool {
+        self.op == other.op
+            && self.path() == other.path()
+            && self.error == other.error
+            && self.delay == other.delay
+            && self.after_bytes == other.after_bytes
+            && self.times == other.times
+    }
+}
+
+/// What one operation is to do: stall, fail, stop after some bytes.
+#[derive(Clone, Debug, Default)]
+struct Fault {
+    delay: Option<Duration>,
+    error: Option<FaultError>,
+    after_bytes: Option<u64>,
+}
+
+impl Fault {
+    /// The error a stream stops with.
+    fn stream_error(&self) -> io::Error {
+        self.error
+            .as_ref()
+            .unwrap_or(&FaultError::Os(libc::EIO))
+            .to_io()
+    }
+}
+
+/// The rules of one run, their uses so far, and the switch that ends
+/// stalls.
+#[derive(Debug)]
+pub struct FaultPlan {
+    root: PathBuf,
+    rules: Vec<(FaultRule, AtomicU64)>,
+    interrupted: Mutex<bool>,
+    wake: Condvar,
+    deadline: Mutex<Option<Instant>>,
+}
+
+impl FaultPlan {
+    /// The plan of `rules` over the workspace at `root` (its real path:
+    /// globs match paths relative to it).
+    pub fn new(root: impl Into<PathBuf>, rules: Vec<FaultRule>) -> Arc<Self> {
+        let rules = rules
+            .into_iter()
+            .map(|rule| {
+                let left = rule.times.unwrap_or(u64::MAX);
+                (rule, AtomicU64::new(left))
+            })
+            .collect();
+        Arc::new(Self {
+            root: root.into(),
+            rules,
+            interrupted: Mutex::new(false),
+            wake: Condvar::new(),
+            deadline: Mutex::new(None),
+        })
+    }
+
+    /// Every stall, now and later, ends by `deadline` at the latest: a
+    /// stall can block the very thread that would call
+    /// [`FaultPlan::interrupt`] when a run's time is up.
+    pub fn set_deadline(&self, deadline: Instant) {
+        *self.deadline.lock().unwrap_or_else(PoisonError::into_inner) = Some(deadline);
+    }
+
+    /// Ends every stall, now and later: the stalled operations go on at
+    /// once.
+    pub fn interrupt(&self) {
+        *self
+            .interrupted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = true;
+        self.wake.notify_all();
+    }
+
+    /// The fault for `op` on `path` (or on no path), using up one of the
+    /// first matching rule's uses.
+    fn take(&self, op: FaultOp, path: Option<&Path>) -> Option<Fault> {
+        let rel = path.and_then(|p| {
+            p.strip_prefix(&self.root).ok().map(|rel| {
+                if rel.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    rel
+                }
+            })
+        });
+        self.rules.iter().find_map(|(rule, left)| {
+            if !rule.matches(op, rel) {
+                return None;
+            }
+            left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .ok()?;
+            Some(Fault {
+                delay: rule.delay,
+                error: rule.error.clone(),
+                after_bytes: rule.after_bytes.filter(|_| op.streams()),
+            })
+        })
+    }
+
+    /// Blocks for `delay`, or until [`FaultPlan::interrupt`] or the
+    /// deadline.
+    fn stall(&self, delay: Duration) {
+        let deadline = *self.deadline.lock().unwrap_or_else(PoisonError::into_inner);
+        let delay = match deadline {
+            Some(deadline) => delay.min(deadline.saturating_duration_since(Instant::now())),
+            None => delay,
+        };
+        let guard = self
+            .interrupted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let _ = self
+            .wake
+            .wait_timeout_while(guard, delay, |interrupted| !*interrupted)
+            .unwrap_or_else(PoisonError::into_inner);
+    }
+
+    /// Applies `op`'s fault, if any: stalls, then fails for a fault that
+    /// does not stream; returns what is left for a stream.
+    fn before(&self, op: FaultOp, path: Option<&Path>) -> io::Result<Option<Fault>> {
+        let Some(fault) = self.take(op, path) else {
+            return Ok(None);
+        };
+        if let Some(delay) = fault.delay {
+            self.stall(delay);
+        }
+        match (&fault.error, fault.after_bytes) {
+            (_, Some(_)) => Ok(Some(fault)),
+            (Some(error), None) => Err(error.to_io()),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
+/// File-system operations that fail per a [`FaultPlan`], and otherwise
+/// are `inner`'s.
+#[derive(Debug)]
+pub struct FaultFs {
+    inner: Arc<dyn FsOps>,
+    plan: Arc<FaultPlan>,
+}
+
+impl FaultFs {
+    /// `inner` with `plan`'s faults.
+    pub fn new(inner: Arc<dyn FsOps>, plan: Arc<FaultPlan>) -> Self {
+        Self { inner, plan }
+    }
+
+    /// A plain operation: its fault, then `inner`'s work.
+    fn plain<T>(
+        &self,
+        op: FaultOp,
+        path: &Path,
+        work: impl FnOnce() -> io::Result<T>,
+    ) -> io::Result<T> {
+        self.plan.before(op, Some(path))?;
+        work()
+    }
+}
+
+impl FsOps for FaultFs {
+    fn metadata(&self, path: &Path) -> io::Result<Metadata> {
+        self.plain(FaultOp::Metadata, path, || self.inner.metadata(path))
+    }
+
+    fn symlink_metadata(&self, path: &Path) -> io::Result<Metadata> {
+        self.plain(FaultOp::Metadata, path, || {
+            self.inner.symlink_metadata(path)
+        })
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        self.plain(FaultOp::Metadata, path, || self.inner.canonicalize(path))
+    }
+
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        self.plain(FaultOp::Metadata, path, || self.inner.read_link(path))
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
+        let fault = self.plan.before(FaultOp::Read, Some(path))?;
+        let file = self.inner.open(path)?;
+        Ok(match fault {
+            Some(fault) => Box::new(CutReader {
+                inner: file,
+                left: fault.after_bytes.unwrap_or(0),
+                error: Some(fault.stream_error()),
+            }),
+            None => file,
+        })
+    }
+
+    fn write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
+        self.plan.before(FaultOp::Write, Some(path))?;
+        self.plan.before(FaultOp::Rename, Some(path))?;
+        self.inner.write(path, data)
+    }
+
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.plain(FaultOp::Create, path, || self.inner.create_dir_all(path))
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        self.plain(FaultOp::List, path, || self.inner.read_dir(path))
+    }
+
+    fn create_new(&self, path: &Path, mode: u32) -> io::Result<Box<dyn Write + Send>> {
+        let fault = self.plan.before(FaultOp::Create, Some(path))?;
+        let file = self.inner.create_new(path, mode)?;
+        Ok(match fault {
+            Some(fault) => Box::new(CutWriter {
+                inner: file,
+                left: fault.after_bytes.unwrap_or(0),
+                error: Some(fault.stream_error()),
+            }),
+            None => file,
+        })
+    }
+}
+
+/// A reader that ends in an error after `left` bytes.
+struct CutReader {
+    inner: Box<dyn Read + Send>,
+    left: u64,
+    error: Option<io::Error>,
+}
+
+impl Read for CutReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            // The same error on every later read too.
+            return Err(match &self.error {
+                Some(err) => copy_error(err),
+                None => io::Error::from_raw_os_error(libc::EIO),
+            });
+        }
+        let room = usize::try_from(self.left)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        let n = self.inner.read(&mut buf[..room])?;
+        self.left -= n as u64;
+        if n == 0 {
+            // The file ended first: nothing was cut.
+            self.left = u64::MAX;
+        }
+        Ok(n)
+    }
+}
+
+/// A writer that takes `left` bytes, then fails.
+struct CutWriter {
+    inner: Box<dyn Write + Send>,
+    left: u64,
+    error: Option<io::Error>,
+}
+
+impl Write for CutWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.left == 0 {
+            return Err(match &self.error {
+                Some(err) => copy_error(err),
+                None => io::Error::from_raw_os_error(libc::ENOSPC),
+            });
+        }
+        let room = usize::try_from(self.left)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        let n = self.inner.write(&buf[..room])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The same error again (an OS error by its number, else kind and text).
+fn copy_error(err: &io::Error) -> io::Error {
+    match err.raw_os_error() {
+        Some(n) => io::Error::from_raw_os_error(n),
+        None => io::Error::new(err.kind(), err.to_string()),
+    }
+}
+
+/// Process operations that fail or stall per a [`FaultPlan`] (rules of
+/// [`FaultOp::Exec`]), and otherwise are `inner`'s.
+#[derive(Debug)]
+pub struct FaultProcess {
+    inner: Arc<dyn ProcessOps>,
+    plan: Arc<FaultPlan>,
+}
+
+impl FaultProcess {
+    /// `inner` with `plan`'s faults.
+    pub fn new(inner: Arc<dyn ProcessOps>, plan: Arc<FaultPlan>) -> Self {
+        Self { inner, plan }
+    }
+}
+
+impl ProcessOps for FaultProcess {
+    fn exec(
+        &self,
+        request: ExecRequest,
+        on_data: DataSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, io::Result<ExecEnd>> {
+        let Some(fault) = self.plan.take(FaultOp::Exec, None) else {
+            return self.inner.exec(request, on_data, cancel);
+        };
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move {
+            if let Some(delay) = fault.delay {
+                // A cancellation during the stall ends the command as it
+                // would end a running one.
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    () = cancel.cancelled() => return Ok(ExecEnd::Cancelled),
+                }
+            }
+            match &fault.error {
+                Some(error) => Err(error.to_io()),
+                None => inner.exec(request, on_data, cancel).await,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "faults_tests.rs"]
+mod tests;
