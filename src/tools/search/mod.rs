@@ -24,6 +24,7 @@ use super::contract::ToolContext;
 use super::error::ToolError;
 use super::fs_error::describe_io_error;
 use super::workspace::Workspace;
+use walk::Visitor;
 use walk::Walk;
 use walk::WalkOptions;
 
@@ -57,6 +58,18 @@ pub(crate) fn search_walk(
     include_dirs: bool,
     display: &str,
 ) -> Result<Walk, ToolError> {
+    search_walk_visiting(ctx, root, include_dirs, display, &|| Box::new(|_| {}))
+}
+
+/// [`search_walk`], handing each entry to a per-thread visitor as it is
+/// found ([`walk::walk_visiting`]).
+fn search_walk_visiting<'v>(
+    ctx: &ToolContext,
+    root: &Path,
+    include_dirs: bool,
+    display: &str,
+    visitor: &(dyn Fn() -> Visitor<'v> + Sync),
+) -> Result<Walk, ToolError> {
     let options = WalkOptions {
         respect_ignore_files: true,
         include_dirs,
@@ -64,7 +77,7 @@ pub(crate) fn search_walk(
         ignore_base: ignore_base(ctx.workspace.root(), root),
         cancel: Some(ctx.cancel.clone()),
     };
-    walk::walk(ctx.workspace.fs().as_ref(), root, &options).map_err(|err| {
+    walk::walk_visiting(ctx.workspace.fs().as_ref(), root, &options, visitor).map_err(|err| {
         if ctx.cancel.is_cancelled() {
             ToolError::cancelled()
         } else {

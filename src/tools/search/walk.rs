@@ -18,7 +18,10 @@
 //!   tree it started in;
 //! - directories are listed in parallel (scoped threads over a shared work
 //!   stack); the result is sorted by path, component by component, so the
-//!   output does not depend on scheduling.
+//!   output does not depend on scheduling;
+//! - [`walk_visiting`] also hands each entry to a per-thread visitor as it
+//!   is found, so a caller can work on it (grep searches files) while the
+//!   walk goes on; the entries still come back sorted at the end.
 
 use std::ffi::OsStr;
 use std::io;
@@ -117,11 +120,27 @@ struct Found {
     errors: Vec<(PathBuf, String)>,
 }
 
+/// What a walk thread calls for each entry it reports, as it finds it.
+pub(crate) type Visitor<'a> = Box<dyn FnMut(&WalkEntry) + 'a>;
+
 /// Walks `root` (which must be a directory) with the rules described in the
 /// module docs. Fails only when the root cannot be used or the walk was
 /// cancelled (`ErrorKind::Interrupted`); unreadable directories below the
 /// root end up in [`Walk::errors`].
+#[cfg(test)]
 pub(crate) fn walk(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Result<Walk> {
+    walk_visiting(fs, root, options, &|| Box::new(|_: &WalkEntry| {}))
+}
+
+/// [`walk`], handing every reported entry, as it is found, to a visitor
+/// that each walk thread makes for itself with `visitor` (in no particular
+/// order, and from several threads at once).
+pub(crate) fn walk_visiting<'v>(
+    fs: &dyn FsOps,
+    root: &Path,
+    options: &WalkOptions,
+    visitor: &(dyn Fn() -> Visitor<'v> + Sync),
+) -> io::Result<Walk> {
     if !fs.metadata(root)?.is_dir() {
         return Err(io::Error::new(
             io::ErrorKind::NotADirectory,
@@ -151,7 +170,7 @@ pub(crate) fn walk(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Re
         .clamp(1, MAX_WALK_THREADS);
     let found: Vec<Found> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
-            .map(|_| scope.spawn(|| work(fs, &queue, options)))
+            .map(|_| scope.spawn(|| work(fs, &queue, options, visitor())))
             .collect();
         workers
             .into_iter()
@@ -177,7 +196,7 @@ pub(crate) fn walk(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Re
 
 /// One worker: takes directories from the stack until none is left and no
 /// other worker can add more.
-fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions) -> Found {
+fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions, mut visit: Visitor<'_>) -> Found {
     let mut found = Found::default();
     loop {
         let job = {
@@ -206,7 +225,7 @@ fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions) -> Found {
         };
         let dir = job.dir.clone();
         let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            list(fs, job, options, &mut found)
+            list(fs, job, options, &mut found, &mut visit)
         }));
         // A panic must not leave the other workers waiting for this job.
         let more = listed.unwrap_or_else(|_| {
@@ -227,7 +246,13 @@ fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions) -> Found {
 
 /// Lists one directory: reports its entries and returns its subdirectories
 /// to descend into.
-fn list(fs: &dyn FsOps, job: Job, options: &WalkOptions, found: &mut Found) -> Vec<Job> {
+fn list(
+    fs: &dyn FsOps,
+    job: Job,
+    options: &WalkOptions,
+    found: &mut Found,
+    visit: &mut Visitor<'_>,
+) -> Vec<Job> {
     let entries = match fs.read_dir(&job.dir) {
         Ok(entries) => entries,
         Err(err) => {
@@ -267,10 +292,12 @@ fn list(fs: &dyn FsOps, job: Job, options: &WalkOptions, found: &mut Found) -> V
             });
         }
         if !is_dir || options.include_dirs {
-            found.entries.push(WalkEntry {
+            let entry = WalkEntry {
                 path,
                 kind: entry.kind,
-            });
+            };
+            visit(&entry);
+            found.entries.push(entry);
         }
     }
     jobs

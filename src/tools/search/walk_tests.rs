@@ -295,3 +295,26 @@ fn local_disk_follows_the_same_rules_in_parallel() {
     expected.extend(many);
     assert_eq!(got, expected);
 }
+
+#[test]
+fn visitors_see_every_reported_entry_once_while_walking() {
+    let mut files: Vec<(String, &str)> = (0..60)
+        .map(|i| (format!("d{}/f{i:02}.txt", i % 5), "x"))
+        .collect();
+    files.push((".gitignore".to_owned(), "skip.txt\n"));
+    files.push(("d1/skip.txt".to_owned(), "x"));
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, d)| (p.as_str(), *d)).collect();
+    let fs = tree(&refs);
+    let seen = Mutex::new(Vec::new());
+    let visitor = || -> Visitor<'_> {
+        let seen = &seen;
+        Box::new(move |entry: &WalkEntry| {
+            seen.lock().unwrap().push(entry.clone());
+        })
+    };
+    let walk = walk_visiting(&fs, Path::new("/ws"), &with_dirs(), &visitor).unwrap();
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort_by(|a, b| a.path.cmp(&b.path));
+    assert_eq!(seen, walk.entries);
+    assert_eq!(walk.entries.len(), 60 + 5 + 1);
+}
