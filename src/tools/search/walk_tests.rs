@@ -318,3 +318,26 @@ fn visitors_see_every_reported_entry_once_while_walking() {
     assert_eq!(seen, walk.entries);
     assert_eq!(walk.entries.len(), 60 + 5 + 1);
 }
+
+proptest::proptest! {
+    /// Walk paths sort by bytes with `/` lowest exactly as `Path::cmp`
+    /// sorts them, component by component.
+    #[test]
+    fn component_order_is_path_order(
+        a in proptest::collection::vec("[a.A0 _/-]{1,4}", 1..4),
+        b in proptest::collection::vec("[a.A0 _/-]{1,4}", 1..4),
+    ) {
+        // Names never hold `/` and are never `.` or `..`; a walk joins
+        // them under its root.
+        let join = |names: &[String]| {
+            let mut path = PathBuf::from("/ws");
+            for name in names {
+                let name = name.replace('/', "~");
+                path.push(if name == "." || name == ".." { "x" } else { &name });
+            }
+            path
+        };
+        let (a, b) = (join(&a), join(&b));
+        proptest::prop_assert_eq!(component_order(&a, &b), a.cmp(&b), "{:?} vs {:?}", a, b);
+    }
+}
