@@ -45,7 +45,6 @@
 //!   and named in a notice (D8).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io;
 use std::io::Read;
@@ -80,6 +79,7 @@ use super::shown_path;
 use super::unreadable_notice;
 use super::walk::Visitor;
 use super::walk::WalkEntry;
+use super::walk::component_order;
 use super::with_notices;
 use crate::tools::args::shorten;
 use crate::tools::bash::ansi::show_controls;
@@ -645,13 +645,21 @@ impl EarlySearch {
     /// One slot per file of the sorted list: what the early search found
     /// in it, `None` for the files it did not reach.
     fn into_slots(self, files: &[Candidate]) -> Vec<Option<FileHits>> {
-        let mut found: HashMap<PathBuf, FileHits> = self
+        let mut found = self
             .found
             .into_inner()
-            .unwrap_or_else(PoisonError::into_inner)
-            .into_iter()
-            .collect();
-        files.iter().map(|file| found.remove(&file.path)).collect()
+            .unwrap_or_else(PoisonError::into_inner);
+        // In the files' (the walk's) order, so one pass pairs them up.
+        found.sort_unstable_by(|a, b| component_order(&a.0, &b.0));
+        let mut found = found.into_iter().peekable();
+        files
+            .iter()
+            .map(|file| {
+                found
+                    .next_if(|(path, _)| *path == file.path)
+                    .map(|(_, hits)| hits)
+            })
+            .collect()
     }
 }
 

@@ -31,8 +31,30 @@ use walk::WalkOptions;
 /// The path of `path` relative to `root`, with `/` separators, as tools
 /// show it.
 fn relative_display(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    rel.to_string_lossy().into_owned()
+    // A walk's paths are the root joined with names: their bytes start with
+    // the root's and a `/`, and stripping those is Path::strip_prefix's
+    // answer without splitting both into components.
+    use std::os::unix::ffi::OsStrExt;
+    let (root_bytes, bytes) = (root.as_os_str().as_bytes(), path.as_os_str().as_bytes());
+    let rest = bytes.strip_prefix(root_bytes).and_then(|rest| {
+        if root_bytes.ends_with(b"/") {
+            Some(rest)
+        } else {
+            rest.strip_prefix(b"/")
+        }
+    });
+    // Only plain names below the root: no empty or `.` components.
+    let plain = |rest: &[u8]| {
+        rest.split(|&b| b == b'/')
+            .all(|name| !name.is_empty() && name != b".")
+    };
+    match rest {
+        Some(rest) if plain(rest) => String::from_utf8_lossy(rest).into_owned(),
+        _ => {
+            let rel = path.strip_prefix(root).unwrap_or(path);
+            rel.to_string_lossy().into_owned()
+        }
+    }
 }
 
 /// How many unreadable paths a notice names.
@@ -140,6 +162,20 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    proptest::proptest! {
+        /// The byte-wise fast path says what Path::strip_prefix says.
+        #[test]
+        fn relative_display_is_strip_prefix(
+            root in "(/[a.A _-]{1,3}){0,3}/?",
+            rest in "([a.A _-]{1,3}/?){0,3}",
+        ) {
+            let root = if root.is_empty() { "/".to_owned() } else { root };
+            let (root, path) = (Path::new(&root), Path::new(&root).join(&rest));
+            let expected = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned();
+            proptest::prop_assert_eq!(relative_display(root, &path), expected);
+        }
+    }
 
     #[test]
     fn effective_limits_and_unreadable_notices() {
