@@ -520,7 +520,7 @@ fn a_cancelled_search_stops_taking_files() {
 fn slots_found_early_are_kept_and_count_towards_the_limit() {
     let fs = crate::tools::ops::MemoryFs::new();
     for name in ["a.txt", "b.txt", "c.txt", "d.txt"] {
-        fs.add_file(&format!("/ws/{name}"), "x\nx\n");
+        fs.add_file(format!("/ws/{name}"), "x\nx\n");
     }
     let files: Vec<Candidate> = ["a.txt", "b.txt", "c.txt", "d.txt"]
         .iter()
@@ -570,7 +570,7 @@ async fn files_after_the_limit_count_for_nothing_whichever_were_searched_early()
     for i in 0..40 {
         h.add_file(&format!("a/f{i:02}.txt"), "hit\nhit\n");
     }
-    h.add_file("z/binary.dat", b"hit\n\0\x01".to_vec());
+    h.add_file("z/binary.dat", b"hit\n\0\x01");
     h.add_file("z/late.txt", "hit\n");
     let expected: Vec<String> = (0..3)
         .flat_map(|i| {
