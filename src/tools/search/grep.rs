@@ -435,7 +435,7 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let (files, searched) = if meta.is_dir() {
         let root = &resolved.real;
         let early = EarlySearch::new();
-        let walk = search_walk_visiting(ctx, root, false, &display, &|| {
+        let walk = search_walk_visiting(ctx, root, false, &display, true, &|| {
             early.visitor(fs, root, filter.as_ref(), &plan)
         })?;
         for (path, _) in &walk.errors {

@@ -73,23 +73,15 @@ pub(crate) fn effective_limit(arg: Option<f64>, default: usize) -> usize {
 
 /// Walks `root` (a search tool's resolved directory) with the workspace's
 /// ignore rules, stopping when the call is cancelled; errors are worded for
-/// the model.
-pub(crate) fn search_walk(
-    ctx: &ToolContext,
-    root: &Path,
-    include_dirs: bool,
-    display: &str,
-) -> Result<Walk, ToolError> {
-    search_walk_visiting(ctx, root, include_dirs, display, &|| Box::new(|_| {}))
-}
-
-/// [`search_walk`], handing each entry to a per-thread visitor as it is
-/// found ([`walk::walk_visiting`]).
+/// the model. Each entry goes to a per-thread visitor as it is found
+/// ([`walk::walk_visiting`]); without `keep_entries` the visitors are all
+/// that sees them.
 fn search_walk_visiting<'v>(
     ctx: &ToolContext,
     root: &Path,
     include_dirs: bool,
     display: &str,
+    keep_entries: bool,
     visitor: &(dyn Fn() -> Visitor<'v> + Sync),
 ) -> Result<Walk, ToolError> {
     let options = WalkOptions {
@@ -98,6 +90,7 @@ fn search_walk_visiting<'v>(
         max_depth: None,
         ignore_base: ignore_base(ctx.workspace.root(), root),
         cancel: Some(ctx.cancel.clone()),
+        keep_entries,
     };
     walk::walk_visiting(ctx.workspace.fs().as_ref(), root, &options, visitor).map_err(|err| {
         if ctx.cancel.is_cancelled() {

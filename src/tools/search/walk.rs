@@ -60,6 +60,9 @@ pub(crate) struct WalkOptions {
     /// Stops the walk early; the walk then fails with
     /// [`io::ErrorKind::Interrupted`].
     pub cancel: Option<CancellationToken>,
+    /// Keep the entries in [`Walk::entries`] (sorted). Off, they are only
+    /// handed to the visitors, and `entries` stays empty.
+    pub keep_entries: bool,
 }
 
 impl Default for WalkOptions {
@@ -70,6 +73,7 @@ impl Default for WalkOptions {
             max_depth: None,
             ignore_base: None,
             cancel: None,
+            keep_entries: true,
         }
     }
 }
@@ -335,7 +339,9 @@ fn list(
                 kind: entry.kind,
             };
             visit(&entry);
-            found.entries.push(entry);
+            if options.keep_entries {
+                found.entries.push(entry);
+            }
         }
     }
     jobs
