@@ -740,13 +740,13 @@ fn search_all(
         .map_or(1, |n| n.get())
         .clamp(1, MAX_SEARCH_THREADS)
         .min(left);
-    if threads == 1 {
-        worker();
-    } else if threads > 1 {
+    // The calling thread is one of the workers.
+    if threads > 0 {
         std::thread::scope(|scope| {
-            for _ in 0..threads {
+            for _ in 1..threads {
                 scope.spawn(worker);
             }
+            worker();
         });
     }
     let mut slots = progress

@@ -172,13 +172,18 @@ pub(crate) fn walk_visiting<'v>(
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_WALK_THREADS);
+    // The calling thread is one of the workers.
     let found: Vec<Found> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
+        let workers: Vec<_> = (1..threads)
             .map(|_| scope.spawn(|| work(fs, &queue, options, visitor())))
             .collect();
-        workers
-            .into_iter()
-            .map(|worker| worker.join().unwrap_or_default())
+        let mine = work(fs, &queue, options, visitor());
+        std::iter::once(mine)
+            .chain(
+                workers
+                    .into_iter()
+                    .map(|worker| worker.join().unwrap_or_default()),
+            )
             .collect()
     });
     if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
