@@ -248,6 +248,31 @@ mod tests {
     }
 
     #[test]
+    fn the_memo_answers_as_counting_and_stays_bounded() {
+        let t = Tiktoken {
+            name: "o200k",
+            bpe: load(&O200K_TEST, o200k).unwrap(),
+            memo: Memo::default(),
+        };
+        let texts: Vec<String> = (0..Memo::ENTRIES + 8)
+            .map(|i| format!("fn item_{i}() {{ {} }}\n", "let x = 1; ".repeat(60 + i)))
+            .collect();
+        for _ in 0..2 {
+            for text in &texts {
+                assert_eq!(t.count(text), t.encode(text), "{text}");
+            }
+        }
+        let kept = t.memo.entries.lock().unwrap();
+        assert_eq!(kept.len(), Memo::ENTRIES);
+        // Most recently used first; short and huge texts are not kept.
+        assert_eq!(&*kept[0].0, texts.last().unwrap().as_str());
+        assert!(!Memo::keeps("short"));
+        assert!(!Memo::keeps(&"x".repeat(Memo::MAX_LEN + 1)));
+    }
+
+    static O200K_TEST: OnceLock<Loaded> = OnceLock::new();
+
+    #[test]
     fn names_and_errors() {
         assert_eq!(tokenizer_by_name("o200k_base").unwrap().name(), "o200k");
         assert_eq!(tokenizer_by_name("chars4").unwrap().name(), "chars4");
