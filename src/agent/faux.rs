@@ -12,7 +12,8 @@
 //! Usage is reported per response as a real provider would (§faux.3): input
 //! tokens of the whole request, output tokens of the response, and the
 //! prompt-cache split, where cache-read is the common prefix with the
-//! previous request. Tokens are counted through a [`TokenCounter`].
+//! previous request. Tokens are counted through a [`TokenCounter`], each
+//! part of a prompt once (see [`super::pricing`]).
 //!
 //! When the script is exhausted the provider answers with an empty final
 //! message, which ends the run. Being called after that is an error in the
@@ -34,6 +35,8 @@ use super::message::AssistantMessage;
 use super::message::Message;
 use super::message::StopReason;
 use super::message::Usage;
+use super::pricing::PART_SEPARATOR;
+use super::pricing::PromptPricer;
 use super::provider::Provider;
 use super::provider::ProviderError;
 use super::provider::Request;
@@ -177,7 +180,7 @@ pub struct FauxProvider {
     pending: Vec<Pending>,
     retry_queue: std::collections::VecDeque<Pending>,
     tokens: Arc<dyn TokenCounter>,
-    previous_prompt: Option<String>,
+    pricer: PromptPricer,
     ended: bool,
     report: FauxReport,
 }
@@ -196,7 +199,7 @@ impl FauxProvider {
             pending: Vec::new(),
             retry_queue: std::collections::VecDeque::new(),
             tokens,
-            previous_prompt: None,
+            pricer: PromptPricer::default(),
             ended: false,
             report: FauxReport {
                 vars,
@@ -355,29 +358,9 @@ impl FauxProvider {
         }
     }
 
-    fn usage(&mut self, prompt: String, message: &AssistantMessage) -> Usage {
-        let total = self.tokens.count(&prompt);
+    fn usage(&mut self, parts: &[String], message: &AssistantMessage) -> Usage {
         let output = self.tokens.count(&serialize_assistant(message));
-        let usage = match &self.previous_prompt {
-            None => Usage {
-                input: total,
-                output,
-                cache_read: 0,
-                cache_write: total,
-            },
-            Some(previous) => {
-                let common = common_prefix(previous, &prompt);
-                let cache_read = self.tokens.count(&prompt[..common]);
-                Usage {
-                    input: total.saturating_sub(cache_read),
-                    output,
-                    cache_read,
-                    cache_write: self.tokens.count(&prompt[common..]),
-                }
-            }
-        };
-        self.previous_prompt = Some(prompt);
-        usage
+        self.pricer.usage(self.tokens.as_ref(), parts, output)
     }
 }
 
@@ -403,8 +386,8 @@ impl Provider for FauxProvider {
             if !scripted {
                 self.ended = true;
             }
-            let prompt = serialize_prompt(&request);
-            message.usage = self.usage(prompt, &message);
+            let parts = prompt_parts(&request);
+            message.usage = self.usage(&parts, &message);
             self.report.turns.push(Turn {
                 usage: message.usage,
                 scripted,
@@ -525,21 +508,14 @@ fn substitute_value(value: &Value, vars: &BTreeMap<String, String>) -> Value {
     }
 }
 
-/// The byte length of the common prefix, on a character boundary.
-fn common_prefix(a: &str, b: &str) -> usize {
-    let mut len = 0;
-    for (x, y) in a.chars().zip(b.chars()) {
-        if x != y {
-            break;
-        }
-        len += x.len_utf8();
-    }
-    len
-}
-
 /// The text a provider would be charged for (§faux.3): `system:…`, one part
 /// per message, then `tools:[…]`, joined by blank lines.
 pub fn serialize_prompt(request: &Request<'_>) -> String {
+    prompt_parts(request).join(PART_SEPARATOR)
+}
+
+/// The parts of [`serialize_prompt`], before they are joined.
+pub fn prompt_parts(request: &Request<'_>) -> Vec<String> {
     let mut parts = Vec::new();
     if !request.system.is_empty() {
         parts.push(format!("system:{}", request.system));
@@ -563,7 +539,7 @@ pub fn serialize_prompt(request: &Request<'_>) -> String {
         let json = serde_json::to_string(&definitions).unwrap_or_default();
         parts.push(format!("tools:{json}"));
     }
-    parts.join("\n\n")
+    parts
 }
 
 /// An assistant message as priced: blocks joined by newlines, tool calls as

@@ -11,6 +11,7 @@ pub mod events;
 pub mod faux;
 pub mod message;
 pub mod present;
+pub mod pricing;
 pub mod provider;
 pub mod tokens;
 

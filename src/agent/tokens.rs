@@ -1,9 +1,19 @@
 //! Token counting behind one interface, so that the faux provider and the
 //! statistics price text the same way.
+//!
+//! A counter may also promise that its counts add up across line starts
+//! ([`TokenCounter::measure`]): the faux provider then prices a request
+//! message by message instead of counting the whole prompt again every
+//! turn (see [`super::pricing`]). The BPE counters keep a small memo of the
+//! long texts they counted last (the tool section and the system prompt of
+//! every request, a result priced by the figures, the statistics and the
+//! checks), so a text seen again costs a comparison, not a tokenization.
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::OnceLock;
+use std::sync::PoisonError;
 
 use tiktoken_rs::CoreBPE;
 
@@ -13,6 +23,24 @@ pub trait TokenCounter: Send + Sync + fmt::Debug {
     fn name(&self) -> &str;
     /// The number of tokens of `text`.
     fn count(&self, text: &str) -> u64;
+
+    /// An additive measure of `text`, when the counter has one: for any
+    /// texts `a` ending in `\n` and `b` starting with an ASCII letter,
+    /// `measure(a + b) == measure(a) + measure(b)`, and for every text
+    /// `count(t) == tokens_from(measure(t))`. The BPE counters' measure is
+    /// the token count itself (their pre-tokenizer always splits a text
+    /// there, and each piece is encoded alone); `chars4` measures UTF-16
+    /// units. `None` (the default) promises nothing, and callers count
+    /// whole texts.
+    fn measure(&self, text: &str) -> Option<u64> {
+        let _ = text;
+        None
+    }
+
+    /// The tokens of a text whose [`measure`](Self::measure) is `measure`.
+    fn tokens_from(&self, measure: u64) -> u64 {
+        measure
+    }
 }
 
 /// pi's estimate: characters / 4, rounded up (§faux.3). pi counts UTF-16
@@ -26,9 +54,22 @@ impl TokenCounter for Chars4 {
     }
 
     fn count(&self, text: &str) -> u64 {
-        let units: usize = text.chars().map(char::len_utf16).sum();
-        (units as u64).div_ceil(4)
+        self.tokens_from(utf16_units(text))
     }
+
+    fn measure(&self, text: &str) -> Option<u64> {
+        Some(utf16_units(text))
+    }
+
+    fn tokens_from(&self, measure: u64) -> u64 {
+        measure.div_ceil(4)
+    }
+}
+
+/// The UTF-16 code units of `text`.
+fn utf16_units(text: &str) -> u64 {
+    let units: usize = text.chars().map(char::len_utf16).sum();
+    units as u64
 }
 
 /// An OpenAI BPE vocabulary (`o200k_base`, `cl100k_base`), shipped inside
@@ -36,6 +77,7 @@ impl TokenCounter for Chars4 {
 pub struct Tiktoken {
     name: &'static str,
     bpe: &'static CoreBPE,
+    memo: Memo,
 }
 
 impl fmt::Debug for Tiktoken {
@@ -52,9 +94,67 @@ impl TokenCounter for Tiktoken {
     }
 
     fn count(&self, text: &str) -> u64 {
+        if !Memo::keeps(text) {
+            return self.encode(text);
+        }
+        if let Some(tokens) = self.memo.get(text) {
+            return tokens;
+        }
+        let tokens = self.encode(text);
+        self.memo.put(text, tokens);
+        tokens
+    }
+
+    fn measure(&self, text: &str) -> Option<u64> {
+        Some(self.count(text))
+    }
+}
+
+impl Tiktoken {
+    fn encode(&self, text: &str) -> u64 {
         // Special-token text such as `<|endoftext|>` in a file is ordinary
         // text to a model reading it, so it is counted as such.
         self.bpe.encode_ordinary(text).len() as u64
+    }
+}
+
+/// The last few long texts a counter counted, with their counts: a small,
+/// bounded cache (at most [`Memo::ENTRIES`] texts of at most
+/// [`Memo::MAX_LEN`] bytes), most recently used first.
+#[derive(Default)]
+struct Memo {
+    entries: Mutex<Vec<(Box<str>, u64)>>,
+}
+
+impl Memo {
+    /// Texts shorter than this are counted again: a comparison would save
+    /// little.
+    const MIN_LEN: usize = 512;
+    /// Longer texts are not kept, so the memo stays small.
+    const MAX_LEN: usize = 256 * 1024;
+    /// How many texts are kept.
+    const ENTRIES: usize = 32;
+
+    fn keeps(text: &str) -> bool {
+        (Self::MIN_LEN..=Self::MAX_LEN).contains(&text.len())
+    }
+
+    fn get(&self, text: &str) -> Option<u64> {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = entries.iter().position(|(kept, _)| **kept == *text)?;
+        let entry = entries.remove(at);
+        let tokens = entry.1;
+        entries.insert(0, entry);
+        Some(tokens)
+    }
+
+    fn put(&self, text: &str, tokens: u64) {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if entries.iter().any(|(kept, _)| **kept == *text) {
+            return;
+        }
+        entries.truncate(Self::ENTRIES - 1);
+        entries.insert(0, (text.into(), tokens));
     }
 }
 
@@ -91,10 +191,12 @@ pub fn tokenizer_by_name(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
         "o200k" | "o200k_base" => Ok(Arc::new(Tiktoken {
             name: "o200k",
             bpe: load(&O200K, o200k)?,
+            memo: Memo::default(),
         })),
         "cl100k" | "cl100k_base" => Ok(Arc::new(Tiktoken {
             name: "cl100k",
             bpe: load(&CL100K, cl100k)?,
+            memo: Memo::default(),
         })),
         "chars4" => Ok(Arc::new(Chars4)),
         other => Err(format!(
@@ -144,6 +246,31 @@ mod tests {
         let counts: Vec<u64> = REFERENCE_TEXTS.iter().map(|s| t.count(s)).collect();
         assert_eq!(counts, vec![0, 2, 8, 16, 27, 21, 11, 9]);
     }
+
+    #[test]
+    fn the_memo_answers_as_counting_and_stays_bounded() {
+        let t = Tiktoken {
+            name: "o200k",
+            bpe: load(&O200K_TEST, o200k).unwrap(),
+            memo: Memo::default(),
+        };
+        let texts: Vec<String> = (0..Memo::ENTRIES + 8)
+            .map(|i| format!("fn item_{i}() {{ {} }}\n", "let x = 1; ".repeat(60 + i)))
+            .collect();
+        for _ in 0..2 {
+            for text in &texts {
+                assert_eq!(t.count(text), t.encode(text), "{text}");
+            }
+        }
+        let kept = t.memo.entries.lock().unwrap();
+        assert_eq!(kept.len(), Memo::ENTRIES);
+        // Most recently used first; short and huge texts are not kept.
+        assert_eq!(&*kept[0].0, texts.last().unwrap().as_str());
+        assert!(!Memo::keeps("short"));
+        assert!(!Memo::keeps(&"x".repeat(Memo::MAX_LEN + 1)));
+    }
+
+    static O200K_TEST: OnceLock<Loaded> = OnceLock::new();
 
     #[test]
     fn names_and_errors() {

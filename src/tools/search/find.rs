@@ -16,6 +16,10 @@
 //! when more results exist, and says how many were found (D11); `limit`
 //! must be at least 1, like every limit; a missing path is an error with "did you mean" (D6).
 
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::json;
@@ -23,9 +27,11 @@ use serde_json::json;
 use super::effective_limit;
 use super::glob::NamePattern;
 use super::relative_display;
-use super::search_walk;
+use super::search_walk_visiting;
 use super::shown_path;
 use super::unreadable_notice;
+use super::walk::WalkEntry;
+use super::walk::component_order;
 use super::with_notices;
 use crate::tools::contract::ExecutionMode;
 use crate::tools::contract::Limits;
@@ -143,23 +149,35 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         ))
     })?;
     let limit = effective_limit(args.limit, ctx.limits.find_limit);
-    let walk = search_walk(ctx, &resolved.real, true, &display)?;
+    // The walk threads match the entries as they find them; only the
+    // results are kept and sorted.
+    let root = &resolved.real;
+    let results: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
+    let walk = search_walk_visiting(ctx, root, true, &display, false, &|| {
+        let (pattern, results) = (&pattern, &results);
+        Box::new(move |entry: &WalkEntry| {
+            let rel = relative_display(root, &entry.path);
+            let is_dir = entry.kind == FileKind::Dir;
+            if pattern.matches(&entry.path, &rel, is_dir) {
+                let shown = if is_dir { format!("{rel}/") } else { rel };
+                results
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((entry.path.clone(), shown));
+            }
+        })
+    })?;
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }
-    let mut total = 0usize;
-    let mut shown: Vec<String> = Vec::new();
-    for entry in &walk.entries {
-        let rel = relative_display(&resolved.real, &entry.path);
-        let is_dir = entry.kind == FileKind::Dir;
-        if !pattern.matches(&entry.path, &rel, is_dir) {
-            continue;
-        }
-        total += 1;
-        if shown.len() < limit {
-            shown.push(if is_dir { format!("{rel}/") } else { rel });
-        }
-    }
+    let mut results = results.into_inner().unwrap_or_else(PoisonError::into_inner);
+    results.sort_unstable_by(|a, b| component_order(&a.0, &b.0));
+    let total = results.len();
+    let shown: Vec<String> = results
+        .into_iter()
+        .take(limit)
+        .map(|(_, shown)| shown)
+        .collect();
     let unreadable: Vec<String> = walk
         .errors
         .iter()

@@ -11,15 +11,22 @@
 //! 1. The path is resolved and confined (D1); a missing one gets a
 //!    workspace-relative error with "did you mean" (D6). A file is searched
 //!    alone and shown by its name (§grep.6); a directory is walked.
-//! 2. The files are searched in parallel: scoped worker threads take the
-//!    next file of the sorted list from an atomic index and store what they
-//!    found in that file's slot. Each file is read once, by the searcher,
-//!    which also supplies the context lines; nothing is read again.
-//! 3. As slots complete in order, the matches of the completed prefix are
-//!    counted; once that prefix holds more than `limit` matching lines, the
-//!    first `limit` in sorted order are certain and the files after it are
-//!    dropped (workers stop mid-file too). Each file stops after `limit + 1`
-//!    matching lines, which is enough to know whether more exist.
+//! 2. While the directory is walked, each walk thread searches the files
+//!    it finds (those the glob selects), so reading directories and
+//!    searching files overlap. Once the files searched so far hold more
+//!    than `limit` matching lines, this early search stops: the first
+//!    `limit` lines in path order may lie in files not found yet.
+//! 3. The files left are searched in parallel in sorted order: scoped
+//!    worker threads take the next file from an atomic index and store
+//!    what they found in that file's slot (the early search filled the
+//!    others). Each file is read once, by the searcher, which also supplies
+//!    the context lines. As slots complete in order, the matches of the
+//!    completed prefix are counted; once that prefix holds more than
+//!    `limit` matching lines, the first `limit` in sorted order are certain
+//!    and the files after it are dropped (workers stop mid-file too), with
+//!    whatever the early search found in them. Each file stops after
+//!    `limit + 1` matching lines, which is enough to know whether more
+//!    exist, so the result is the same whichever files were searched early.
 //! 4. The kept lines are assembled in path and line order (D9), cut to
 //!    `grep_max_line` characters each and to `max_bytes` as a whole.
 //!
@@ -41,9 +48,11 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io;
 use std::io::Read;
+use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::PoisonError;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -65,9 +74,12 @@ use tokio_util::sync::CancellationToken;
 use super::effective_limit;
 use super::glob::FileFilter;
 use super::relative_display;
-use super::search_walk;
+use super::search_walk_visiting;
 use super::shown_path;
 use super::unreadable_notice;
+use super::walk::Visitor;
+use super::walk::WalkEntry;
+use super::walk::component_order;
 use super::with_notices;
 use crate::tools::args::shorten;
 use crate::tools::bash::ansi::show_controls;
@@ -420,20 +432,27 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
 
     let mut unreadable: Vec<String> = Vec::new();
     let single_file = !meta.is_dir();
-    let files = if meta.is_dir() {
-        let walk = search_walk(ctx, &resolved.real, false, &display)?;
+    let (files, searched) = if meta.is_dir() {
+        let root = &resolved.real;
+        let early = EarlySearch::new();
+        let walk = search_walk_visiting(ctx, root, false, &display, true, &|| {
+            early.visitor(fs, root, filter.as_ref(), &plan)
+        })?;
         for (path, _) in &walk.errors {
-            unreadable.push(shown_path(workspace, &resolved.real, path));
+            unreadable.push(shown_path(workspace, root, path));
         }
-        walk.entries
+        let files: Vec<Candidate> = walk
+            .entries
             .into_iter()
             .filter(|entry| entry.kind == FileKind::File)
             .map(|entry| Candidate {
-                display: relative_display(&resolved.real, &entry.path),
+                display: relative_display(root, &entry.path),
                 path: entry.path,
             })
             .filter(|c| filter.as_ref().is_none_or(|f| f.allows(&c.display)))
-            .collect()
+            .collect();
+        let searched = early.into_slots(&files);
+        (files, searched)
     } else if meta.is_file() {
         // A file named explicitly is searched even when ignored or outside
         // the glob, as ripgrep does; it is shown by its name (§grep.6).
@@ -441,10 +460,11 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             .abs
             .file_name()
             .map_or_else(|| display.clone(), |n| n.to_string_lossy().into_owned());
-        vec![Candidate {
+        let files = vec![Candidate {
             path: resolved.real,
             display: name,
-        }]
+        }];
+        (files, vec![None])
     } else {
         return Err(ToolError::failed(format!(
             "Cannot search {display}: it is not a regular file or a directory. Give a file or a \
@@ -452,7 +472,7 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         )));
     };
 
-    let slots = search_all(fs, &files, &plan);
+    let slots = search_all(fs, &files, searched, &plan);
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }
@@ -560,25 +580,139 @@ fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
     (show_controls(&shown).into_owned(), cut)
 }
 
-/// Searches `files` in parallel and returns what each needed file holds,
-/// in the files' order; `None` for files the result cannot include.
-fn search_all(fs: &dyn FsOps, files: &[Candidate], plan: &Plan<'_>) -> Vec<Option<FileHits>> {
-    struct Progress {
-        slots: Vec<Option<FileHits>>,
-        /// Slots `0..done` are filled.
-        done: usize,
-        /// Matching lines in slots `0..done`.
-        matches: usize,
+/// The files searched while the walk was still going on (step 2 of the
+/// module docs): each walk thread searches the files it finds, until the
+/// files searched so far hold more than `limit` matching lines. Past that
+/// the first `limit` lines in path order may lie in files not found yet, so
+/// the rest waits for the sorted list. A file is searched the same way
+/// either way (capped at `limit + 1` matching lines), so the result does not
+/// depend on which files were searched early.
+struct EarlySearch {
+    found: Mutex<Vec<(PathBuf, FileHits)>>,
+    /// Matching lines in `found`.
+    matches: AtomicUsize,
+    /// Cleared once `matches` is over the limit.
+    open: AtomicBool,
+}
+
+impl EarlySearch {
+    fn new() -> Self {
+        Self {
+            found: Mutex::new(Vec::new()),
+            matches: AtomicUsize::new(0),
+            open: AtomicBool::new(true),
+        }
     }
+
+    /// The visitor of one walk thread: searches the files it is handed
+    /// (those the glob selects) while the early search is open.
+    fn visitor<'a>(
+        &'a self,
+        fs: &'a dyn FsOps,
+        root: &'a Path,
+        filter: Option<&'a FileFilter>,
+        plan: &'a Plan<'a>,
+    ) -> Visitor<'a> {
+        let mut searcher = plan.searcher();
+        Box::new(move |entry: &WalkEntry| {
+            if entry.kind != FileKind::File
+                || !self.open.load(Ordering::Relaxed)
+                || plan.cancel.is_cancelled()
+            {
+                return;
+            }
+            let display = relative_display(root, &entry.path);
+            if filter.is_some_and(|f| !f.allows(&display)) {
+                return;
+            }
+            let file = Candidate {
+                path: entry.path.clone(),
+                display,
+            };
+            let stop = || plan.cancel.is_cancelled();
+            let hits = search_file(fs, &mut searcher, &file, plan, &stop);
+            let matches = self.matches.fetch_add(hits.matches, Ordering::Relaxed) + hits.matches;
+            if matches > plan.limit {
+                self.open.store(false, Ordering::Relaxed);
+            }
+            self.found
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((file.path, hits));
+        })
+    }
+
+    /// One slot per file of the sorted list: what the early search found
+    /// in it, `None` for the files it did not reach.
+    fn into_slots(self, files: &[Candidate]) -> Vec<Option<FileHits>> {
+        let mut found = self
+            .found
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        // In the files' (the walk's) order, so one pass pairs them up.
+        found.sort_unstable_by(|a, b| component_order(&a.0, &b.0));
+        let mut found = found.into_iter().peekable();
+        files
+            .iter()
+            .map(|file| {
+                found
+                    .next_if(|(path, _)| *path == file.path)
+                    .map(|(_, hits)| hits)
+            })
+            .collect()
+    }
+}
+
+/// The ordered search's state: the slots of the sorted files, and how far
+/// they are complete.
+struct Progress {
+    slots: Vec<Option<FileHits>>,
+    /// Slots `0..done` are filled.
+    done: usize,
+    /// Matching lines in slots `0..done`.
+    matches: usize,
+}
+
+impl Progress {
+    /// Moves `done` over the filled slots; once the prefix holds more than
+    /// `limit` matching lines, the first `limit` (and the fact that there
+    /// are more) are known: returns where the needed files end.
+    fn advance(&mut self, limit: usize) -> Option<usize> {
+        while let Some(Some(hits)) = self.slots.get(self.done) {
+            self.matches += hits.matches;
+            self.done += 1;
+            if self.matches > limit {
+                return Some(self.done);
+            }
+        }
+        None
+    }
+}
+
+/// Searches the `files` that `slots` does not hold yet, in parallel, and
+/// returns what each needed file holds, in the files' order; `None` for
+/// files the result cannot include.
+fn search_all(
+    fs: &dyn FsOps,
+    files: &[Candidate],
+    slots: Vec<Option<FileHits>>,
+    plan: &Plan<'_>,
+) -> Vec<Option<FileHits>> {
     let count = files.len();
-    let next = AtomicUsize::new(0);
-    // Files at this index and later are not needed.
-    let cutoff = AtomicUsize::new(count);
-    let progress = Mutex::new(Progress {
-        slots: (0..count).map(|_| None).collect(),
+    let known: Vec<bool> = slots.iter().map(Option::is_some).collect();
+    let mut progress = Progress {
+        slots,
         done: 0,
         matches: 0,
-    });
+    };
+    // Files at this index and later are not needed.
+    let cutoff = AtomicUsize::new(progress.advance(plan.limit).unwrap_or(count));
+    let left = known[..cutoff.load(Ordering::Relaxed)]
+        .iter()
+        .filter(|k| !**k)
+        .count();
+    let next = AtomicUsize::new(0);
+    let progress = Mutex::new(progress);
     let worker = || {
         let mut searcher = plan.searcher();
         loop {
@@ -590,36 +724,29 @@ fn search_all(fs: &dyn FsOps, files: &[Candidate], plan: &Plan<'_>) -> Vec<Optio
             if index >= cutoff.load(Ordering::Acquire) {
                 return;
             }
+            if known[index] {
+                continue;
+            }
             let stop = || plan.cancel.is_cancelled() || index >= cutoff.load(Ordering::Relaxed);
             let hits = search_file(fs, &mut searcher, &files[index], plan, &stop);
             let mut state = progress.lock().unwrap_or_else(PoisonError::into_inner);
             state.slots[index] = Some(hits);
-            while state.done < count {
-                let Some(hits) = &state.slots[state.done] else {
-                    break;
-                };
-                state.matches += hits.matches;
-                state.done += 1;
-                if state.matches > plan.limit {
-                    // The first `limit` matching lines, and the fact that
-                    // there are more, are known.
-                    cutoff.fetch_min(state.done, Ordering::Release);
-                    break;
-                }
+            if let Some(end) = state.advance(plan.limit) {
+                cutoff.fetch_min(end, Ordering::Release);
             }
         }
     };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_SEARCH_THREADS)
-        .min(count);
-    if threads <= 1 {
-        worker();
-    } else {
+        .min(left);
+    // The calling thread is one of the workers.
+    if threads > 0 {
         std::thread::scope(|scope| {
-            for _ in 0..threads {
+            for _ in 1..threads {
                 scope.spawn(worker);
             }
+            worker();
         });
     }
     let mut slots = progress

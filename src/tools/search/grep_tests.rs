@@ -509,11 +509,97 @@ fn a_cancelled_search_stops_taking_files() {
         max_line: 500,
         cancel: &cancel,
     };
-    let slots = search_all(&fs, &files, &plan);
+    let slots = search_all(&fs, &files, vec![None, None], &plan);
     assert_eq!(slots.iter().filter(|s| s.is_some()).count(), 2);
     cancel.cancel();
-    let slots = search_all(&fs, &files, &plan);
+    let slots = search_all(&fs, &files, vec![None, None], &plan);
     assert!(slots.iter().all(Option::is_none));
+}
+
+#[test]
+fn slots_found_early_are_kept_and_count_towards_the_limit() {
+    let fs = crate::tools::ops::MemoryFs::new();
+    for name in ["a.txt", "b.txt", "c.txt", "d.txt"] {
+        fs.add_file(format!("/ws/{name}"), "x\nx\n");
+    }
+    let files: Vec<Candidate> = ["a.txt", "b.txt", "c.txt", "d.txt"]
+        .iter()
+        .map(|n| Candidate {
+            path: PathBuf::from("/ws").join(n),
+            display: (*n).to_owned(),
+        })
+        .collect();
+    let matcher = RegexMatcher::new("x").unwrap();
+    let cancel = CancellationToken::new();
+    let plan = Plan {
+        matcher: &matcher,
+        context: 0,
+        limit: 4,
+        max_line: 500,
+        cancel: &cancel,
+    };
+    // What an early search found in b.txt (made up, so that using it shows).
+    let early = FileHits {
+        matches: 3,
+        ..FileHits::default()
+    };
+    let slots = search_all(&fs, &files, vec![None, Some(early), None, None], &plan);
+    let counts: Vec<Option<usize>> = slots
+        .iter()
+        .map(|s| s.as_ref().map(|h| h.matches))
+        .collect();
+    // a (2) + b (3) is over the limit of 4: c and d are not needed.
+    assert_eq!(counts, vec![Some(2), Some(3)]);
+    // Slots all found early: nothing is searched, the cut still applies.
+    let full = || FileHits {
+        matches: 2,
+        ..FileHits::default()
+    };
+    let slots = search_all(
+        &fs,
+        &files,
+        vec![Some(full()), Some(full()), Some(full()), None],
+        &plan,
+    );
+    assert_eq!(slots.len(), 3);
+}
+
+#[tokio::test]
+async fn files_after_the_limit_count_for_nothing_whichever_were_searched_early() {
+    let h = Harness::local();
+    for i in 0..40 {
+        h.add_file(&format!("a/f{i:02}.txt"), "hit\nhit\n");
+    }
+    h.add_file("z/binary.dat", b"hit\n\0\x01");
+    h.add_file("z/late.txt", "hit\n");
+    let expected: Vec<String> = (0..3)
+        .flat_map(|i| {
+            [
+                format!("a/f{i:02}.txt:1: hit"),
+                format!("a/f{i:02}.txt:2: hit"),
+            ]
+        })
+        .take(5)
+        .collect();
+    // Walk threads race; every run must give the same answer.
+    for _ in 0..20 {
+        let (text, details) = grep(&h, json!({"pattern": "hit", "limit": 5})).await;
+        assert_eq!(
+            text,
+            format!(
+                "{}\n\n[5 matches limit reached. Use limit=10 for more, or refine pattern]",
+                expected.join("\n")
+            )
+        );
+        assert_eq!(
+            details,
+            json!({"matches": 5, "files_with_matches": 3, "match_limit_reached": 5})
+        );
+    }
+    // Without a limit in the way the binary file is counted.
+    let (_, details) = grep(&h, json!({"pattern": "hit", "limit": 1000})).await;
+    assert_eq!(details["binary_files"], 1);
+    assert_eq!(details["matches"], 81);
 }
 
 #[test]

@@ -24,14 +24,37 @@ use super::contract::ToolContext;
 use super::error::ToolError;
 use super::fs_error::describe_io_error;
 use super::workspace::Workspace;
+use walk::Visitor;
 use walk::Walk;
 use walk::WalkOptions;
 
 /// The path of `path` relative to `root`, with `/` separators, as tools
 /// show it.
 fn relative_display(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    rel.to_string_lossy().into_owned()
+    // A walk's paths are the root joined with names: their bytes start with
+    // the root's and a `/`, and stripping those is Path::strip_prefix's
+    // answer without splitting both into components.
+    use std::os::unix::ffi::OsStrExt;
+    let (root_bytes, bytes) = (root.as_os_str().as_bytes(), path.as_os_str().as_bytes());
+    let rest = bytes.strip_prefix(root_bytes).and_then(|rest| {
+        if root_bytes.ends_with(b"/") {
+            Some(rest)
+        } else {
+            rest.strip_prefix(b"/")
+        }
+    });
+    // Only plain names below the root: no empty or `.` components.
+    let plain = |rest: &[u8]| {
+        rest.split(|&b| b == b'/')
+            .all(|name| !name.is_empty() && name != b".")
+    };
+    match rest {
+        Some(rest) if plain(rest) => String::from_utf8_lossy(rest).into_owned(),
+        _ => {
+            let rel = path.strip_prefix(root).unwrap_or(path);
+            rel.to_string_lossy().into_owned()
+        }
+    }
 }
 
 /// How many unreadable paths a notice names.
@@ -50,12 +73,16 @@ pub(crate) fn effective_limit(arg: Option<f64>, default: usize) -> usize {
 
 /// Walks `root` (a search tool's resolved directory) with the workspace's
 /// ignore rules, stopping when the call is cancelled; errors are worded for
-/// the model.
-pub(crate) fn search_walk(
+/// the model. Each entry goes to a per-thread visitor as it is found
+/// ([`walk::walk_visiting`]); without `keep_entries` the visitors are all
+/// that sees them.
+fn search_walk_visiting<'v>(
     ctx: &ToolContext,
     root: &Path,
     include_dirs: bool,
     display: &str,
+    keep_entries: bool,
+    visitor: &(dyn Fn() -> Visitor<'v> + Sync),
 ) -> Result<Walk, ToolError> {
     let options = WalkOptions {
         respect_ignore_files: true,
@@ -63,8 +90,9 @@ pub(crate) fn search_walk(
         max_depth: None,
         ignore_base: ignore_base(ctx.workspace.root(), root),
         cancel: Some(ctx.cancel.clone()),
+        keep_entries,
     };
-    walk::walk(ctx.workspace.fs().as_ref(), root, &options).map_err(|err| {
+    walk::walk_visiting(ctx.workspace.fs().as_ref(), root, &options, visitor).map_err(|err| {
         if ctx.cancel.is_cancelled() {
             ToolError::cancelled()
         } else {
@@ -127,6 +155,20 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    proptest::proptest! {
+        /// The byte-wise fast path says what Path::strip_prefix says.
+        #[test]
+        fn relative_display_is_strip_prefix(
+            root in "(/[a.A _-]{1,3}){0,3}/?",
+            rest in "([a.A _-]{1,3}/?){0,3}",
+        ) {
+            let root = if root.is_empty() { "/".to_owned() } else { root };
+            let (root, path) = (Path::new(&root), Path::new(&root).join(&rest));
+            let expected = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned();
+            proptest::prop_assert_eq!(relative_display(root, &path), expected);
+        }
+    }
 
     #[test]
     fn effective_limits_and_unreadable_notices() {

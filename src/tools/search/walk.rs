@@ -18,7 +18,10 @@
 //!   tree it started in;
 //! - directories are listed in parallel (scoped threads over a shared work
 //!   stack); the result is sorted by path, component by component, so the
-//!   output does not depend on scheduling.
+//!   output does not depend on scheduling;
+//! - [`walk_visiting`] also hands each entry to a per-thread visitor as it
+//!   is found, so a caller can work on it (grep searches files) while the
+//!   walk goes on; the entries still come back sorted at the end.
 
 use std::ffi::OsStr;
 use std::io;
@@ -57,6 +60,9 @@ pub(crate) struct WalkOptions {
     /// Stops the walk early; the walk then fails with
     /// [`io::ErrorKind::Interrupted`].
     pub cancel: Option<CancellationToken>,
+    /// Keep the entries in [`Walk::entries`] (sorted). Off, they are only
+    /// handed to the visitors, and `entries` stays empty.
+    pub keep_entries: bool,
 }
 
 impl Default for WalkOptions {
@@ -67,6 +73,7 @@ impl Default for WalkOptions {
             max_depth: None,
             ignore_base: None,
             cancel: None,
+            keep_entries: true,
         }
     }
 }
@@ -117,11 +124,27 @@ struct Found {
     errors: Vec<(PathBuf, String)>,
 }
 
+/// What a walk thread calls for each entry it reports, as it finds it.
+pub(crate) type Visitor<'a> = Box<dyn FnMut(&WalkEntry) + 'a>;
+
 /// Walks `root` (which must be a directory) with the rules described in the
 /// module docs. Fails only when the root cannot be used or the walk was
 /// cancelled (`ErrorKind::Interrupted`); unreadable directories below the
 /// root end up in [`Walk::errors`].
+#[cfg(test)]
 pub(crate) fn walk(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Result<Walk> {
+    walk_visiting(fs, root, options, &|| Box::new(|_: &WalkEntry| {}))
+}
+
+/// [`walk`], handing every reported entry, as it is found, to a visitor
+/// that each walk thread makes for itself with `visitor` (in no particular
+/// order, and from several threads at once).
+pub(crate) fn walk_visiting<'v>(
+    fs: &dyn FsOps,
+    root: &Path,
+    options: &WalkOptions,
+    visitor: &(dyn Fn() -> Visitor<'v> + Sync),
+) -> io::Result<Walk> {
     if !fs.metadata(root)?.is_dir() {
         return Err(io::Error::new(
             io::ErrorKind::NotADirectory,
@@ -149,13 +172,18 @@ pub(crate) fn walk(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Re
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_WALK_THREADS);
+    // The calling thread is one of the workers.
     let found: Vec<Found> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| scope.spawn(|| work(fs, &queue, options)))
+        let workers: Vec<_> = (1..threads)
+            .map(|_| scope.spawn(|| work(fs, &queue, options, visitor())))
             .collect();
-        workers
-            .into_iter()
-            .map(|worker| worker.join().unwrap_or_default())
+        let mine = work(fs, &queue, options, visitor());
+        std::iter::once(mine)
+            .chain(
+                workers
+                    .into_iter()
+                    .map(|worker| worker.join().unwrap_or_default()),
+            )
             .collect()
     });
     if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
@@ -170,14 +198,52 @@ pub(crate) fn walk(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Re
         walk.errors.extend(part.errors);
     }
     // Component-wise order keeps a directory's contents together.
-    walk.entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    walk.entries
+        .sort_unstable_by(|a, b| component_order(&a.path, &b.path));
     walk.errors.sort();
     Ok(walk)
 }
 
+/// The order of `Path::cmp` (component by component) for the paths a walk
+/// makes: its root joined with names, so no `.` components and no doubled
+/// separators. Then comparing the bytes with `/` as the smallest byte gives
+/// the same order (a name holds neither `/` nor NUL), without splitting the
+/// paths into components, which dominated sorting large walks.
+pub(super) fn component_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    use std::os::unix::ffi::OsStrExt;
+    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+    let same = common_len(a, b);
+    let rank = |byte: Option<&u8>| byte.map(|&b| if b == b'/' { 0 } else { u16::from(b) + 1 });
+    rank(a.get(same)).cmp(&rank(b.get(same)))
+}
+
+/// The length of the common prefix of `a` and `b`, eight bytes at a time
+/// (paths of one walk share long prefixes).
+fn common_len(a: &[u8], b: &[u8]) -> usize {
+    let len = a.len().min(b.len());
+    let mut at = 0;
+    for (x, y) in a[..len].chunks_exact(8).zip(b[..len].chunks_exact(8)) {
+        let word = |c: &[u8]| {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(c);
+            u64::from_le_bytes(bytes)
+        };
+        let diff = word(x) ^ word(y);
+        if diff != 0 {
+            return at + (diff.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at + a[at..len]
+        .iter()
+        .zip(&b[at..len])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 /// One worker: takes directories from the stack until none is left and no
 /// other worker can add more.
-fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions) -> Found {
+fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions, mut visit: Visitor<'_>) -> Found {
     let mut found = Found::default();
     loop {
         let job = {
@@ -206,7 +272,7 @@ fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions) -> Found {
         };
         let dir = job.dir.clone();
         let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            list(fs, job, options, &mut found)
+            list(fs, job, options, &mut found, &mut visit)
         }));
         // A panic must not leave the other workers waiting for this job.
         let more = listed.unwrap_or_else(|_| {
@@ -227,7 +293,13 @@ fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions) -> Found {
 
 /// Lists one directory: reports its entries and returns its subdirectories
 /// to descend into.
-fn list(fs: &dyn FsOps, job: Job, options: &WalkOptions, found: &mut Found) -> Vec<Job> {
+fn list(
+    fs: &dyn FsOps,
+    job: Job,
+    options: &WalkOptions,
+    found: &mut Found,
+    visit: &mut Visitor<'_>,
+) -> Vec<Job> {
     let entries = match fs.read_dir(&job.dir) {
         Ok(entries) => entries,
         Err(err) => {
@@ -267,10 +339,14 @@ fn list(fs: &dyn FsOps, job: Job, options: &WalkOptions, found: &mut Found) -> V
             });
         }
         if !is_dir || options.include_dirs {
-            found.entries.push(WalkEntry {
+            let entry = WalkEntry {
                 path,
                 kind: entry.kind,
-            });
+            };
+            visit(&entry);
+            if options.keep_entries {
+                found.entries.push(entry);
+            }
         }
     }
     jobs

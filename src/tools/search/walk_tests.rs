@@ -295,3 +295,49 @@ fn local_disk_follows_the_same_rules_in_parallel() {
     expected.extend(many);
     assert_eq!(got, expected);
 }
+
+#[test]
+fn visitors_see_every_reported_entry_once_while_walking() {
+    let mut files: Vec<(String, &str)> = (0..60)
+        .map(|i| (format!("d{}/f{i:02}.txt", i % 5), "x"))
+        .collect();
+    files.push((".gitignore".to_owned(), "skip.txt\n"));
+    files.push(("d1/skip.txt".to_owned(), "x"));
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, d)| (p.as_str(), *d)).collect();
+    let fs = tree(&refs);
+    let seen = Mutex::new(Vec::new());
+    let visitor = || -> Visitor<'_> {
+        let seen = &seen;
+        Box::new(move |entry: &WalkEntry| {
+            seen.lock().unwrap().push(entry.clone());
+        })
+    };
+    let walk = walk_visiting(&fs, Path::new("/ws"), &with_dirs(), &visitor).unwrap();
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort_by(|a, b| a.path.cmp(&b.path));
+    assert_eq!(seen, walk.entries);
+    assert_eq!(walk.entries.len(), 60 + 5 + 1);
+}
+
+proptest::proptest! {
+    /// Walk paths sort by bytes with `/` lowest exactly as `Path::cmp`
+    /// sorts them, component by component.
+    #[test]
+    fn component_order_is_path_order(
+        a in proptest::collection::vec("[a.A0 _/-]{1,4}", 1..4),
+        b in proptest::collection::vec("[a.A0 _/-]{1,4}", 1..4),
+    ) {
+        // Names never hold `/` and are never `.` or `..`; a walk joins
+        // them under its root.
+        let join = |names: &[String]| {
+            let mut path = PathBuf::from("/ws");
+            for name in names {
+                let name = name.replace('/', "~");
+                path.push(if name == "." || name == ".." { "x" } else { &name });
+            }
+            path
+        };
+        let (a, b) = (join(&a), join(&b));
+        proptest::prop_assert_eq!(component_order(&a, &b), a.cmp(&b), "{:?} vs {:?}", a, b);
+    }
+}

@@ -1,0 +1,194 @@
+//! What a request costs, priced part by part (§faux.3).
+//!
+//! A prompt is its parts (`system:…`, one per message, `tools:[…]`) joined
+//! by blank lines. Every part starts with an ASCII letter and every
+//! separator ends in `\n`, so a counter with an additive
+//! [`measure`](TokenCounter::measure) prices the prompt as the sum of its
+//! segments (a part with the blank line after it). [`PromptPricer`] keeps
+//! the measures of the previous request's segments: a turn measures only
+//! the segments it has not seen (the new messages), and the tool section
+//! and the system prompt are measured once per conversation (and, through
+//! the BPE counters' memo, once per tool set in a run).
+//!
+//! The figures are exactly those of counting the whole texts: the total
+//! of the prompt, its common prefix with the previous prompt (the cache
+//! read) and the rest (the cache write). The prefix and the rest are
+//! priced from the segments they cover whole plus the one segment the
+//! boundary cuts, measured on its own. A counter without a measure gets
+//! the whole texts counted, as before.
+
+use std::collections::HashMap;
+
+use super::message::Usage;
+use super::tokens::TokenCounter;
+
+/// The separator between the parts of a prompt.
+pub const PART_SEPARATOR: &str = "\n\n";
+
+/// Prices the requests of one conversation, in order.
+#[derive(Debug, Default)]
+pub struct PromptPricer {
+    previous: Option<Priced>,
+}
+
+/// A priced prompt: its text, where each segment starts, and each
+/// segment's measure (empty for a counter without one).
+#[derive(Debug)]
+struct Priced {
+    text: String,
+    starts: Vec<usize>,
+    measures: Vec<u64>,
+}
+
+impl Priced {
+    fn segment(&self, index: usize) -> &str {
+        let end = self
+            .starts
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.text.len());
+        &self.text[self.starts[index]..end]
+    }
+}
+
+impl PromptPricer {
+    /// The usage of a request whose prompt has these parts (each to be
+    /// joined by [`PART_SEPARATOR`]) and whose response was priced as
+    /// `output` tokens: the input of the whole prompt, and the prompt-cache
+    /// split against the previous request.
+    pub fn usage(&mut self, tokens: &dyn TokenCounter, parts: &[String], output: u64) -> Usage {
+        let priced = self.price(tokens, parts);
+        let total = self.prefix_tokens(tokens, &priced, priced.text.len());
+        let usage = match &self.previous {
+            None => Usage {
+                input: total,
+                output,
+                cache_read: 0,
+                cache_write: total,
+            },
+            Some(previous) => {
+                let common = common_prefix(&previous.text, &priced.text);
+                let cache_read = self.prefix_tokens(tokens, &priced, common);
+                Usage {
+                    input: total.saturating_sub(cache_read),
+                    output,
+                    cache_read,
+                    cache_write: suffix_tokens(tokens, &priced, common),
+                }
+            }
+        };
+        self.previous = Some(priced);
+        usage
+    }
+
+    /// The prompt of `parts`, each segment measured once: segments the
+    /// previous prompt had keep their measures.
+    fn price(&self, tokens: &dyn TokenCounter, parts: &[String]) -> Priced {
+        let mut text = String::with_capacity(
+            parts.iter().map(String::len).sum::<usize>() + parts.len() * PART_SEPARATOR.len(),
+        );
+        let mut starts = Vec::with_capacity(parts.len());
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                text.push_str(PART_SEPARATOR);
+            }
+            starts.push(text.len());
+            text.push_str(part);
+        }
+        let mut priced = Priced {
+            text,
+            starts,
+            measures: Vec::new(),
+        };
+        if tokens.measure("").is_none() {
+            return priced;
+        }
+        let known: HashMap<&str, u64> = match &self.previous {
+            Some(previous) if !previous.measures.is_empty() => (0..previous.starts.len())
+                .map(|i| (previous.segment(i), previous.measures[i]))
+                .collect(),
+            _ => HashMap::new(),
+        };
+        priced.measures = (0..priced.starts.len())
+            .map(|i| {
+                let segment = priced.segment(i);
+                known
+                    .get(segment)
+                    .copied()
+                    .or_else(|| tokens.measure(segment))
+                    .unwrap_or(0)
+            })
+            .collect();
+        priced
+    }
+
+    /// The tokens of `priced.text[..end]`.
+    fn prefix_tokens(&self, tokens: &dyn TokenCounter, priced: &Priced, end: usize) -> u64 {
+        if priced.measures.is_empty() {
+            return tokens.count(&priced.text[..end]);
+        }
+        // Segments `..cut` lie wholly before `end`; segment `cut` may be
+        // cut by it.
+        let cut = priced.starts.partition_point(|&start| start < end);
+        let whole = cut.saturating_sub(1);
+        let mut measure: u64 = priced.measures[..whole].iter().sum();
+        if cut > 0 {
+            let start = priced.starts[whole];
+            let segment = priced.segment(whole);
+            measure += if start + segment.len() <= end {
+                priced.measures[whole]
+            } else {
+                tokens.measure(&priced.text[start..end]).unwrap_or(0)
+            };
+        }
+        tokens.tokens_from(measure)
+    }
+}
+
+/// The tokens of `priced.text[start..]`.
+fn suffix_tokens(tokens: &dyn TokenCounter, priced: &Priced, start: usize) -> u64 {
+    if priced.measures.is_empty() {
+        return tokens.count(&priced.text[start..]);
+    }
+    // The segment holding `start` is measured from there; the later ones
+    // are whole.
+    let first = priced
+        .starts
+        .partition_point(|&s| s <= start)
+        .saturating_sub(1);
+    let mut measure: u64 = priced.measures.get(first + 1..).unwrap_or(&[]).iter().sum();
+    if let Some(&segment_start) = priced.starts.get(first) {
+        measure += if segment_start == start {
+            priced.measures[first]
+        } else {
+            let end = priced
+                .starts
+                .get(first + 1)
+                .copied()
+                .unwrap_or(priced.text.len());
+            tokens.measure(&priced.text[start..end]).unwrap_or(0)
+        };
+    }
+    tokens.tokens_from(measure)
+}
+
+/// The byte length of the common prefix of `a` and `b`, on a character
+/// boundary.
+pub fn common_prefix(a: &str, b: &str) -> usize {
+    let same = a
+        .as_bytes()
+        .iter()
+        .zip(b.as_bytes())
+        .take_while(|(x, y)| x == y)
+        .count();
+    // Both are UTF-8: the first differing byte may sit inside a character
+    // whose first bytes agree, so back off to its start.
+    (0..=same)
+        .rev()
+        .find(|&i| b.is_char_boundary(i))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+#[path = "pricing_tests.rs"]
+mod tests;
