@@ -20,6 +20,7 @@ use crate::scenario::Scenario;
 use crate::scenario::Suite;
 use crate::scenario::load::SUITE_FILE;
 
+use super::config::RunConfig;
 use super::discover::Discovery;
 use super::gate::Gate;
 use super::gate::GateError;
@@ -28,7 +29,6 @@ use super::outcome::LoadError;
 use super::partition::Fingerprint;
 use super::partition::Partition;
 use super::partition::PartitionInfo;
-use super::runner::RunConfig;
 use super::runner::Runner;
 
 /// The tokenizer when neither the command line nor the suite names one.

@@ -7,6 +7,7 @@
 //! | [`partition`] | `hash:K/N` and `slice:K/N`, suite fingerprints |
 //! | [`gate`] | the gate language `KEY=+LIMIT` |
 //! | [`builder`] | [`RunnerBuilder`]: every setting resolved and checked |
+//! | `config` | how each scenario executes, as the builder resolved it |
 //! | [`runner`] | [`Runner::execute`]: ordered, bounded concurrency, events, signals |
 //! | `pipeline` | one scenario end to end |
 //! | `snapshots` | snapshot files over a run |
@@ -25,6 +26,7 @@
 //! included.
 
 pub mod builder;
+mod config;
 pub mod coverage;
 pub mod discover;
 pub mod gate;

@@ -14,6 +14,11 @@ use super::replay::Agreement;
 use super::replay::ReplayStats;
 use super::transcript::Transcript;
 
+/// Milliseconds of a duration, saturating.
+pub(super) fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// How a scenario ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

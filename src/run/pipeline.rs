@@ -49,23 +49,19 @@ use crate::tools::ops::FaultPlan;
 use crate::tools::ops::FaultProcess;
 use crate::tools::ops::LocalProcess;
 
+use super::config::RunConfig;
 use super::coverage;
 use super::outcome::CallStat;
 use super::outcome::ScenarioOutcome;
 use super::outcome::ScenarioStats;
 use super::outcome::Status;
 use super::outcome::TurnStat;
+use super::outcome::millis;
 use super::replay;
 use super::replay::Syncer;
-use super::runner::RunConfig;
 use super::snapshots::SnapshotCache;
 use super::transcript::Bounds;
 use super::transcript::Recorder;
-
-/// Milliseconds of a duration, saturating.
-pub(super) fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
 
 /// The name under which the model sees a scenario's workspace: results
 /// show it instead of the real path, `${workspace}` expands to it, and

@@ -18,39 +18,20 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::TokenCounter;
 use crate::scenario::Failure;
 use crate::scenario::Scenario;
 
+use super::config::RunConfig;
 use super::gate::Gate;
 use super::outcome::LoadError;
 use super::outcome::RunSummary;
 use super::outcome::ScenarioOutcome;
 use super::outcome::Status;
+use super::outcome::millis;
 use super::partition::PartitionInfo;
 use super::pipeline::Job;
-use super::pipeline::millis;
 use super::snapshots::SnapshotCache;
 use super::snapshots::write_snapshots;
-
-/// How each scenario runs, as resolved by the builder.
-#[derive(Clone, Debug)]
-pub(super) struct RunConfig {
-    /// Scenarios at once.
-    pub jobs: usize,
-    /// Stop starting scenarios after the first failure.
-    pub fail_fast: bool,
-    /// Keep workspaces (and report where they are).
-    pub keep_workspaces: bool,
-    /// Accept new and changed snapshots.
-    pub update_snapshots: bool,
-    /// Overrides every scenario's time budget.
-    pub timeout: Option<Duration>,
-    /// Counts tokens.
-    pub tokens: Arc<dyn TokenCounter>,
-    /// Record what each scenario's calls exercised (`--coverage`).
-    pub coverage: bool,
-}
 
 /// What the runner reports while it runs.
 #[derive(Debug)]

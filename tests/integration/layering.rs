@@ -139,6 +139,7 @@ fn named_paths(module: &[String], is_mod_rs: bool, code: &str) -> Vec<Vec<String
             Vec::new()
         } else {
             // `super` in `a/b.rs` and in `a/b/mod.rs` is `a`.
+            parts.next();
             let mut base = module.to_vec();
             base.pop();
             base
@@ -273,4 +274,33 @@ fn no_module_loops_inside_a_folder() {
         }
     }
     assert!(loops.is_empty(), "module loops:\n{}", loops.join("\n"));
+}
+
+/// The paths a file names resolve as the compiler resolves them, so a
+/// loop written with `super::` is seen as well as one written with
+/// `crate::`.
+#[test]
+fn named_paths_resolve_super_and_crate_like_the_compiler() {
+    let module = |parts: &[&str]| parts.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>();
+    let yaml = module(&["scenario", "yaml"]);
+    assert_eq!(
+        named_paths(
+            &yaml,
+            false,
+            "use super::de::closest;\nuse crate::tools::Limits;\n"
+        ),
+        vec![
+            module(&["scenario", "de", "closest"]),
+            module(&["tools", "Limits"]),
+        ]
+    );
+    // `super::super` in `tools/ops/mod.rs` is the crate root.
+    assert_eq!(
+        named_paths(
+            &module(&["tools", "ops"]),
+            true,
+            "use super::super::agent::X;\nuse local::Y;\n"
+        ),
+        vec![module(&["agent", "X"]), module(&["tools", "ops", "local"])]
+    );
 }

@@ -1,0 +1,25 @@
+//! How each scenario of a run executes, as the builder resolved it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::agent::TokenCounter;
+
+/// How each scenario runs, as resolved by the builder.
+#[derive(Clone, Debug)]
+pub(super) struct RunConfig {
+    /// Scenarios at once.
+    pub jobs: usize,
+    /// Stop starting scenarios after the first failure.
+    pub fail_fast: bool,
+    /// Keep workspaces (and report where they are).
+    pub keep_workspaces: bool,
+    /// Accept new and changed snapshots.
+    pub update_snapshots: bool,
+    /// Overrides every scenario's time budget.
+    pub timeout: Option<Duration>,
+    /// Counts tokens.
+    pub tokens: Arc<dyn TokenCounter>,
+    /// Record what each scenario's calls exercised (`--coverage`).
+    pub coverage: bool,
+}
