@@ -98,6 +98,9 @@ pub fn run(args: CallArgs) -> u8 {
     // The registry goes first: dropping it kills what the command left
     // running in the background.
     drop(registry);
+    // A search stopped inside one huge line may still be finishing it on a
+    // blocking thread; the result is in, so the process does not wait.
+    runtime.shutdown_background();
     match serde_json::to_string(&result) {
         Ok(json) => {
             println!("{json}");

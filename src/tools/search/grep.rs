@@ -94,6 +94,7 @@ use crate::tools::error::ToolError;
 use crate::tools::fs_error::describe_io_error;
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
+use crate::tools::ops::process::sleep_until;
 use crate::tools::task::run_blocking;
 use crate::tools::truncate::HeadTruncator;
 use crate::tools::truncate::Truncation;
@@ -233,23 +234,40 @@ impl Tool for GrepTool {
             },
             grep_blocking,
         );
-        let Some(budget) = budget else {
-            return work.await;
-        };
         tokio::pin!(work);
+        let deadline = budget.and_then(|b| tokio::time::Instant::now().checked_add(b));
         tokio::select! {
             result = &mut work => result,
-            () = tokio::time::sleep(budget) => {
+            () = sleep_until(deadline) => {
                 stop.cancel();
-                // Wait for the workers to stop, so nothing runs on.
-                let result = work.await;
-                if caller.is_cancelled() {
-                    return result;
+                let stopped = stop_briefly(work).await;
+                match (budget, stopped) {
+                    (_, Some(result)) if caller.is_cancelled() => result,
+                    (Some(budget), _) => Err(timed_out(budget)),
+                    (None, _) => Err(ToolError::cancelled()),
                 }
-                Err(timed_out(budget))
+            }
+            () = caller.cancelled() => {
+                stop.cancel();
+                stop_briefly(work).await.unwrap_or_else(|| Err(ToolError::cancelled()))
             }
         }
     }
+}
+
+/// How long a stopped search may take to notice: workers look at their
+/// token between lines, so this is ample unless a regex is stuck inside
+/// one huge line.
+const STOP_GRACE: Duration = Duration::from_millis(200);
+
+/// Waits for a stopped search to end, at most [`STOP_GRACE`]: `None` when
+/// it did not. A worker stuck inside one long line cannot be interrupted
+/// (the regex engine has no way to stop part way); the call ends without
+/// it, and the thread finishes that line on its own and then stops.
+async fn stop_briefly(
+    work: std::pin::Pin<&mut impl std::future::Future<Output = Result<ToolOutput, ToolError>>>,
+) -> Option<Result<ToolOutput, ToolError>> {
+    tokio::time::timeout(STOP_GRACE, work).await.ok()
 }
 
 /// The configured time budget, checked.

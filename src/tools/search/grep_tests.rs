@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -675,8 +677,40 @@ async fn a_pattern_too_large_to_search_quickly_is_refused_with_what_to_do() {
 
 /// A file system whose `endless.txt` never ends: a search of it can only
 /// stop by cancellation.
+/// Its `stuck.txt` blocks the reading thread until the gate opens, as a
+/// regex stuck inside one huge line would: a worker that cannot notice
+/// that it was told to stop.
 #[derive(Debug, Clone)]
-struct EndlessFs(crate::tools::ops::MemoryFs);
+struct EndlessFs(crate::tools::ops::MemoryFs, Arc<Gate>);
+
+/// A gate threads wait at until it opens.
+#[derive(Debug, Default)]
+struct Gate {
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.opened.wait(open).unwrap();
+        }
+    }
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+}
+
+struct Stuck(Arc<Gate>);
+
+impl Read for Stuck {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        self.0.wait();
+        Ok(0)
+    }
+}
 
 struct Endless;
 
@@ -706,6 +740,9 @@ impl FsOps for EndlessFs {
         if path.ends_with("endless.txt") {
             return Ok(Box::new(Endless));
         }
+        if path.ends_with("stuck.txt") {
+            return Ok(Box::new(Stuck(Arc::clone(&self.1))));
+        }
         self.0.open(path)
     }
     fn write(&self, path: &std::path::Path, data: &[u8]) -> io::Result<()> {
@@ -727,13 +764,22 @@ impl FsOps for EndlessFs {
 }
 
 fn endless_registry(grep_timeout: Option<f64>) -> crate::tools::Registry {
+    stuck_registry(grep_timeout, "endless.txt", Arc::default())
+}
+
+/// A workspace with `a.txt` and `special` (`endless.txt` or `stuck.txt`).
+fn stuck_registry(
+    grep_timeout: Option<f64>,
+    special: &str,
+    gate: Arc<Gate>,
+) -> crate::tools::Registry {
     let fs = crate::tools::ops::MemoryFs::new();
     fs.add_dir("/ws");
     fs.add_file("/ws/a.txt", "needle\n");
-    fs.add_file("/ws/endless.txt", "");
+    fs.add_file(format!("/ws/{special}"), "");
     let workspace = crate::tools::Workspace::new(
-        std::sync::Arc::new(EndlessFs(fs)),
-        std::sync::Arc::new(crate::tools::ops::LocalProcess::default()),
+        Arc::new(EndlessFs(fs, gate)),
+        Arc::new(crate::tools::ops::LocalProcess::default()),
         "/ws",
         true,
     )
@@ -745,6 +791,39 @@ fn endless_registry(grep_timeout: Option<f64>) -> crate::tools::Registry {
         })
         .build()
         .unwrap()
+}
+
+/// A worker that cannot notice the stop (a regex inside one huge line)
+/// does not hold the call: the time budget and the caller's cancellation
+/// end it all the same, and the worker finishes on its own.
+#[tokio::test]
+async fn a_worker_that_cannot_stop_does_not_hold_the_call() {
+    let gate = Arc::new(Gate::default());
+    let call = crate::tools::ToolCall::new("c", "grep", json!({"pattern": "needle"}));
+    // Without the fix the call waits for the stuck worker forever; the
+    // guard turns that hang into a failure.
+    let guard = std::time::Duration::from_secs(60);
+    let registry = stuck_registry(Some(0.05), "stuck.txt", Arc::clone(&gate));
+    let r = tokio::time::timeout(
+        guard,
+        registry.dispatch(&call, CancellationToken::new(), UpdateSink::discard()),
+    )
+    .await
+    .expect("the time budget ends the call");
+    assert_eq!(r.details, Some(json!({"timed_out": true, "timeout": 0.05})));
+    let registry = stuck_registry(None, "stuck.txt", Arc::clone(&gate));
+    let cancel = CancellationToken::new();
+    let dispatch = registry.dispatch(&call, cancel.clone(), UpdateSink::discard());
+    let (r, ()) = tokio::join!(tokio::time::timeout(guard, dispatch), async {
+        // Cancel once the search is under way.
+        tokio::task::yield_now().await;
+        cancel.cancel();
+    });
+    assert_eq!(
+        r.expect("the cancellation ends the call").text(),
+        crate::tools::ToolResult::from(ToolError::cancelled()).text()
+    );
+    gate.open();
 }
 
 #[tokio::test]
