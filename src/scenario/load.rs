@@ -306,10 +306,46 @@ pub enum FileContent {
         /// Permission bits.
         mode: Option<u32>,
     },
+    /// A `repeat:` file, made only when the workspace is built (a suite
+    /// of large generated files never holds them all in memory).
+    Generated {
+        /// Written before the copies (a BOM, or nothing).
+        prefix: Vec<u8>,
+        /// The parsed template.
+        template: Template,
+        /// How many copies.
+        times: usize,
+        /// Written between two copies.
+        join: String,
+        /// Permission bits.
+        mode: Option<u32>,
+    },
     /// A symlink.
     Symlink(String),
     /// An empty directory, with an optional mode.
     Dir(Option<u32>),
+}
+
+impl FileContent {
+    /// The bytes of a file (`None` for a symlink or a directory), made now
+    /// for a generated one.
+    pub fn bytes(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+        match self {
+            Self::Bytes { data, .. } => Some(std::borrow::Cow::Borrowed(data)),
+            Self::Generated {
+                prefix,
+                template,
+                times,
+                join,
+                ..
+            } => {
+                let mut data = prefix.clone();
+                data.extend_from_slice(template.render(*times, join).as_bytes());
+                Some(std::borrow::Cow::Owned(data))
+            }
+            Self::Symlink(_) | Self::Dir(_) => None,
+        }
+    }
 }
 
 /// The checks of one call, with compiled regexes.
@@ -1818,9 +1854,13 @@ fn file_content(spec: &FileSpec) -> Result<FileContent, (Vec<Seg>, String)> {
     } else if let Some(template) = repeat {
         let times = times.ok_or_else(|| whole("`repeat` needs `times`"))?;
         let template = Template::parse(template).map_err(|message| (vec![k("repeat")], message))?;
-        template
-            .render(times, join.as_deref().unwrap_or(""))
-            .into_bytes()
+        return Ok(FileContent::Generated {
+            prefix: prefix.to_vec(),
+            template,
+            times,
+            join: join.clone().unwrap_or_default(),
+            mode,
+        });
     } else {
         Vec::new()
     };

@@ -57,13 +57,13 @@ fn write_entry(fs: &ConfinedFs, rel: &str, content: &FileContent) -> io::Result<
             .is_ok_and(|m| m.kind == FileKind::Symlink)
     };
     match content {
-        FileContent::Bytes { data, mode } => {
+        FileContent::Bytes { mode, .. } | FileContent::Generated { mode, .. } => {
             // Replace whatever the fixture had at this path; a symlink is
             // replaced, not written through.
             if is_symlink() {
                 fs.remove_file(&path)?;
             }
-            fs.write(&path, data)?;
+            fs.write(&path, &content.bytes().unwrap_or_default())?;
             if let Some(mode) = mode {
                 fs.set_mode(&path, mode & PERMISSION_BITS)?;
             }
