@@ -22,6 +22,7 @@ use crate::run::Gate;
 use crate::run::RunSummary;
 use crate::run::Status;
 use crate::run::gate::combine;
+use crate::scenario::text_file::read_regular;
 
 /// Where reports go.
 #[derive(Debug, Default, Args)]
@@ -162,7 +163,7 @@ impl GateArgs {
             }
             return Ok(None);
         };
-        let text = std::fs::read_to_string(path)
+        let text = read_regular(path)
             .map_err(|err| format!("cannot read the baseline {}: {err}", path.display()))?;
         let baseline =
             read_baseline(&text).map_err(|err| format!("baseline {}: {err}", path.display()))?;
@@ -363,8 +364,8 @@ fn merge_reports(args: &MergeArgs) -> u8 {
 fn merged(args: &MergeArgs) -> Result<(RunSummary, Option<Comparison>), String> {
     let mut parts = Vec::new();
     for file in &args.files {
-        let text = std::fs::read_to_string(file)
-            .map_err(|err| format!("cannot read {}: {err}", file.display()))?;
+        let text =
+            read_regular(file).map_err(|err| format!("cannot read {}: {err}", file.display()))?;
         let report = json::parse(&text).map_err(|err| format!("{}: {err}", file.display()))?;
         parts.push(merge::Part {
             source: file.display().to_string(),

@@ -24,6 +24,7 @@ use crate::run::Status;
 use crate::run::builder::check_jobs;
 use crate::run::builder::check_timeout;
 use crate::run::discover;
+use crate::scenario::text_file::read_regular;
 
 use super::report::GateArgs;
 use super::report::OutputArgs;
@@ -135,7 +136,7 @@ pub fn last_run_file() -> PathBuf {
 /// The names of the scenarios that failed in the recorded last run.
 fn last_failed() -> Result<BTreeSet<String>, String> {
     let file = last_run_file();
-    let text = std::fs::read_to_string(&file).map_err(|err| {
+    let text = read_regular(&file).map_err(|err| {
         if err.kind() == std::io::ErrorKind::NotFound {
             format!(
                 "--last-failed: no last run is recorded ({} does not exist); run `harness run` \

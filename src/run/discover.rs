@@ -237,7 +237,7 @@ fn collect(
 /// The fixtures root declared by a suite file in `dir`, if any.
 fn fixtures_dir_of(dir: &Path) -> Option<PathBuf> {
     let suite = dir.join(SUITE_FILE);
-    if suite.is_file() {
+    if suite.symlink_metadata().is_ok() {
         Suite::load(&suite).ok().map(|s| s.fixtures_root())
     } else {
         Some(dir.join("fixtures"))
@@ -255,8 +255,10 @@ pub fn suite_file_for(file: &Path) -> Option<PathBuf> {
     };
     let mut dir = absolute.parent();
     while let Some(d) = dir {
+        // Whatever is there is the suite file: one that cannot be read (a
+        // FIFO, a dangling link) is a problem to report, not to pass by.
         let candidate = d.join(SUITE_FILE);
-        if candidate.is_file() {
+        if candidate.symlink_metadata().is_ok() {
             return Some(candidate);
         }
         if cwd.as_deref() == Some(d) {

@@ -61,6 +61,7 @@ use super::replay::RecordedText;
 use super::replay::ReplayPlan;
 use super::replay::ReplaySpec;
 use super::template::Template;
+use super::text_file::read_regular;
 use super::vars;
 use super::yaml;
 use super::yaml::Kind;
@@ -207,7 +208,7 @@ impl Suite {
 
     /// Loads a suite file, or lists every problem of it (never empty).
     pub fn load_all(path: &Path) -> Result<Self, Vec<ScenarioError>> {
-        let text = std::fs::read_to_string(path).map_err(|err| {
+        let text = read_regular(path).map_err(|err| {
             vec![ScenarioError::at_start(
                 path,
                 format!("cannot read the suite file: {err}"),
@@ -444,7 +445,7 @@ pub struct Conditions {
 /// the others, each located. A valid document still runs when another
 /// document of the same file is broken.
 pub fn load_file(path: &Path, suite: &Suite) -> (Vec<Scenario>, Vec<ScenarioError>) {
-    match std::fs::read_to_string(path) {
+    match read_regular(path) {
         Ok(text) => load_text(path, &text, suite),
         Err(err) => (
             Vec::new(),

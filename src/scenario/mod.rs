@@ -36,6 +36,7 @@ pub mod pointer;
 pub mod replay;
 pub mod snapshot;
 pub mod template;
+pub mod text_file;
 pub mod updates;
 pub mod vars;
 pub mod workspace;

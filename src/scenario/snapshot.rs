@@ -91,7 +91,7 @@ pub fn redact_text(text: &str) -> String {
 
 /// Reads a snapshot file; a missing file is an empty map.
 pub fn load(path: &Path) -> Result<BTreeMap<String, Value>, String> {
-    match std::fs::read_to_string(path) {
+    match super::text_file::read_regular(path) {
         Ok(text) => serde_yaml::from_str::<Option<BTreeMap<String, Value>>>(&text)
             .map(Option::unwrap_or_default)
             .map_err(|err| format!("cannot parse snapshot file {}: {err}", path.display())),

@@ -293,6 +293,34 @@ fn fifos_and_sockets_named_yaml_are_located_errors_and_the_rest_runs() {
     assert_snapshot!("check_fifo_and_socket", printed(&out));
 }
 
+/// A `harness.yaml` that is a FIFO, a device or a dangling link is a
+/// problem of its suite, not a file to pass by (its gates and limits would
+/// be dropped without a word, or a parent's suite file used instead).
+#[test]
+fn a_suite_file_that_is_not_a_regular_file_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            ("harness.yaml", "timeout: 5\n"),
+            ("fifo/a.yaml", &bash_scenario("in the fifo suite", "echo a")),
+            ("dev/a.yaml", &bash_scenario("in the device suite", "echo b")),
+            ("gone/a.yaml", &bash_scenario("in the dangling suite", "echo c")),
+            ("ok/a.yaml", &bash_scenario("in no suite of its own", "echo d")),
+        ],
+    );
+    mkfifo(&dir.path().join("fifo/harness.yaml"));
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("dev/harness.yaml")).unwrap();
+    std::os::unix::fs::symlink("nowhere.yaml", dir.path().join("gone/harness.yaml")).unwrap();
+    let _guard = redacting(&[tmp.path(), dir.path()]).bind_to_scope();
+    let mut cmd = harness(dir.path(), tmp.path(), tmp.path());
+    cmd.args(["check", "."]);
+    let out = output_within(cmd, LIMIT);
+    assert_eq!(out.status.code(), Some(2), "{}", printed(&out));
+    assert_snapshot!("check_suite_file_not_regular", printed(&out));
+}
+
 #[test]
 fn numbers_on_the_command_line_are_checked_where_they_enter() {
     let dir = tempfile::tempdir().unwrap();
