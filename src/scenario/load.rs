@@ -33,6 +33,7 @@ use crate::agent::faux::var_refs;
 use crate::tools::ALL_TOOL_NAMES;
 use crate::tools::Limits;
 use crate::tools::Preset;
+use crate::tools::truncate::format_number;
 
 use super::conditions;
 use super::de;
@@ -535,6 +536,7 @@ fn load_document(
     };
     let mut v = Validator::new(&document.root);
     v.no_model = no_model;
+    v.reported = problems.iter().map(|p| p.path.clone()).collect();
     let scenario = v.scenario(path, document.index, multi, doc, suite);
     problems.extend(v.problems);
     if problems.is_empty() {
@@ -550,6 +552,9 @@ struct Validator<'a> {
     problems: Vec<Problem>,
     /// `model` was missing (already reported).
     no_model: bool,
+    /// Where the YAML reader already found a problem (the entry is gone
+    /// from the tree; saying it is missing too would mislead).
+    reported: BTreeSet<String>,
     known_vars: BTreeSet<String>,
     ids: BTreeSet<String>,
     call_checks: BTreeMap<String, CallCheck>,
@@ -569,6 +574,7 @@ impl<'a> Validator<'a> {
             root,
             problems: Vec::new(),
             no_model: false,
+            reported: BTreeSet::new(),
             known_vars: BTreeSet::from(["workspace".to_owned()]),
             ids: BTreeSet::new(),
             call_checks: BTreeMap::new(),
@@ -655,7 +661,7 @@ impl<'a> Validator<'a> {
                 format!(
                     "must be a positive number of seconds, at most {MAX_TIMEOUT_SECS} (one day); \
                      it is {}",
-                    number_text(t)
+                    format_number(t)
                 ),
             );
         }
@@ -1356,6 +1362,15 @@ impl<'a> Validator<'a> {
                 );
                 continue;
             }
+            // A `times` that is there but could not be read was reported
+            // where it is written; saying it is missing too would mislead.
+            if let FileSpec::Object(FileObject { times: None, .. }) = file
+                && self
+                    .reported
+                    .contains(&PathText(&join(&at, [k("times")])).to_string())
+            {
+                continue;
+            }
             let size = match planned_size(file) {
                 Ok(size) => size,
                 Err((sub, message)) => {
@@ -1610,15 +1625,6 @@ impl<'a> Validator<'a> {
             }
         }
         run_check
-    }
-}
-
-/// A number as people write it: `1e300` rather than 301 digits.
-fn number_text(n: f64) -> String {
-    if n.is_finite() && n != 0.0 && !(1e-3..1e9).contains(&n.abs()) {
-        format!("{n:e}")
-    } else {
-        format!("{n}")
     }
 }
 

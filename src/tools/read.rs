@@ -40,6 +40,7 @@ use super::task::run_blocking;
 use super::truncate::HeadTruncator;
 use super::truncate::TruncatedBy;
 use super::truncate::Truncation;
+use super::truncate::format_number;
 use super::truncate::format_size;
 use super::workspace::Lookup;
 
@@ -199,7 +200,7 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         };
         scan.feed(&buf[..n]);
     }
-    scan.finish(args.offset.map(shown_number), &display)
+    scan.finish(args.offset.map(format_number), &display)
 }
 
 /// Reads until `buf` holds `want` bytes or the reader ends.
@@ -311,13 +312,6 @@ fn binary_error(kind: BinaryKind, len: u64, display: &str) -> ToolError {
 }
 
 /// An integral number without a fraction (`5`, not `5.0`).
-fn shown_number(value: f64) -> String {
-    if value.fract() == 0.0 && value.abs() < 1e15 {
-        format!("{}", value as i64)
-    } else {
-        value.to_string()
-    }
-}
 
 /// The streaming line scanner behind text reads.
 struct TextScan {

@@ -454,6 +454,21 @@ pub fn truncate_line(line: &str, max_chars: usize) -> (std::borrow::Cow<'_, str>
     }
 }
 
+/// A number as people write it, for messages that echo one back: whole
+/// numbers as integers (`3`, not `3.0`), very large and very small ones in
+/// exponent form (`1e300`, `1e-320`, not hundreds of digits), the rest as
+/// Rust shows them (`0.5`).
+pub fn format_number(n: f64) -> String {
+    let magnitude = n.abs();
+    if n.is_finite() && n != 0.0 && !(1e-3..1e15).contains(&magnitude) {
+        format!("{n:e}")
+    } else if n.fract() == 0.0 && magnitude < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
 /// Formats a byte count for people: `1023B`, `1.0KB`, `50.0KB`, `1.5MB`
 /// (§common.4.7).
 pub fn format_size(bytes: usize) -> String {
@@ -645,6 +660,40 @@ mod tests {
             ("abc... [truncated]".into(), true)
         );
         assert_eq!(truncate_line("ééé", 2), ("éé... [truncated]".into(), true));
+    }
+
+    #[test]
+    fn format_number_examples() {
+        let shown: Vec<String> = [
+            3.0,
+            60.0,
+            0.5,
+            2.25,
+            0.001,
+            -7.0,
+            1e300,
+            1e-320,
+            18446744073709551616.0,
+            0.0,
+        ]
+        .into_iter()
+        .map(format_number)
+        .collect();
+        assert_eq!(
+            shown,
+            [
+                "3",
+                "60",
+                "0.5",
+                "2.25",
+                "0.001",
+                "-7",
+                "1e300",
+                "1e-320",
+                "1.8446744073709552e19",
+                "0"
+            ]
+        );
     }
 
     #[test]

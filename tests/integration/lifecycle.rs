@@ -305,9 +305,18 @@ fn a_suite_file_that_is_not_a_regular_file_is_a_located_error() {
         &[
             ("harness.yaml", "timeout: 5\n"),
             ("fifo/a.yaml", &bash_scenario("in the fifo suite", "echo a")),
-            ("dev/a.yaml", &bash_scenario("in the device suite", "echo b")),
-            ("gone/a.yaml", &bash_scenario("in the dangling suite", "echo c")),
-            ("ok/a.yaml", &bash_scenario("in no suite of its own", "echo d")),
+            (
+                "dev/a.yaml",
+                &bash_scenario("in the device suite", "echo b"),
+            ),
+            (
+                "gone/a.yaml",
+                &bash_scenario("in the dangling suite", "echo c"),
+            ),
+            (
+                "ok/a.yaml",
+                &bash_scenario("in no suite of its own", "echo d"),
+            ),
         ],
     );
     mkfifo(&dir.path().join("fifo/harness.yaml"));

@@ -135,6 +135,8 @@ fn workspace_and_checked_file_problems_are_load_errors() {
             vec![
                 "broken/huge_repeat.yaml:3:36: workspace.files[\"big.txt\"].times",
                 "broken/huge_repeat.yaml:4:41: workspace.files[\"bigger.txt\"].times",
+                // Only the type error: not also "`repeat` needs `times`".
+                "broken/huge_repeat.yaml:5:38: workspace.files[\"float.txt\"].times",
             ],
         ),
         (

@@ -66,6 +66,7 @@ use super::ops::ExecRequest;
 use super::ops::process::sleep_until;
 use super::truncate::TruncatedBy;
 use super::truncate::Truncation;
+use super::truncate::format_number;
 use super::truncate::format_size;
 use output::BASH_FILE_PREFIX;
 use output::OutputAccumulator;
@@ -253,7 +254,7 @@ fn resolve_timeout(given: Option<f64>, default: Option<f64>) -> Result<Option<f6
     let listed = Problem {
         path: "/timeout".to_owned(),
         expected: format!("a number of seconds > 0 and <= {MAX_TIMEOUT_SECS}"),
-        received: format!("number {secs}"),
+        received: format!("number {}", format_number(secs)),
     };
     Err(ToolError::InvalidArgs {
         message: format!(
@@ -269,10 +270,14 @@ fn resolve_timeout(given: Option<f64>, default: Option<f64>) -> Result<Option<f6
 /// What is wrong with a timeout, if anything.
 fn timeout_problem(secs: f64) -> Option<String> {
     if !secs.is_finite() || secs <= 0.0 {
-        Some(format!("{secs} is not a positive number of seconds"))
+        Some(format!(
+            "{} is not a positive number of seconds",
+            format_number(secs)
+        ))
     } else if secs > MAX_TIMEOUT_SECS {
         Some(format!(
-            "{secs} seconds is more than the maximum of {MAX_TIMEOUT_SECS} seconds"
+            "{} seconds is more than the maximum of {MAX_TIMEOUT_SECS} seconds",
+            format_number(secs)
         ))
     } else {
         None
@@ -448,10 +453,11 @@ fn outcome(
             details.timed_out = true;
             details.timeout = Some(secs);
             let status = format!(
-                "Command timed out after {secs} seconds. Its process group and every process \
+                "Command timed out after {} seconds. Its process group and every process \
                  still descended from it were killed. If it needs more time, call bash again \
                  with a larger timeout; run a server or watcher in the background with its \
-                 output redirected to a file (cmd > /tmp/out.log 2>&1 &)."
+                 output redirected to a file (cmd > /tmp/out.log 2>&1 &).",
+                format_number(secs)
             );
             Some((status, ""))
         }
