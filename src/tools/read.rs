@@ -311,8 +311,6 @@ fn binary_error(kind: BinaryKind, len: u64, display: &str) -> ToolError {
     )
 }
 
-/// An integral number without a fraction (`5`, not `5.0`).
-
 /// The streaming line scanner behind text reads.
 struct TextScan {
     /// First selected line, 0-based.
