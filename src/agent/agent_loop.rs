@@ -436,7 +436,7 @@ impl<'p> Batch<'p> {
             timer.abort();
         }
         let cancelled = result.is_error && self.cancel.is_cancelled();
-        let result = self.presenter.result(result);
+        let result = self.presenter.result_for(call, result);
         on_event(AgentEvent::ToolExecutionEnd {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),

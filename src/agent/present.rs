@@ -144,6 +144,50 @@ impl Presenter {
         }
     }
 
+    /// The result of `call` (as the model sent it) as the model sees it:
+    /// [`Self::result`], and a size the tool reports of text this
+    /// presenter rewrote on its way in is the size of the text as the model
+    /// wrote it. That is `write`'s byte count (`Successfully wrote N bytes`
+    /// and `details.bytes`): content naming `/workspace` is written with
+    /// the real path, whose length depends on the machine, and the model
+    /// must not see, nor pay for, that difference.
+    pub fn result_for(&self, call: &ToolCall, result: ToolResult) -> ToolResult {
+        let mut result = self.result(result);
+        if self.is_identity() || call.name != "write" || result.is_error {
+            return result;
+        }
+        let sent = match &call.arguments {
+            CallArguments::Json(value) => value.get("content").cloned(),
+            CallArguments::Text(text) => serde_json::from_str::<Value>(text)
+                .ok()
+                .and_then(|v| v.get("content").cloned()),
+        };
+        let Some(Value::String(sent)) = sent else {
+            return result;
+        };
+        let (shown, real) = (sent.len(), self.real_text(&sent).len());
+        if shown == real {
+            return result;
+        }
+        let (from, to) = (
+            format!("Successfully wrote {real} bytes"),
+            format!("Successfully wrote {shown} bytes"),
+        );
+        for block in &mut result.content {
+            if let Content::Text { text } = block
+                && let Some(rest) = text.strip_prefix(&from)
+            {
+                *text = format!("{to}{rest}");
+            }
+        }
+        if let Some(Value::Object(details)) = &mut result.details
+            && details.get("bytes") == Some(&Value::from(real))
+        {
+            details.insert("bytes".to_owned(), Value::from(shown));
+        }
+        result
+    }
+
     /// A streamed partial result as the model would see it.
     pub fn update(&self, update: ToolUpdate) -> ToolUpdate {
         if self.is_identity() {
@@ -367,6 +411,44 @@ mod tests {
         assert_eq!(
             p.update(update).content,
             vec![Content::text("/workspace\n")]
+        );
+    }
+
+    #[test]
+    fn a_write_reports_the_bytes_of_the_content_as_the_model_sent_it() {
+        let p = presenter();
+        // "/workspace/run.sh" (17 bytes) is written as
+        // "/tmp/x/harness-ws-AbC/run.sh" (28): 11 more per mention.
+        let content = "cd /workspace/src\n";
+        let call = ToolCall::new("c", "write", json!({"path": "a.sh", "content": content}));
+        let real = p.for_execution(&call);
+        let real_len = match &real.arguments {
+            CallArguments::Json(v) => v["content"].as_str().unwrap().len(),
+            CallArguments::Text(_) => unreachable!(),
+        };
+        assert_eq!((content.len(), real_len), (18, 29));
+        let written = |bytes: usize| ToolResult {
+            is_error: false,
+            content: vec![Content::text(format!(
+                "Successfully wrote {bytes} bytes to a.sh"
+            ))],
+            details: Some(json!({"bytes": bytes, "created": true})),
+            internal_error: None,
+        };
+        assert_eq!(p.result_for(&call, written(29)), written(18));
+        // Raw argument text too; other tools and errors are left alone.
+        let raw = ToolCall {
+            arguments: CallArguments::Text(json!({"path": "a.sh", "content": content}).to_string()),
+            ..call.clone()
+        };
+        assert_eq!(p.result_for(&raw, written(29)), written(18));
+        let other = ToolCall::new("c", "edit", json!({"path": "a.sh", "content": content}));
+        assert_eq!(p.result_for(&other, written(29)), written(29));
+        let plain = ToolCall::new("c", "write", json!({"path": "a.sh", "content": "x"}));
+        assert_eq!(p.result_for(&plain, written(1)), written(1));
+        assert_eq!(
+            Presenter::default().result_for(&call, written(29)),
+            written(29)
         );
     }
 

@@ -48,31 +48,15 @@ fn assert_exit(out: &Output, code: i32, what: &str) {
     );
 }
 
-/// run.json without what may differ between runs: every `duration_ms`,
-/// and the byte count of `write`'s answer (its text and `details.bytes`
-/// in the transcripts), which counts the real path that `/workspace` in
-/// written content became (docs/scenarios.md, "What the model sees").
+/// run.json without what may differ between runs: every `duration_ms`.
 fn figures(run_json: &Path) -> Value {
     fn strip(value: &mut Value) {
         match value {
             Value::Object(map) => {
                 map.remove("duration_ms");
-                if map.get("tool") == Some(&Value::from("write"))
-                    && let Some(Value::Object(details)) = map.get_mut("details")
-                {
-                    details.remove("bytes");
-                }
                 map.values_mut().for_each(strip);
             }
             Value::Array(items) => items.iter_mut().for_each(strip),
-            Value::String(text) => {
-                if let Some(rest) = text.strip_prefix("Successfully wrote ")
-                    && let Some((count, tail)) = rest.split_once(' ')
-                    && count.bytes().all(|b| b.is_ascii_digit())
-                {
-                    *text = format!("Successfully wrote N {tail}");
-                }
-            }
             _ => {}
         }
     }
