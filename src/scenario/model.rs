@@ -208,6 +208,7 @@ pub struct CallSpec {
 /// Checks on one call's result.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = call_expect_rules)]
 pub struct CallExpect {
     /// The result is not an error.
     pub ok: Option<bool>,
@@ -682,17 +683,28 @@ fn args_or_raw_args(schema: &mut Schema) {
 fn step_rules(schema: &mut Schema) {
     args_or_raw_args(schema);
     let no_call_keys = serde_json::json!({
-        "id": false, "args": false, "raw_args": false,
+        "call": false, "id": false, "args": false, "raw_args": false,
         "expect": false, "capture": false, "retry": false, "recorded": false,
         "cancel_after_ms": false
     });
     schema.insert(
         "oneOf".to_owned(),
         serde_json::json!([
-            {"required": ["call"]},
-            {"required": ["parallel"], "properties": no_call_keys},
-            {"required": ["say"], "properties": no_call_keys}
+            {"required": ["call"], "properties": {"parallel": false, "say": false}},
+            {"required": ["parallel"], "properties": no_call_keys, "not": {"required": ["say"]}},
+            {"required": ["say"], "properties": no_call_keys, "not": {"required": ["parallel"]}}
         ]),
+    );
+}
+
+/// `ok: true` contradicts an `error` that asks for an error.
+fn call_expect_rules(schema: &mut Schema) {
+    schema.insert(
+        "not".to_owned(),
+        serde_json::json!({
+            "required": ["ok", "error"],
+            "properties": {"ok": {"const": true}, "error": {"not": {"const": false}}}
+        }),
     );
 }
 

@@ -418,29 +418,67 @@ fn every_broken_fixture_is_refused_by_the_loader_and_structural_ones_by_the_sche
 #[test]
 fn the_schema_states_the_step_rules_the_loader_applies() {
     let validator = schema(&["schema"]);
-    let verdict = |yaml: &str| {
+    let dir = tempfile::tempdir().unwrap();
+    // (document, accepted): the schema and the loader must say the same.
+    let cases = [
+        ("model: [{call: read}]", true),
+        ("tools: read-only\nmodel: [{say: hi}]", true),
+        (
+            "model: [{parallel: [{call: ls}, {call: read, retry: {call: read}}]}]",
+            true,
+        ),
+        (
+            "model: [{call: read, expect: {ok: true, error: false}}]",
+            true,
+        ),
+        (
+            "model: [{call: read, expect: {ok: false, error: true}}]",
+            true,
+        ),
+        ("model: [{call: read, say: hi}]", false),
+        ("model: [{call: read, args: {path: a}, say: hi}]", false),
+        ("model: [{call: read, expect: {ok: true}, say: hi}]", false),
+        (
+            "model: [{call: read, args: {path: a}, parallel: [{call: ls}]}]",
+            false,
+        ),
+        ("model: [{parallel: []}]", false),
+        ("model: []", false),
+        ("model: [{say: hi, args: {}}]", false),
+        ("model: [{parallel: [{call: ls}], id: x}]", false),
+        (
+            "model: [{call: read, retry: {call: read, retry: {call: ls}}}]",
+            false,
+        ),
+        ("model: [{call: read, args: {}, raw_args: '{}'}]", false),
+        (
+            "model: [{call: read, expect: {ok: true, error: true}}]",
+            false,
+        ),
+        (
+            "model: [{call: read, expect: {ok: true, error: 'x'}}]",
+            false,
+        ),
+        (
+            "workspace: {files: {a: {text: x, base64: eA==}}}\nmodel: [{call: ls}]",
+            false,
+        ),
+        (
+            "workspace: {files: {a: {repeat: x}}}\nmodel: [{call: ls}]",
+            false,
+        ),
+        ("limits: {max_lines: 0}\nmodel: [{call: ls}]", false),
+    ];
+    let mut verdicts = Vec::new();
+    for (i, (yaml, _)) in cases.iter().enumerate() {
         let doc: Value = serde_yaml::from_str(yaml).unwrap();
-        validator.is_valid(&doc)
-    };
-    assert!(verdict("model: [{call: read}]"));
-    assert!(verdict("tools: read-only\nmodel: [{say: hi}]"));
-    assert!(verdict(
-        "model: [{parallel: [{call: ls}, {call: read, retry: {call: read}}]}]"
-    ));
-    assert!(!verdict("model: [{call: read, say: hi}]"));
-    assert!(!verdict("model: [{parallel: []}]"));
-    assert!(!verdict("model: []"));
-    assert!(!verdict("model: [{say: hi, args: {}}]"));
-    assert!(!verdict("model: [{parallel: [{call: ls}], id: x}]"));
-    assert!(!verdict(
-        "model: [{call: read, retry: {call: read, retry: {call: ls}}}]"
-    ));
-    assert!(!verdict("model: [{call: read, args: {}, raw_args: '{}'}]"));
-    assert!(!verdict(
-        "workspace: {files: {a: {text: x, base64: eA==}}}\nmodel: [{call: ls}]"
-    ));
-    assert!(!verdict(
-        "workspace: {files: {a: {repeat: x}}}\nmodel: [{call: ls}]"
-    ));
-    assert!(!verdict("limits: {max_lines: 0}\nmodel: [{call: ls}]"));
+        let file = dir.path().join(format!("case{i}.yaml"));
+        std::fs::write(&file, yaml).unwrap();
+        let loaded = harness_in(dir.path(), &["check", file.to_str().unwrap()])
+            .status
+            .success();
+        verdicts.push((*yaml, validator.is_valid(&doc), loaded));
+    }
+    let want: Vec<(&str, bool, bool)> = cases.iter().map(|(y, ok)| (*y, *ok, *ok)).collect();
+    assert_eq!(verdicts, want);
 }
