@@ -57,6 +57,7 @@ fn summary() -> RunSummary {
                 tool: "read".into(),
                 arguments: clip(r#"{"path":"</script>"}"#),
                 retry_of: None,
+                answers: None,
                 finished: true,
                 is_error: false,
                 content: vec![Block::Text {
@@ -65,6 +66,7 @@ fn summary() -> RunSummary {
                 details: Some(json!({ "note": HOSTILE })),
                 details_omitted_bytes: 0,
                 streamed: false,
+                updates: None,
             }],
         }],
         error: None,
