@@ -175,7 +175,10 @@ pub fn render_within(
 }
 
 /// The data island of `report`, within `budget` bytes: whole when it fits,
-/// else trimmed, the transcripts' share halved until it fits (or is 0).
+/// else trimmed. The floor (transcripts keeping only their sizes) is
+/// packed first; the share the rest of the budget affords is estimated
+/// from how the whole run packed, and lowered by a quarter until the
+/// island fits (or the share is too small to keep, and the floor is it).
 fn island(report: &RunReport, budget: usize) -> Result<(String, Option<Trim>), HtmlError> {
     let whole = diffs(&report.scenarios, MAX_DIFF_LINES, false);
     let json = serde_json::to_vec(&PageData {
@@ -192,34 +195,41 @@ fn island(report: &RunReport, budget: usize) -> Result<(String, Option<Trim>), H
         .iter()
         .map(|s| s.transcript.as_ref().map_or(0, Transcript::kept_bytes))
         .collect();
-    // First aim: the transcripts shrink by what the island is over, at
-    // the rate the whole run packed at, and a tenth more.
-    let rate = packed.len() as f64 / json.len().max(1) as f64;
-    let over = ((packed.len() - budget) as f64 / rate * 1.1) as usize;
-    let mut target = sizes.iter().sum::<usize>().saturating_sub(over);
-    loop {
-        let mut share = water_level(&sizes, target);
-        if share < MIN_SHARE {
-            share = 0;
-        }
-        let trim = Trim {
-            transcript_bytes: share,
-            failure_bytes: (share / 2).clamp(MIN_FAILURE_BYTES, MAX_FAILURE_BYTES),
-            diff_lines: (share / 64).clamp(20, MAX_DIFF_LINES),
-        };
-        let trimmed = trimmed(report, trim);
-        let cut = diffs(&trimmed.scenarios, trim.diff_lines, true);
-        let json = serde_json::to_vec(&PageData {
-            run: &trimmed,
-            diffs: &cut,
-            trim: Some(trim),
-        })?;
-        let packed = pack(&json)?;
-        if packed.len() <= budget || share == 0 {
-            return Ok((packed, Some(trim)));
-        }
-        target /= 2;
+    let floor = trimmed_island(report, 0)?;
+    if floor.0.len() >= budget {
+        return Ok(floor);
     }
+    // Bytes of island per byte of JSON, as the whole run packed.
+    let rate = packed.len() as f64 / json.len().max(1) as f64;
+    let mut target = ((budget - floor.0.len()) as f64 / rate * 0.95) as usize;
+    loop {
+        let share = water_level(&sizes, target);
+        if share < MIN_SHARE {
+            return Ok(floor);
+        }
+        let page = trimmed_island(report, share)?;
+        if page.0.len() <= budget {
+            return Ok(page);
+        }
+        target = target / 4 * 3;
+    }
+}
+
+/// The island of `report` with each transcript within `share` bytes.
+fn trimmed_island(report: &RunReport, share: usize) -> Result<(String, Option<Trim>), HtmlError> {
+    let trim = Trim {
+        transcript_bytes: share,
+        failure_bytes: (share / 2).clamp(MIN_FAILURE_BYTES, MAX_FAILURE_BYTES),
+        diff_lines: (share / 64).clamp(20, MAX_DIFF_LINES),
+    };
+    let trimmed = trimmed(report, trim);
+    let cut = diffs(&trimmed.scenarios, trim.diff_lines, true);
+    let json = serde_json::to_vec(&PageData {
+        run: &trimmed,
+        diffs: &cut,
+        trim: Some(trim),
+    })?;
+    Ok((pack(&json)?, Some(trim)))
 }
 
 /// The largest share such that every scenario keeping at most that many
@@ -263,7 +273,11 @@ fn cut_failure(failure: &mut Failure, bytes: usize) {
     if actual.len() != failure.actual.len() {
         let head_lines = actual.split('\n').count().saturating_sub(1);
         failure.actual = actual;
-        if failure.focus.as_ref().is_some_and(|f| f.last_line > head_lines) {
+        if failure
+            .focus
+            .as_ref()
+            .is_some_and(|f| f.last_line > head_lines)
+        {
             failure.focus = None;
         }
     }
