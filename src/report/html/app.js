@@ -1,7 +1,8 @@
-// The scenario list and the scenario pages of harness's index.html. The
-// data comes from the island (gzip-compressed JSON in base64); text from it
-// is only ever set as text (textContent, attribute values), never parsed
-// as markup.
+// The scenario list, the charts of every scenario and the scenario pages
+// of harness's index.html, with history entries that keep where the list
+// was. The data comes from the island (gzip-compressed JSON in base64);
+// text from it is only ever set as text (textContent, attribute values),
+// never parsed as markup.
 (function () {
   'use strict';
 
@@ -201,7 +202,10 @@
     // rows were shown and the scroll position) in the history entry being
     // left, so that the browser's back button, or the page's own back link,
     // returns to it.
-    var cameFromList = false;
+    // Whether the scenario shown was opened from the list (then the back
+    // link goes back in history, to the list as it was).
+    var cameFromList = false, opening = false;
+    if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
     function listState() {
       return { y: window.scrollY, status: fStatus.value, tag: fTag.value, tool: fTool.value,
         text: fText.value, sort: fSort.value, shown: shown };
@@ -209,7 +213,7 @@
     function open(index) {
       if (!overview.hidden) {
         history.replaceState({ list: listState() }, '', location.href);
-        cameFromList = true;
+        opening = true;
       }
       location.hash = '#s/' + index;
     }
@@ -546,6 +550,8 @@
       var m = /^#s\/(\d+)$/.exec(location.hash);
       var index = m ? Number(m[1]) : -1;
       if (index >= 0 && index < scenarios.length) {
+        cameFromList = opening;
+        opening = false;
         detail.textContent = '';
         detail.appendChild(scenarioPage(index));
         overview.hidden = true;
