@@ -15,6 +15,14 @@
 //! island's alphabet is base64's, and the script only ever sets text,
 //! never markup, from the data.
 //!
+//! The page has a bound: its data island takes at most
+//! [`MAX_ISLAND_BYTES`], whatever the scenarios' outputs. A run whose
+//! island would be larger keeps less of each transcript in the page (an
+//! equal share of the bytes, given first to the scenarios that need less,
+//! see [`Transcript::within`]) and cuts long failure texts, halving the
+//! share until the island fits; the island then says so (`trim`), and
+//! `run.json` still has everything.
+//!
 //! The page is deterministic: identical runs give identical pages except
 //! for durations.
 
@@ -29,6 +37,8 @@ use crate::run::RunSummary;
 use crate::run::Status;
 use crate::run::stats::ToolStats;
 use crate::run::stats::percentile;
+use crate::run::transcript::Transcript;
+use crate::scenario::Failure;
 use crate::scenario::Figures;
 
 use super::compare::Comparison;
@@ -45,8 +55,22 @@ const SCRIPT: &str = include_str!("html/app.js");
 
 /// Lines of one failure's diff in the page.
 const MAX_DIFF_LINES: usize = 400;
-/// Rows of the movers table and bars of the baseline chart.
+/// Rows of the movers table.
 const MAX_MOVERS: usize = 15;
+/// Breaches listed under each gate, and files that did not load, in the
+/// overview (the island has them all).
+const MAX_LISTED: usize = 20;
+/// The most bytes of the page's data island (base64 of the gzip'd JSON);
+/// with the rest of the page (a few hundred KB at most: the overview's
+/// lists are bounded) the page stays under 30 MB.
+pub const MAX_ISLAND_BYTES: usize = 26 * 1024 * 1024;
+/// A failure text keeps at least this many bytes in a trimmed page.
+const MIN_FAILURE_BYTES: usize = 512;
+/// And at most this many.
+const MAX_FAILURE_BYTES: usize = 16 * 1024;
+/// A scenario's transcript share below this is no share: in a page
+/// trimmed that far, transcripts keep only their sizes.
+const MIN_SHARE: usize = 256;
 
 /// A failed check's line diff, for the scenario page.
 #[derive(Debug, Serialize)]
@@ -64,10 +88,33 @@ struct FailureDiff {
 /// What the data island holds.
 #[derive(Debug, Serialize)]
 struct PageData<'a> {
-    /// The run, as `run.json` has it.
+    /// The run, as `run.json` has it (but for `trim`).
     run: &'a RunReport,
     /// Diffs of failed checks whose expected and actual texts are both long.
-    diffs: Vec<FailureDiff>,
+    diffs: &'a [FailureDiff],
+    /// `null`, or how the page was trimmed to keep within its bound.
+    trim: Option<Trim>,
+}
+
+/// How a page too large for [`MAX_ISLAND_BYTES`] was trimmed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Trim {
+    /// The most bytes of text, images and details each scenario's
+    /// transcript keeps in the page (0: only their sizes).
+    pub transcript_bytes: usize,
+    /// The most bytes each failure's `expected` and `actual` keep.
+    pub failure_bytes: usize,
+    /// The most lines of each diff, each line cut to 240 characters.
+    pub diff_lines: usize,
+}
+
+/// A rendered page and how it was trimmed, if it was.
+#[derive(Debug)]
+pub struct Page {
+    /// The page.
+    pub bytes: Vec<u8>,
+    /// `None` when the island holds the run whole.
+    pub trim: Option<Trim>,
 }
 
 /// Why a page could not be rendered.
@@ -83,12 +130,19 @@ pub enum HtmlError {
 
 /// The page of a run.
 pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Result<Vec<u8>, HtmlError> {
+    Ok(render_within(summary, comparison, MAX_ISLAND_BYTES)?.bytes)
+}
+
+/// The page of a run whose data island takes at most `island_bytes`
+/// (whatever the outputs: only the scenarios' names, figures and calls
+/// are never trimmed).
+pub fn render_within(
+    summary: &RunSummary,
+    comparison: Option<&Comparison>,
+    island_bytes: usize,
+) -> Result<Page, HtmlError> {
     let report = RunReport::new(summary, comparison);
-    let json = serde_json::to_vec(&PageData {
-        run: &report,
-        diffs: diffs(summary),
-    })?;
-    let data = pack(&json)?;
+    let (data, trim) = island(&report, island_bytes)?;
     let mut out = String::with_capacity(data.len() + 128 * 1024);
     let mut rest = TEMPLATE;
     while let Some(start) = rest.find("{{") {
@@ -114,7 +168,130 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Result<V
         rest = &after[end + 2..];
     }
     out.push_str(rest);
-    Ok(out.into_bytes())
+    Ok(Page {
+        bytes: out.into_bytes(),
+        trim,
+    })
+}
+
+/// The data island of `report`, within `budget` bytes: whole when it fits,
+/// else trimmed. The floor (transcripts keeping only their sizes) is
+/// packed first; the share the rest of the budget affords is estimated
+/// from how the whole run packed, and lowered by a quarter until the
+/// island fits (or the share is too small to keep, and the floor is it).
+fn island(report: &RunReport, budget: usize) -> Result<(String, Option<Trim>), HtmlError> {
+    let whole = diffs(&report.scenarios, MAX_DIFF_LINES, false);
+    let json = serde_json::to_vec(&PageData {
+        run: report,
+        diffs: &whole,
+        trim: None,
+    })?;
+    let packed = pack(&json)?;
+    if packed.len() <= budget {
+        return Ok((packed, None));
+    }
+    let sizes: Vec<usize> = report
+        .scenarios
+        .iter()
+        .map(|s| s.transcript.as_ref().map_or(0, Transcript::kept_bytes))
+        .collect();
+    let floor = trimmed_island(report, 0)?;
+    if floor.0.len() >= budget {
+        return Ok(floor);
+    }
+    // Bytes of island per byte of JSON, as the whole run packed.
+    let rate = packed.len() as f64 / json.len().max(1) as f64;
+    let mut target = ((budget - floor.0.len()) as f64 / rate * 0.95) as usize;
+    loop {
+        let share = water_level(&sizes, target);
+        if share < MIN_SHARE {
+            return Ok(floor);
+        }
+        let page = trimmed_island(report, share)?;
+        if page.0.len() <= budget {
+            return Ok(page);
+        }
+        target = target / 4 * 3;
+    }
+}
+
+/// The island of `report` with each transcript within `share` bytes.
+fn trimmed_island(report: &RunReport, share: usize) -> Result<(String, Option<Trim>), HtmlError> {
+    let trim = Trim {
+        transcript_bytes: share,
+        failure_bytes: (share / 2).clamp(MIN_FAILURE_BYTES, MAX_FAILURE_BYTES),
+        diff_lines: (share / 64).clamp(20, MAX_DIFF_LINES),
+    };
+    let trimmed = trimmed(report, trim);
+    let cut = diffs(&trimmed.scenarios, trim.diff_lines, true);
+    let json = serde_json::to_vec(&PageData {
+        run: &trimmed,
+        diffs: &cut,
+        trim: Some(trim),
+    })?;
+    Ok((pack(&json)?, Some(trim)))
+}
+
+/// The largest share such that every scenario keeping at most that many
+/// bytes keeps `target` bytes or fewer in all (scenarios that need less
+/// leave their rest to the others).
+fn water_level(sizes: &[usize], target: usize) -> usize {
+    let mut sorted = sizes.to_vec();
+    sorted.sort_unstable();
+    let mut left = target;
+    for (i, &size) in sorted.iter().enumerate() {
+        let others = sorted.len() - i;
+        if size.saturating_mul(others) > left {
+            return left / others;
+        }
+        left -= size;
+    }
+    sorted.last().copied().unwrap_or(0)
+}
+
+/// `report` as a trimmed page keeps it: transcripts within the share,
+/// failure texts cut.
+fn trimmed(report: &RunReport, trim: Trim) -> RunReport {
+    let mut out = report.clone();
+    for scenario in &mut out.scenarios {
+        if let Some(t) = &scenario.transcript {
+            scenario.transcript = Some(t.within(trim.transcript_bytes));
+        }
+        for failure in &mut scenario.failures {
+            cut_failure(failure, trim.failure_bytes);
+        }
+    }
+    out
+}
+
+/// A failure's texts cut to `bytes` each: three quarters from the start
+/// and a quarter from the end around a line saying how much is left out;
+/// a focus on lines no longer kept is dropped.
+fn cut_failure(failure: &mut Failure, bytes: usize) {
+    failure.expected = cut_text(&failure.expected, bytes);
+    let actual = cut_text(&failure.actual, bytes);
+    if actual.len() != failure.actual.len() {
+        let head_lines = actual.split('\n').count().saturating_sub(1);
+        failure.actual = actual;
+        if failure
+            .focus
+            .as_ref()
+            .is_some_and(|f| f.last_line > head_lines)
+        {
+            failure.focus = None;
+        }
+    }
+}
+
+fn cut_text(text: &str, bytes: usize) -> String {
+    let clip = crate::run::transcript::clip(text, bytes);
+    if clip.omitted_bytes == 0 {
+        return clip.text;
+    }
+    format!(
+        "{}\n[… {} bytes not kept in this page; run.json has the whole text …]\n{}",
+        clip.text, clip.omitted_bytes, clip.tail
+    )
 }
 
 /// Text for HTML: `&`, `<`, `>`, `"` and `'` as entities.
@@ -160,19 +337,30 @@ fn title(summary: &RunSummary, comparison: Option<&Comparison>) -> String {
     )
 }
 
-/// The diffs of failures whose two texts are long (as on the console).
-fn diffs(summary: &RunSummary) -> Vec<FailureDiff> {
+/// The diffs of failures whose two texts are long (as on the console), at
+/// most `max` lines each; `cut_lines` cuts each line as the console does.
+fn diffs(
+    scenarios: &[crate::run::ScenarioOutcome],
+    max: usize,
+    cut_lines: bool,
+) -> Vec<FailureDiff> {
     let mut out = Vec::new();
-    for (scenario, outcome) in summary.scenarios.iter().enumerate() {
+    for (scenario, outcome) in scenarios.iter().enumerate() {
         for (failure, f) in outcome.failures.iter().enumerate() {
             if console::is_long(&f.expected) && console::is_long(&f.actual) {
-                let (lines, cut) = console::diff_lines(&f.expected, &f.actual, MAX_DIFF_LINES);
+                let (lines, cut) = console::diff_lines(&f.expected, &f.actual, max);
                 out.push(FailureDiff {
                     scenario,
                     failure,
                     lines: lines
                         .into_iter()
-                        .map(|(sign, line)| format!("{sign}{line}"))
+                        .map(|(sign, line)| {
+                            if cut_lines {
+                                format!("{sign}{}", console::cut_line(&line))
+                            } else {
+                                format!("{sign}{line}")
+                            }
+                        })
                         .collect(),
                     cut,
                 });
@@ -198,9 +386,10 @@ fn body(report: &RunReport, comparison: Option<&Comparison>) -> String {
         && comparison.is_none_or(|c| c.passed);
     let _ = write!(
         out,
-        "<header class=\"top\"><h1><a href=\"#\">harness</a> <span id=\"verdict\" \
-         class=\"badge {0}\">{0}</span></h1><p class=\"meta\">{1} scenarios · tokenizer \
-         {2} · harness {3}{4}{5} · <span class=\"duration\">{6:.1} s</span></p></header>",
+        "<header class=\"top\"><h1><a href=\"#\">harness</a> <span class=\"run-verdict\" \
+         title=\"the verdict of the whole run\">run <span id=\"verdict\" class=\"badge \
+         {0}\">{0}</span></span></h1><p class=\"meta\">{1} scenarios · tokenizer {2} · \
+         harness {3}{4}{5} · <span class=\"duration\">{6:.1} s</span></p></header>",
         if passed { "passed" } else { "failed" },
         report.counts.scenarios,
         escape(&report.tokenizer),
@@ -232,6 +421,7 @@ fn body(report: &RunReport, comparison: Option<&Comparison>) -> String {
     out.push_str("</section><section id=\"charts\"><h2>Pictures</h2><div class=\"charts\">");
     tool_chart(&mut out, &report.tools);
     distribution_chart(&mut out, report);
+    scenario_chart(&mut out, report);
     if let Some(c) = comparison {
         baseline_chart(&mut out, c);
     }
@@ -243,7 +433,7 @@ fn body(report: &RunReport, comparison: Option<&Comparison>) -> String {
          </option></select></label> <label>tag <select id=\"f-tag\"><option \
          value=\"\">any</option></select></label> <label>tool <select id=\"f-tool\"><option \
          value=\"\">any</option></select></label> <label>text <input id=\"f-text\" \
-         type=\"search\" placeholder=\"name, file, failure\"></label> <label>sort <select \
+         type=\"search\" placeholder=\"name, file, failure, call\"></label> <label>sort <select \
          id=\"f-sort\"><option value=\"index\">run order</option><option \
          value=\"tokens\">result tokens</option><option value=\"input\">input \
          tokens</option><option value=\"duration\">duration</option><option \
@@ -346,8 +536,18 @@ fn gates(out: &mut String, report: &RunReport, comparison: Option<&Comparison>) 
             );
             for g in &c.gates {
                 let (key, limit) = g.gate.split_once('=').unwrap_or((&g.gate, ""));
-                let breaches: Vec<String> =
-                    g.breaches.iter().map(|b| escape(&b.describe())).collect();
+                let mut breaches: Vec<String> = g
+                    .breaches
+                    .iter()
+                    .take(MAX_LISTED)
+                    .map(|b| escape(&b.describe()))
+                    .collect();
+                if g.breaches.len() > MAX_LISTED {
+                    breaches.push(format!(
+                        "<span class=\"meta\">and {} more (run.json has them all)</span>",
+                        g.breaches.len() - MAX_LISTED
+                    ));
+                }
                 let _ = write!(
                     out,
                     "<tr data-gate=\"{}\"><td>{}</td><td>{}</td><td><span class=\"badge {}\">{}\
@@ -456,8 +656,15 @@ fn load_errors(out: &mut String, report: &RunReport) {
         return;
     }
     out.push_str("<h3>Files that did not load</h3><ul class=\"load-errors\">");
-    for e in &report.load_errors {
+    for e in report.load_errors.iter().take(MAX_LISTED) {
         let _ = write!(out, "<li><code>{}</code></li>", escape(&e.to_string()));
+    }
+    if report.load_errors.len() > MAX_LISTED {
+        let _ = write!(
+            out,
+            "<li class=\"meta\">and {} more (run.json has them all)</li>",
+            report.load_errors.len() - MAX_LISTED
+        );
     }
     out.push_str("</ul>");
 }
@@ -542,8 +749,12 @@ fn distribution_chart(out: &mut String, report: &RunReport) {
         counts[bin_of(v)] += 1;
     }
     let (p50, p95) = (percentile(&sizes, 50), percentile(&sizes, 95));
-    let height = 180.0;
-    let plot = 130.0;
+    // The markers' labels sit in two lines above the bars, so that they
+    // never cross one.
+    let top = 30.0;
+    let plot = 110.0;
+    let bottom = top + plot;
+    let height = bottom + 40.0;
     let width = LABEL_WIDTH + CHART_WIDTH;
     let step = (CHART_WIDTH - 20.0) / bins as f64;
     let max = counts.iter().copied().max().unwrap_or(0);
@@ -563,33 +774,40 @@ fn distribution_chart(out: &mut String, report: &RunReport) {
         } else {
             (1u64 << (i - 1), (1u64 << (i - 1)).saturating_mul(2) - 1)
         };
-        let h = bar(count, max, plot - 10.0);
+        let h = bar(count, max, plot);
         let x = x0 + step * i as f64;
         let _ = write!(
             out,
             "<g><title>{lo}–{hi} tokens: {count} calls</title><rect x=\"{x:.1}\" y=\"{y:.1}\" \
              width=\"{w:.1}\" height=\"{h:.1}\" class=\"s-result\"/>{label}</g>",
-            y = plot - h,
+            y = bottom - h,
             w = (step - 2.0).max(1.0),
             label = if bins <= 24 || i % 2 == 0 {
                 format!(
                     "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\" class=\"small\">{lo}</text>",
                     x + step / 2.0,
-                    plot + 14.0
+                    bottom + 14.0
                 )
             } else {
                 String::new()
             }
         );
     }
-    for (name, value, dy) in [("p50", p50, 0.0), ("p95", p95, 12.0)] {
+    for (name, value, ty) in [("p50", p50, 10.0), ("p95", p95, 22.0)] {
         let x = x0 + step * bin_of(value) as f64 + step / 2.0;
+        let label = format!("{name} {value}");
+        // Right of the marker, or left of it near the chart's right edge
+        // (about 6 px a character).
+        let (tx, anchor) = if x + 3.0 + 6.0 * label.len() as f64 > width {
+            (x - 3.0, "end")
+        } else {
+            (x + 3.0, "start")
+        };
         let _ = write!(
             out,
-            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"0\" y2=\"{plot}\" class=\"marker\"/><text \
-             x=\"{tx:.1}\" y=\"{ty}\" class=\"small\">{name} {value}</text>",
-            tx = x + 3.0,
-            ty = 10.0 + dy
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y1}\" y2=\"{bottom}\" class=\"marker\"/><text \
+             x=\"{tx:.1}\" y=\"{ty}\" text-anchor=\"{anchor}\" class=\"small marker-label\">{label}</text>",
+            y1 = ty - 9.0,
         );
     }
     let _ = write!(
@@ -598,62 +816,55 @@ fn distribution_chart(out: &mut String, report: &RunReport) {
          <text x=\"{}\" y=\"{}\" class=\"small\">tokens of one result (lower bound of each \
          bin)</text></svg></figure>",
         x0 - 6.0,
-        plot / 2.0,
+        top + plot / 2.0,
         x0,
-        plot + 34.0
+        bottom + 34.0
     );
 }
 
-fn baseline_chart(out: &mut String, c: &Comparison) {
-    let movers = movers(c);
-    let row = 30.0;
-    let height = 30.0 + row * movers.len().max(1) as f64;
-    let width = LABEL_WIDTH + CHART_WIDTH;
-    let max = movers
-        .iter()
-        .map(|s| moved(&s.baseline).max(moved(&s.current)))
-        .max()
-        .unwrap_or(0);
+/// Result tokens per scenario: the frame, with a sort; the script draws
+/// the bars from the island, a hundred at a time as the box scrolls.
+fn scenario_chart(out: &mut String, report: &RunReport) {
     let _ = write!(
         out,
-        "<figure id=\"chart-baseline\"><figcaption>Baseline and now: result + input tokens of \
-         the scenarios that moved most</figcaption><svg role=\"img\" viewBox=\"0 0 {width} \
-         {height}\" width=\"{width}\" height=\"{height}\"><g class=\"legend\"><rect \
-         x=\"{LABEL_WIDTH}\" y=\"4\" width=\"10\" height=\"10\" class=\"s-base\"/><text \
-         x=\"{}\" y=\"13\">baseline</text><rect x=\"{}\" y=\"4\" width=\"10\" height=\"10\" \
-         class=\"s-result\"/><text x=\"{}\" y=\"13\">now</text></g>",
-        LABEL_WIDTH + 14.0,
-        LABEL_WIDTH + 90.0,
-        LABEL_WIDTH + 104.0,
+        "<figure id=\"chart-scenarios\" class=\"rows-chart\" data-scenarios=\"{}\"><figcaption>Result \
+         tokens per scenario (bar lengths on a square-root scale, so small values show; each \
+         bar is labelled) <label>sort <select id=\"c-sort\"><option \
+         value=\"tokens\">result tokens</option><option value=\"index\">run \
+         order</option><option value=\"name\">name</option></select></label></figcaption><div \
+         class=\"chart-box\" id=\"c-rows\"><noscript><p class=\"meta\">The bars need \
+         JavaScript.</p></noscript></div></figure>",
+        report.scenarios.len()
     );
-    if movers.is_empty() {
-        out.push_str("<text x=\"0\" y=\"44\">no scenario's tokens changed</text>");
+}
+
+/// Baseline and now for every compared scenario whose tokens changed:
+/// the frame, with a sort; the script draws the bars from the island, a
+/// hundred at a time as the box scrolls.
+fn baseline_chart(out: &mut String, c: &Comparison) {
+    let compared = c.scenarios.iter().filter(|s| s.compared).count();
+    let changed = c
+        .scenarios
+        .iter()
+        .filter(|s| s.compared && moved(&s.baseline) != moved(&s.current))
+        .count();
+    let _ = write!(
+        out,
+        "<figure id=\"chart-baseline\" class=\"rows-chart\" data-changed=\"{changed}\"><figcaption>\
+         Baseline and now: result + input tokens of the {changed} of {compared} compared \
+         scenarios that changed"
+    );
+    if changed == 0 {
+        out.push_str("</figcaption><p class=\"meta\">No scenario's tokens changed.</p></figure>");
+        return;
     }
-    let bars = CHART_WIDTH - 150.0;
-    for (i, s) in movers.iter().enumerate() {
-        let y = 24.0 + row * i as f64;
-        let (b, n) = (moved(&s.baseline), moved(&s.current));
-        let name: String = s.name.chars().take(22).collect();
-        let _ = write!(
-            out,
-            "<g><title>{full}: {b} → {n} ({change})</title><text x=\"{tx}\" y=\"{ty}\" \
-             text-anchor=\"end\">{name}</text><rect x=\"{LABEL_WIDTH}\" y=\"{y}\" \
-             width=\"{bw:.1}\" height=\"10\" class=\"s-base\"/><rect x=\"{LABEL_WIDTH}\" \
-             y=\"{y2}\" width=\"{nw:.1}\" height=\"10\" class=\"s-result\"/><text x=\"{vx:.1}\" \
-             y=\"{ty}\" class=\"{dir}\">{change}</text></g>",
-            full = escape(&s.name),
-            name = escape(&name),
-            change = escape(&change_text(b, n)),
-            tx = LABEL_WIDTH - 6.0,
-            ty = y + 15.0,
-            y2 = y + 11.0,
-            bw = bar(b, max, bars),
-            nw = bar(n, max, bars),
-            vx = LABEL_WIDTH + bar(b.max(n), max, bars) + 6.0,
-            dir = direction(b, n),
-        );
-    }
-    out.push_str("</svg></figure>");
+    out.push_str(
+        " (square-root scale) <label>sort <select id=\"b-sort\"><option \
+         value=\"change\">change</option><option value=\"index\">run order</option><option \
+         value=\"name\">name</option></select></label></figcaption><div class=\"chart-box\" \
+         id=\"b-rows\"><noscript><p class=\"meta\">The bars need JavaScript; the movers table \
+         above has the largest changes.</p></noscript></div></figure>",
+    );
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::report::compare;
 use crate::run::CallStat;
 use crate::run::Gate;
 use crate::run::ScenarioOutcome;
+use crate::run::TurnStat;
 use crate::run::transcript::Block;
 use crate::run::transcript::Clip;
 use crate::run::transcript::Transcript;
@@ -57,6 +58,7 @@ fn summary() -> RunSummary {
                 tool: "read".into(),
                 arguments: clip(r#"{"path":"</script>"}"#),
                 retry_of: None,
+                answers: None,
                 finished: true,
                 is_error: false,
                 content: vec![Block::Text {
@@ -65,6 +67,7 @@ fn summary() -> RunSummary {
                 details: Some(json!({ "note": HOSTILE })),
                 details_omitted_bytes: 0,
                 streamed: false,
+                updates: None,
             }],
         }],
         error: None,
@@ -281,7 +284,14 @@ fn with_a_baseline_the_overview_judges_gates_and_names_regressions_and_movers() 
             ("current_totals.result_tokens".to_owned(), "47".to_owned()),
         ]
     );
-    assert_eq!(select(&page, "#chart-baseline g title").len(), 1);
+    // The chart of every change is drawn by the script; the page says how
+    // many it will draw, and draws none itself.
+    let chart = select(&page, "#chart-baseline");
+    assert_eq!(chart[0].value().attr("data-changed"), Some("1"));
+    assert_eq!(select(&page, "#chart-baseline g").len(), 0);
+    assert_eq!(select(&page, "#b-rows").len(), 1);
+    // The header's verdict is named the run's.
+    assert_eq!(texts("header .run-verdict"), vec!["run failed"]);
 }
 
 /// A page without its durations: the island unpacked with every
@@ -344,4 +354,314 @@ fn the_island_unpacks_to_the_json_it_packed() {
         escape(r#"<a href="x">'&'</a>"#),
         "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
     );
+}
+
+/// A realistic scenario of a large suite, different for each `i`: three
+/// turns (a read of a source file, a grep, a bash command whose output was
+/// truncated and streamed), every 50th failed with a long file check,
+/// every 97th skipped.
+fn realistic(i: usize) -> ScenarioOutcome {
+    let status = if i % 97 == 96 {
+        Status::Skipped
+    } else if i % 50 == 49 {
+        Status::Failed
+    } else {
+        Status::Passed
+    };
+    let name = format!(
+        "suite {:02}: a scenario that reads, greps and runs #{i}",
+        i % 13
+    );
+    let mut o = ScenarioOutcome::empty(
+        &name,
+        &format!("scenarios/t{}/s{i}.yaml", i % 13),
+        &[format!("t{}", i % 13), "bench".into()],
+        status,
+    );
+    o.index = i;
+    if status == Status::Skipped {
+        o.skip_reason = Some("not on this platform".into());
+        return o;
+    }
+    // A pseudo-random number per scenario, so that copies do not compress
+    // away.
+    let r = |k: usize| (i.wrapping_mul(2_654_435_761).wrapping_add(k * 40_503)) % 100_000;
+    let source: String = (1..=40)
+        .map(|n| {
+            format!(
+                "{n:>4}\tlet value_{} = compute({}, \"{}\");\n",
+                r(n),
+                r(n + 1),
+                r(n + 2)
+            )
+        })
+        .collect();
+    let grep: String = (0..8)
+        .map(|n| {
+            format!(
+                "src/mod_{}.rs:{}: fn handler_{}()\n",
+                r(n + 50),
+                r(n + 60) % 900,
+                r(n + 70)
+            )
+        })
+        .collect();
+    let tail: String = (0..30).map(|n| format!("{}\n", r(n + 100))).collect();
+    let tail =
+        format!("{tail}\n[Showing lines 971-1000 of 1000. Full output: /scratch/bash-c{i}.log]");
+    let call = |id: &str, tool: &str, args: String, text: &str, details: Value| TranscriptCall {
+        id: id.into(),
+        tool: tool.into(),
+        arguments: clip(&args),
+        retry_of: None,
+        answers: None,
+        finished: true,
+        is_error: false,
+        content: vec![Block::Text { clip: clip(text) }],
+        details: Some(details),
+        details_omitted_bytes: 0,
+        streamed: false,
+        updates: None,
+    };
+    let turn = |n: u64, text: &str, c: TranscriptCall| TranscriptTurn {
+        turn: n,
+        stop_reason: "tool_use".into(),
+        text: vec![clip(text)],
+        calls: vec![c],
+    };
+    let mut bash = call(
+        "c3",
+        "bash",
+        format!(r#"{{"command":"./run.sh {}"}}"#, r(7)),
+        &tail,
+        json!({"exit_code": 0, "truncation": {"truncated": true, "total_lines": 1000}}),
+    );
+    bash.streamed = true;
+    bash.updates = Some(crate::run::transcript::Updates {
+        first: Clip::default(),
+        last: Some(clip(&tail[..tail.len() / 2])),
+    });
+    o.transcript = Some(Transcript {
+        turns: vec![
+            turn(
+                1,
+                "Let me read the file first.",
+                call(
+                    "c1",
+                    "read",
+                    format!(r#"{{"path":"src/mod_{}.rs"}}"#, r(3)),
+                    &source,
+                    json!({}),
+                ),
+            ),
+            turn(
+                2,
+                "Now where it is used.",
+                call(
+                    "c2",
+                    "grep",
+                    format!(r#"{{"pattern":"handler_{}"}}"#, r(4)),
+                    &grep,
+                    json!({"matches": 8}),
+                ),
+            ),
+            turn(3, "And run it.", bash),
+        ],
+        error: None,
+        cut: false,
+    });
+    o.calls = ["read", "grep", "bash"]
+        .iter()
+        .enumerate()
+        .map(|(k, tool)| CallStat {
+            id: format!("c{}", k + 1),
+            tool: (*tool).into(),
+            turn: k as u64 + 1,
+            truncated: k == 2,
+            args_tokens: 9 + r(k) as u64 % 5,
+            result_tokens: [460, 120, 95][k] + r(k) as u64 % 40,
+            duration_ms: 3,
+            ..CallStat::default()
+        })
+        .collect();
+    o.turns = (0..4)
+        .map(|k| TurnStat {
+            input_tokens: 1800 + 300 * k,
+            output_tokens: 10,
+            cache_read_tokens: 300 * k,
+            cache_write_tokens: 1800 + 300 * k,
+            scripted: k < 3,
+        })
+        .collect();
+    let f = &mut o.stats.figures;
+    f.turns = 4;
+    f.calls = 3;
+    f.result_tokens = o.calls.iter().map(|c| c.result_tokens).sum();
+    f.input_tokens = 9000;
+    f.output_tokens = 30;
+    o.stats.duration_ms = 40;
+    if status == Status::Failed {
+        let expected: String = (0..30).map(|n| format!("line {}\n", r(n + 200))).collect();
+        let actual = expected.replacen("line", "LINE", 1);
+        o.failures = vec![Failure::new(
+            Some("files: out.txt"),
+            "equals",
+            expected,
+            actual,
+        )];
+    }
+    o
+}
+
+/// The 10,000-scenario claim of docs/reports.md: a suite of realistic
+/// scenarios with their transcripts gives a page under 30 MB that keeps
+/// every transcript whole (docs/reports.md has the browser's figures for
+/// such a page, from tests/browser/check_report.py --measure --scale).
+#[test]
+fn a_page_of_10000_realistic_scenarios_stays_under_30_mb_whole() {
+    let summary = RunSummary {
+        scenarios: (0..10_000).map(realistic).collect(),
+        tokenizer: "o200k".into(),
+        ..RunSummary::default()
+    };
+    let page = render_within(&summary, None, MAX_ISLAND_BYTES).unwrap();
+    assert_eq!(page.trim, None);
+    assert!(page.bytes.len() < 30_000_000, "{} bytes", page.bytes.len());
+}
+
+/// Incompressible text of `len` bytes (base64's alphabet, from a
+/// xorshift generator seeded with `seed`).
+fn noise(seed: u64, len: usize) -> String {
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            alphabet[(x % 64) as usize] as char
+        })
+        .collect()
+}
+
+/// Whatever the outputs, the island stays within its bound: scenarios
+/// whose results and failures are large and incompressible keep less of
+/// each transcript (an equal share, more for the ones that need more when
+/// others need less) and cut their failure texts; names, figures and calls
+/// stay whole, and the island says how it was trimmed.
+#[test]
+fn a_page_past_its_bound_keeps_less_of_each_transcript_whatever_the_outputs() {
+    let budget = 1024 * 1024;
+    let mut summary = RunSummary {
+        scenarios: (0..300).map(realistic).collect(),
+        tokenizer: "o200k".into(),
+        ..RunSummary::default()
+    };
+    for (i, s) in summary.scenarios.iter_mut().enumerate() {
+        // Every tenth has a small transcript; the others 8 KiB results.
+        if let Some(t) = &mut s.transcript
+            && i % 10 != 0
+        {
+            for (k, call) in t
+                .turns
+                .iter_mut()
+                .flat_map(|t| t.calls.iter_mut())
+                .enumerate()
+            {
+                call.content = vec![Block::Text {
+                    clip: clip(&noise((i * 3 + k) as u64, 8 * 1024)),
+                }];
+            }
+        }
+        for f in &mut s.failures {
+            f.actual = noise(i as u64, 100_000);
+        }
+    }
+    let whole = render_within(&summary, None, usize::MAX).unwrap();
+    assert!(whole.bytes.len() > 4 * budget, "{}", whole.bytes.len());
+    let page = render_within(&summary, None, budget).unwrap();
+    let trim = page.trim.unwrap();
+    let text = String::from_utf8(page.bytes).unwrap();
+    let html = Html::parse_document(&text);
+    let island_text = select(&html, "script#harness-data")[0]
+        .text()
+        .collect::<String>();
+    assert!(island_text.len() <= budget, "{}", island_text.len());
+    let island = unpack(&island_text);
+    assert_eq!(
+        island["trim"],
+        json!({
+            "transcript_bytes": trim.transcript_bytes,
+            "failure_bytes": trim.failure_bytes,
+            "diff_lines": trim.diff_lines,
+        })
+    );
+    assert!(trim.transcript_bytes > 0);
+    let run = &island["run"];
+    // Every scenario is there, with its figures and calls.
+    let expected = serde_json::to_value(RunReport::new(&summary, None)).unwrap();
+    for key in ["counts", "totals", "tools"] {
+        assert_eq!(run[key], expected[key]);
+    }
+    for (got, want) in run["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(expected["scenarios"].as_array().unwrap())
+    {
+        for key in ["name", "status", "stats", "calls", "turns"] {
+            assert_eq!(got[key], want[key]);
+        }
+        // Each transcript within the share; a small one whole.
+        if let Some(t) = got.get("transcript") {
+            let t: Transcript = serde_json::from_value(t.clone()).unwrap();
+            let recorded: Transcript = serde_json::from_value(want["transcript"].clone()).unwrap();
+            assert!(t.kept_bytes() <= trim.transcript_bytes);
+            if recorded.kept_bytes() <= trim.transcript_bytes {
+                assert_eq!(t, recorded);
+            } else {
+                assert_eq!(t, recorded.within(trim.transcript_bytes));
+            }
+        }
+        for f in got["failures"].as_array().unwrap() {
+            let actual = f["actual"].as_str().unwrap();
+            assert!(actual.len() < trim.failure_bytes + 100, "{}", actual.len());
+            assert!(actual.contains("bytes not kept in this page; run.json has the whole text"));
+        }
+    }
+}
+
+#[test]
+fn the_water_level_shares_a_target_out_by_need() {
+    // 10 + 20 fit whole; 70 left for the two large ones: 35 each.
+    assert_eq!(water_level(&[100, 10, 200, 20], 100), 35);
+    assert_eq!(water_level(&[100, 10, 200, 20], 330), 200);
+    assert_eq!(water_level(&[100, 10, 200, 20], 0), 0);
+    assert_eq!(water_level(&[], 50), 0);
+}
+
+#[test]
+fn the_overview_lists_at_most_twenty_breaches_per_gate() {
+    let mut before = summary();
+    let mut now = summary();
+    before.scenarios.clear();
+    now.scenarios.clear();
+    for i in 0..25 {
+        before
+            .scenarios
+            .push(outcome(&format!("s{i}"), Status::Passed, 10));
+        now.scenarios
+            .push(outcome(&format!("s{i}"), Status::Passed, 20));
+    }
+    let gates = vec!["result_tokens=+5%".parse::<Gate>().unwrap()];
+    let comparison = compare(&now, &Baseline::of(&before), &gates);
+    let (_, page) = rendered(&now, Some(&comparison));
+    let cell = select(&page, "table.gates tr[data-gate='result_tokens=+5%'] td")[3]
+        .text()
+        .collect::<String>();
+    // 25 scenarios and the totals breached: 20 listed, 6 more counted.
+    let listed: String = (0..20)
+        .map(|i| format!("`s{i}` result_tokens 10 → 20 (+100.0%)"))
+        .collect();
+    assert_eq!(cell, format!("{listed}and 6 more (run.json has them all)"));
 }

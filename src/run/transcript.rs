@@ -3,8 +3,10 @@
 //! recorded from the loop's events while the scenario runs (so a scenario
 //! that timed out keeps what happened before the budget ran out).
 //!
-//! What is kept is bounded, and never more than the model saw: streamed
-//! partial results are only noted, a text longer than
+//! What is kept is bounded, and never more than the model saw: of the
+//! partial results a call streamed, only the first and the last texts are
+//! kept (each within [`Bounds::update`]; how many arrived, and those in
+//! between, depend on timing and are left out), a text longer than
 //! [`Bounds::text`] keeps its beginning and its end with the number of
 //! bytes left out between them, an image larger than [`Bounds::image`]
 //! keeps only its type and size, `details` larger than [`Bounds::details`]
@@ -26,6 +28,7 @@ use crate::agent::FauxReport;
 use crate::agent::StopReason;
 use crate::tools::CallArguments;
 use crate::tools::Content;
+use crate::tools::ToolUpdate;
 
 /// How much of a transcript is kept, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +39,8 @@ pub struct Bounds {
     pub image: usize,
     /// One result's `details`, as compact JSON.
     pub details: usize,
+    /// The text of one streamed partial result (the first or the last).
+    pub update: usize,
     /// All the text, images and details of one scenario together.
     pub scenario: usize,
 }
@@ -46,6 +51,7 @@ impl Default for Bounds {
             text: 8 * 1024,
             image: 64 * 1024,
             details: 4 * 1024,
+            update: 1024,
             scenario: 64 * 1024,
         }
     }
@@ -101,9 +107,15 @@ pub struct TranscriptCall {
     /// The arguments as the model sent them (compact JSON, or the raw
     /// text of arguments that were not JSON).
     pub arguments: Clip,
-    /// For a retry: the id of the call it answers.
+    /// For a retry: the id of the script step's own call, the first of
+    /// the chain of attempts this retry belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_of: Option<String>,
+    /// For a retry: the id of the call whose error result it answers, the
+    /// attempt just before it (the step's own call for the first retry,
+    /// retry K - 1 for retry K).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<String>,
     /// Whether a result arrived (false: the scenario stopped while the
     /// call ran).
     pub finished: bool,
@@ -118,11 +130,26 @@ pub struct TranscriptCall {
     /// or absent.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub details_omitted_bytes: u64,
-    /// Whether the tool streamed partial results while it ran. They are not
-    /// kept (the model read only the final result), nor counted: how many
-    /// a tool sends depends on timing.
+    /// Whether the tool streamed partial results while it ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub streamed: bool,
+    /// The first and last of the partial results it streamed (the model
+    /// read only the final result). How many arrived, and the texts
+    /// between the first and the last, depend on timing and are not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updates: Option<Updates>,
+}
+
+/// What is kept of a call's streamed partial results: the texts of the
+/// first and of the last, which do not depend on timing (bash sends an
+/// empty one as it starts and, at the end, one with the final tail).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Updates {
+    /// The first one's text (its text blocks joined by newlines).
+    pub first: Clip,
+    /// The last one's text, when more than one arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<Clip>,
 }
 
 /// One model turn: its message and the calls it carried.
@@ -171,6 +198,10 @@ pub struct Recorder {
     transcript: Transcript,
     /// Where each call id sits: (turn position, call position).
     places: BTreeMap<String, (usize, usize)>,
+    /// The first and the last streamed text of each running call, each
+    /// within [`Bounds::update`]; they join the transcript (and take from
+    /// the scenario's budget) with the call's result, in call order.
+    streamed: BTreeMap<String, (Clip, Option<Clip>)>,
 }
 
 impl Recorder {
@@ -205,6 +236,17 @@ impl Recorder {
         clip
     }
 
+    /// A kept text again within the scenario's budget.
+    fn reclip(&mut self, kept: &Clip) -> Clip {
+        let room = self.bounds.scenario.saturating_sub(self.used);
+        let clip = reclip(kept, room);
+        if clip != *kept {
+            self.transcript.cut = true;
+        }
+        self.used += clip.text.len() + clip.tail.len();
+        clip
+    }
+
     /// The recorded call with this id.
     fn call(&mut self, id: &str) -> Option<&mut TranscriptCall> {
         let &(t, c) = self.places.get(id)?;
@@ -232,12 +274,14 @@ impl Recorder {
                                 tool: call.name.clone(),
                                 arguments: self.clip(&raw),
                                 retry_of: None,
+                                answers: None,
                                 finished: false,
                                 is_error: false,
                                 content: Vec::new(),
                                 details: None,
                                 details_omitted_bytes: 0,
                                 streamed: false,
+                                updates: None,
                             });
                         }
                     }
@@ -249,9 +293,19 @@ impl Recorder {
                     calls,
                 });
             }
-            AgentEvent::ToolExecutionUpdate { call_id, .. } => {
-                if let Some(call) = self.call(call_id) {
-                    call.streamed = true;
+            AgentEvent::ToolExecutionUpdate {
+                call_id, update, ..
+            } => {
+                let Some(call) = self.call(call_id) else {
+                    return;
+                };
+                call.streamed = true;
+                let text = clip(&update_text(update), self.bounds.update);
+                match self.streamed.get_mut(call_id) {
+                    Some((_, last)) => *last = Some(text),
+                    None => {
+                        self.streamed.insert(call_id.clone(), (text, None));
+                    }
                 }
             }
             AgentEvent::ToolResultMessage { message } => {
@@ -271,6 +325,13 @@ impl Recorder {
                         }
                     }
                 };
+                let updates = self
+                    .streamed
+                    .remove(&message.tool_call_id)
+                    .map(|(first, last)| Updates {
+                        first: self.reclip(&first),
+                        last: last.map(|last| self.reclip(&last)),
+                    });
                 let is_error = message.is_error;
                 if let Some(call) = self.call(&message.tool_call_id) {
                     call.finished = true;
@@ -278,6 +339,7 @@ impl Recorder {
                     call.content = content;
                     call.details = details;
                     call.details_omitted_bytes = details_omitted_bytes;
+                    call.updates = updates;
                 }
             }
             AgentEvent::AgentEnd { error } => self.transcript.error.clone_from(error),
@@ -302,17 +364,37 @@ impl Recorder {
     }
 
     /// The transcript, with retries linked to the calls they answer (from
-    /// the faux provider's report).
+    /// the faux provider's report). The provider sends a step's retries one
+    /// at a time, each after the attempt before it failed, so retry K
+    /// answers the attempt served last in its chain.
     pub fn finish(mut self, report: &FauxReport) -> Transcript {
+        // The attempt served last in each chain: (step, origin) -> id.
+        let mut latest: BTreeMap<(usize, &str), &str> = BTreeMap::new();
         for served in report.turns.iter().flat_map(|t| t.calls.iter()) {
+            let chain = (served.step, served.origin.as_str());
+            let answered = latest.insert(chain, served.id.as_str());
             if served.retry.is_some()
                 && let Some(call) = self.call(&served.id)
             {
                 call.retry_of = Some(served.origin.clone());
+                call.answers = Some(answered.unwrap_or(&served.origin).to_owned());
             }
         }
         self.transcript
     }
+}
+
+/// The text of a partial result: its text blocks joined by newlines.
+fn update_text(update: &ToolUpdate) -> String {
+    update
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            Content::Text { text } => Some(text.as_str()),
+            Content::Image { .. } => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn stop_reason(reason: StopReason) -> &'static str {
@@ -359,6 +441,179 @@ pub fn clip(text: &str, limit: usize) -> Clip {
         text: text[..head].to_owned(),
         omitted_bytes: (tail - head) as u64,
         tail: text[tail..].to_owned(),
+    }
+}
+
+/// A kept text cut again to at most `limit` bytes of kept text: the
+/// beginning keeps up to three quarters, the end the rest (either takes
+/// what the other does not need), and the bytes left out add up.
+pub fn reclip(kept: &Clip, limit: usize) -> Clip {
+    if kept.text.len() + kept.tail.len() <= limit {
+        return kept.clone();
+    }
+    if kept.omitted_bytes == 0 && kept.tail.is_empty() {
+        return clip(&kept.text, limit);
+    }
+    let tail_room = (limit - (limit / 4 * 3).min(kept.text.len())).min(kept.tail.len());
+    let head = floor_boundary(&kept.text, limit - tail_room);
+    let tail = ceil_boundary(&kept.tail, kept.tail.len() - tail_room);
+    Clip {
+        text: kept.text[..head].to_owned(),
+        omitted_bytes: kept.omitted_bytes + (kept.text.len() - head + tail) as u64,
+        tail: kept.tail[tail..].to_owned(),
+    }
+}
+
+/// What a kept text costs of a budget: the bytes of its two parts.
+fn cost(clip: &Clip) -> usize {
+    clip.text.len() + clip.tail.len()
+}
+
+/// A budget of kept bytes being spent, for [`Transcript::within`].
+struct Spend {
+    left: usize,
+    cut: bool,
+}
+
+impl Spend {
+    fn clip(&mut self, kept: &Clip) -> Clip {
+        let clip = reclip(kept, self.left);
+        self.cut |= clip != *kept;
+        self.left -= cost(&clip);
+        clip
+    }
+
+    /// Whether `bytes` fit (then they are spent).
+    fn take(&mut self, bytes: usize) -> bool {
+        if bytes > self.left {
+            self.cut = true;
+            return false;
+        }
+        self.left -= bytes;
+        true
+    }
+}
+
+impl Transcript {
+    /// The bytes it keeps: every text's kept parts, every image's data and
+    /// every `details` as compact JSON.
+    pub fn kept_bytes(&self) -> usize {
+        let mut bytes = 0;
+        for turn in &self.turns {
+            bytes += turn.text.iter().map(cost).sum::<usize>();
+            for call in &turn.calls {
+                bytes += cost(&call.arguments);
+                for block in &call.content {
+                    bytes += match block {
+                        Block::Text { clip } => cost(clip),
+                        Block::Image { data, .. } => data.as_ref().map_or(0, String::len),
+                    };
+                }
+                bytes += call.details.as_ref().map_or(0, |d| d.to_string().len());
+                if let Some(updates) = &call.updates {
+                    bytes += cost(&updates.first) + updates.last.as_ref().map_or(0, cost);
+                }
+            }
+        }
+        bytes
+    }
+
+    /// The transcript within `bytes` of kept text, images and details
+    /// ([`Transcript::kept_bytes`]), spent in order: each turn's texts and
+    /// arguments, then each call's result, details and updates. What does
+    /// not fit is cut as the recorder cuts (texts keep their ends, images
+    /// and details only their sizes) and the transcript is marked `cut`.
+    /// The HTML report uses it to keep a large suite's page within its
+    /// bound; `within(t.kept_bytes())` is `t` itself.
+    pub fn within(&self, bytes: usize) -> Transcript {
+        let mut spend = Spend {
+            left: bytes,
+            cut: false,
+        };
+        let mut turns = Vec::with_capacity(self.turns.len());
+        for turn in &self.turns {
+            let text = turn.text.iter().map(|c| spend.clip(c)).collect();
+            let arguments: Vec<Clip> = turn
+                .calls
+                .iter()
+                .map(|c| spend.clip(&c.arguments))
+                .collect();
+            let mut calls = Vec::with_capacity(turn.calls.len());
+            for (call, arguments) in turn.calls.iter().zip(arguments) {
+                let content = call
+                    .content
+                    .iter()
+                    .map(|block| match block {
+                        Block::Text { clip } => Block::Text {
+                            clip: spend.clip(clip),
+                        },
+                        Block::Image {
+                            mime_type,
+                            data,
+                            bytes,
+                        } => Block::Image {
+                            mime_type: mime_type.clone(),
+                            data: data.clone().filter(|d| spend.take(d.len())),
+                            bytes: *bytes,
+                        },
+                    })
+                    .collect();
+                let (details, details_omitted_bytes) = match &call.details {
+                    Some(value) => {
+                        let size = value.to_string().len();
+                        if spend.take(size) {
+                            (Some(value.clone()), call.details_omitted_bytes)
+                        } else {
+                            (None, size as u64)
+                        }
+                    }
+                    None => (None, call.details_omitted_bytes),
+                };
+                let updates = call.updates.as_ref().map(|u| Updates {
+                    first: spend.clip(&u.first),
+                    last: u.last.as_ref().map(|l| spend.clip(l)),
+                });
+                calls.push(TranscriptCall {
+                    arguments,
+                    content,
+                    details,
+                    details_omitted_bytes,
+                    updates,
+                    ..call.clone_head()
+                });
+            }
+            turns.push(TranscriptTurn {
+                turn: turn.turn,
+                stop_reason: turn.stop_reason.clone(),
+                text,
+                calls,
+            });
+        }
+        Transcript {
+            turns,
+            error: self.error.clone(),
+            cut: self.cut || spend.cut,
+        }
+    }
+}
+
+impl TranscriptCall {
+    /// The call without its arguments, result, details and updates.
+    fn clone_head(&self) -> TranscriptCall {
+        TranscriptCall {
+            id: self.id.clone(),
+            tool: self.tool.clone(),
+            arguments: Clip::default(),
+            retry_of: self.retry_of.clone(),
+            answers: self.answers.clone(),
+            finished: self.finished,
+            is_error: self.is_error,
+            content: Vec::new(),
+            details: None,
+            details_omitted_bytes: 0,
+            streamed: self.streamed,
+            updates: None,
+        }
     }
 }
 

@@ -60,22 +60,16 @@ fn events_become_turns_with_results_updates_and_linked_retries() {
             ],
         ),
     });
-    recorder.see(&AgentEvent::ToolExecutionUpdate {
-        call_id: "c2".into(),
-        tool_name: "bash".into(),
-        update: ToolUpdate {
-            content: vec![],
-            details: None,
-        },
-    });
-    recorder.see(&AgentEvent::ToolExecutionUpdate {
-        call_id: "c2".into(),
-        tool_name: "bash".into(),
-        update: ToolUpdate {
-            content: vec![],
-            details: None,
-        },
-    });
+    for content in [vec![], vec![Content::text("a")], vec![Content::text("a\n")]] {
+        recorder.see(&AgentEvent::ToolExecutionUpdate {
+            call_id: "c2".into(),
+            tool_name: "bash".into(),
+            update: ToolUpdate {
+                content,
+                details: None,
+            },
+        });
+    }
     recorder.see(&AgentEvent::ToolResultMessage {
         message: ToolResultMessage {
             tool_call_id: "c1".into(),
@@ -114,7 +108,7 @@ fn events_become_turns_with_results_updates_and_linked_retries() {
             calls: vec![ServedCall {
                 id: "c1-r1".into(),
                 step: 0,
-                retry: Some(1),
+                retry: Some(0),
                 origin: "c1".into(),
             }],
         }],
@@ -125,12 +119,14 @@ fn events_become_turns_with_results_updates_and_linked_retries() {
         tool: tool.into(),
         arguments: text(args),
         retry_of: None,
+        answers: None,
         finished: false,
         is_error: false,
         content: vec![],
         details: None,
         details_omitted_bytes: 0,
         streamed: false,
+        updates: None,
     };
     assert_eq!(
         recorder.finish(&report),
@@ -161,6 +157,11 @@ fn events_become_turns_with_results_updates_and_linked_retries() {
                             ],
                             details: Some(json!({"exit_code": 0})),
                             streamed: true,
+                            // The first and the last of three.
+                            updates: Some(Updates {
+                                first: text(""),
+                                last: Some(text("a\n")),
+                            }),
                             ..call("c2", "bash", "{\"command\": \"ls")
                         },
                     ],
@@ -171,6 +172,7 @@ fn events_become_turns_with_results_updates_and_linked_retries() {
                     text: vec![text("")],
                     calls: vec![TranscriptCall {
                         retry_of: Some("c1".into()),
+                        answers: Some("c1".into()),
                         ..call("c1-r1", "read", r#"{"path":"b"}"#)
                     }],
                 },
@@ -220,6 +222,7 @@ fn bounds_keep_sizes_of_what_does_not_fit_and_mark_the_cut() {
         text: 8,
         image: 4,
         details: 10,
+        update: 8,
         scenario: 20,
     });
     recorder.see(&AgentEvent::AssistantMessage {
@@ -277,6 +280,7 @@ fn bounds_keep_sizes_of_what_does_not_fit_and_mark_the_cut() {
         text: 8,
         image: 4,
         details: 10,
+        update: 8,
         scenario: 4,
     });
     recorder.see(&AgentEvent::AssistantMessage {
@@ -293,4 +297,247 @@ fn bounds_keep_sizes_of_what_does_not_fit_and_mark_the_cut() {
         }]
     );
     assert!(transcript.cut);
+}
+
+fn served(id: &str, step: usize, retry: Option<usize>, origin: &str) -> ServedCall {
+    ServedCall {
+        id: id.into(),
+        step,
+        retry,
+        origin: origin.into(),
+    }
+}
+
+#[test]
+fn each_retry_answers_the_attempt_before_it() {
+    let mut recorder = Recorder::new(Bounds::default());
+    // Step 0 is a batch of two calls; "a" fails twice, "b" once.
+    let ids = [vec!["a", "b"], vec!["a-1"], vec!["b-1"], vec!["a-2"]];
+    for (turn, calls) in ids.iter().enumerate() {
+        recorder.see(&AgentEvent::AssistantMessage {
+            turn: turn + 1,
+            message: message(
+                "",
+                calls
+                    .iter()
+                    .map(|id| ToolCall::new(*id, "read", json!({})))
+                    .collect(),
+            ),
+        });
+    }
+    let turn = |calls: Vec<ServedCall>| Turn {
+        usage: Usage::default(),
+        scripted: true,
+        calls,
+    };
+    let report = FauxReport {
+        turns: vec![
+            turn(vec![served("a", 0, None, "a"), served("b", 0, None, "b")]),
+            turn(vec![served("a-1", 0, Some(0), "a")]),
+            turn(vec![served("b-1", 0, Some(0), "b")]),
+            turn(vec![served("a-2", 0, Some(1), "a")]),
+        ],
+        ..FauxReport::default()
+    };
+    let links: Vec<(String, Option<String>, Option<String>)> = recorder
+        .finish(&report)
+        .calls()
+        .map(|c| (c.id.clone(), c.retry_of.clone(), c.answers.clone()))
+        .collect();
+    let link = |id: &str, of: Option<&str>, answers: Option<&str>| {
+        (
+            id.to_owned(),
+            of.map(str::to_owned),
+            answers.map(str::to_owned),
+        )
+    };
+    assert_eq!(
+        links,
+        vec![
+            link("a", None, None),
+            link("b", None, None),
+            link("a-1", Some("a"), Some("a")),
+            link("b-1", Some("b"), Some("b")),
+            link("a-2", Some("a"), Some("a-1")),
+        ]
+    );
+}
+
+fn update(id: &str, text: &str) -> AgentEvent {
+    AgentEvent::ToolExecutionUpdate {
+        call_id: id.into(),
+        tool_name: "bash".into(),
+        update: ToolUpdate {
+            content: vec![Content::text(text)],
+            details: None,
+        },
+    }
+}
+
+#[test]
+fn updates_keep_their_first_and_last_texts_spent_in_call_order() {
+    let mut recorder = Recorder::new(Bounds {
+        text: 64,
+        image: 64,
+        details: 64,
+        update: 6,
+        scenario: 16,
+    });
+    recorder.see(&AgentEvent::AssistantMessage {
+        turn: 1,
+        message: message(
+            "",
+            vec![
+                ToolCall::new("p", "bash", json!({})),
+                ToolCall::new("q", "bash", json!({})),
+                ToolCall::new("r", "bash", json!({})),
+            ],
+        ),
+    });
+    // "q" streams first, but "p"'s result comes first: the budget is spent
+    // in call order, whatever order the updates arrived in. "r" sends one.
+    for (id, text) in [
+        ("q", "q1"),
+        ("p", "p-first-long"),
+        ("q", "q2"),
+        ("p", "p2"),
+        ("q", "q3"),
+        ("r", "r1"),
+    ] {
+        recorder.see(&update(id, text));
+    }
+    for id in ["p", "q", "r"] {
+        recorder.see(&result(id, "bash", vec![], None));
+    }
+    // The arguments ("{}" three times) take 6 of the 16 bytes; "p" keeps
+    // its first text within the update bound (3 bytes, then 3 from the
+    // end) and its last, "q" its first; then nothing is left.
+    let transcript = recorder.finish(&FauxReport::default());
+    let gone = |bytes: u64| Clip {
+        omitted_bytes: bytes,
+        ..Clip::default()
+    };
+    let updates: Vec<Option<Updates>> = transcript.calls().map(|c| c.updates.clone()).collect();
+    assert_eq!(
+        updates,
+        vec![
+            Some(Updates {
+                first: Clip {
+                    text: "p-f".into(),
+                    omitted_bytes: 6,
+                    tail: "ong".into(),
+                },
+                last: Some(text("p2")),
+            }),
+            Some(Updates {
+                first: text("q1"),
+                last: Some(gone(2)),
+            }),
+            Some(Updates {
+                first: gone(2),
+                last: None,
+            }),
+        ]
+    );
+    assert!(transcript.cut);
+}
+
+#[test]
+fn a_transcript_within_fewer_bytes_keeps_its_ends_and_sizes() {
+    let mut recorder = Recorder::new(Bounds::default());
+    recorder.see(&AgentEvent::AssistantMessage {
+        turn: 1,
+        message: message(
+            "thinking aloud",
+            vec![ToolCall::new("c", "bash", json!({}))],
+        ),
+    });
+    recorder.see(&update("c", "partial"));
+    recorder.see(&result(
+        "c",
+        "bash",
+        vec![
+            Content::text("0123456789"),
+            Content::Image {
+                data: "AAAA".into(),
+                mime_type: "image/png".into(),
+            },
+        ],
+        Some(json!({"n": 1})),
+    ));
+    let whole = recorder.finish(&FauxReport::default());
+    // 14 + 2 + 10 + 4 + 7 ("{"n":1}") + 7.
+    assert_eq!(whole.kept_bytes(), 44);
+    assert_eq!(whole.within(44), whole);
+    assert_eq!(whole.within(1000), whole);
+    // 20 bytes: the text (14) and the arguments (2), then 4 of the result
+    // (3 from its start, 1 from its end); the image, details and update
+    // keep their sizes only.
+    let small = whole.within(20);
+    assert_eq!(small.kept_bytes(), 20);
+    assert!(small.cut);
+    assert_eq!(small.turns[0].text, vec![text("thinking aloud")]);
+    let call = &small.turns[0].calls[0];
+    assert_eq!(
+        (
+            call.content.clone(),
+            call.details.clone(),
+            call.details_omitted_bytes,
+            call.updates.clone()
+        ),
+        (
+            vec![
+                Block::Text {
+                    clip: Clip {
+                        text: "012".into(),
+                        omitted_bytes: 6,
+                        tail: "9".into(),
+                    }
+                },
+                Block::Image {
+                    mime_type: "image/png".into(),
+                    data: None,
+                    bytes: 4,
+                },
+            ],
+            None,
+            7,
+            Some(Updates {
+                first: Clip {
+                    omitted_bytes: 7,
+                    ..Clip::default()
+                },
+                last: None,
+            }),
+        )
+    );
+    // A kept clip cut again: its two ends shrink, the bytes left out add up.
+    let kept = Clip {
+        text: "abcdefgh".into(),
+        omitted_bytes: 100,
+        tail: "wxyz".into(),
+    };
+    assert_eq!(
+        reclip(&kept, 8),
+        Clip {
+            text: "abcdef".into(),
+            omitted_bytes: 104,
+            tail: "yz".into(),
+        }
+    );
+    assert_eq!(
+        reclip(
+            &Clip {
+                text: "ab".into(),
+                omitted_bytes: 5,
+                tail: "uvwxyz".into(),
+            },
+            4
+        ),
+        Clip {
+            text: "ab".into(),
+            omitted_bytes: 9,
+            tail: "yz".into(),
+        }
+    );
 }

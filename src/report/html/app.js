@@ -1,7 +1,8 @@
-// The scenario list and the scenario pages of harness's index.html. The
-// data comes from the island (gzip-compressed JSON in base64); text from it
-// is only ever set as text (textContent, attribute values), never parsed
-// as markup.
+// The scenario list, the charts of every scenario and the scenario pages
+// of harness's index.html, with history entries that keep where the list
+// was. The data comes from the island (gzip-compressed JSON in base64);
+// text from it is only ever set as text (textContent, attribute values),
+// never parsed as markup.
 (function () {
   'use strict';
 
@@ -51,6 +52,16 @@
     }
     function badge(text, cls) { return el('span', { cls: 'badge ' + (cls || text), text: text }); }
 
+    // ---- scales ----------------------------------------------------------
+    // Bar lengths on a square-root scale: small values stay visible next to
+    // large ones (a bar of any value above 0 is at least 2 px); the values
+    // themselves are always written beside or on the bars.
+    function sqrtScale(value, max, width) {
+      if (!(max > 0) || !(value > 0)) return 0;
+      return Math.max(2, Math.sqrt(value / max) * width);
+    }
+    function short(name, n) { return name.length > n ? name.slice(0, n - 1) + '…' : name; }
+
     // ---- the list -------------------------------------------------------
     var tags = new Set();
     var tools = new Set();
@@ -62,13 +73,32 @@
       var base = baseline.get(s.name);
       var before = base && base.compared ? base.baseline.result_tokens + base.baseline.input_tokens : null;
       maxTokens = Math.max(maxTokens, s.stats.result_tokens, base ? base.baseline.result_tokens : 0);
-      return { s: s, i: i, tools: used, base: base, change: before === null ? 0 :
+      return { s: s, i: i, tools: used, base: base, before: before, change: before === null ? 0 :
         Math.abs(s.stats.result_tokens + s.stats.input_tokens - before), text: null };
     });
+    // What the text filter searches: the name, file, tags, skip reason and
+    // failed checks, then the calls' arguments and results as kept (each at
+    // most CALL_TEXT characters, all of them at most SCENARIO_TEXT).
+    var CALL_TEXT = 1000, SCENARIO_TEXT = 4000;
+    function callText(s) {
+      var parts = [];
+      var t = s.transcript;
+      if (!t) return '';
+      t.turns.forEach(function (turn) {
+        turn.calls.forEach(function (c) {
+          parts.push(c.tool + ' ' + c.arguments.text.slice(0, CALL_TEXT));
+          c.content.forEach(function (b) {
+            if (b.type === 'text') parts.push((b.text + (b.tail ? '\n' + b.tail : '')).slice(0, CALL_TEXT));
+          });
+        });
+      });
+      return parts.join('\n').slice(0, SCENARIO_TEXT);
+    }
     function searchText(r) {
       if (r.text === null) {
         var parts = [r.s.name, r.s.file, r.s.tags.join(' '), r.s.skip_reason || ''];
         r.s.failures.forEach(function (f) { parts.push(f.step || '', f.check); });
+        parts.push(callText(r.s));
         r.text = parts.join('\n').toLowerCase();
       }
       return r.text;
@@ -95,26 +125,41 @@
       input: function (a, b) { return b.s.stats.input_tokens - a.s.stats.input_tokens || a.i - b.i; },
       duration: function (a, b) { return b.s.stats.duration_ms - a.s.stats.duration_ms || a.i - b.i; },
       retries: function (a, b) { return b.s.stats.retries - a.s.stats.retries || a.i - b.i; },
-      change: function (a, b) { return b.change - a.change || a.i - b.i; }
+      change: function (a, b) { return b.change - a.change || a.i - b.i; },
+      name: function (a, b) { return a.s.name < b.s.name ? -1 : a.s.name > b.s.name ? 1 : a.i - b.i; }
     };
 
+    // The scale of the list's bars, labelled in the header: where 1/16,
+    // 1/4 and all of the largest value fall on a square-root scale.
+    var BAR_WIDTH = 100;
+    function scaleLabels() {
+      var box = el('span', { cls: 'scale', title: 'result tokens, square-root scale; | marks the baseline' });
+      [1 / 16, 1 / 4, 1].forEach(function (f) {
+        var value = Math.round(maxTokens * f);
+        box.appendChild(el('span', { style: 'left:' + (100 * Math.sqrt(f)).toFixed(1) + '%', text: String(value) }));
+      });
+      return box;
+    }
     function header() {
       return el('div', { cls: 'row head' }, el('span', { text: 'status' }), el('span', { text: 'scenario' }),
-        el('span', { text: 'result tokens (| baseline)' }), el('span', { cls: 'v', text: 'tokens' }),
+        el('span', { cls: 'barhead' }, 'result tokens (√ scale, | baseline)', scaleLabels()),
+        el('span', { cls: 'v', text: 'result tokens' }), el('span', { cls: 'v', text: 'input tokens' }),
         el('span', { cls: 'v', text: 'ms' }), el('span', { cls: 'v', text: 'retries' }));
     }
+    function pct(value) { return (100 * sqrtScale(value, maxTokens, BAR_WIDTH) / BAR_WIDTH).toFixed(2) + '%'; }
     function row(r) {
       var s = r.s;
       var bar = el('div', { cls: 'barcell' });
       if (r.base && r.base.compared) {
-        bar.appendChild(el('span', { cls: 'b-base', style: 'width:' + (100 * r.base.baseline.result_tokens / maxTokens).toFixed(2) + '%' }));
+        bar.appendChild(el('span', { cls: 'b-base', style: 'width:' + pct(r.base.baseline.result_tokens) }));
       }
-      bar.appendChild(el('span', { cls: 'b-now', style: 'width:' + (100 * s.stats.result_tokens / maxTokens).toFixed(2) + '%' }));
+      bar.appendChild(el('span', { cls: 'b-now', style: 'width:' + pct(s.stats.result_tokens) }));
       var node = el('div', { cls: 'row', 'data-index': String(r.i), 'data-status': s.status, role: 'link', tabindex: '0' },
         el('span', null, badge(s.status)),
         el('span', { cls: 'name', title: s.name }, s.name, el('br'), el('span', { cls: 'file', text: s.file })),
         bar,
-        el('span', { cls: 'v', text: String(s.stats.result_tokens) }),
+        el('span', { cls: 'v', 'data-col': 'result_tokens', text: String(s.stats.result_tokens) }),
+        el('span', { cls: 'v', 'data-col': 'input_tokens', text: String(s.stats.input_tokens) }),
         el('span', { cls: 'v', text: String(s.stats.duration_ms) }),
         el('span', { cls: 'v', text: String(s.stats.retries) }));
       return node;
@@ -152,20 +197,139 @@
         if (entries.some(function (e) { return e.isIntersecting; }) && shown < view.length) renderMore();
       }, { rootMargin: '400px' }).observe(more);
     }
-    list.addEventListener('click', function (e) {
-      var r = e.target.closest('.row[data-index]');
-      if (r) location.hash = '#s/' + r.getAttribute('data-index');
-    });
-    list.addEventListener('keydown', function (e) {
-      var r = e.target.closest('.row[data-index]');
-      if (r && e.key === 'Enter') location.hash = '#s/' + r.getAttribute('data-index');
-    });
+
+    // Opening a scenario keeps where the list was (its filters, how many
+    // rows were shown and the scroll position) in the history entry being
+    // left, so that the browser's back button, or the page's own back link,
+    // returns to it.
+    // Whether the scenario shown was opened from the list (then the back
+    // link goes back in history, to the list as it was).
+    var cameFromList = false, opening = false;
+    if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
+    function listState() {
+      return { y: window.scrollY, status: fStatus.value, tag: fTag.value, tool: fTool.value,
+        text: fText.value, sort: fSort.value, shown: shown };
+    }
+    function open(index) {
+      if (!overview.hidden) {
+        history.replaceState({ list: listState() }, '', location.href);
+        opening = true;
+      }
+      location.hash = '#s/' + index;
+    }
+    function restore(st) {
+      var same = fStatus.value === st.status && fTag.value === st.tag && fTool.value === st.tool &&
+        fText.value === st.text && fSort.value === st.sort;
+      if (!same) {
+        fStatus.value = st.status; fTag.value = st.tag; fTool.value = st.tool;
+        fText.value = st.text; fSort.value = st.sort;
+        refresh();
+      }
+      while (shown < Math.min(st.shown, view.length)) renderMore();
+      window.scrollTo(0, st.y);
+    }
+    function opener(container, selector, attr) {
+      container.addEventListener('click', function (e) {
+        var r = e.target.closest(selector);
+        if (r) { e.preventDefault(); open(r.getAttribute(attr)); }
+      });
+      container.addEventListener('keydown', function (e) {
+        var r = e.target.closest(selector);
+        if (r && e.key === 'Enter') open(r.getAttribute(attr));
+      });
+    }
+    opener(list, '.row[data-index]', 'data-index');
     document.getElementById('overview').addEventListener('click', function (e) {
       var a = e.target.closest('a[data-scenario]');
       if (!a) return;
       var i = byName.get(a.getAttribute('data-scenario'));
-      if (i !== undefined) { e.preventDefault(); location.hash = '#s/' + i; }
+      if (i !== undefined) { e.preventDefault(); open(i); }
     });
+
+    // ---- charts of every scenario ---------------------------------------
+    // Rows of bars in a scrolling box, drawn a hundred at a time (one SVG
+    // each) as the box scrolls: a suite of 10,000 draws 100 at first.
+    var SVG = 'http://www.w3.org/2000/svg';
+    function svg(tag, attrs, text) {
+      var node = document.createElementNS(SVG, tag);
+      Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+      if (text !== undefined) node.textContent = text;
+      return node;
+    }
+    function rowsChart(box, items, draw, rowHeight) {
+      var done = 0;
+      var sentinel = el('div', { cls: 'chart-more' });
+      function next() {
+        var end = Math.min(items.length, done + CHUNK);
+        var n = end - done;
+        var chunk = svg('svg', { width: String(CHART_W), height: String(n * rowHeight), viewBox: '0 0 ' + CHART_W + ' ' + n * rowHeight, role: 'img' });
+        for (var k = 0; done < end; done++, k++) chunk.appendChild(draw(items[done], k * rowHeight));
+        box.insertBefore(chunk, sentinel);
+        sentinel.textContent = done < items.length ? (items.length - done) + ' more as you scroll' : '';
+      }
+      // A new order starts again at the top, with the first hundred.
+      if (box.watch) box.watch.disconnect();
+      box.textContent = '';
+      box.scrollTop = 0;
+      box.appendChild(sentinel);
+      if (items.length) next();
+      if ('IntersectionObserver' in window) {
+        box.watch = new IntersectionObserver(function (entries) {
+          if (entries.some(function (e) { return e.isIntersecting; }) && done < items.length) next();
+        }, { root: box, rootMargin: '200px' });
+        box.watch.observe(sentinel);
+      }
+    }
+    function chartOpener(box) {
+      box.addEventListener('click', function (e) {
+        var g = e.target.closest('g[data-index]');
+        if (g) open(g.getAttribute('data-index'));
+      });
+    }
+    var CHART_W = 720, LABEL = 210, BARS = 400;
+    function nameLabel(g, s, y) {
+      g.appendChild(svg('text', { x: String(LABEL - 6), y: String(y), 'text-anchor': 'end' }, short(s.name, 30)));
+    }
+    var cRows = document.getElementById('c-rows');
+    var cSort = document.getElementById('c-sort');
+    function scenarioChart() {
+      var max = 1;
+      scenarios.forEach(function (s) { max = Math.max(max, s.stats.result_tokens); });
+      var items = rows.slice().sort(sorters[cSort.value] || sorters.tokens);
+      rowsChart(cRows, items, function (r, y) {
+        var s = r.s, w = sqrtScale(s.stats.result_tokens, max, BARS);
+        var g = svg('g', { 'data-index': String(r.i), 'data-tokens': String(s.stats.result_tokens), class: 'bar-row' });
+        g.appendChild(svg('title', {}, s.name + ': ' + s.stats.result_tokens + ' result tokens (' + s.status + ')'));
+        nameLabel(g, s, y + 13);
+        g.appendChild(svg('rect', { x: String(LABEL), y: String(y + 4), width: w.toFixed(1), height: '11', class: 's-result' + (s.status === 'failed' ? ' failed' : '') }));
+        g.appendChild(svg('text', { x: (LABEL + w + 5).toFixed(1), y: String(y + 13), class: 'value' }, String(s.stats.result_tokens)));
+        return g;
+      }, 18);
+    }
+    if (cRows) { chartOpener(cRows); cSort.addEventListener('change', scenarioChart); scenarioChart(); }
+
+    var bRows = document.getElementById('b-rows');
+    var bSort = document.getElementById('b-sort');
+    function baselineChart() {
+      var changed = rows.filter(function (r) { return r.before !== null && r.change !== 0; });
+      var max = 1;
+      changed.forEach(function (r) { max = Math.max(max, r.before, r.s.stats.result_tokens + r.s.stats.input_tokens); });
+      changed.sort(sorters[bSort.value] || sorters.change);
+      rowsChart(bRows, changed, function (r, y) {
+        var now = r.s.stats.result_tokens + r.s.stats.input_tokens, b = r.before;
+        var bw = sqrtScale(b, max, BARS - 100), nw = sqrtScale(now, max, BARS - 100);
+        var diff = now - b;
+        var change = (diff > 0 ? '+' : '') + diff + (b ? ' (' + (diff > 0 ? '+' : '') + (100 * diff / b).toFixed(1) + '%)' : '');
+        var g = svg('g', { 'data-index': String(r.i), class: 'bar-row' });
+        g.appendChild(svg('title', {}, r.s.name + ': ' + b + ' → ' + now + ' result + input tokens, ' + change));
+        nameLabel(g, r.s, y + 14);
+        g.appendChild(svg('rect', { x: String(LABEL), y: String(y + 3), width: bw.toFixed(1), height: '8', class: 's-base' }));
+        g.appendChild(svg('rect', { x: String(LABEL), y: String(y + 11), width: nw.toFixed(1), height: '8', class: 's-result' }));
+        g.appendChild(svg('text', { x: (LABEL + Math.max(bw, nw) + 5).toFixed(1), y: String(y + 14), class: 'value ' + (diff > 0 ? 'up' : 'down') }, b + ' → ' + now + ', ' + change));
+        return g;
+      }, 22);
+    }
+    if (bRows) { chartOpener(bRows); bSort.addEventListener('change', baselineChart); baselineChart(); }
 
     // ---- a scenario's page ----------------------------------------------
     var NOTICE = /truncat|showing|limit|more lines|offset|full output|not shown/i;
@@ -202,9 +366,26 @@
       }
       return clipPre(clip);
     }
+    // A result's text with its closing notice (a truncation notice, say)
+    // after the scrolling box rather than at the bottom of it, where a long
+    // result would hide it.
+    function resultText(b) {
+      var lines = (b.omitted_bytes ? (b.tail || '') : b.text).split('\n');
+      var k = lines.length;
+      while (k > 0 && lines[k - 1].trim() === '') k--;
+      var j = k;
+      while (j > 0 && isNotice(lines[j - 1])) j--;
+      if (j === k) return clipPre(b);
+      var rest = lines.slice(0, j).join('\n');
+      var box = el('div', { cls: 'text-result' });
+      if (b.omitted_bytes) box.appendChild(clipPre({ text: b.text, omitted_bytes: b.omitted_bytes, tail: rest }));
+      else if (rest.trim() !== '') box.appendChild(clipPre({ text: rest }));
+      lines.slice(j, k).forEach(function (n) { box.appendChild(el('div', { cls: 'notice after', text: n })); });
+      return box;
+    }
     var IMAGE = /^image\/(png|jpeg|gif|webp)$/;
     function block(b) {
-      if (b.type === 'text') return clipPre(b);
+      if (b.type === 'text') return resultText(b);
       if (b.data && IMAGE.test(b.mime_type)) {
         return el('img', { alt: b.mime_type + ' image, ' + b.bytes + ' bytes', src: 'data:' + b.mime_type + ';base64,' + b.data });
       }
@@ -246,12 +427,22 @@
       if (c.is_error) head.appendChild(badge('error', 'failed'));
       if (stat && stat.truncated) head.appendChild(badge('truncated', 'warn'));
       if (!c.finished) head.appendChild(badge('no result: stopped while running', 'warn'));
-      if (c.retry_of) {
-        var link = el('a', { href: '#s/' + index, text: 'retry of ' + c.retry_of });
+      // A retry links to the call whose error it answers: the attempt just
+      // before it (run.json's `answers`; older reports only name the first
+      // call of the chain, `retry_of`).
+      var answered = c.answers || c.retry_of;
+      if (answered) {
+        var link = el('a', { href: '#s/' + index, 'data-answers': answered,
+          text: 'answers ' + answered + (c.retry_of && c.retry_of !== answered ? ' (a retry of ' + c.retry_of + ')' : '') });
         link.addEventListener('click', function (e) {
           e.preventDefault();
-          var target = document.getElementById(callId(index, c.retry_of));
-          if (target) { target.scrollIntoView({ block: 'center' }); target.classList.add('flash'); }
+          var target = document.getElementById(callId(index, answered));
+          if (target) {
+            target.scrollIntoView({ block: 'center' });
+            target.classList.remove('flash');
+            void target.offsetWidth;
+            target.classList.add('flash');
+          }
         });
         head.appendChild(el('span', { cls: 'badge note' }, link));
       }
@@ -273,17 +464,33 @@
       } else if (c.details_omitted_bytes) {
         node.appendChild(el('p', { cls: 'meta', text: 'details: ' + c.details_omitted_bytes + ' bytes, not kept' }));
       }
-      if (c.streamed) {
-        node.appendChild(el('details', null, el('summary', { text: 'streamed updates' }),
-          el('p', { cls: 'meta', text: 'The tool sent partial results while it ran; the model read only the final result, so they are not kept.' })));
+      if (c.updates) {
+        var shownUpdate = function (label, clip) {
+          return [el('div', { cls: 'meta', text: label }),
+            clip.text || clip.omitted_bytes || clip.tail ? clipPre(clip) : el('p', { cls: 'meta', text: '(no text)' })];
+        };
+        var fold = el('details', { cls: 'updates' }, el('summary', { text: 'streamed updates' }),
+          el('p', { cls: 'meta', text: 'The tool sent partial results while it ran; the model read only the final result. ' +
+            'The first and the last are kept; how many came, and those between, depend on timing.' }));
+        shownUpdate('first', c.updates.first).forEach(function (n) { fold.appendChild(n); });
+        if (c.updates.last) shownUpdate('last', c.updates.last).forEach(function (n) { fold.appendChild(n); });
+        node.appendChild(fold);
+      } else if (c.streamed) {
+        node.appendChild(el('details', { cls: 'updates' }, el('summary', { text: 'streamed updates' }),
+          el('p', { cls: 'meta', text: 'The tool sent partial results while it ran; none are kept for a call that did not finish.' })));
       }
       return node;
     }
     function scenarioPage(index) {
       var s = scenarios[index];
       var page = el('div');
-      page.appendChild(el('a', { cls: 'back', href: '#scenarios', text: '← all scenarios' }));
-      page.appendChild(el('h2', null, badge(s.status), ' ', s.name));
+      var back = el('a', { cls: 'back', href: '#scenarios', text: '← all scenarios' });
+      back.addEventListener('click', function (e) {
+        // Back to the list where it was, as the browser's back button.
+        if (cameFromList) { e.preventDefault(); history.back(); }
+      });
+      page.appendChild(back);
+      page.appendChild(el('h2', null, el('span', { cls: 'meta kind', text: 'scenario' }), ' ', badge(s.status), ' ', s.name));
       page.appendChild(el('p', { cls: 'meta', text: s.file + (s.tags.length ? ' · tags: ' + s.tags.join(', ') : '') +
         ' · ' + s.stats.duration_ms + ' ms' }));
       if (s.skip_reason) page.appendChild(el('p', { text: 'Skipped: ' + s.skip_reason }));
@@ -302,7 +509,11 @@
       if (!t) {
         page.appendChild(el('p', { cls: 'meta', text: 'No transcript: the scenario did not reach its model loop.' }));
       } else {
-        if (t.cut) page.appendChild(el('p', { cls: 'meta', text: 'This transcript reached the report\'s size bound; later blocks keep only their sizes.' }));
+        if (t.cut) {
+          page.appendChild(el('p', { cls: 'meta', text: data.trim
+            ? 'This page keeps at most ' + data.trim.transcript_bytes + ' bytes of each transcript (the suite is large); later blocks keep only their sizes, and run.json has what was recorded.'
+            : 'This transcript reached the report\'s size bound; later blocks keep only their sizes.' }));
+        }
         t.turns.forEach(function (turn) {
           var usage = s.turns[turn.turn - 1];
           var head = el('div', { cls: 'turn-head' }, el('b', { text: 'Turn ' + turn.turn }), ' · ' + turn.stop_reason);
@@ -339,6 +550,8 @@
       var m = /^#s\/(\d+)$/.exec(location.hash);
       var index = m ? Number(m[1]) : -1;
       if (index >= 0 && index < scenarios.length) {
+        cameFromList = opening;
+        opening = false;
         detail.textContent = '';
         detail.appendChild(scenarioPage(index));
         overview.hidden = true;
@@ -350,11 +563,18 @@
         detail.textContent = '';
         overview.hidden = false;
         document.title = originalTitle;
-        if (location.hash === '#scenarios') document.getElementById('scenarios').scrollIntoView();
+        var st = history.state && history.state.list;
+        if (st) restore(st);
+        else if (location.hash === '#scenarios') document.getElementById('scenarios').scrollIntoView();
       }
     }
     var originalTitle = document.title;
     window.addEventListener('hashchange', route);
+    if (data.trim) {
+      document.getElementById('list-count').insertAdjacentElement('afterend', el('p', { cls: 'meta', id: 'trim-note',
+        text: 'This suite is large: to keep the page within its bound, it keeps at most ' + data.trim.transcript_bytes +
+          ' bytes of each transcript and ' + data.trim.failure_bytes + ' of each failure text; run.json has them whole.' }));
+    }
     refresh();
     route();
     // When the list first showed (the browser check reports it).
