@@ -209,12 +209,28 @@ pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
     }
 }
 
-/// Whether standard output gets colour: on a terminal, unless `NO_COLOR`
-/// is set, and always with `CLICOLOR_FORCE`.
+/// Whether standard output gets colour, by the usual conventions
+/// (no-color.org, bixense.com/clicolors): never with `NO_COLOR` set to
+/// anything; always with `CLICOLOR_FORCE` set to anything but `0`; never
+/// with `CLICOLOR=0`; else on a terminal that is not `TERM=dumb`.
 fn stdout_colour() -> console::Colour {
-    match anstream::AutoStream::choice(&std::io::stdout()) {
-        anstream::ColorChoice::Never => console::Colour::Plain,
-        _ => console::Colour::Ansi,
+    use std::io::IsTerminal as _;
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let terminal =
+        || std::io::stdout().is_terminal() && var("TERM").is_none_or(|term| term != "dumb");
+    let colour = if var("NO_COLOR").is_some() {
+        false
+    } else if var("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
+        true
+    } else if var("CLICOLOR").is_some_and(|v| v == "0") {
+        false
+    } else {
+        terminal()
+    };
+    if colour {
+        console::Colour::Ansi
+    } else {
+        console::Colour::Plain
     }
 }
 

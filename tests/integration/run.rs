@@ -398,6 +398,8 @@ fn failure_diffs_are_coloured_only_when_the_terminal_wants_it() {
     let plain = run(&[]);
     assert!(!plain.contains('\u{1b}'), "{plain}");
     assert_eq!(run(&[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")]), plain);
+    // CLICOLOR_FORCE=0 forces nothing (and is not `NO_COLOR` either).
+    assert_eq!(run(&[("CLICOLOR_FORCE", "0")]), plain);
     let forced = run(&[("CLICOLOR_FORCE", "1")]);
     assert!(forced.contains("\u{1b}[31m-five\u{1b}[0m"), "{forced}");
     assert!(forced.contains("\u{1b}[32m+5\u{1b}[0m"), "{forced}");
