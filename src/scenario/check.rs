@@ -352,8 +352,7 @@ fn substring_checks(
 
 /// The truncation facts a tool put in `details.truncation`, if any.
 pub fn truncation(result: &ToolResult) -> Option<Truncation> {
-    let facts = result.details.as_ref()?.get("truncation")?;
-    Truncation::deserialize(facts).ok()
+    Truncation::from_details(result.details.as_ref()?)
 }
 
 fn truncated_by(by: TruncatedBy) -> &'static str {
