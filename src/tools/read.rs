@@ -34,7 +34,7 @@ use super::file_kind::ImageKind;
 use super::file_kind::shell_quote;
 use super::file_kind::sniff_binary;
 use super::file_kind::sniff_image;
-use super::fs_error::describe_io_error;
+use super::fs_error::io_failure;
 use super::image;
 use super::task::run_blocking;
 use super::truncate::HeadTruncator;
@@ -168,10 +168,9 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     }
     let mut file = fs
         .open(&resolved.real)
-        .map_err(|err| ToolError::failed(describe_io_error("read", &display, &err)))?;
+        .map_err(|err| io_failure("read", &display, &err))?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
-    fill(&mut file, &mut head, SNIFF_BYTES)
-        .map_err(|err| ToolError::failed(describe_io_error("read", &display, &err)))?;
+    fill(&mut file, &mut head, SNIFF_BYTES).map_err(|err| io_failure("read", &display, &err))?;
 
     if let Some(image) = sniff_image(&head) {
         return read_image(image, &mut file, head, meta.len, &display, ctx);
@@ -195,7 +194,7 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             Ok(0) => break,
             Ok(n) => n,
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(ToolError::failed(describe_io_error("read", &display, &err))),
+            Err(err) => return Err(io_failure("read", &display, &err)),
         };
         scan.feed(&buf[..n]);
     }
@@ -249,7 +248,7 @@ fn read_image(
     // decoding limit in memory.
     file.take(image::MAX_DECODE_BYTES + 1 - data.len() as u64)
         .read_to_end(&mut data)
-        .map_err(|err| ToolError::failed(describe_io_error("read", display, &err)))?;
+        .map_err(|err| io_failure("read", display, &err))?;
     let len = data.len() as u64;
     if len > image::MAX_DECODE_BYTES {
         return too_large(len);

@@ -35,6 +35,8 @@ use super::DirEntry;
 use super::FileKind;
 use super::FsOps;
 use super::Metadata;
+use super::NoSteps;
+use super::WriteSteps;
 use super::local::exact_mode;
 use super::local::regular;
 use super::outside_workspace;
@@ -203,7 +205,16 @@ impl FsOps for ConfinedFs {
     }
 
     fn write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
-        confined(write_replacing(&self.handle(), self.rel(path)?, data))
+        self.write_in_steps(path, data, &NoSteps)
+    }
+
+    fn write_in_steps(&self, path: &Path, data: &[u8], steps: &dyn WriteSteps) -> io::Result<()> {
+        confined(write_replacing(
+            &self.handle(),
+            self.rel(path)?,
+            data,
+            steps,
+        ))
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
