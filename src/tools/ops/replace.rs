@@ -262,3 +262,27 @@ fn create_temp(ops: &impl Replace, dir: &Path, mode: u32) -> io::Result<(PathBuf
     }
     Err(last_err.unwrap_or_else(|| io::Error::other("no free temporary file name")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_with_other_hard_links_is_never_overwritten_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, "x").unwrap();
+        let alone = std::fs::metadata(&file).unwrap();
+        assert!(may_overwrite_in_place(&alone).is_ok());
+        std::fs::hard_link(&file, dir.path().join("b.txt")).unwrap();
+        let linked = std::fs::metadata(&file).unwrap();
+        let err = may_overwrite_in_place(&linked).unwrap_err();
+        assert_eq!(
+            (err.kind(), Refusal::of(&err)),
+            (
+                io::ErrorKind::PermissionDenied,
+                Some(Refusal::HardLinkedInPlace)
+            )
+        );
+    }
+}
