@@ -126,6 +126,12 @@ struct ImageDetails {
     bytes: u64,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     omitted: bool,
+    /// Why it was not sent: `too_large` (the file is over the decoding
+    /// limit), `not_converted` (a BMP that could not be decoded) or
+    /// `not_resized` (too large an image that could not be decoded or made
+    /// small enough).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    omitted_reason: Option<&'static str>,
     /// The file's type, when another was sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     converted_from: Option<&'static str>,
@@ -238,6 +244,7 @@ fn read_image(
             mime_type: mime,
             bytes: len,
             omitted: true,
+            omitted_reason: Some("too_large"),
             ..ImageDetails::default()
         })
     };
@@ -267,6 +274,7 @@ fn read_image(
                 mime_type: prepared.mime,
                 bytes: len,
                 omitted: false,
+                omitted_reason: None,
                 converted_from: prepared.converted_from,
                 resized_from: prepared.resized.map(|((w, h), _)| [w, h]),
                 resized_to: prepared.resized.map(|(_, (w, h))| [w, h]),
@@ -288,6 +296,7 @@ fn read_image(
                 mime_type: mime,
                 bytes: len,
                 omitted: true,
+                omitted_reason: Some(omitted.reason()),
                 ..ImageDetails::default()
             }),
     }
