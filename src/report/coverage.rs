@@ -141,13 +141,15 @@ mod tests {
         ])));
         let md = markdown(&summary);
         assert!(md.starts_with(
-            "### Coverage\n\n3 of 95 known behaviours exercised, by the calls of 1 scenario.\n\n"
+            "### Coverage\n\n3 of 117 known behaviours exercised, by the calls of 1 scenario.\n\n"
         ), "{md}");
         let write_row = md.lines().find(|l| l.starts_with("| `write`")).unwrap();
         assert_eq!(
             write_row,
-            "| `write` | 2 of 6 | `arguments normalised`, `error: a directory`, `error: outside \
-             the workspace`, `error: invalid arguments` | `error: other` (1) |"
+            "| `write` | 2 of 11 | `arguments normalised`, `error: a directory`, `error: outside \
+             the workspace`, `error: permission denied`, `error: disk full`, `error: read-only \
+             file system`, `error: I/O error`, `error: hard-linked file in place`, `error: \
+             invalid arguments` | `error: other` (1) |"
         );
         let text = console(&summary);
         let write_line = text
@@ -156,8 +158,10 @@ mod tests {
             .unwrap();
         assert_eq!(
             write_line,
-            "  write    2/6  never: arguments normalised, error: a directory, error: outside \
-             the workspace, error: invalid arguments  also: error: other (1)"
+            "  write   2/11  never: arguments normalised, error: a directory, error: outside \
+             the workspace, error: permission denied, error: disk full, error: read-only file \
+             system, error: I/O error, error: hard-linked file in place, error: invalid \
+             arguments  also: error: other (1)"
         );
     }
 }

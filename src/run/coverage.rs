@@ -42,18 +42,23 @@ pub const CATALOGUE: &[(&str, &[&str])] = &[
             "offset",
             "limit",
             "image",
-            "image omitted (too large)",
+            "image converted (BMP to PNG)",
+            "image resized",
+            "image omitted (file too large)",
+            "image omitted (not converted)",
+            "image omitted (not resized)",
             "truncated by lines",
             "truncated by bytes",
             "first line over the byte cap",
             "arguments normalised",
-            "error: not found",
+            "error: path not found",
             "error: a directory",
             "error: not a regular file",
             "error: binary file",
-            "error: BMP image",
             "error: offset beyond the end",
             "error: outside the workspace",
+            "error: permission denied",
+            "error: I/O error",
             "error: invalid arguments",
         ],
     ),
@@ -71,6 +76,7 @@ pub const CATALOGUE: &[(&str, &[&str])] = &[
             "output cleaned",
             "full output log capped",
             "arguments normalised",
+            "error: command could not start",
             "error: invalid arguments",
         ],
     ),
@@ -83,17 +89,22 @@ pub const CATALOGUE: &[(&str, &[&str])] = &[
             "legacy oldText/newText",
             "CRLF file",
             "arguments normalised",
-            "error: not_found",
-            "error: duplicate",
-            "error: overlap",
-            "error: no_change",
-            "error: empty_old_text",
-            "error: whitespace_only_old_text",
+            "error: old text not found",
+            "error: old text found more than once",
+            "error: edits overlap",
+            "error: no change",
+            "error: empty old text",
+            "error: whitespace-only old text",
             "error: no edits",
-            "error: not found",
+            "error: path not found",
             "error: not UTF-8",
             "error: a directory",
             "error: outside the workspace",
+            "error: permission denied",
+            "error: disk full",
+            "error: read-only file system",
+            "error: I/O error",
+            "error: hard-linked file in place",
             "error: invalid arguments",
         ],
     ),
@@ -105,6 +116,11 @@ pub const CATALOGUE: &[(&str, &[&str])] = &[
             "arguments normalised",
             "error: a directory",
             "error: outside the workspace",
+            "error: permission denied",
+            "error: disk full",
+            "error: read-only file system",
+            "error: I/O error",
+            "error: hard-linked file in place",
             "error: invalid arguments",
         ],
     ),
@@ -122,9 +138,11 @@ pub const CATALOGUE: &[(&str, &[&str])] = &[
             "ignore case",
             "arguments normalised",
             "error: invalid regex",
-            "error: not found",
+            "error: path not found",
             "error: timeout",
             "error: outside the workspace",
+            "error: permission denied",
+            "error: I/O error",
             "error: invalid arguments",
         ],
     ),
@@ -137,9 +155,11 @@ pub const CATALOGUE: &[(&str, &[&str])] = &[
             "truncated by bytes",
             "arguments normalised",
             "error: invalid glob",
-            "error: not found",
+            "error: path not found",
             "error: not a directory",
             "error: outside the workspace",
+            "error: permission denied",
+            "error: I/O error",
             "error: invalid arguments",
         ],
     ),
@@ -151,9 +171,11 @@ pub const CATALOGUE: &[(&str, &[&str])] = &[
             "entry limit reached",
             "truncated by bytes",
             "arguments normalised",
-            "error: not found",
+            "error: path not found",
             "error: not a directory",
             "error: outside the workspace",
+            "error: permission denied",
+            "error: I/O error",
             "error: invalid arguments",
         ],
     ),
@@ -309,9 +331,21 @@ fn success(
     match tool {
         "read" => {
             if flag("omitted") {
-                push("image omitted (too large)");
+                push(
+                    match details.get("omitted_reason").and_then(Value::as_str) {
+                        Some("not_converted") => "image omitted (not converted)",
+                        Some("not_resized") => "image omitted (not resized)",
+                        _ => "image omitted (file too large)",
+                    },
+                );
             } else if has("mime_type") {
                 push("image");
+                if has("converted_from") {
+                    push("image converted (BMP to PNG)");
+                }
+                if has("resized_to") {
+                    push("image resized");
+                }
             } else {
                 push("text");
             }
@@ -410,27 +444,76 @@ fn bash(details: &Value, out: &mut Vec<String>) {
 /// Whether an error text is of one kind.
 type TextTest = fn(&str) -> bool;
 
-/// The kind of an error result: from `details` where they say, else from
-/// the first words of the text (docs/tools.md words every error). bash's
-/// errors are told by their outcome (see [`bash`]).
+/// The behaviour names of `details.error_class` (the tool layer's
+/// classes of file-system and process errors).
+const ERROR_CLASSES: &[(&str, &str)] = &[
+    ("permission_denied", "permission denied"),
+    ("not_found", "path not found"),
+    ("is_a_directory", "a directory"),
+    ("not_a_directory", "not a directory"),
+    ("disk_full", "disk full"),
+    ("read_only", "read-only file system"),
+    ("io_error", "I/O error"),
+    ("busy", "busy"),
+    ("already_exists", "already exists"),
+    ("too_many_open_files", "too many open files"),
+    ("name_too_long", "name too long"),
+    ("invalid_name", "invalid file name"),
+    ("temporarily_unavailable", "temporarily unavailable"),
+    ("interrupted", "interrupted"),
+    ("cross_device", "across file systems"),
+    ("symlink_loop", "symlink loop"),
+    ("too_large", "too large"),
+    ("out_of_memory", "out of memory"),
+    ("stale_handle", "stale file handle"),
+    ("no_device", "no device"),
+    ("invalid", "invalid request"),
+    ("not_executable", "not executable"),
+    ("timed_out", "timed out"),
+    ("connection", "connection lost"),
+    ("not_regular", "not a regular file"),
+    ("outside_workspace", "outside the workspace"),
+    ("hard_linked", "hard-linked file in place"),
+    ("other", "other I/O error"),
+];
+
+/// The behaviour names of edit's `details.error`.
+const EDIT_ERRORS: &[(&str, &str)] = &[
+    ("not_found", "old text not found"),
+    ("duplicate", "old text found more than once"),
+    ("overlap", "edits overlap"),
+    ("no_change", "no change"),
+    ("empty_old_text", "empty old text"),
+    ("whitespace_only_old_text", "whitespace-only old text"),
+];
+
+fn named<'a>(table: &[(&str, &'a str)], key: &str) -> Option<&'a str> {
+    table.iter().find(|(k, _)| *k == key).map(|(_, name)| *name)
+}
+
+/// The kind of an error result: from `details` where they say (the
+/// error's class, edit's match error), else from the first words of the
+/// text (docs/tools.md words every error). bash's errors are told by their
+/// outcome (see [`bash`]), except a command that could not start.
 fn error_kind(tool: &str, details: &Value, text: &str) -> Option<String> {
     let kind = |k: &str| Some(format!("error: {k}"));
     if details.get("validation_errors").is_some() {
         return kind("invalid arguments");
     }
+    let class = details.get("error_class").and_then(Value::as_str);
     if tool == "bash" {
-        return None;
+        return class.and_then(|_| kind("command could not start"));
     }
     if tool == "edit"
         && let Some(k) = details.get("error").and_then(Value::as_str)
     {
-        return kind(k);
+        return kind(named(EDIT_ERRORS, k).unwrap_or(k));
+    }
+    if let Some(class) = class {
+        return kind(named(ERROR_CLASSES, class).unwrap_or(class));
     }
     if details.get("binary").is_some() {
         return kind("binary file");
-    }
-    if tool == "read" && details.get("mime_type").is_some() {
-        return kind("BMP image");
     }
     if details.get("timed_out").and_then(Value::as_bool) == Some(true) {
         return kind("timeout");
@@ -442,7 +525,7 @@ fn error_kind(tool: &str, details: &Value, text: &str) -> Option<String> {
         ),
         (
             |t| t.starts_with("File not found") || t.starts_with("Path not found"),
-            "not found",
+            "path not found",
         ),
         (|t| t.contains(": it is a directory"), "a directory"),
         (
@@ -469,7 +552,7 @@ fn error_kind(tool: &str, details: &Value, text: &str) -> Option<String> {
 /// How one behaviour fared over a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BehaviourCoverage {
-    /// The behaviour (`truncated by lines`, `error: not_found` …).
+    /// The behaviour (`truncated by lines`, `error: old text not found` …).
     pub behaviour: String,
     /// Calls that showed it.
     pub calls: u64,

@@ -101,6 +101,72 @@ fn calls_are_classified_by_details_then_text() {
                 ),
             ),
             record(
+                7,
+                "h",
+                "write",
+                json!({"path": "a", "content": "x"}),
+                ToolResult::error(
+                    "Cannot write a: no space left on the device. …",
+                    Some(json!({"error_class": "disk_full", "errno": "ENOSPC"})),
+                ),
+            ),
+            record(
+                8,
+                "i",
+                "bash",
+                json!({"command": "true"}),
+                ToolResult::error(
+                    "Could not start the command: …",
+                    Some(json!({"error_class": "too_many_open_files", "errno": "EMFILE"})),
+                ),
+            ),
+            record(
+                9,
+                "j",
+                "read",
+                json!({"path": "a.bmp"}),
+                ok(json!({"mime_type": "image/png", "converted_from": "image/bmp"})),
+            ),
+            record(
+                9,
+                "k",
+                "read",
+                json!({"path": "wide.png"}),
+                ok(json!({"mime_type": "image/jpeg", "resized_to": [2000, 10]})),
+            ),
+            record(
+                9,
+                "l",
+                "read",
+                json!({"path": "bad.bmp"}),
+                ok(json!({
+                    "mime_type": "image/bmp",
+                    "omitted": true,
+                    "omitted_reason": "not_converted"
+                })),
+            ),
+            record(
+                9,
+                "m",
+                "read",
+                json!({"path": "huge.png"}),
+                ok(json!({
+                    "mime_type": "image/png",
+                    "omitted": true,
+                    "omitted_reason": "too_large"
+                })),
+            ),
+            record(
+                10,
+                "n",
+                "grep",
+                json!({"pattern": "x"}),
+                ToolResult::error(
+                    "Cannot search …",
+                    Some(json!({"error_class": "some_future_class"})),
+                ),
+            ),
+            record(
                 6,
                 "g",
                 "ls",
@@ -135,6 +201,11 @@ fn calls_are_classified_by_details_then_text() {
         behaviours(&coverage, "read"),
         owned(&[
             ("error: outside the workspace", 1),
+            ("image", 2),
+            ("image converted (BMP to PNG)", 1),
+            ("image omitted (file too large)", 1),
+            ("image omitted (not converted)", 1),
+            ("image resized", 1),
             ("offset", 1),
             ("text", 1),
             ("truncated by lines", 1)
@@ -142,20 +213,31 @@ fn calls_are_classified_by_details_then_text() {
     );
     assert_eq!(
         behaviours(&coverage, "grep"),
-        owned(&[("literal", 1), ("no matches", 1)])
+        owned(&[
+            ("error: some_future_class", 1),
+            ("literal", 1),
+            ("no matches", 1)
+        ])
     );
     assert_eq!(
         behaviours(&coverage, "bash"),
-        owned(&[("exit code non-zero", 1)])
+        owned(&[
+            ("error: command could not start", 1),
+            ("exit code non-zero", 1)
+        ])
     );
     assert_eq!(
         behaviours(&coverage, "edit"),
         owned(&[
-            ("error: duplicate", 1),
+            ("error: old text found more than once", 1),
             ("fuzzy match", 1),
             ("legacy oldText/newText", 1),
             ("several edits", 1)
         ])
+    );
+    assert_eq!(
+        behaviours(&coverage, "write"),
+        owned(&[("error: disk full", 1)])
     );
     assert_eq!(
         behaviours(&coverage, "ls"),
@@ -164,12 +246,12 @@ fn calls_are_classified_by_details_then_text() {
     assert_eq!(
         behaviours(&coverage, LOOP),
         owned(&[
-            ("one call in a message", 4),
+            ("one call in a message", 7),
             ("retry avoided", 2),
             ("retry sent", 1),
             ("retry that succeeded", 1),
             ("sequential batch", 1),
-            ("parallel batch", 1),
+            ("parallel batch", 2),
             ("unknown or inactive tool", 1)
         ])
         .into_iter()
@@ -207,63 +289,40 @@ fn a_run_sums_its_scenarios_and_names_what_none_exercised() {
     let coverage = summarize(&summary).unwrap();
     assert_eq!(coverage.scenarios, 2);
     let write = coverage.areas.iter().find(|a| a.area == "write").unwrap();
+    let catalogued = |name: &str, calls: u64, scenarios: u64| BehaviourCoverage {
+        behaviour: name.to_owned(),
+        calls,
+        scenarios,
+        known: true,
+    };
+    let never = [
+        "overwritten",
+        "arguments normalised",
+        "error: a directory",
+        "error: outside the workspace",
+        "error: permission denied",
+        "error: disk full",
+        "error: read-only file system",
+        "error: I/O error",
+        "error: hard-linked file in place",
+        "error: invalid arguments",
+    ];
+    let mut behaviours = vec![catalogued("created", 3, 2)];
+    behaviours.extend(never.iter().map(|name| catalogued(name, 0, 0)));
+    behaviours.push(BehaviourCoverage {
+        behaviour: "error: other".to_owned(),
+        calls: 1,
+        scenarios: 1,
+        known: false,
+    });
     assert_eq!(
         write,
         &AreaCoverage {
             area: "write".to_owned(),
-            known: 6,
+            known: 11,
             exercised: 1,
-            behaviours: vec![
-                BehaviourCoverage {
-                    behaviour: "created".to_owned(),
-                    calls: 3,
-                    scenarios: 2,
-                    known: true
-                },
-                BehaviourCoverage {
-                    behaviour: "overwritten".to_owned(),
-                    calls: 0,
-                    scenarios: 0,
-                    known: true
-                },
-                BehaviourCoverage {
-                    behaviour: "arguments normalised".to_owned(),
-                    calls: 0,
-                    scenarios: 0,
-                    known: true
-                },
-                BehaviourCoverage {
-                    behaviour: "error: a directory".to_owned(),
-                    calls: 0,
-                    scenarios: 0,
-                    known: true
-                },
-                BehaviourCoverage {
-                    behaviour: "error: outside the workspace".to_owned(),
-                    calls: 0,
-                    scenarios: 0,
-                    known: true
-                },
-                BehaviourCoverage {
-                    behaviour: "error: invalid arguments".to_owned(),
-                    calls: 0,
-                    scenarios: 0,
-                    known: true
-                },
-                BehaviourCoverage {
-                    behaviour: "error: other".to_owned(),
-                    calls: 1,
-                    scenarios: 1,
-                    known: false
-                },
-            ],
-            not_exercised: vec![
-                "overwritten".to_owned(),
-                "arguments normalised".to_owned(),
-                "error: a directory".to_owned(),
-                "error: outside the workspace".to_owned(),
-                "error: invalid arguments".to_owned(),
-            ],
+            behaviours,
+            not_exercised: never.map(str::to_owned).to_vec(),
         }
     );
     let names: Vec<&str> = coverage.areas.iter().map(|a| a.area.as_str()).collect();

@@ -41,6 +41,7 @@ use crate::scenario::figures::priced_text;
 use crate::scenario::updates::UpdateLog;
 use crate::scenario::workspace;
 use crate::tools::CallArguments;
+use crate::tools::PathError;
 use crate::tools::Registry;
 use crate::tools::Scratch;
 use crate::tools::Workspace;
@@ -431,6 +432,26 @@ async fn prepare(scenario: &Scenario) -> Result<(Dirs, Registry, Option<Arc<Faul
         .map_err(|err| whole("workspace", "a usable workspace", err.to_string()))?
         .with_confine(scenario.confine)
         .with_scratch(scratch);
+    // bash's directory came from the scenario: one that leads outside the
+    // workspace is the author's to fix, before any call (and before the
+    // faults, which could fail the look-up).
+    if let Err(err) = workspace
+        .clone()
+        .with_bash(scenario.conditions.bash.clone())
+        .bash_cwd()
+    {
+        let actual = match err {
+            PathError::Outside { raw, via, .. } => {
+                format!("`{raw}` leads outside the workspace{via}; no call ran")
+            }
+            PathError::Unresolvable { message, .. } => format!("{message} No call ran."),
+        };
+        return Err(whole(
+            "bash.cwd",
+            "a directory inside the workspace",
+            actual,
+        ));
+    }
     let (workspace, faults) = with_conditions(workspace, scenario);
     let registry = Registry::builder(workspace)
         .limits(scenario.limits.clone())

@@ -56,15 +56,9 @@ fn fault(spec: &FaultSpec, base: &[Seg]) -> Result<FaultRule, Vec<Problem>> {
     let op = FaultOp::parse(&spec.op);
     if op.is_none() {
         let names = FaultOp::ALL.map(FaultOp::name);
-        let hint = if spec.op == "remove" {
-            "; no tool removes files (write and edit replace a file by renaming a new one over \
-             it: use `rename` for that step)"
-                .to_owned()
-        } else {
-            closest(&spec.op, names.into_iter())
-                .map(|c| format!("; did you mean `{c}`?"))
-                .unwrap_or_default()
-        };
+        let hint = closest(&spec.op, names.into_iter())
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
         problems.push((
             at(base, "op"),
             format!(
@@ -122,9 +116,8 @@ fn fault(spec: &FaultSpec, base: &[Seg]) -> Result<FaultRule, Vec<Problem>> {
             problems.push((
                 at(base, "after_bytes"),
                 format!(
-                    "only `read` and `create` faults stop part way; a `{}` either happens or \
-                     fails (write and edit replace the whole file, so a failed write leaves the \
-                     old contents)",
+                    "only `read`, `create` and `write` faults stop part way; a `{}` either \
+                     happens or fails",
                     spec.op
                 ),
             ));

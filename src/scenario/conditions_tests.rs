@@ -63,17 +63,17 @@ fn faults_bash_and_cancellations_are_loaded() {
 #[test]
 fn bad_faults_are_located_and_explained() {
     let (_, errors) = load(&format!(
-        "faults:\n  - {{ op: wirte, error: EIO }}\n  - {{ op: remove, error: EIO }}\n  - {{ op: read, error: EACCESS }}\n  - {{ op: read, path: \"src/[\", error: EIO }}\n  - {{ op: exec, path: a, error: EIO }}\n  - {{ op: write, after_bytes: 5, error: EIO }}\n  - {{ op: read, delay_ms: 600001 }}\n  - {{ op: read, error: EIO, times: 0 }}\n  - {{ op: list }}\n  - {{ op: read, path: ../up, error: EIO }}\n  - {{ op: read, after_bytes: 3 }}\n  - {{ op: read, delay_ms: -1 }}\n{CALL}"
+        "faults:\n  - {{ op: wirte, error: EIO }}\n  - {{ op: rmeove, error: EIO }}\n  - {{ op: read, error: EACCESS }}\n  - {{ op: read, path: \"src/[\", error: EIO }}\n  - {{ op: exec, path: a, error: EIO }}\n  - {{ op: rename, after_bytes: 5, error: EIO }}\n  - {{ op: read, delay_ms: 600001 }}\n  - {{ op: read, error: EIO, times: 0 }}\n  - {{ op: list }}\n  - {{ op: read, path: ../up, error: EIO }}\n  - {{ op: read, after_bytes: 3 }}\n  - {{ op: read, delay_ms: -1 }}\n{CALL}"
     ));
     assert_eq!(
         errors,
         vec![
-            "s/x.yaml:2:11: faults[0].op: unknown fault operation `wirte`: use one of read, write, create, rename, list, metadata, exec; did you mean `write`?",
-            "s/x.yaml:3:11: faults[1].op: unknown fault operation `remove`: use one of read, write, create, rename, list, metadata, exec; no tool removes files (write and edit replace a file by renaming a new one over it: use `rename` for that step)",
+            "s/x.yaml:2:11: faults[0].op: unknown fault operation `wirte`: use one of read, write, create, rename, remove, list, metadata, exec; did you mean `write`?",
+            "s/x.yaml:3:11: faults[1].op: unknown fault operation `rmeove`: use one of read, write, create, rename, remove, list, metadata, exec; did you mean `remove`?",
             "s/x.yaml:4:24: faults[2].error: unknown error name `EACCESS`: did you mean `EACCES`? known names are EACCES, EPERM, ENOENT, ENOSPC, EDQUOT, EIO, EROFS, EISDIR, ENOTDIR, EEXIST, EBUSY, ETXTBSY, EMFILE, ENAMETOOLONG, EAGAIN, EXDEV; any other text (with a space or lower-case letters) is used as the error's message",
             "s/x.yaml:5:23: faults[3].path: `src/[` is not a valid glob: unclosed character class; missing ']'",
             "s/x.yaml:6:23: faults[4].path: an `exec` fault has no path: it applies to every command (limit it with `times`)",
-            "s/x.yaml:7:31: faults[5].after_bytes: only `read` and `create` faults stop part way; a `write` either happens or fails (write and edit replace the whole file, so a failed write leaves the old contents)",
+            "s/x.yaml:7:32: faults[5].after_bytes: only `read`, `create` and `write` faults stop part way; a `rename` either happens or fails",
             "s/x.yaml:8:27: faults[6].delay_ms: must be at most 600000 milliseconds (ten minutes); it is 600001",
             "s/x.yaml:9:36: faults[7].times: must be a whole number from 1 to 1000000000; it is 0",
             "s/x.yaml:10:5: faults[8]: a fault needs `error`, `delay_ms` or both: what happens to the operation",

@@ -427,8 +427,9 @@ pub struct CallList(pub Vec<CallSpec>);
 #[serde(deny_unknown_fields)]
 #[schemars(transform = fault_rules)]
 pub struct FaultSpec {
-    /// The operation: read, write, create, rename, list, metadata, exec.
-    #[schemars(extend("enum" = ["read", "write", "create", "rename", "list", "metadata", "exec"]))]
+    /// The operation: read, write, create, rename, remove, list,
+    /// metadata, exec.
+    #[schemars(extend("enum" = ["read", "write", "create", "rename", "remove", "list", "metadata", "exec"]))]
     pub op: String,
     /// A glob of paths relative to the workspace (`*` stays in one
     /// directory, `**` crosses them); default: every path.
@@ -439,8 +440,8 @@ pub struct FaultSpec {
     /// Stall this long before the operation (at most 600000).
     #[schemars(range(max = 600000))]
     pub delay_ms: Option<u64>,
-    /// read and create: the stream stops with the error after this many
-    /// bytes.
+    /// read, create and write: the stream stops with the error after this
+    /// many bytes.
     #[schemars(range(max = 4294967296u64))]
     pub after_bytes: Option<u64>,
     /// Only the first this many matching operations (default: all).

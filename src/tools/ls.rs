@@ -25,7 +25,7 @@ use super::contract::ToolOutput;
 use super::contract::ToolSpec;
 use super::contract::object_schema;
 use super::error::ToolError;
-use super::fs_error::describe_io_error;
+use super::fs_error::io_failure;
 use super::ops::FileKind;
 use super::search::effective_limit;
 use super::search::with_notices;
@@ -128,7 +128,7 @@ fn ls_blocking(args: &LsArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
     }
     let mut entries = fs
         .read_dir(&resolved.real)
-        .map_err(|err| ToolError::failed(describe_io_error("list", &display, &err)))?;
+        .map_err(|err| io_failure("list", &display, &err))?;
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }

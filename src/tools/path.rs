@@ -19,6 +19,9 @@ use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
 
+use super::fs_error::ErrorClass;
+use super::fs_error::cause;
+use super::fs_error::describe_io_error;
 use super::ops::FsOps;
 
 /// The code points models and macOS put where a space belongs (§common.3.1).
@@ -135,13 +138,18 @@ pub enum PathError {
         /// The workspace root.
         root: String,
     },
-    /// The path could not be resolved for another reason.
-    #[error("Cannot resolve path \"{raw}\": {reason}.")]
+    /// The path could not be looked up for another reason.
+    #[error("{message}")]
     Unresolvable {
         /// The argument as sent.
         raw: String,
-        /// The OS's reason.
-        reason: String,
+        /// What happened and what to do next, the path shown relative to
+        /// the workspace.
+        message: String,
+        /// The kind of failure.
+        class: ErrorClass,
+        /// The OS error's C name, when it had a number.
+        errno: Option<&'static str>,
     },
 }
 
@@ -219,9 +227,14 @@ impl PathPolicy {
         raw: &str,
         abs: PathBuf,
     ) -> Result<ResolvedPath, PathError> {
-        let real = real_path(fs, &abs).map_err(|err| PathError::Unresolvable {
-            raw: raw.to_owned(),
-            reason: err.to_string(),
+        let real = real_path(fs, &abs).map_err(|err| {
+            let found = cause(&err);
+            PathError::Unresolvable {
+                raw: raw.to_owned(),
+                message: describe_io_error("look up", &self.display(&abs), &err),
+                class: found.class,
+                errno: found.errno,
+            }
         })?;
         if self.confine && !real.starts_with(&self.root) {
             let via = if abs.starts_with(&self.root) {
@@ -400,7 +413,7 @@ fn real_path_hops(fs: &dyn FsOps, abs: &Path, hops: usize) -> io::Result<PathBuf
                     .is_ok_and(|m| m.kind == super::ops::FileKind::Symlink);
                 if dangling {
                     if hops >= MAX_SYMLINK_HOPS {
-                        return Err(io::Error::other("too many levels of symbolic links"));
+                        return Err(io::Error::from_raw_os_error(libc::ELOOP));
                     }
                     let target = fs.read_link(&existing)?;
                     let parent = existing.parent().unwrap_or(Path::new("/"));

@@ -34,7 +34,7 @@ use super::file_kind::ImageKind;
 use super::file_kind::shell_quote;
 use super::file_kind::sniff_binary;
 use super::file_kind::sniff_image;
-use super::fs_error::describe_io_error;
+use super::fs_error::io_failure;
 use super::image;
 use super::task::run_blocking;
 use super::truncate::HeadTruncator;
@@ -127,6 +127,12 @@ struct ImageDetails {
     bytes: u64,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     omitted: bool,
+    /// Why it was not sent: `too_large` (the file is over the decoding
+    /// limit), `not_converted` (a BMP that could not be decoded) or
+    /// `not_resized` (too large an image that could not be decoded or made
+    /// small enough).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    omitted_reason: Option<&'static str>,
     /// The file's type, when another was sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     converted_from: Option<&'static str>,
@@ -169,10 +175,9 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     }
     let mut file = fs
         .open(&resolved.real)
-        .map_err(|err| ToolError::failed(describe_io_error("read", &display, &err)))?;
+        .map_err(|err| io_failure("read", &display, &err))?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
-    fill(&mut file, &mut head, SNIFF_BYTES)
-        .map_err(|err| ToolError::failed(describe_io_error("read", &display, &err)))?;
+    fill(&mut file, &mut head, SNIFF_BYTES).map_err(|err| io_failure("read", &display, &err))?;
 
     if let Some(image) = sniff_image(&head) {
         return read_image(image, &mut file, head, meta.len, &display, ctx);
@@ -196,7 +201,7 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             Ok(0) => break,
             Ok(n) => n,
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(ToolError::failed(describe_io_error("read", &display, &err))),
+            Err(err) => return Err(io_failure("read", &display, &err)),
         };
         scan.feed(&buf[..n]);
     }
@@ -240,6 +245,7 @@ fn read_image(
             mime_type: mime,
             bytes: len,
             omitted: true,
+            omitted_reason: Some("too_large"),
             ..ImageDetails::default()
         })
     };
@@ -250,7 +256,7 @@ fn read_image(
     // decoding limit in memory.
     file.take(image::MAX_DECODE_BYTES + 1 - data.len() as u64)
         .read_to_end(&mut data)
-        .map_err(|err| ToolError::failed(describe_io_error("read", display, &err)))?;
+        .map_err(|err| io_failure("read", display, &err))?;
     let len = data.len() as u64;
     if len > image::MAX_DECODE_BYTES {
         return too_large(len);
@@ -269,6 +275,7 @@ fn read_image(
                 mime_type: prepared.mime,
                 bytes: len,
                 omitted: false,
+                omitted_reason: None,
                 converted_from: prepared.converted_from,
                 resized_from: prepared.resized.map(|((w, h), _)| [w, h]),
                 resized_to: prepared.resized.map(|(_, (w, h))| [w, h]),
@@ -290,6 +297,7 @@ fn read_image(
                 mime_type: mime,
                 bytes: len,
                 omitted: true,
+                omitted_reason: Some(omitted.reason()),
                 ..ImageDetails::default()
             }),
     }

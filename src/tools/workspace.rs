@@ -19,13 +19,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::error::ToolError;
-use super::fs_error::describe_io_error;
+use super::fs_error::ErrorClass;
+use super::fs_error::classed_failure;
+use super::fs_error::io_failure;
 use super::ops::ConfinedFs;
 use super::ops::FsOps;
 use super::ops::LocalFs;
 use super::ops::LocalProcess;
 use super::ops::Metadata;
 use super::ops::ProcessOps;
+use super::path::PathError;
 use super::path::PathPolicy;
 use super::path::ResolvedPath;
 use super::path::not_found_message;
@@ -324,12 +327,22 @@ impl Workspace {
         self.policy.display(abs)
     }
 
+    /// The directory bash starts commands in: the configured `cwd`
+    /// ([`BashConfig::cwd`]) resolved like a path argument (so confined),
+    /// else the root. It is not checked to exist (the command's start
+    /// says so); the error is the path check's own, about a path that
+    /// came from the configuration, not from the model.
+    pub fn bash_cwd(&self) -> Result<PathBuf, PathError> {
+        match &self.bash.cwd {
+            Some(dir) => Ok(self.policy.resolve(self.namer(), dir)?.real),
+            None => Ok(self.root().to_path_buf()),
+        }
+    }
+
     /// Resolves a path argument and applies confinement; the error is the
     /// model-facing one.
     pub fn resolve(&self, raw: &str) -> Result<ResolvedPath, ToolError> {
-        self.policy
-            .resolve(self.namer(), raw)
-            .map_err(|err| ToolError::failed(err.to_string()))
+        self.policy.resolve(self.namer(), raw).map_err(path_failure)
     }
 
     /// Resolves a path argument that must exist and returns its metadata
@@ -352,7 +365,7 @@ impl Workspace {
                 resolved = self
                     .policy
                     .resolve_absolute(self.namer(), raw, abs)
-                    .map_err(|err| ToolError::failed(err.to_string()))?;
+                    .map_err(path_failure)?;
                 found = fs.metadata(&resolved.real);
             }
         }
@@ -367,11 +380,22 @@ impl Workspace {
                 }
                 Err(ToolError::failed(message))
             }
-            Err(err) => Err(ToolError::failed(describe_io_error(
-                lookup.action,
-                &resolved.display,
-                &err,
-            ))),
+            Err(err) => Err(io_failure(lookup.action, &resolved.display, &err)),
+        }
+    }
+}
+
+/// A path that may not be used, as the model is told.
+fn path_failure(err: PathError) -> ToolError {
+    match err {
+        PathError::Unresolvable {
+            message,
+            class,
+            errno,
+            ..
+        } => classed_failure(message, class, errno),
+        outside @ PathError::Outside { .. } => {
+            classed_failure(outside.to_string(), ErrorClass::OutsideWorkspace, None)
         }
     }
 }
@@ -460,7 +484,8 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             message(err),
-            "Cannot list plain/x: a part of the path that should be a directory is a file."
+            "Cannot list plain/x: a part of the path that should be a directory is a file. \
+             Check the path with ls, and shorten or correct it."
         );
     }
 

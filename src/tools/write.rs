@@ -18,7 +18,7 @@ use super::contract::ToolOutput;
 use super::contract::ToolSpec;
 use super::contract::object_schema;
 use super::error::ToolError;
-use super::fs_error::describe_io_error;
+use super::fs_error::io_failure;
 use super::task::run_blocking;
 
 /// The `write` tool.
@@ -113,18 +113,14 @@ fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
     {
         fs.create_dir_all(parent).map_err(|err| {
             let parent_display = workspace.display(parent);
-            ToolError::failed(describe_io_error(
-                "create the directory",
-                &parent_display,
-                &err,
-            ))
+            io_failure("create the directory", &parent_display, &err)
         })?;
     }
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }
     fs.write(target, args.content.as_bytes())
-        .map_err(|err| ToolError::failed(describe_io_error("write", display, &err)))?;
+        .map_err(|err| io_failure("write", display, &err))?;
     let bytes = args.content.len();
     ToolOutput::text(format!("Successfully wrote {bytes} bytes to {display}")).with_facts(
         &WriteDetails {

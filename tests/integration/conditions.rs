@@ -33,6 +33,23 @@ fn each_condition_check_fails_when_it_does_not_hold() {
 }
 
 #[test]
+fn a_failed_clean_up_names_the_temporary_file_left_behind() {
+    // The scenario checks the words (the random name by a regex) and that
+    // the file left holds the new contents while the old file is whole.
+    let suites = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/suites");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "faults_passing", "--quiet"])
+        .current_dir(&suites)
+        .env("TMPDIR", tmp.path())
+        .env("HARNESS_STATE_DIR", STATE_DIR)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    redacting(&[tmp.path()]).bind(|| assert_snapshot!("faults_passing", printed_run(&out)));
+}
+
+#[test]
 fn a_stall_ends_when_the_scenario_s_time_is_up() {
     // The path check of the write, on the loop's own thread, stalls for ten
     // minutes; the one-second budget still ends the scenario.

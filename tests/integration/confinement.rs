@@ -259,8 +259,13 @@ fn harness_call(dir: &Path, tool: &str, args: Value) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// A refusal of confinement as `harness call` prints it.
 fn error_result(text: &str) -> Value {
-    json!({"is_error": true, "content": [{"type": "text", "text": text}], "details": null})
+    json!({
+        "is_error": true,
+        "content": [{"type": "text", "text": text}],
+        "details": {"error_class": "outside_workspace"}
+    })
 }
 
 /// Runs `harness ARGS` in `dir` with `tmp` as its temp directory; a run

@@ -65,7 +65,7 @@ fn coverage_is_reported_in_every_format_and_the_same_on_every_run() {
             &coverage["known"],
             &coverage["exercised"]
         ),
-        (&Value::from(3), &Value::from(95), &Value::from(21))
+        (&Value::from(3), &Value::from(117), &Value::from(21))
     );
     let console = from(&stdout, "\ncoverage:");
     let console = &console[..console.find("wrote ").unwrap_or(console.len())];
@@ -94,7 +94,7 @@ fn coverage_is_reported_in_every_format_and_the_same_on_every_run() {
         [
             ("exact match", 1),
             ("legacy oldText/newText", 1),
-            ("error: duplicate", 1)
+            ("error: old text found more than once", 1)
         ]
     );
     // Each scenario records its own behaviours, which merges and scripts

@@ -59,11 +59,13 @@ use super::contract::UpdateSink;
 use super::contract::object_schema;
 use super::error::ToolError;
 use super::error::facts_value;
+use super::fs_error::exec_failure;
 use super::ops::BoxFuture;
 use super::ops::DataSink;
 use super::ops::ExecEnd;
 use super::ops::ExecRequest;
 use super::ops::process::sleep_until;
+use super::path::PathError;
 use super::truncate::TruncatedBy;
 use super::truncate::Truncation;
 use super::truncate::format_number;
@@ -198,7 +200,7 @@ impl Tool for BashTool {
             .exec(request, on_data, ctx.cancel.clone());
         let end = drive(exec, &live, &wake).await;
         let snapshot = lock(&live).finish();
-        let end = end.map_err(|err| ToolError::failed(err.to_string()))?;
+        let end = end.map_err(|err| exec_failure(&err))?;
         outcome(end, snapshot, timeout)
     }
 }
@@ -213,10 +215,7 @@ fn request(
     timeout: Option<f64>,
 ) -> Result<ExecRequest, ToolError> {
     let config = ctx.workspace.bash();
-    let cwd = match &config.cwd {
-        Some(dir) => ctx.workspace.resolve(dir)?.real,
-        None => ctx.workspace.root().to_path_buf(),
-    };
+    let cwd = ctx.workspace.bash_cwd().map_err(cwd_failure)?;
     let command = match &config.command_prefix {
         Some(prefix) => format!("{prefix}\n{command}"),
         None => command,
@@ -231,6 +230,41 @@ fn request(
             .map(|(key, value)| (key.into(), value.into()))
             .collect(),
     })
+}
+
+/// The configured working directory cannot be used. It came from the
+/// configuration (a scenario's `bash.cwd`), not from the call, so the
+/// model is not told to change a path it never gave.
+fn cwd_failure(err: PathError) -> ToolError {
+    match err {
+        PathError::Outside { raw, via, .. } => ToolError::failed_with(
+            format!(
+                "Cannot run the command: the working directory configured for bash, {raw}, leads \
+                 outside the workspace{via}, and commands may only start inside it. No call can \
+                 change that setting: tell the user that the bash configuration must name a \
+                 directory inside the workspace."
+            ),
+            json!({ "error_class": "outside_workspace" }),
+        ),
+        PathError::Unresolvable {
+            raw,
+            message,
+            class,
+            errno,
+        } => {
+            let mut details = json!({ "error_class": class.name() });
+            if let Some(errno) = errno {
+                details["errno"] = json!(errno);
+            }
+            ToolError::failed_with(
+                format!(
+                    "Cannot run the command: the working directory configured for bash, {raw}, \
+                     cannot be used. {message}"
+                ),
+                details,
+            )
+        }
+    }
 }
 
 /// Checks the call's timeout, or takes the configured default (§bash.3.1).

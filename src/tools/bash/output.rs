@@ -50,6 +50,7 @@ use std::sync::Arc;
 
 use super::ansi::Cleaner;
 use super::ansi::Piece;
+use crate::tools::fs_error::plain_reason;
 use crate::tools::ops::FsOps;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::TruncationLimits;
@@ -363,7 +364,11 @@ impl OutputAccumulator {
             },
             Err(err) => FullOutput::Failed {
                 path: None,
-                error: format!("could not create a file in {}: {err}", self.dir.display()),
+                error: format!(
+                    "could not create a file in {}: {}",
+                    self.dir.display(),
+                    plain_reason(&err)
+                ),
             },
         };
         self.write_full(&buffer);
@@ -389,7 +394,7 @@ impl OutputAccumulator {
             if let Err(err) = file.write_all(&bytes[..fits]) {
                 self.full = FullOutput::Failed {
                     path: Some(std::mem::take(path)),
-                    error: format!("writing it failed: {err}"),
+                    error: format!("writing it failed: {}", plain_reason(&err)),
                 };
             }
         }
@@ -401,7 +406,7 @@ impl OutputAccumulator {
         {
             self.full = FullOutput::Failed {
                 path: Some(std::mem::take(path)),
-                error: format!("writing it failed: {err}"),
+                error: format!("writing it failed: {}", plain_reason(&err)),
             };
         }
     }

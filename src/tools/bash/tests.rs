@@ -932,7 +932,12 @@ async fn a_shell_that_cannot_start_is_named_with_the_cause() {
         .dispatch(&call, CancellationToken::new(), UpdateSink::discard())
         .await;
     assert!(r.is_error);
-    assert_eq!(r.text(), "Custom shell path not found: /no/such/shell");
+    assert_eq!(
+        r.text(),
+        "Custom shell path not found: /no/such/shell\nCould not start the command: the shell \
+         configured for bash does not exist. Tell the user; commands cannot run until it is \
+         fixed."
+    );
 
     let not_executable = dir.path().join("shell.txt");
     std::fs::write(&not_executable, "not a program").unwrap();
@@ -944,7 +949,9 @@ async fn a_shell_that_cannot_start_is_named_with_the_cause() {
     assert_eq!(
         r.text(),
         format!(
-            "Could not start the shell {}: Permission denied (os error 13)",
+            "Could not start the command: the shell {} could not be started: permission denied. \
+             The shell or the working directory cannot be used: tell the user; commands cannot \
+             run until it is fixed.",
             not_executable.display()
         )
     );
@@ -988,21 +995,18 @@ async fn a_configured_directory_cannot_lead_out_of_a_confined_workspace() {
     };
     let registry = registry_with_bash(dir.path(), config);
     let r = run_bash(&registry, "pwd").await;
-    let (root, target) = (
-        std::fs::canonicalize(dir.path()).unwrap(),
-        std::fs::canonicalize(outside.path()).unwrap(),
-    );
+    // The path came from the configuration: the model is not told to use
+    // another path, and nothing names the machine's directories.
     assert_eq!(
-        (r.is_error, r.text()),
+        (r.is_error, r.text(), r.details),
         (
             true,
-            format!(
-                "Path \"out\" is outside the workspace: it resolves to {} through a symlink, but \
-                 tools may only touch files under the workspace root {}. Use a path relative to \
-                 the workspace root.",
-                target.display(),
-                root.display()
-            )
+            "Cannot run the command: the working directory configured for bash, out, leads \
+             outside the workspace through a symlink, and commands may only start inside it. No \
+             call can change that setting: tell the user that the bash configuration must name \
+             a directory inside the workspace."
+                .to_owned(),
+            Some(json!({ "error_class": "outside_workspace" }))
         )
     );
     let missing = crate::tools::BashConfig {
@@ -1010,6 +1014,7 @@ async fn a_configured_directory_cannot_lead_out_of_a_confined_workspace() {
         ..crate::tools::BashConfig::default()
     };
     let r = run_bash(&registry_with_bash(dir.path(), missing), "pwd").await;
+    let root = std::fs::canonicalize(dir.path()).unwrap();
     assert_eq!(
         (r.is_error, r.text()),
         (

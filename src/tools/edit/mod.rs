@@ -47,7 +47,7 @@ use super::error::ToolError;
 use super::file_kind::BinaryKind;
 use super::file_kind::shell_quote;
 use super::file_kind::sniff_binary;
-use super::fs_error::describe_io_error;
+use super::fs_error::io_failure;
 use super::ops::FileKind;
 use super::read::SNIFF_BYTES;
 use super::task::run_blocking;
@@ -282,7 +282,7 @@ fn edit_blocking(args: &EditJob, ctx: &ToolContext) -> Result<ToolOutput, ToolEr
     }
     let bytes = fs
         .read(&resolved.real)
-        .map_err(|err| ToolError::failed(describe_io_error("read", display, &err)))?;
+        .map_err(|err| io_failure("read", display, &err))?;
     let text = decode(bytes, display)?;
     let (bom, body) = match text.strip_prefix(BOM) {
         Some(rest) => (BOM, rest),
@@ -309,7 +309,7 @@ fn edit_blocking(args: &EditJob, ctx: &ToolContext) -> Result<ToolOutput, ToolEr
         return Err(ToolError::cancelled());
     }
     fs.write(&resolved.real, output.as_bytes())
-        .map_err(|err| ToolError::failed(describe_io_error("write", display, &err)))?;
+        .map_err(|err| io_failure("write", display, &err))?;
     // Written: from here on the call succeeds, whatever the token says.
     drop(output);
 

@@ -35,6 +35,10 @@ use super::DirEntry;
 use super::FileKind;
 use super::FsOps;
 use super::Metadata;
+use super::NoSteps;
+use super::Refusal;
+use super::TempLeftBehind;
+use super::WriteSteps;
 use super::local::exact_mode;
 use super::local::regular;
 use super::outside_workspace;
@@ -51,9 +55,13 @@ pub struct ConfinedFs {
 }
 
 /// cap-std's refusal of a path that leads out of its directory: a
-/// permission error that did not come from the OS.
+/// permission error that did not come from the OS, nor from this module's
+/// own refusals and wrapped causes.
 fn is_escape(err: &io::Error) -> bool {
-    err.kind() == io::ErrorKind::PermissionDenied && err.raw_os_error().is_none()
+    let ours = err
+        .get_ref()
+        .is_some_and(|inner| inner.is::<Refusal>() || inner.is::<TempLeftBehind>());
+    err.kind() == io::ErrorKind::PermissionDenied && err.raw_os_error().is_none() && !ours
 }
 
 /// Rewords cap-std's refusal as this module's outside-the-workspace error.
@@ -203,7 +211,16 @@ impl FsOps for ConfinedFs {
     }
 
     fn write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
-        confined(write_replacing(&self.handle(), self.rel(path)?, data))
+        self.write_in_steps(path, data, &NoSteps)
+    }
+
+    fn write_in_steps(&self, path: &Path, data: &[u8], steps: &dyn WriteSteps) -> io::Result<()> {
+        confined(write_replacing(
+            &self.handle(),
+            self.rel(path)?,
+            data,
+            steps,
+        ))
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {

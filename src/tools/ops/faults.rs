@@ -8,8 +8,14 @@
 //! ([`FaultError::Os`], an `io::Error` built from the raw error number,
 //! so its kind and text are the ones the real call would give) or one with
 //! a message of one's own; a stall before the operation (`delay`); a
-//! stream that stops after `after_bytes` bytes (reads and created files);
-//! and how many matching operations it applies to (`times`). The first
+//! stream that stops after `after_bytes` bytes (reads, created files and
+//! the bytes of a write); and how many matching operations it applies to
+//! (`times`). A write is not one operation but the steps of a replacing
+//! write ([`WriteStep`]): create the temporary file, write its bytes,
+//! rename it over the old name, remove it after a failure; each step meets
+//! the rules of its own operation, matched on the path of the file
+//! written, so a fault hits the step it names and the backend does what it
+//! does after a real failure there. The first
 //! rule that matches an operation and has uses left applies; the others
 //! are not consulted.
 //!
@@ -46,6 +52,9 @@ use super::ExecRequest;
 use super::FsOps;
 use super::Metadata;
 use super::ProcessOps;
+use super::StepFault;
+use super::WriteStep;
+use super::WriteSteps;
 
 /// The longest stall a rule may ask for: ten minutes.
 pub const MAX_FAULT_DELAY: Duration = Duration::from_secs(600);
@@ -56,16 +65,22 @@ pub enum FaultOp {
     /// Opening a file for reading, and reading it ([`FsOps::open`],
     /// [`FsOps::read`], [`FsOps::read_capped`]).
     Read,
-    /// Writing a whole file ([`FsOps::write`]: write and edit).
+    /// Writing the bytes of a file ([`FsOps::write`], write and edit): the
+    /// new contents into the temporary file, or into the file itself where
+    /// it is overwritten in place ([`WriteStep::Write`]).
     Write,
     /// Creating a directory or a new file ([`FsOps::create_dir_all`],
     /// [`FsOps::create_new`] and the temporary and numbered files made
-    /// with it: bash's full-output log).
+    /// with it: bash's full-output log), and a write's temporary file
+    /// ([`WriteStep::Create`], matched on the path of the file written).
     Create,
-    /// The rename that ends a write ([`FsOps::write`] replaces a file by
-    /// renaming a new one over it): the write fails and the file keeps its
-    /// old contents.
+    /// The rename that ends a write ([`WriteStep::Rename`]: the new file
+    /// over the old name); the file keeps its old contents.
     Rename,
+    /// Removing a write's temporary file after a failed step
+    /// ([`WriteStep::Remove`]); the temporary file stays, and the write's
+    /// error says so.
+    Remove,
     /// Listing a directory ([`FsOps::read_dir`]).
     List,
     /// Looking a path up ([`FsOps::metadata`],
@@ -78,24 +93,26 @@ pub enum FaultOp {
 
 impl FaultOp {
     /// Every operation, in the order the names are listed.
-    pub const ALL: [FaultOp; 7] = [
+    pub const ALL: [FaultOp; 8] = [
         FaultOp::Read,
         FaultOp::Write,
         FaultOp::Create,
         FaultOp::Rename,
+        FaultOp::Remove,
         FaultOp::List,
         FaultOp::Metadata,
         FaultOp::Exec,
     ];
 
-    /// The operation's name: `read`, `write`, `create`, `rename`, `list`,
-    /// `metadata`, `exec`.
+    /// The operation's name: `read`, `write`, `create`, `rename`,
+    /// `remove`, `list`, `metadata`, `exec`.
     pub fn name(self) -> &'static str {
         match self {
             FaultOp::Read => "read",
             FaultOp::Write => "write",
             FaultOp::Create => "create",
             FaultOp::Rename => "rename",
+            FaultOp::Remove => "remove",
             FaultOp::List => "list",
             FaultOp::Metadata => "metadata",
             FaultOp::Exec => "exec",
@@ -108,9 +125,20 @@ impl FaultOp {
     }
 
     /// Whether `after_bytes` means something for this operation: a stream
-    /// that stops part of the way (reading, and writing a created file).
+    /// that stops part of the way (reading, writing a created file, and
+    /// the bytes of a write).
     pub fn streams(self) -> bool {
-        matches!(self, FaultOp::Read | FaultOp::Create)
+        matches!(self, FaultOp::Read | FaultOp::Create | FaultOp::Write)
+    }
+
+    /// The operation a step of a write meets.
+    fn of_step(step: WriteStep) -> Self {
+        match step {
+            WriteStep::Create => FaultOp::Create,
+            WriteStep::Write => FaultOp::Write,
+            WriteStep::Rename => FaultOp::Rename,
+            WriteStep::Remove => FaultOp::Remove,
+        }
     }
 }
 
@@ -224,9 +252,9 @@ impl FaultRule {
         self
     }
 
-    /// A read or a created file's writes stop after this many bytes with
-    /// the rule's error (EIO when none is given); ignored by the other
-    /// operations.
+    /// A read, a created file's writes or a write's bytes stop after this
+    /// many bytes with the rule's error (EIO when none is given); ignored
+    /// by the other operations.
     pub fn with_after_bytes(mut self, bytes: u64) -> Self {
         self.after_bytes = Some(bytes);
         self
@@ -458,9 +486,19 @@ impl FsOps for FaultFs {
     }
 
     fn write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
-        self.plan.before(FaultOp::Write, Some(path))?;
-        self.plan.before(FaultOp::Rename, Some(path))?;
-        self.inner.write(path, data)
+        let steps = PlanSteps {
+            plan: &self.plan,
+            path,
+        };
+        self.inner.write_in_steps(path, data, &steps)
+    }
+
+    fn write_in_steps(&self, path: &Path, data: &[u8], steps: &dyn WriteSteps) -> io::Result<()> {
+        let ours = PlanSteps {
+            plan: &self.plan,
+            path,
+        };
+        self.inner.write_in_steps(path, data, &Chain(&ours, steps))
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
@@ -482,6 +520,36 @@ impl FsOps for FaultFs {
             }),
             None => file,
         })
+    }
+}
+
+/// The steps of one write meeting a plan's rules, on the path written.
+struct PlanSteps<'a> {
+    plan: &'a FaultPlan,
+    path: &'a Path,
+}
+
+impl WriteSteps for PlanSteps<'_> {
+    fn before(&self, step: WriteStep) -> Option<StepFault> {
+        let op = FaultOp::of_step(step);
+        let fault = self.plan.take(op, Some(self.path))?;
+        if let Some(delay) = fault.delay {
+            self.plan.stall(delay);
+        }
+        match (&fault.error, fault.after_bytes) {
+            (_, Some(bytes)) => Some(StepFault::Cut(bytes, fault.stream_error())),
+            (Some(error), None) => Some(StepFault::Fail(error.to_io())),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Two watchers of one write: the first that makes a step fail wins.
+struct Chain<'a>(&'a dyn WriteSteps, &'a dyn WriteSteps);
+
+impl WriteSteps for Chain<'_> {
+    fn before(&self, step: WriteStep) -> Option<StepFault> {
+        self.0.before(step).or_else(|| self.1.before(step))
     }
 }
 

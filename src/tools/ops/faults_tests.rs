@@ -238,3 +238,172 @@ fn a_stall_ends_by_the_plan_s_deadline() {
     let err = fs.read_dir(Path::new("/ws/src")).unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::EIO));
 }
+
+// ------------------------------------------------ the steps of a real write
+
+/// A workspace on the disk holding `notes.txt` ("old notes\n"), and the
+/// confined operations over it with `rules`.
+fn disk_with(rules: Vec<FaultRule>) -> (tempfile::TempDir, FaultFs) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "old notes\n").unwrap();
+    let confined = super::super::ConfinedFs::new(dir.path()).unwrap();
+    let plan = FaultPlan::new(confined.root().to_path_buf(), rules);
+    (dir, FaultFs::new(Arc::new(confined), plan))
+}
+
+/// The names in the workspace and the contents of `notes.txt`.
+fn on_disk(dir: &tempfile::TempDir) -> (Vec<String>, String) {
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let notes = std::fs::read_to_string(dir.path().join("notes.txt")).unwrap();
+    (names, notes)
+}
+
+fn rule(op: FaultOp, errno: &str) -> FaultRule {
+    FaultRule::new(op)
+        .with_path("notes.txt")
+        .unwrap()
+        .with_error(FaultError::errno(errno).unwrap())
+}
+
+fn notes_path(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    std::fs::canonicalize(dir.path()).unwrap().join("notes.txt")
+}
+
+#[test]
+fn each_step_of_a_write_fails_on_its_own_rule_and_nothing_is_lost() {
+    for (op, errno) in [
+        (FaultOp::Create, "ENOSPC"),
+        (FaultOp::Write, "EIO"),
+        (FaultOp::Rename, "EXDEV"),
+    ] {
+        let (dir, fs) = disk_with(vec![rule(op, errno)]);
+        let err = fs.write(&notes_path(&dir), b"new notes\n").unwrap_err();
+        assert_eq!(
+            (err.raw_os_error(), on_disk(&dir)),
+            (
+                FaultError::errno(errno).map(|e| e.to_io().raw_os_error().unwrap()),
+                (vec!["notes.txt".to_owned()], "old notes\n".to_owned())
+            ),
+            "{op}"
+        );
+    }
+}
+
+#[test]
+fn a_disk_that_fills_part_way_writes_only_the_first_bytes_of_the_new_file() {
+    // The temporary file is kept (its removal fails too), to show what
+    // reached the disk before the error: the first four bytes, and the old
+    // file untouched.
+    let partial = rule(FaultOp::Write, "ENOSPC").with_after_bytes(4);
+    let (dir, fs) = disk_with(vec![partial, rule(FaultOp::Remove, "EIO")]);
+    let err = fs.write(&notes_path(&dir), b"new notes\n").unwrap_err();
+    let (names, notes) = on_disk(&dir);
+    let temp = names.iter().find(|n| n.starts_with(".harness-")).unwrap();
+    assert_eq!(
+        (
+            err.kind(),
+            names.len(),
+            notes,
+            std::fs::read(dir.path().join(temp)).unwrap()
+        ),
+        (
+            io::ErrorKind::StorageFull,
+            2,
+            "old notes\n".to_owned(),
+            b"new ".to_vec()
+        )
+    );
+    assert_eq!(
+        crate::tools::fs_error::describe_io_error("write", "notes.txt", &err),
+        format!(
+            "Cannot write notes.txt: no space left on the device. Free some space (bash: df -h \
+             shows which file system is full) or tell the user, then try again. Its temporary \
+             file {temp} could not be removed; remove it with bash (rm)."
+        )
+    );
+    // Without the remove fault, the partial file goes.
+    let (dir, fs) = disk_with(vec![rule(FaultOp::Write, "ENOSPC").with_after_bytes(4)]);
+    fs.write(&notes_path(&dir), b"new notes\n").unwrap_err();
+    assert_eq!(
+        on_disk(&dir),
+        (vec!["notes.txt".to_owned()], "old notes\n".to_owned())
+    );
+}
+
+#[test]
+fn contents_shorter_than_after_bytes_are_written_whole() {
+    let (dir, fs) = disk_with(vec![rule(FaultOp::Write, "ENOSPC").with_after_bytes(100)]);
+    fs.write(&notes_path(&dir), b"short\n").unwrap();
+    assert_eq!(
+        on_disk(&dir),
+        (vec!["notes.txt".to_owned()], "short\n".to_owned())
+    );
+}
+
+#[test]
+fn a_directory_that_allows_no_new_file_overwrites_in_place_unless_hard_linked() {
+    // EACCES at the create step is what a read-only directory gives; it
+    // is injected, so that the test means the same when run as root.
+    let (dir, fs) = disk_with(vec![rule(FaultOp::Create, "EACCES")]);
+    fs.write(&notes_path(&dir), b"in place\n").unwrap();
+    assert_eq!(
+        on_disk(&dir),
+        (vec!["notes.txt".to_owned()], "in place\n".to_owned())
+    );
+
+    // The same file with a second name outside the workspace: writing in
+    // place would change the outside file, so the write is refused.
+    let (dir, fs) = disk_with(vec![rule(FaultOp::Create, "EACCES")]);
+    let outside = tempfile::tempdir().unwrap();
+    let other = outside.path().join("secret.txt");
+    std::fs::hard_link(dir.path().join("notes.txt"), &other).unwrap();
+    let err = fs.write(&notes_path(&dir), b"pwned\n").unwrap_err();
+    assert_eq!(
+        (
+            crate::tools::fs_error::describe_io_error("write", "notes.txt", &err),
+            std::fs::read_to_string(&other).unwrap(),
+            on_disk(&dir),
+        ),
+        (
+            "Cannot write notes.txt: its directory does not allow a new file to be created, so \
+             the file would have to be overwritten in place, and it has other hard links that \
+             would change with it (one may be outside the workspace). Nothing was written. Make \
+             the directory writable (bash: chmod u+w), or write to a new file."
+                .to_owned(),
+            "old notes\n".to_owned(),
+            (vec!["notes.txt".to_owned()], "old notes\n".to_owned())
+        )
+    );
+    // With the directory writable, the write replaces the workspace's name
+    // and the outside file keeps its contents.
+    let (dir, fs) = disk_with(Vec::new());
+    std::fs::hard_link(dir.path().join("notes.txt"), outside.path().join("b.txt")).unwrap();
+    fs.write(&notes_path(&dir), b"replaced\n").unwrap();
+    assert_eq!(
+        (
+            std::fs::read_to_string(outside.path().join("b.txt")).unwrap(),
+            on_disk(&dir).1
+        ),
+        ("old notes\n".to_owned(), "replaced\n".to_owned())
+    );
+}
+
+#[test]
+fn times_counts_the_steps_a_write_reaches() {
+    // The rename fails once; the second write goes through. The remove
+    // rule is met only when a step failed.
+    let remove = rule(FaultOp::Remove, "EIO").with_times(1);
+    let (dir, fs) = disk_with(vec![rule(FaultOp::Rename, "EBUSY").with_times(1), remove]);
+    let first = fs.write(&notes_path(&dir), b"one\n").unwrap_err();
+    assert_eq!(first.kind(), io::ErrorKind::ResourceBusy);
+    let temps = on_disk(&dir).0.len();
+    fs.write(&notes_path(&dir), b"two\n").unwrap();
+    assert_eq!(
+        (temps, on_disk(&dir).0.len(), on_disk(&dir).1),
+        (2, 2, "two\n".to_owned())
+    );
+}

@@ -14,6 +14,9 @@ use super::DirEntry;
 use super::FileKind;
 use super::FsOps;
 use super::Metadata;
+use super::NoSteps;
+use super::Refusal;
+use super::WriteSteps;
 use super::replace::OPEN_FLAGS;
 use super::replace::Replace;
 use super::replace::write_replacing;
@@ -55,9 +58,7 @@ pub(super) fn regular(file: File) -> io::Result<File> {
         ));
     }
     if !meta.is_file() {
-        return Err(io::Error::other(
-            "not a regular file (a pipe, socket or device)",
-        ));
+        return Err(Refusal::NotRegular.to_io());
     }
     Ok(file)
 }
@@ -128,7 +129,11 @@ impl FsOps for LocalFs {
     }
 
     fn write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
-        write_replacing(self, path, data)
+        write_replacing(self, path, data, &NoSteps)
+    }
+
+    fn write_in_steps(&self, path: &Path, data: &[u8], steps: &dyn WriteSteps) -> io::Result<()> {
+        write_replacing(self, path, data, steps)
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {

@@ -144,7 +144,7 @@ fn resolve(nodes: &BTreeMap<PathBuf, Node>, path: &Path, follow_last: bool) -> i
             Some(Node::Symlink(target)) if follow_last || !is_last => {
                 hops += 1;
                 if hops > MAX_SYMLINK_HOPS {
-                    return Err(io::Error::other("too many levels of symbolic links"));
+                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
                 }
                 if target.is_absolute() {
                     current = PathBuf::from("/");

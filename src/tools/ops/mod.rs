@@ -83,6 +83,187 @@ pub fn is_outside_workspace(err: &io::Error) -> bool {
         .is_some_and(|inner| inner.is::<OutsideWorkspace>())
 }
 
+/// Why this module refused an operation itself (the OS did not): carried
+/// inside an `io::Error` so that the tool layer can word it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// A pipe, socket or device where a regular file is needed; it is not
+    /// opened in a way that could block.
+    NotRegular,
+    /// A write would have to overwrite a file in place (its directory does
+    /// not let a new file be created), but the file has other hard links,
+    /// which would change too: one of them may be outside the workspace.
+    HardLinkedInPlace,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Refusal::NotRegular => "not a regular file (a pipe, socket or device)",
+            Refusal::HardLinkedInPlace => {
+                "the directory does not allow a new file, and the file has other hard links \
+                 that an overwrite in place would change too"
+            }
+        })
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+impl Refusal {
+    /// The refusal as an `io::Error` of a fitting kind.
+    pub(crate) fn to_io(self) -> io::Error {
+        let kind = match self {
+            Refusal::NotRegular => io::ErrorKind::Other,
+            Refusal::HardLinkedInPlace => io::ErrorKind::PermissionDenied,
+        };
+        io::Error::new(kind, self)
+    }
+
+    /// The refusal `err` carries, if it is one.
+    pub(crate) fn of(err: &io::Error) -> Option<Self> {
+        err.get_ref()?.downcast_ref::<Refusal>().copied()
+    }
+}
+
+/// A write failed, and the temporary file it had made could not be
+/// removed afterwards: `cause` is the failure, `name` the file left in the
+/// written file's directory.
+#[derive(Debug)]
+pub(crate) struct TempLeftBehind {
+    /// The temporary file's name (no directory).
+    pub name: OsString,
+    /// Why the write failed.
+    pub cause: io::Error,
+}
+
+impl fmt::Display for TempLeftBehind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}; the temporary file {} could not be removed",
+            self.cause,
+            self.name.to_string_lossy()
+        )
+    }
+}
+
+impl std::error::Error for TempLeftBehind {}
+
+/// The step of starting a command that failed ([`ExecSetupError`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ExecSetup {
+    /// The configured shell does not exist.
+    ShellMissing(PathBuf),
+    /// The pipe for the command's output could not be made.
+    Pipe,
+    /// The shell could not be started.
+    Spawn(PathBuf),
+    /// The working directory cannot be used: it does not exist, is not a
+    /// directory, or cannot be entered.
+    WorkingDir(PathBuf),
+}
+
+/// A command that could not be started by [`LocalProcess`]: which step
+/// failed, and the OS's error.
+#[derive(Debug)]
+pub(crate) struct ExecSetupError {
+    /// The step.
+    pub step: ExecSetup,
+    /// The OS's error.
+    pub cause: io::Error,
+}
+
+impl ExecSetupError {
+    /// The failure as an `io::Error` of the cause's kind.
+    pub(crate) fn to_io(step: ExecSetup, cause: io::Error) -> io::Error {
+        io::Error::new(cause.kind(), ExecSetupError { step, cause })
+    }
+}
+
+impl fmt::Display for ExecSetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.step {
+            ExecSetup::ShellMissing(shell) => {
+                write!(f, "Custom shell path not found: {}", shell.display())
+            }
+            ExecSetup::Pipe => write!(f, "Could not create a pipe: {}", self.cause),
+            ExecSetup::Spawn(shell) => {
+                write!(
+                    f,
+                    "Could not start the shell {}: {}",
+                    shell.display(),
+                    self.cause
+                )
+            }
+            ExecSetup::WorkingDir(dir) => match self.cause.kind() {
+                io::ErrorKind::NotFound => write!(
+                    f,
+                    "Working directory does not exist: {}\nCannot execute bash commands.",
+                    dir.display()
+                ),
+                io::ErrorKind::NotADirectory => write!(
+                    f,
+                    "Working directory is not a directory: {}\nCannot execute bash commands.",
+                    dir.display()
+                ),
+                _ => write!(
+                    f,
+                    "Working directory cannot be used ({}): {}\nCannot execute bash commands.",
+                    self.cause,
+                    dir.display()
+                ),
+            },
+        }
+    }
+}
+
+impl std::error::Error for ExecSetupError {}
+
+/// A step of a replacing write ([`FsOps::write_in_steps`]), in the order
+/// they happen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteStep {
+    /// Creating the new file: the temporary file beside the old one (or,
+    /// through a dangling symlink, the file the link names).
+    Create,
+    /// Writing the bytes into the new file (or into the old one, where it
+    /// is overwritten in place).
+    Write,
+    /// Renaming the new file over the old name.
+    Rename,
+    /// Removing the temporary file after a step failed.
+    Remove,
+}
+
+/// What [`WriteSteps::before`] makes of a step.
+#[derive(Debug)]
+pub enum StepFault {
+    /// The step fails with this error, having done nothing.
+    Fail(io::Error),
+    /// [`WriteStep::Create`] and [`WriteStep::Write`]: the first `bytes`
+    /// bytes of the contents are written, then the error. Contents of at
+    /// most `bytes` bytes are written whole, without an error.
+    Cut(u64, io::Error),
+}
+
+/// Told of each step of one write before it happens, and able to make it
+/// fail ([`FaultFs`] uses this to inject faults into the real steps).
+pub trait WriteSteps: Send + Sync {
+    /// `None` lets `step` happen as usual.
+    fn before(&self, step: WriteStep) -> Option<StepFault>;
+}
+
+/// The steps of a write that nothing watches.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoSteps;
+
+impl WriteSteps for NoSteps {
+    fn before(&self, _: WriteStep) -> Option<StepFault> {
+        None
+    }
+}
+
 /// What a directory entry is, without following a symlink unless said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {
@@ -169,6 +350,24 @@ pub trait FsOps: Send + Sync + fmt::Debug {
     /// backends replace the file whole (a new file renamed over the old
     /// one, with its permission bits), so a reader never sees half of it.
     fn write(&self, path: &Path, data: &[u8]) -> io::Result<()>;
+    /// [`FsOps::write`], with `steps` told of each step first
+    /// ([`WriteStep`]), any of which it can make fail. The disk backends
+    /// ([`LocalFs`], [`ConfinedFs`]) consult it at their real steps: create
+    /// the temporary file, write its bytes, rename it over the old name,
+    /// and remove it after a failure. A backend that does not write in
+    /// steps (this default, [`MemoryFs`]) asks about create, write and
+    /// rename before it writes, and a failing step fails the whole write
+    /// with nothing written, as a replacing write would leave it.
+    fn write_in_steps(&self, path: &Path, data: &[u8], steps: &dyn WriteSteps) -> io::Result<()> {
+        for step in [WriteStep::Create, WriteStep::Write, WriteStep::Rename] {
+            match steps.before(step) {
+                None => {}
+                Some(StepFault::Cut(bytes, _)) if bytes >= data.len() as u64 => {}
+                Some(StepFault::Fail(err) | StepFault::Cut(_, err)) => return Err(err),
+            }
+        }
+        self.write(path, data)
+    }
     /// Creates a directory and its missing parents.
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// Lists a directory (without `.` and `..`), in no particular order.

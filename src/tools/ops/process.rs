@@ -49,6 +49,8 @@ use super::BoxFuture;
 use super::DataSink;
 use super::ExecEnd;
 use super::ExecRequest;
+use super::ExecSetup;
+use super::ExecSetupError;
 use super::ProcessOps;
 
 /// How long to keep reading after the shell exited, re-armed on every chunk.
@@ -83,9 +85,9 @@ impl LocalProcess {
     fn shell(&self) -> io::Result<PathBuf> {
         match &self.shell {
             Some(shell) if shell.exists() => Ok(shell.clone()),
-            Some(shell) => Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("Custom shell path not found: {}", shell.display()),
+            Some(shell) => Err(ExecSetupError::to_io(
+                ExecSetup::ShellMissing(shell.clone()),
+                io::Error::from_raw_os_error(libc::ENOENT),
             )),
             None => Ok(find_shell()),
         }
@@ -160,9 +162,9 @@ async fn run(
     check_cwd(&request.cwd)?;
     prune_dead_groups(&groups);
 
-    let (reader, writer) = io::pipe()
-        .map_err(|err| io::Error::new(err.kind(), format!("Could not create a pipe: {err}")))?;
-    let writer_err = writer.try_clone()?;
+    let pipe_error = |err| ExecSetupError::to_io(ExecSetup::Pipe, err);
+    let (reader, writer) = io::pipe().map_err(pipe_error)?;
+    let writer_err = writer.try_clone().map_err(pipe_error)?;
     let mut command = tokio::process::Command::new(&shell);
     command
         .arg("-c")
@@ -190,12 +192,8 @@ async fn run(
     // The command holds our copies of the write ends; they must go, or the
     // pipe never reports end-of-file.
     drop(command);
-    let mut child = spawned.map_err(|err| {
-        io::Error::new(
-            err.kind(),
-            format!("Could not start the shell {}: {err}", shell.display()),
-        )
-    })?;
+    let mut child =
+        spawned.map_err(|err| ExecSetupError::to_io(ExecSetup::Spawn(shell.clone()), err))?;
     let pgid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
@@ -264,20 +262,14 @@ async fn run(
 }
 
 fn check_cwd(cwd: &Path) -> io::Result<()> {
-    let problem = match std::fs::metadata(cwd) {
+    let cause = match std::fs::metadata(cwd) {
         Ok(meta) if meta.is_dir() => return Ok(()),
-        Ok(_) => io::Error::new(io::ErrorKind::NotADirectory, "is not a directory"),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            io::Error::new(io::ErrorKind::NotFound, "does not exist")
-        }
-        Err(err) => io::Error::new(err.kind(), format!("cannot be used ({err})")),
+        Ok(_) => io::Error::from_raw_os_error(libc::ENOTDIR),
+        Err(err) => err,
     };
-    Err(io::Error::new(
-        problem.kind(),
-        format!(
-            "Working directory {problem}: {}\nCannot execute bash commands.",
-            cwd.display()
-        ),
+    Err(ExecSetupError::to_io(
+        ExecSetup::WorkingDir(cwd.to_path_buf()),
+        cause,
     ))
 }
 

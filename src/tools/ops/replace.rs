@@ -17,6 +17,11 @@ use std::path::PathBuf;
 
 use super::FileKind;
 use super::Metadata;
+use super::Refusal;
+use super::StepFault;
+use super::TempLeftBehind;
+use super::WriteStep;
+use super::WriteSteps;
 
 /// Names tried for the temporary file before giving up.
 const TEMP_ATTEMPTS: usize = 16;
@@ -43,10 +48,54 @@ pub(super) trait Replace {
 }
 
 fn not_regular() -> io::Error {
-    io::Error::other("not a regular file (a pipe, socket or device)")
+    Refusal::NotRegular.to_io()
 }
 
-/// Creates or replaces the file at `path` with `data`.
+/// Asks `steps` about `step`: an error now, or the number of bytes the
+/// step may write before `error`.
+fn ask(steps: &dyn WriteSteps, step: WriteStep) -> io::Result<Option<(u64, io::Error)>> {
+    match steps.before(step) {
+        None => Ok(None),
+        Some(StepFault::Fail(err)) => Err(err),
+        Some(StepFault::Cut(bytes, err)) => Ok(Some((bytes, err))),
+    }
+}
+
+/// Writes `data` into `file`, the write step first asked; `cut` is a cut
+/// asked for already (at the create step).
+fn write_data(
+    file: &mut File,
+    data: &[u8],
+    steps: &dyn WriteSteps,
+    cut: Option<(u64, io::Error)>,
+) -> io::Result<()> {
+    let cut = match ask(steps, WriteStep::Write)? {
+        Some(later) => Some(later),
+        None => cut,
+    };
+    match cut {
+        Some((bytes, err)) if bytes < data.len() as u64 => {
+            // `bytes` is below a usize here.
+            file.write_all(&data[..usize::try_from(bytes).unwrap_or(0)])?;
+            Err(err)
+        }
+        _ => file.write_all(data),
+    }
+}
+
+/// Whether a file that cannot be replaced (its directory does not let a
+/// new file be created) may be overwritten in place: only when this name
+/// is its only link. A file with other hard links would change under
+/// those names too, and one of them may be outside the workspace (D1).
+pub(super) fn may_overwrite_in_place(meta: &std::fs::Metadata) -> io::Result<()> {
+    if meta.nlink() > 1 {
+        return Err(Refusal::HardLinkedInPlace.to_io());
+    }
+    Ok(())
+}
+
+/// Creates or replaces the file at `path` with `data`, `steps` told of
+/// each step first (see [`WriteStep`]).
 ///
 /// - A symlink is followed: its target is replaced, the link stays. A
 ///   dangling symlink is written through, so the file it names is created
@@ -54,21 +103,30 @@ fn not_regular() -> io::Error {
 /// - An existing file keeps its permission bits (`0o777`) and, where the
 ///   process may set them, its owner and group. It must be writable:
 ///   replacing a read-only file fails as writing it would.
-/// - When the directory does not let a new file be created but the file is
-///   writable, the file is overwritten in place instead.
+/// - When the directory does not let a new file be created (`EACCES`) but
+///   the file is writable, the file is overwritten in place instead, unless
+///   it has other hard links ([`may_overwrite_in_place`]).
 /// - Anything but a regular file or a missing one is refused without being
 ///   opened in a way that could block.
-pub(super) fn write_replacing(ops: &impl Replace, path: &Path, data: &[u8]) -> io::Result<()> {
+/// - When a step after the temporary file's creation fails, the temporary
+///   file is removed; if even that fails, the error says so
+///   ([`TempLeftBehind`]).
+pub(super) fn write_replacing(
+    ops: &impl Replace,
+    path: &Path,
+    data: &[u8],
+    steps: &dyn WriteSteps,
+) -> io::Result<()> {
     match lstat_or_none(ops, path)? {
         Some(meta) if meta.kind == FileKind::Symlink => match ops.real(path) {
             Ok(target) => {
                 let meta = lstat_or_none(ops, &target)?;
-                replace(ops, &target, data, meta)
+                replace(ops, &target, data, meta, steps)
             }
-            Err(err) if err.kind() == io::ErrorKind::NotFound => overwrite(ops, path, data),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => overwrite(ops, path, data, steps),
             Err(err) => Err(err),
         },
-        meta => replace(ops, path, data, meta),
+        meta => replace(ops, path, data, meta, steps),
     }
 }
 
@@ -81,20 +139,37 @@ fn lstat_or_none(ops: &impl Replace, path: &Path) -> io::Result<Option<Metadata>
 }
 
 /// Writes through `path` in place (truncating), creating what it names.
-fn overwrite(ops: &impl Replace, path: &Path, data: &[u8]) -> io::Result<()> {
+fn overwrite(
+    ops: &impl Replace,
+    path: &Path,
+    data: &[u8],
+    steps: &dyn WriteSteps,
+) -> io::Result<()> {
+    let cut = ask(steps, WriteStep::Create)?;
     let file = ops.open_write(path, true)?;
-    overwrite_open(file, data)
+    overwrite_open(file, data, steps, cut)
 }
 
-fn overwrite_open(mut file: File, data: &[u8]) -> io::Result<()> {
+fn overwrite_open(
+    mut file: File,
+    data: &[u8],
+    steps: &dyn WriteSteps,
+    cut: Option<(u64, io::Error)>,
+) -> io::Result<()> {
     if !file.metadata()?.is_file() {
         return Err(not_regular());
     }
     file.set_len(0)?;
-    file.write_all(data)
+    write_data(&mut file, data, steps, cut)
 }
 
-fn replace(ops: &impl Replace, path: &Path, data: &[u8], meta: Option<Metadata>) -> io::Result<()> {
+fn replace(
+    ops: &impl Replace,
+    path: &Path,
+    data: &[u8],
+    meta: Option<Metadata>,
+    steps: &dyn WriteSteps,
+) -> io::Result<()> {
     let existing = match meta.map(|m| m.kind) {
         None => None,
         Some(FileKind::Dir) => {
@@ -123,19 +198,25 @@ fn replace(ops: &impl Replace, path: &Path, data: &[u8], meta: Option<Metadata>)
         _ => Path::new("."),
     };
     let mode = existing.as_ref().map(|(_, meta)| meta.mode() & 0o777);
-    let (temp, mut file) = match create_temp(ops, dir, mode.unwrap_or(0o666)) {
+    let created = ask(steps, WriteStep::Create)
+        .and_then(|cut| create_temp(ops, dir, mode.unwrap_or(0o666)).map(|made| (made, cut)));
+    let ((temp, mut file), cut) = match created {
         Ok(created) => created,
-        // A read-only directory holding a writable file: write in place.
-        Err(err) if err.raw_os_error() == Some(libc::EACCES) && existing.is_some() => {
+        // A read-only directory holding a writable file: write in place,
+        // when no other name would change with it.
+        Err(err) if err.raw_os_error() == Some(libc::EACCES) => {
             return match existing {
-                Some((file, _)) => overwrite_open(file, data),
+                Some((file, meta)) => {
+                    may_overwrite_in_place(&meta)?;
+                    overwrite_open(file, data, steps, None)
+                }
                 None => Err(err),
             };
         }
         Err(err) => return Err(err),
     };
     let written = (|| {
-        file.write_all(data)?;
+        write_data(&mut file, data, steps, cut)?;
         if let (Some((_, old)), Some(mode)) = (&existing, mode) {
             file.set_permissions(std::fs::Permissions::from_mode(mode))?;
             let new = file.metadata()?;
@@ -146,12 +227,25 @@ fn replace(ops: &impl Replace, path: &Path, data: &[u8], meta: Option<Metadata>)
             }
         }
         drop(file);
+        ask(steps, WriteStep::Rename)?;
         ops.rename(&temp, path)
     })();
-    if written.is_err() {
-        let _ = ops.remove_file(&temp);
+    match written {
+        Ok(()) => Ok(()),
+        Err(cause) => {
+            let removed = ask(steps, WriteStep::Remove).and_then(|_| ops.remove_file(&temp));
+            match removed {
+                Ok(()) => Err(cause),
+                Err(_) => Err(io::Error::new(
+                    cause.kind(),
+                    TempLeftBehind {
+                        name: temp.file_name().map(ToOwned::to_owned).unwrap_or_default(),
+                        cause,
+                    },
+                )),
+            }
+        }
     }
-    written
 }
 
 /// A new, unused file `dir/.harness-{16 hex}.tmp`.
@@ -167,4 +261,28 @@ fn create_temp(ops: &impl Replace, dir: &Path, mode: u32) -> io::Result<(PathBuf
         }
     }
     Err(last_err.unwrap_or_else(|| io::Error::other("no free temporary file name")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_with_other_hard_links_is_never_overwritten_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, "x").unwrap();
+        let alone = std::fs::metadata(&file).unwrap();
+        assert!(may_overwrite_in_place(&alone).is_ok());
+        std::fs::hard_link(&file, dir.path().join("b.txt")).unwrap();
+        let linked = std::fs::metadata(&file).unwrap();
+        let err = may_overwrite_in_place(&linked).unwrap_err();
+        assert_eq!(
+            (err.kind(), Refusal::of(&err)),
+            (
+                io::ErrorKind::PermissionDenied,
+                Some(Refusal::HardLinkedInPlace)
+            )
+        );
+    }
 }

@@ -178,10 +178,15 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         .take(limit)
         .map(|(_, shown)| shown)
         .collect();
-    let unreadable: Vec<String> = walk
+    let unreadable: Vec<(String, String)> = walk
         .errors
         .iter()
-        .map(|(path, _)| shown_path(&ctx.workspace, &resolved.real, path))
+        .map(|(path, why)| {
+            (
+                shown_path(&ctx.workspace, &resolved.real, path),
+                why.clone(),
+            )
+        })
         .collect();
 
     let mut details = FindDetails {
@@ -218,7 +223,7 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     };
     if !unreadable.is_empty() {
         notices.push(unreadable_notice(&unreadable));
-        details.unreadable_paths = Some(unreadable);
+        details.unreadable_paths = Some(unreadable.into_iter().map(|(path, _)| path).collect());
     }
     ToolOutput::text(with_notices(&body, &notices)).with_facts(&details)
 }

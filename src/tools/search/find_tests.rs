@@ -246,8 +246,8 @@ async fn unreadable_directories_are_named() {
     let (text, details) = find(&h, json!({"pattern": "*.txt"})).await;
     assert_eq!(
         text,
-        "a.txt\n\n[1 path could not be read and was skipped: .gitignore. Check permissions with \
-         bash (ls -l) if they matter]"
+        "a.txt\n\n[1 path could not be read and was skipped: .gitignore (permission denied). If \
+         it matters, look at it with bash (ls -l)]"
     );
     assert_eq!(details["unreadable_paths"], json!([".gitignore"]));
 }

@@ -91,7 +91,8 @@ use crate::tools::contract::ToolOutput;
 use crate::tools::contract::ToolSpec;
 use crate::tools::contract::object_schema;
 use crate::tools::error::ToolError;
-use crate::tools::fs_error::describe_io_error;
+use crate::tools::fs_error::io_failure;
+use crate::tools::fs_error::plain_reason;
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
 use crate::tools::ops::process::sleep_until;
@@ -448,7 +449,7 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         cancel: &ctx.cancel,
     };
 
-    let mut unreadable: Vec<String> = Vec::new();
+    let mut unreadable: Vec<(String, String)> = Vec::new();
     let single_file = !meta.is_dir();
     let (files, searched) = if meta.is_dir() {
         let root = &resolved.real;
@@ -456,8 +457,8 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         let walk = search_walk_visiting(ctx, root, false, &display, true, &|| {
             early.visitor(fs, root, filter.as_ref(), &plan)
         })?;
-        for (path, _) in &walk.errors {
-            unreadable.push(shown_path(workspace, root, path));
+        for (path, why) in &walk.errors {
+            unreadable.push((shown_path(workspace, root, path), why.clone()));
         }
         let files: Vec<Candidate> = walk
             .entries
@@ -499,7 +500,7 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             error: Some(err), ..
         })) = slots.first()
     {
-        return Err(ToolError::failed(describe_io_error("read", &display, err)));
+        return Err(io_failure("read", &display, err));
     }
     let found = assemble(
         &files,
@@ -844,7 +845,7 @@ fn assemble(
     slots: Vec<Option<FileHits>>,
     plan: &Plan<'_>,
     limits: TruncationLimits,
-    unreadable: &mut Vec<String>,
+    unreadable: &mut Vec<(String, String)>,
 ) -> Found {
     let mut found = Found {
         text: String::new(),
@@ -859,8 +860,8 @@ fn assemble(
     };
     for (file, slot) in files.iter().zip(slots) {
         let Some(hits) = slot else { continue };
-        if hits.error.is_some() {
-            unreadable.push(file.display.clone());
+        if let Some(err) = &hits.error {
+            unreadable.push((file.display.clone(), plain_reason(err)));
         }
         if hits.binary_offset.is_some() {
             found.binary_files += 1;
@@ -915,7 +916,7 @@ fn render(
     plan: &Plan<'_>,
     ctx: &ToolContext,
     single: Option<&[Candidate]>,
-    unreadable: Vec<String>,
+    unreadable: Vec<(String, String)>,
 ) -> Result<ToolOutput, ToolError> {
     let mut details = GrepDetails {
         matches: found.matches,
@@ -957,7 +958,7 @@ fn render(
     if !unreadable.is_empty() {
         notices.push(unreadable_notice(&unreadable));
         details.unreadable_files = Some(unreadable.len());
-        details.unreadable_paths = Some(unreadable);
+        details.unreadable_paths = Some(unreadable.into_iter().map(|(path, _)| path).collect());
     }
     if found.binary_files > 0 {
         details.binary_files = Some(found.binary_files);

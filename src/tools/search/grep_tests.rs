@@ -299,7 +299,7 @@ async fn unreadable_files_are_skipped_counted_and_named() {
     assert_eq!(
         text,
         "a.txt:1: needle\nz.txt:1: needle\n\n[1 path could not be read and was skipped: \
-         secret.txt. Check permissions with bash (ls -l) if they matter]"
+         secret.txt (permission denied). If it matters, look at it with bash (ls -l)]"
     );
     assert_eq!(details["unreadable_files"], 1);
     assert_eq!(details["unreadable_paths"], json!(["secret.txt"]));

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use ignore::gitignore::Gitignore;
 use ignore::gitignore::GitignoreBuilder;
 
+use crate::tools::fs_error::plain_reason;
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
 use crate::tools::ops::is_outside_workspace;
@@ -96,10 +97,7 @@ fn load_rules(
             return None;
         }
         Err(err) => {
-            errors.push((
-                file.to_path_buf(),
-                format!("cannot read ignore file: {err}"),
-            ));
+            errors.push((file.to_path_buf(), plain_reason(&err)));
             return None;
         }
     };
@@ -115,7 +113,10 @@ fn load_rules(
         Ok(rules) if rules.is_empty() => None,
         Ok(rules) => Some(rules),
         Err(err) => {
-            errors.push((file.to_path_buf(), format!("invalid ignore file: {err}")));
+            errors.push((
+                file.to_path_buf(),
+                format!("it is not a valid ignore file: {err}"),
+            ));
             None
         }
     }

@@ -22,7 +22,8 @@ use std::path::PathBuf;
 
 use super::contract::ToolContext;
 use super::error::ToolError;
-use super::fs_error::describe_io_error;
+use super::fs_error::io_failure;
+use super::fs_error::shown;
 use super::workspace::Workspace;
 use walk::Visitor;
 use walk::Walk;
@@ -96,7 +97,7 @@ fn search_walk_visiting<'v>(
         if ctx.cancel.is_cancelled() {
             ToolError::cancelled()
         } else {
-            ToolError::failed(describe_io_error("search", display, &err))
+            io_failure("search", display, &err)
         }
     })
 }
@@ -127,12 +128,13 @@ pub(crate) fn with_notices(body: &str, notices: &[String]) -> String {
     }
 }
 
-/// The notice for paths that could not be read (D8).
-fn unreadable_notice(paths: &[String]) -> String {
-    let named: Vec<&str> = paths
+/// The notice for paths that could not be read (D8): each `(path, why)`
+/// with its reason in plain words, the workspace root by name.
+fn unreadable_notice(paths: &[(String, String)]) -> String {
+    let named: Vec<String> = paths
         .iter()
         .take(NAMED_UNREADABLE)
-        .map(String::as_str)
+        .map(|(path, why)| format!("{} ({why})", shown(path)))
         .collect();
     let more = paths.len().saturating_sub(NAMED_UNREADABLE);
     let list = if more > 0 {
@@ -140,14 +142,19 @@ fn unreadable_notice(paths: &[String]) -> String {
     } else {
         named.join(", ")
     };
-    let (count, verb) = match paths.len() {
-        1 => ("1 path".to_owned(), "was"),
-        n => (format!("{n} paths"), "were"),
+    let (count, verb, next) = match paths.len() {
+        1 => (
+            "1 path".to_owned(),
+            "was",
+            "If it matters, look at it with bash (ls -l)",
+        ),
+        n => (
+            format!("{n} paths"),
+            "were",
+            "If they matter, look at them with bash (ls -l)",
+        ),
     };
-    format!(
-        "{count} could not be read and {verb} skipped: {list}. Check permissions with bash (ls \
-         -l) if they matter"
-    )
+    format!("{count} could not be read and {verb} skipped: {list}. {next}")
 }
 
 #[cfg(test)]
@@ -177,16 +184,23 @@ mod tests {
         assert_eq!(effective_limit(Some(-5.0), 100), 1);
         assert_eq!(effective_limit(Some(7.0), 100), 7);
         assert_eq!(effective_limit(Some(1e30), 100), usize::MAX);
+        let denied = |path: &str| (path.to_owned(), "permission denied".to_owned());
         assert_eq!(
-            unreadable_notice(&["a".into()]),
-            "1 path could not be read and was skipped: a. Check permissions with bash (ls -l) if \
-             they matter"
+            unreadable_notice(&[denied("a")]),
+            "1 path could not be read and was skipped: a (permission denied). If it matters, look \
+             at it with bash (ls -l)"
         );
-        let five: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+        assert_eq!(
+            unreadable_notice(&[denied(".")]),
+            "1 path could not be read and was skipped: the workspace root (permission denied). If \
+             it matters, look at it with bash (ls -l)"
+        );
+        let five: Vec<(String, String)> = ["a", "b", "c", "d", "e"].map(denied).to_vec();
         assert_eq!(
             unreadable_notice(&five),
-            "5 paths could not be read and were skipped: a, b, c and 2 more. Check permissions with \
-             bash (ls -l) if they matter"
+            "5 paths could not be read and were skipped: a (permission denied), b (permission \
+             denied), c (permission denied) and 2 more. If they matter, look at them with bash \
+             (ls -l)"
         );
     }
 }

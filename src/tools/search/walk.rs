@@ -37,6 +37,7 @@ use super::ignore::Rules;
 use super::ignore::ancestor_rules;
 use super::ignore::is_ignored;
 use super::ignore::level_for;
+use crate::tools::fs_error::plain_reason;
 use crate::tools::ops::DirEntry;
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
@@ -303,7 +304,7 @@ fn list(
     let entries = match fs.read_dir(&job.dir) {
         Ok(entries) => entries,
         Err(err) => {
-            found.errors.push((job.dir, err.to_string()));
+            found.errors.push((job.dir, plain_reason(&err)));
             return Vec::new();
         }
     };
