@@ -95,7 +95,8 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
     assert_eq!((code, stderr.as_str()), (0, ""));
     assert_eq!(
         stdout,
-        "wrote 1 scenario to imported: 6 calls replayed, 1 not replayed, 1 reads synced\n"
+        "wrote 1 scenario to imported: 6 calls replayed, 1 not replayed, 1 reads synced, 1 not (1: \
+         its recorded result is an image)\n"
     );
     assert_snapshot!("pi_session_yaml", d.read("imported/pi-session.yaml"));
     assert_eq!(
@@ -492,4 +493,199 @@ fn a_fifty_megabyte_session_streams() {
     );
     let (code, stdout, stderr) = d.run(&["check", "imported"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+/// Issue 14 audit: an unreadable line in the middle of a session hid its
+/// id, the branch stopped at the entry after it, and every call before it
+/// was dropped ("1 call replayed" of 3).
+#[test]
+fn an_unreadable_line_in_the_middle_keeps_the_calls_before_it() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-unreadable.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("workspace"),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 3 calls replayed, 0 not replayed, 2 problems in the \
+         session (above)\n"
+    );
+    assert_eq!(
+        redact(&stderr),
+        "FIXTURES/pi-unreadable.jsonl:6: not a JSON object (invalid escape at line 1 column 86); \
+         skipped\n\
+         FIXTURES/pi-unreadable.jsonl:7: this entry's parent `a5` is on no readable line; line 6 \
+         could not be read, so the branch is assumed to go on through the entry before it (`a4`, \
+         line 5)\n"
+    );
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let r = &d.run_json()["replay"];
+    assert_eq!(
+        [&r["calls"], &r["same"], &r["skipped"]],
+        [&json!(3), &json!(3), &json!(0)]
+    );
+}
+
+/// Issue 14 audit: Claude Code's compaction boundary (`parentUuid: null`,
+/// `logicalParentUuid`) cut the branch, so the calls before a compaction
+/// were dropped; and calls the user rejected or interrupted were replayed
+/// as if their refusal were a tool's answer.
+#[test]
+fn a_claude_compaction_keeps_earlier_calls_and_refused_calls_are_not_replayed() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "claude",
+        &fixture("claude-compacted.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("workspace"),
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 2 calls replayed, 2 not replayed\n"
+    );
+    assert_snapshot!(
+        "claude_compacted_yaml",
+        d.read("imported/claude-compacted.yaml")
+    );
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let run = d.run_json();
+    let tools: Vec<&str> = run["scenarios"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["ls", "read"]);
+    assert_eq!(
+        [&run["replay"]["calls"], &run["replay"]["skipped"]],
+        [&json!(2), &json!(2)]
+    );
+}
+
+/// Issue 14 audit: `--sync-reads` marked a read whose recorded text was
+/// pi's `[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: …]`, and so
+/// wrote that notice into the file. Only a whole file's text is synced;
+/// the rest are counted, with why.
+#[test]
+fn sync_reads_marks_only_texts_that_are_whole_files() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-reads.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("workspace"),
+        "--sync-reads",
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 7 calls replayed, 0 not replayed, 1 reads synced, 6 not \
+         (1: it reads part of the file (offset or limit); 1: its recorded result is an error; 1: \
+         its recorded result is an image; 3: its recorded text ends with a truncation or \
+         continuation notice)\n"
+    );
+    assert_snapshot!("pi_reads_yaml", d.read("imported/pi-reads.yaml"));
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(d.run_json()["replay"]["synced_files"], json!(1));
+}
+
+/// Issue 14 audit: a newline in a recorded tool name or call id ended the
+/// comment it was written in, and what followed became YAML of the
+/// scenario (a `timeout:` key). Every text in a comment is escaped.
+#[test]
+fn control_characters_in_names_and_ids_stay_inside_the_comments() {
+    let d = Dirs::new();
+    for (format, session) in [
+        ("pi", "pi-control-chars"),
+        ("claude", "claude-control-chars"),
+    ] {
+        let (code, _, _) = d.run(&[
+            "import",
+            format,
+            &fixture(&format!("{session}.jsonl")),
+            "-o",
+            "imported",
+        ]);
+        assert_eq!(code, 0);
+        let text = d.read(&format!("imported/{session}.yaml"));
+        let header: String = text
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_snapshot!(format!("{}_header", session.replace('-', "_")), header);
+        // Nothing but the comment block comes before the scenario's keys.
+        let after = &text[header.len()..];
+        assert!(after.starts_with("\nname: imported "), "{after}");
+    }
+    let (code, stdout, stderr) = d.run(&["check", "imported"]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (0, "2 scenarios OK\n", "")
+    );
+}
+
+/// Issue 14 audit: a pi session without its header (so without `cwd`),
+/// or a file given in the other format, was imported silently as a
+/// scenario with no paths mapped or no call at all.
+#[test]
+fn a_missing_header_or_the_wrong_format_is_said() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) =
+        d.run(&["import", "pi", &fixture("pi-no-header.jsonl"), "-o", "a"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        (stdout.as_str(), redact(&stderr).as_str()),
+        (
+            "wrote 1 scenario to a: 1 call replayed, 0 not replayed, 1 problem in the session \
+             (above)\n",
+            "FIXTURES/pi-no-header.jsonl:1: no `session` header line: the session's working \
+             directory is unknown, so no path becomes `${workspace}/…` and absolute paths are \
+             replayed as recorded\n"
+        )
+    );
+    let (code, stdout, stderr) =
+        d.run(&["import", "pi", &fixture("claude-session.jsonl"), "-o", "b"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        (stdout.as_str(), redact(&stderr).as_str()),
+        (
+            "wrote 1 scenario to b: 0 calls replayed, 0 not replayed, 2 problems in the session \
+             (above)\n",
+            "FIXTURES/claude-session.jsonl:1: no `session` header line: the session's working \
+             directory is unknown, so no path becomes `${workspace}/…` and absolute paths are \
+             replayed as recorded\n\
+             FIXTURES/claude-session.jsonl:1: no call was found, and 17 lines look like a Claude \
+             Code transcript (lines of type `user` and `assistant`); import it with `harness \
+             import claude`\n"
+        )
+    );
+    let (code, stdout, stderr) =
+        d.run(&["import", "claude", &fixture("pi-session.jsonl"), "-o", "c"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        (stdout.as_str(), redact(&stderr).as_str()),
+        (
+            "wrote 1 scenario to c: 0 calls replayed, 0 not replayed, 1 problem in the session \
+             (above)\n",
+            "FIXTURES/pi-session.jsonl:1: no call was found, and 21 lines look like a pi session \
+             (entries of type `session` and `message`); import it with `harness import pi`\n"
+        )
+    );
 }
