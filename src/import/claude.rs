@@ -13,10 +13,6 @@ use serde_json::Map;
 use serde_json::Value;
 
 use super::lines::Branch;
-use super::lines::Line;
-use super::lines::for_each_line;
-use super::lines::too_long;
-use super::lines::unreadable;
 use super::paths::PathMap;
 use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::Call;
@@ -25,6 +21,7 @@ use super::session::PI_ENTRY_TYPES;
 use super::session::Recording;
 use super::session::Sidecars;
 use super::session::content_text;
+use super::session::read_entries;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -187,24 +184,7 @@ pub fn read(
     let mut map = PathMap::default();
     let mut last_batch_message: Option<String> = None;
     let mut foreign = Foreign::default();
-    for_each_line(path, |number, line| {
-        rec.lines = number;
-        let entry = match line {
-            Line::TooLong => {
-                rec.note(number, too_long());
-                return;
-            }
-            Line::Text {
-                bytes,
-                last_unterminated,
-            } => match serde_json::from_slice::<Entry>(bytes) {
-                Ok(entry) => entry,
-                Err(err) => {
-                    rec.note(number, unreadable(&err, last_unterminated));
-                    return;
-                }
-            },
-        };
+    read_entries(path, &mut rec, branch, |rec, number, entry: Entry| {
         let kind = entry.kind.as_deref().unwrap_or("");
         if entry.is_sidechain || !branch.contains(entry.uuid.as_deref()) {
             return;
@@ -274,11 +254,7 @@ pub fn read(
                 .unwrap_or(false);
             rec.answer(number, id, is_error, content);
         }
-    })
-    .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-    for (line, message) in branch.notes() {
-        rec.note(*line, message.clone());
-    }
+    })?;
     if rec.cwd.is_none() && rec.calls().next().is_some() {
         rec.note(
             1,

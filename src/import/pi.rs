@@ -14,10 +14,6 @@ use serde_json::Value;
 use crate::tools::ALL_TOOL_NAMES;
 
 use super::lines::Branch;
-use super::lines::Line;
-use super::lines::for_each_line;
-use super::lines::too_long;
-use super::lines::unreadable;
 use super::paths::PathMap;
 use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::Call;
@@ -27,6 +23,7 @@ use super::session::RawCall;
 use super::session::Recording;
 use super::session::Sidecars;
 use super::session::content_text;
+use super::session::read_entries;
 
 #[derive(Deserialize)]
 struct Entry {
@@ -64,30 +61,9 @@ pub fn read(
         header: None,
         foreign: Foreign::default(),
     };
-    for_each_line(path, |number, line| {
-        rec.lines = number;
-        let entry = match line {
-            Line::TooLong => {
-                rec.note(number, too_long());
-                return;
-            }
-            Line::Text {
-                bytes,
-                last_unterminated,
-            } => match serde_json::from_slice::<Entry>(bytes) {
-                Ok(entry) => entry,
-                Err(err) => {
-                    rec.note(number, unreadable(&err, last_unterminated));
-                    return;
-                }
-            },
-        };
-        reader.entry(&mut rec, number, entry);
-    })
-    .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-    for (line, message) in branch.notes() {
-        rec.note(*line, message.clone());
-    }
+    read_entries(path, &mut rec, branch, |rec, number, entry| {
+        reader.entry(rec, number, entry);
+    })?;
     match reader.header {
         None if rec.lines > 0 => rec.note(
             1,

@@ -3,9 +3,17 @@
 //! calls left out, and the problems met, each at its line.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::path::PathBuf;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use super::lines::Branch;
+use super::lines::Line;
+use super::lines::for_each_line;
+use super::lines::too_long;
+use super::lines::unreadable;
 
 /// Recorded texts longer than this (bytes) go to a sidecar file as soon
 /// as they are read, so a session's large results are not held in memory.
@@ -358,6 +366,36 @@ impl Recording {
     pub fn calls(&self) -> impl Iterator<Item = &Call> {
         self.batches.iter().flatten()
     }
+}
+
+/// Reads the session at `path` into `rec`, streaming: every line that
+/// reads as an entry `T` is handed to `each` with its line number, every
+/// other line is a problem at its line; then what finding `branch` had to
+/// assume is added to the problems.
+pub fn read_entries<T: DeserializeOwned>(
+    path: &Path,
+    rec: &mut Recording,
+    branch: &Branch,
+    mut each: impl FnMut(&mut Recording, usize, T),
+) -> Result<(), String> {
+    for_each_line(path, |number, line| {
+        rec.lines = number;
+        match line {
+            Line::TooLong => rec.note(number, too_long()),
+            Line::Text {
+                bytes,
+                last_unterminated,
+            } => match serde_json::from_slice::<T>(bytes) {
+                Ok(entry) => each(rec, number, entry),
+                Err(err) => rec.note(number, unreadable(&err, last_unterminated)),
+            },
+        }
+    })
+    .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    for (line, message) in branch.notes() {
+        rec.note(*line, message.clone());
+    }
+    Ok(())
 }
 
 /// Words of a notice that a read's text is not the whole file (pi's and
