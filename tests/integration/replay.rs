@@ -421,18 +421,57 @@ fn a_git_checkout_workspace_replays_against_the_recorded_revision() {
     let rev = git(&["rev-parse", "HEAD"]).trim().to_owned();
     std::fs::write(repo.join("src/app.ts"), "changed later\n").unwrap();
     git(&["commit", "--quiet", "-am", "later"]);
-    let (code, _, stderr) = d.run(&[
-        "import",
-        "pi",
-        &fixture("pi-session.jsonl"),
-        "-o",
-        "imported",
-        "--git",
-        repo.to_str().unwrap(),
-        "--rev",
-        &rev,
-    ]);
+    // A branch that is not the repository's default (issue 14 audit: it
+    // failed at run time, `'--detach' cannot be used with '-b/-B/--orphan'`).
+    git(&["branch", "recorded", &rev]);
+    let import = |rev: &str, repo: &Path, out: &str| {
+        d.run(&[
+            "import",
+            "pi",
+            &fixture("pi-session.jsonl"),
+            "-o",
+            out,
+            "--git",
+            repo.to_str().unwrap(),
+            "--rev",
+            rev,
+        ])
+    };
+    let (code, _, stderr) = import("recorded", &repo, "imported");
     assert_eq!((code, stderr.as_str()), (0, ""));
+    assert!(
+        d.read("imported/pi-session.yaml")
+            .contains("\n  git_checkout:\n    repo: ")
+    );
+    assert!(
+        d.read("imported/pi-session.yaml")
+            .contains("\n    rev: recorded\n")
+    );
+    // A revision the repository does not have, or a directory that is not
+    // a repository, is said at import (exit 2), before anything is written.
+    let (code, stdout, stderr) = import("nope", &repo, "never");
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (
+            2,
+            "",
+            format!(
+                "error: --git {0} --rev nope: `nope` names no commit in {0}; give a commit, tag \
+                 or branch of that repository (`git -C {0} log --all --oneline` lists them)\n",
+                repo.display()
+            )
+            .as_str()
+        )
+    );
+    std::fs::create_dir_all(repo.join("src/inner")).unwrap();
+    let (code, _, stderr) = import("recorded", &repo.join("src/inner"), "never");
+    assert_eq!(code, 2);
+    let prefix = format!(
+        "error: --git {0}/src/inner --rev recorded: {0}/src/inner is not a git repository (",
+        repo.display()
+    );
+    assert!(stderr.starts_with(&prefix), "{stderr}");
+    assert!(!d.work().join("never").exists());
     let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
     assert_eq!(code, 0, "{stdout}");
     // The checkout has its `.git`, which ls lists: that text differs.
