@@ -679,7 +679,7 @@ mod tests {
         let plans = [
             files(vec![(".git", symlink())]),
             WorkspacePlan {
-                fixture: Some(fixture.clone()),
+                fixture: Some(fixture),
                 git: true,
                 ..WorkspacePlan::default()
             },
