@@ -116,6 +116,24 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
         "replay: 6 calls compared (1 skipped at import) · is_error agrees on 6 · text same 4, \
          paths 1, differs 1 · result tokens 73 recorded, 69 now (0.9452x)"
     );
+    // The per-tool table follows it, as in summary.md.
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("replay: "))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(
+        table,
+        [
+            "  tool   calls  is_error agrees  disagrees  same  paths  differs  recorded tokens  current tokens  ratio",
+            "  bash       2                2          0     1      1        0               26              23   0.88",
+            "  edit       1                1          0     0      0        1               13              12   0.92",
+            "  ls         1                1          0     1      0        0                8               8   1.00",
+            "  read       2                2          0     2      0        0               26              26   1.00",
+            "  total      6                6          0     4      1        1               73              69   0.95",
+        ]
+    );
     let run = d.run_json();
     let scenario = &run["scenarios"][0];
     assert_eq!(scenario["replay"], run["replay"]);
@@ -125,7 +143,7 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
             "calls": 6, "error_agree": 6, "error_disagree": 0,
             "same": 4, "paths": 1, "differs": 1,
             "recorded_tokens": 73, "current_tokens": 69,
-            "skipped": 1, "unrecorded": 0, "synced_files": 1, "token_ratio": 0.9452,
+            "skipped": 1, "unrecorded": 0, "not_replayed": 0, "synced_files": 1, "token_ratio": 0.9452,
             "tools": {
                 "bash": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 1, "paths": 1, "differs": 0, "recorded_tokens": 26, "current_tokens": 23},
                 "edit": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 0, "paths": 0, "differs": 1, "recorded_tokens": 13, "current_tokens": 12},
@@ -726,5 +744,55 @@ fn a_missing_header_or_the_wrong_format_is_said() {
             "FIXTURES/pi-session.jsonl:1: no call was found, and 21 lines look like a pi session \
              (entries of type `session` and `message`); import it with `harness import pi`\n"
         )
+    );
+}
+
+/// Issue 14 audit: an imported scenario that timed out lost its whole
+/// comparison (`replay: null`). The calls answered before the timeout keep
+/// theirs; the recorded calls the run never reached are `not_replayed`.
+#[test]
+fn a_replay_that_times_out_keeps_the_calls_answered_before() {
+    let d = Dirs::new();
+    std::fs::write(
+        d.work().join("cut.yaml"),
+        "name: cut short\n\
+         replay: { cwd: /home/dev/proj, timeout: 1 }\n\
+         workspace:\n  files:\n    a.txt: \"a\\n\"\n\
+         model:\n\
+         \x20 - call: read\n    id: k1\n    args: { path: a.txt }\n    recorded: { is_error: false, text: \"a\\n\" }\n\
+         \x20 - call: ls\n    id: k2\n    args: { path: . }\n    recorded: { is_error: true, text: \"a.txt\" }\n\
+         \x20 - call: bash\n    id: k3\n    args: { command: sleep 30, timeout: 60 }\n    recorded: { is_error: false, text: \"\" }\n\
+         \x20 - call: ls\n    id: k4\n    args: { path: . }\n    recorded: { is_error: false, text: a.txt }\n",
+    )
+    .unwrap();
+    let (code, stdout, _) = d.run(&["run", "cut.yaml", "--report", "out"]);
+    assert_eq!(code, 1, "{stdout}");
+    let scenario = &d.run_json()["scenarios"][0];
+    let checks: Vec<&str> = scenario["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(checks, ["timeout", "replay.is_error"]);
+    assert_eq!(
+        scenario["replay"],
+        json!({
+            "calls": 2, "error_agree": 1, "error_disagree": 1,
+            "same": 2, "paths": 0, "differs": 0,
+            "recorded_tokens": 4, "current_tokens": 4,
+            "skipped": 0, "unrecorded": 0, "not_replayed": 2, "synced_files": 0,
+            "token_ratio": 1.0,
+            "tools": {
+                "ls": {"calls": 1, "error_agree": 0, "error_disagree": 1, "same": 1, "paths": 0, "differs": 0, "recorded_tokens": 2, "current_tokens": 2},
+                "read": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 1, "paths": 0, "differs": 0, "recorded_tokens": 2, "current_tokens": 2}
+            }
+        })
+    );
+    let replay_line = stdout.lines().find(|l| l.starts_with("replay: ")).unwrap();
+    assert_eq!(
+        replay_line,
+        "replay: 2 calls compared (0 skipped at import, 2 not reached) · is_error agrees on 1 · \
+         text same 2, paths 0, differs 0 · result tokens 4 recorded, 4 now (1x)"
     );
 }
