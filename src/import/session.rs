@@ -425,7 +425,8 @@ pub fn read_notice(text: &str) -> Option<&'static str> {
         return Some("its recorded result is an image");
     }
     let tail = text.lines().last().unwrap_or("").trim();
-    let bracketed = tail.starts_with('[') && tail.ends_with(']');
+    // A notice is a sentence in brackets (a `[limits]` section is not).
+    let bracketed = tail.starts_with('[') && tail.ends_with(']') && tail.contains(' ');
     (bracketed && NOTICE_WORDS.iter().any(|w| tail.contains(w)))
         .then_some("its recorded text ends with a truncation or continuation notice")
 }
@@ -527,5 +528,38 @@ impl Foreign {
         for (line, kind) in self.lines {
             rec.note(line, format!("unknown entry type `{kind}`; skipped"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_notices_are_told_from_file_text() {
+        let cases = [
+            ("a\nb\n", None),
+            ("[package]\nname = \"x\"\n\n[limits]\n", None),
+            ("", None),
+            (
+                "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' a | head -c 51200]",
+                Some("its recorded text ends with a truncation or continuation notice"),
+            ),
+            (
+                "a\n\n[3 more lines in file. Use offset=2 to continue.]",
+                Some("its recorded text ends with a truncation or continuation notice"),
+            ),
+            (
+                "a\n\n[Showing lines 1-1 of 3 (50.0KB limit). Use offset=2 to continue.]",
+                Some("its recorded text ends with a truncation or continuation notice"),
+            ),
+            (
+                "Read image file [image/png]",
+                Some("its recorded result is an image"),
+            ),
+        ];
+        let got: Vec<_> = cases.iter().map(|(text, _)| read_notice(text)).collect();
+        let want: Vec<_> = cases.iter().map(|(_, why)| *why).collect();
+        assert_eq!(got, want);
     }
 }
