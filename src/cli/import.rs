@@ -96,7 +96,12 @@ pub fn run(args: ImportArgs) -> u8 {
         Err(err) => return super::usage_error(err),
     };
     for note in &report.recording.notes {
-        eprintln!("{}:{}: {}", a.session.display(), note.line, note.message);
+        eprintln!(
+            "{}:{}: {}",
+            a.session.display(),
+            note.line,
+            crate::import::write::comment(&note.message)
+        );
     }
     let w = &report.written;
     let mut line = format!(
@@ -113,6 +118,15 @@ pub fn run(args: ImportArgs) -> u8 {
     }
     if options.sync_reads {
         line.push_str(&format!(", {} reads synced", w.synced_reads));
+        let unsynced: usize = w.unsynced_reads.values().sum();
+        if unsynced > 0 {
+            let why: Vec<String> = w
+                .unsynced_reads
+                .iter()
+                .map(|(why, n)| format!("{n}: {why}"))
+                .collect();
+            line.push_str(&format!(", {unsynced} not ({})", why.join("; ")));
+        }
     }
     if !report.recording.notes.is_empty() {
         line.push_str(&format!(

@@ -204,6 +204,9 @@ pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
     if let Some(line) = console::replay_line(summary) {
         println!("{line}");
     }
+    if let Some(table) = console::replay_table(summary) {
+        print!("{table}");
+    }
     if let Some(c) = comparison {
         print!("{}", console::comparison_text(c));
     }

@@ -6,7 +6,6 @@
 //! `message.id`; its calls form one batch. Side chains (sub-agents) are
 //! left out. The tools map onto ours as docs/replay.md lists.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -14,26 +13,15 @@ use serde_json::Map;
 use serde_json::Value;
 
 use super::lines::Branch;
-use super::lines::Line;
-use super::lines::for_each_line;
-use super::lines::too_long;
-use super::lines::unreadable;
 use super::paths::PathMap;
+use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::Call;
+use super::session::Foreign;
+use super::session::PI_ENTRY_TYPES;
 use super::session::Recording;
 use super::session::Sidecars;
-use super::session::Skipped;
 use super::session::content_text;
-use super::session::short_json;
-
-/// Entry types that carry no tool call.
-const OTHER_ENTRIES: [&str; 5] = [
-    "summary",
-    "system",
-    "file-history-snapshot",
-    "queue-operation",
-    "progress",
-];
+use super::session::read_entries;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -157,6 +145,34 @@ fn map_call(
     Ok((tool.to_owned(), Value::Object(args), note))
 }
 
+/// The texts Claude Code records as the result of a call the user
+/// rejected or interrupted, and what the import says of such a call: it
+/// was not answered, so it is not replayed.
+const REFUSALS: [(&str, &str); 3] = [
+    (
+        "The user doesn't want to proceed with this tool use",
+        "the user rejected it",
+    ),
+    (
+        "The user doesn't want to take this action right now",
+        "the user rejected it",
+    ),
+    (
+        "[Request interrupted by user for tool use]",
+        "the user interrupted it",
+    ),
+];
+
+/// Why a recorded result does not answer its call, if it does not.
+fn refusal(text: &str) -> Option<&'static str> {
+    let text = text.trim_start();
+    let text = text.strip_prefix("Error: ").unwrap_or(text);
+    REFUSALS
+        .iter()
+        .find(|(prefix, _)| text.starts_with(prefix))
+        .map(|(_, why)| *why)
+}
+
 /// Reads the transcript at `path` along `branch`.
 pub fn read(
     path: &Path,
@@ -166,32 +182,17 @@ pub fn read(
 ) -> Result<Recording, String> {
     let mut rec = Recording::new("claude", Some(sidecars));
     let mut map = PathMap::default();
-    let mut seen_ids: HashMap<String, usize> = HashMap::new();
     let mut last_batch_message: Option<String> = None;
-    for_each_line(path, |number, line| {
-        rec.lines = number;
-        let entry = match line {
-            Line::TooLong => {
-                rec.note(number, too_long());
-                return;
-            }
-            Line::Text {
-                bytes,
-                last_unterminated,
-            } => match serde_json::from_slice::<Entry>(bytes) {
-                Ok(entry) => entry,
-                Err(err) => {
-                    rec.note(number, unreadable(&err, last_unterminated));
-                    return;
-                }
-            },
-        };
+    let mut foreign = Foreign::default();
+    read_entries(path, &mut rec, branch, |rec, number, entry: Entry| {
         let kind = entry.kind.as_deref().unwrap_or("");
         if entry.is_sidechain || !branch.contains(entry.uuid.as_deref()) {
             return;
         }
         if kind != "user" && kind != "assistant" {
-            if !OTHER_ENTRIES.contains(&kind) {
+            if PI_ENTRY_TYPES.contains(&kind) {
+                foreign.see(number, kind);
+            } else if !CLAUDE_ENTRY_TYPES.contains(&kind) {
                 rec.note(number, format!("unknown entry type `{kind}`; skipped"));
             }
             return;
@@ -209,62 +210,22 @@ pub fn read(
             return;
         };
         if kind == "assistant" {
-            let mut batch = Vec::new();
-            for block in blocks {
-                if block.get("type").and_then(Value::as_str) != Some("tool_use") {
-                    continue;
-                }
-                let id = block
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let name = block
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let input = block.get("input").cloned().unwrap_or(Value::Null);
-                if let Some(first) = seen_ids.get(&id) {
-                    rec.note(
-                        number,
-                        format!(
-                            "call id `{id}` was already used on line {first}; this call is skipped"
-                        ),
-                    );
-                    rec.skipped.push(Skipped {
-                        line: number,
-                        tool: name,
-                        reason: format!("its id `{id}` was used before"),
-                        args: short_json(&input),
-                    });
-                    continue;
-                }
-                seen_ids.insert(id.clone(), number);
-                match map_call(&name, &input, bash_timeout) {
-                    Ok((tool, args, note)) => {
-                        let syncable = false;
-                        batch.push(Call {
-                            id,
-                            tool,
-                            args: map.args(&args),
-                            line: number,
-                            result: None,
-                            syncable,
-                            note,
-                        });
+            let batch: Vec<Call> = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                .filter_map(|block| {
+                    let raw = rec.take_call(number, block, "input")?;
+                    match map_call(&raw.name, &raw.args, bash_timeout) {
+                        Ok((tool, args, note)) => {
+                            Some(raw.replayed_as(&tool, map.args(&args), note))
+                        }
+                        Err(reason) => {
+                            rec.skip(&raw, format!("{reason}; its call is skipped"), reason);
+                            None
+                        }
                     }
-                    Err(reason) => {
-                        rec.note(number, format!("{reason}; its call is skipped"));
-                        rec.skipped.push(Skipped {
-                            line: number,
-                            tool: name,
-                            reason,
-                            args: short_json(&input),
-                        });
-                    }
-                }
-            }
+                })
+                .collect();
             if batch.is_empty() {
                 return;
             }
@@ -281,18 +242,30 @@ pub fn read(
             let id = block
                 .get("tool_use_id")
                 .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
+                .unwrap_or("");
             let content = content_text(block.get("content").unwrap_or(&Value::Null));
+            if let Some(why) = refusal(&content.0) {
+                rec.unanswered(number, id, why);
+                continue;
+            }
             let is_error = block
                 .get("is_error")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            let skipped = seen_ids.contains_key(&id);
-            rec.answer(number, &id, is_error, content, skipped);
+            rec.answer(number, id, is_error, content);
         }
-    })
-    .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    })?;
+    if rec.cwd.is_none() && rec.calls().next().is_some() {
+        rec.note(
+            1,
+            "no line has a `cwd`: the session's working directory is unknown, so no path \
+             becomes `${workspace}/…` and absolute paths are replayed as recorded",
+        );
+    }
+    foreign.finish(
+        &mut rec,
+        "pi session (entries of type `session` and `message`); import it with `harness import pi`",
+    );
     rec.finish();
     Ok(rec)
 }

@@ -128,6 +128,10 @@ struct Links {
     #[serde(default, alias = "parentUuid")]
     #[serde(rename = "parentId")]
     parent: Option<String>,
+    /// Claude Code's compaction boundary has no `parentUuid`; this names
+    /// the entry before the compaction.
+    #[serde(default, rename = "logicalParentUuid")]
+    logical_parent: Option<String>,
     #[serde(default, rename = "isSidechain")]
     sidechain: bool,
 }
@@ -136,6 +140,7 @@ struct Links {
 /// has no tree links (every entry is followed).
 pub struct Branch {
     ids: Option<HashSet<String>>,
+    notes: Vec<(usize, String)>,
 }
 
 impl Branch {
@@ -146,53 +151,138 @@ impl Branch {
             _ => true,
         }
     }
+
+    /// What finding the branch had to assume, by line.
+    pub fn notes(&self) -> &[(usize, String)] {
+        &self.notes
+    }
+}
+
+/// One entry of the first pass: its parent and its line.
+struct Node {
+    parent: Option<String>,
+    line: usize,
 }
 
 /// First pass: the branch that ends at `leaf` (default: the last entry
 /// with an id that is not a side chain).
+///
+/// A line that cannot be read (not JSON, too long) hides its id, so the
+/// entry after it names a parent no readable line has. The chain then
+/// goes on through the last readable entry before the unreadable line
+/// (sessions are appended in order, so that entry is most likely its
+/// parent), and the assumption is noted at the entry's line.
 pub fn branch(path: &Path, leaf: Option<&str>) -> Result<Branch, String> {
-    let mut parents: HashMap<String, Option<String>> = HashMap::new();
+    let file = File::open(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    branch_of(
+        BufReader::with_capacity(1 << 16, file),
+        MAX_LINE_BYTES,
+        leaf,
+        &path.display().to_string(),
+    )
+}
+
+/// [`branch`] over the lines of `reader` (at most `max` bytes each) of
+/// the file called `name`.
+fn branch_of(
+    reader: impl BufRead,
+    max: usize,
+    leaf: Option<&str>,
+    name: &str,
+) -> Result<Branch, String> {
+    let mut nodes: HashMap<String, Node> = HashMap::new();
+    // Readable entries with an id, in file order: (line, id).
+    let mut order: Vec<(usize, String)> = Vec::new();
+    let mut unreadable: Vec<usize> = Vec::new();
     let mut last: Option<String> = None;
-    for_each_line(path, |_, line| {
+    each_line_of(reader, max, |number, line| {
         let Line::Text { bytes, .. } = line else {
+            unreadable.push(number);
             return;
         };
         let Ok(links) = serde_json::from_slice::<Links>(bytes) else {
+            unreadable.push(number);
             return;
         };
         if let Some(id) = links.id {
             if !links.sidechain {
                 last = Some(id.clone());
             }
-            parents.entry(id).or_insert(links.parent);
+            if let std::collections::hash_map::Entry::Vacant(slot) = nodes.entry(id) {
+                order.push((number, slot.key().clone()));
+                slot.insert(Node {
+                    parent: links.parent.or(links.logical_parent),
+                    line: number,
+                });
+            }
         }
     })
-    .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-    if parents.is_empty() {
-        return Ok(Branch { ids: None });
+    .map_err(|err| format!("cannot read {name}: {err}"))?;
+    if nodes.is_empty() {
+        return Ok(Branch {
+            ids: None,
+            notes: Vec::new(),
+        });
     }
     let start = match leaf {
-        Some(id) if parents.contains_key(id) => id.to_owned(),
+        Some(id) if nodes.contains_key(id) => id.to_owned(),
         Some(id) => {
-            return Err(format!(
-                "--branch {id}: no entry of {} has that id",
-                path.display()
-            ));
+            return Err(format!("--branch {id}: no entry of {name} has that id"));
         }
         None => match last {
             Some(id) => id,
-            None => return Ok(Branch { ids: None }),
+            None => {
+                return Ok(Branch {
+                    ids: None,
+                    notes: Vec::new(),
+                });
+            }
         },
     };
     let mut ids = HashSet::new();
+    let mut notes = Vec::new();
     let mut at = Some(start);
     while let Some(id) = at {
         if !ids.insert(id.clone()) {
             break; // a loop in the links: stop rather than spin
         }
-        at = parents.get(&id).cloned().flatten();
+        let Some(node) = nodes.get(&id) else {
+            break;
+        };
+        at = match &node.parent {
+            Some(parent) if !nodes.contains_key(parent) => {
+                let assumed = through_unreadable(&order, &unreadable, node.line);
+                if let Some((bad, (line, before))) = assumed {
+                    notes.push((
+                        node.line,
+                        format!(
+                            "this entry's parent `{parent}` is on no readable line; line {bad} \
+                             could not be read, so the branch is assumed to go on through the \
+                             entry before it (`{before}`, line {line})"
+                        ),
+                    ));
+                }
+                assumed.map(|(_, (_, before))| before.clone())
+            }
+            parent => parent.clone(),
+        };
     }
-    Ok(Branch { ids: Some(ids) })
+    Ok(Branch {
+        ids: Some(ids),
+        notes,
+    })
+}
+
+/// For an entry on line `line` whose parent is unknown: the nearest
+/// unreadable line before it, and the last readable entry before that.
+fn through_unreadable<'a>(
+    order: &'a [(usize, String)],
+    unreadable: &[usize],
+    line: usize,
+) -> Option<(usize, &'a (usize, String))> {
+    let bad = *unreadable.get(unreadable.partition_point(|&l| l < line).checked_sub(1)?)?;
+    let before = order.get(order.partition_point(|(l, _)| *l < bad).checked_sub(1)?)?;
+    Some((bad, before))
 }
 
 #[cfg(test)]
@@ -216,6 +306,59 @@ mod tests {
         })
         .unwrap();
         out
+    }
+
+    /// The ids on the branch, sorted, and the notes.
+    fn branch_in(text: &str, max: usize) -> (Vec<String>, Vec<(usize, String)>) {
+        let b = branch_of(text.as_bytes(), max, None, "s.jsonl").unwrap();
+        let mut ids: Vec<String> = b.ids.clone().unwrap().into_iter().collect();
+        ids.sort();
+        (ids, b.notes)
+    }
+
+    /// Issue 14 audit: an unreadable line in the middle hid its id, so
+    /// the chain stopped at the entry after it and every call before it
+    /// was dropped.
+    #[test]
+    fn the_branch_goes_on_through_an_unreadable_or_too_long_line() {
+        let entry = |id: &str, parent: &str| format!("{{\"id\":\"{id}\",\"parentId\":{parent}}}\n");
+        let head = format!("{}{}", entry("a", "null"), entry("b", "\"a\""));
+        let tail = format!("{}{}", entry("d", "\"c\""), entry("e", "\"d\""));
+        let note = (
+            4,
+            "this entry's parent `c` is on no readable line; line 3 could not be read, so the \
+             branch is assumed to go on through the entry before it (`b`, line 2)"
+                .to_owned(),
+        );
+        let all = ["a", "b", "d", "e"].map(str::to_owned).to_vec();
+        // Not JSON.
+        let broken = format!("{head}{{\"id\":\"c\",\"parentId\":\"b\" \\x}}\n{tail}");
+        assert_eq!(branch_in(&broken, 1000), (all.clone(), vec![note.clone()]));
+        // Longer than a line may be.
+        let long = format!(
+            "{head}{{\"id\":\"c\",\"parentId\":\"b\",\"x\":\"{}\"}}\n{tail}",
+            "x".repeat(200)
+        );
+        assert_eq!(branch_in(&long, 100), (all, vec![note]));
+        // A parent that is simply not in the file (no line was lost): the
+        // branch starts there, and nothing is assumed.
+        assert_eq!(
+            branch_in(&tail, 1000),
+            (["d", "e"].map(str::to_owned).to_vec(), Vec::new())
+        );
+    }
+
+    /// Claude Code's compaction boundary has `parentUuid: null` and names
+    /// the entry before it in `logicalParentUuid`.
+    #[test]
+    fn a_compaction_boundary_links_to_its_logical_parent() {
+        let text = "{\"uuid\":\"a\",\"parentUuid\":null}\n\
+                    {\"uuid\":\"b\",\"parentUuid\":null,\"logicalParentUuid\":\"a\"}\n\
+                    {\"uuid\":\"c\",\"parentUuid\":\"b\"}\n";
+        assert_eq!(
+            branch_in(text, 1000),
+            (["a", "b", "c"].map(str::to_owned).to_vec(), Vec::new())
+        );
     }
 
     #[test]

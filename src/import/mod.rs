@@ -81,6 +81,11 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     if let Some(dir) = &options.workspace {
         check_workspace_dir(dir, &options.out)?;
     }
+    if let Some((repo, rev)) = &options.git {
+        // What the run would find out at every replay, said now.
+        crate::scenario::workspace::resolve_rev(repo, rev)
+            .map_err(|err| format!("--git {} --rev {rev}: {err}", repo.display()))?;
+    }
     let branch = lines::branch(path, options.branch.as_deref())?;
     std::fs::create_dir_all(&options.out)
         .map_err(|err| format!("cannot create {}: {err}", options.out.display()))?;

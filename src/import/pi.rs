@@ -6,7 +6,6 @@
 //! `thinking_level_change`, `branch_summary`, `custom`, `custom_message`,
 //! `label`, `session_info`). Tool names are ours already.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -15,30 +14,16 @@ use serde_json::Value;
 use crate::tools::ALL_TOOL_NAMES;
 
 use super::lines::Branch;
-use super::lines::Line;
-use super::lines::for_each_line;
-use super::lines::too_long;
-use super::lines::unreadable;
 use super::paths::PathMap;
+use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::Call;
+use super::session::Foreign;
+use super::session::PI_ENTRY_TYPES;
+use super::session::RawCall;
 use super::session::Recording;
 use super::session::Sidecars;
-use super::session::Skipped;
 use super::session::content_text;
-use super::session::short_json;
-
-/// Entry types that carry no tool call.
-const OTHER_ENTRIES: [&str; 9] = [
-    "compaction",
-    "model_change",
-    "thinking_level_change",
-    "branch_summary",
-    "custom",
-    "custom_message",
-    "label",
-    "session_info",
-    "session",
-];
+use super::session::read_entries;
 
 #[derive(Deserialize)]
 struct Entry {
@@ -69,157 +54,123 @@ pub fn read(
     sidecars: Sidecars,
 ) -> Result<Recording, String> {
     let mut rec = Recording::new("pi", Some(sidecars));
-    let mut map = PathMap::default();
-    let mut seen_ids: HashMap<String, usize> = HashMap::new();
-    for_each_line(path, |number, line| {
-        rec.lines = number;
-        let entry = match line {
-            Line::TooLong => {
-                rec.note(number, too_long());
-                return;
-            }
-            Line::Text {
-                bytes,
-                last_unterminated,
-            } => match serde_json::from_slice::<Entry>(bytes) {
-                Ok(entry) => entry,
-                Err(err) => {
-                    rec.note(number, unreadable(&err, last_unterminated));
-                    return;
-                }
-            },
-        };
-        one_entry(
-            &mut rec,
-            &mut map,
-            &mut seen_ids,
-            branch,
-            number,
-            entry,
-            bash_timeout,
-        );
-    })
-    .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    let mut reader = Reader {
+        map: PathMap::default(),
+        branch,
+        bash_timeout,
+        header: None,
+        foreign: Foreign::default(),
+    };
+    read_entries(path, &mut rec, branch, |rec, number, entry| {
+        reader.entry(rec, number, entry);
+    })?;
+    match reader.header {
+        None if rec.lines > 0 => rec.note(
+            1,
+            "no `session` header line: the session's working directory is unknown, so no path \
+             becomes `${workspace}/…` and absolute paths are replayed as recorded",
+        ),
+        Some((line, false)) => rec.note(
+            line,
+            "the `session` header has no `cwd`: the session's working directory is unknown, so \
+             no path becomes `${workspace}/…` and absolute paths are replayed as recorded",
+        ),
+        _ => {}
+    }
+    reader.foreign.finish(
+        &mut rec,
+        "Claude Code transcript (lines of type `user` and `assistant`); import it with \
+         `harness import claude`",
+    );
     rec.finish();
     Ok(rec)
 }
 
-#[allow(clippy::too_many_arguments, reason = "one line's context")]
-fn one_entry(
-    rec: &mut Recording,
-    map: &mut PathMap,
-    seen_ids: &mut HashMap<String, usize>,
-    branch: &Branch,
-    number: usize,
-    entry: Entry,
+/// What reading one session keeps between lines.
+struct Reader<'a> {
+    map: PathMap,
+    branch: &'a Branch,
     bash_timeout: f64,
-) {
-    let kind = entry.kind.as_deref().unwrap_or("");
-    if kind == "session" {
-        if rec.cwd.is_none() {
-            rec.cwd = entry.cwd.clone();
-            *map = PathMap::new(entry.cwd.as_deref());
-        }
-        return;
-    }
-    if !branch.contains(entry.id.as_deref()) {
-        return;
-    }
-    if kind != "message" {
-        if !OTHER_ENTRIES.contains(&kind) {
-            rec.note(number, format!("unknown entry type `{kind}`; skipped"));
-        }
-        return;
-    }
-    let Some(message) = entry.message else {
-        rec.note(number, "a `message` entry without a message; skipped");
-        return;
-    };
-    match message.role.as_deref() {
-        Some("assistant") => {
-            let Value::Array(blocks) = &message.content else {
-                return;
-            };
-            let mut batch = Vec::new();
-            for block in blocks {
-                if block.get("type").and_then(Value::as_str) != Some("toolCall") {
-                    continue;
-                }
-                let id = block
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let name = block
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let raw_args = block.get("arguments").cloned().unwrap_or(Value::Null);
-                if let Some(first) = seen_ids.get(&id) {
-                    rec.note(
-                        number,
-                        format!(
-                            "call id `{id}` was already used on line {first}; this call is skipped"
-                        ),
-                    );
-                    rec.skipped.push(Skipped {
-                        line: number,
-                        tool: name,
-                        reason: format!("its id `{id}` was used before"),
-                        args: short_json(&raw_args),
-                    });
-                    continue;
-                }
-                seen_ids.insert(id.clone(), number);
-                if !ALL_TOOL_NAMES.contains(&name.as_str()) {
-                    rec.note(
-                        number,
-                        format!(
-                            "tool `{name}` is not one of this harness's tools; its call is skipped"
-                        ),
-                    );
-                    rec.skipped.push(Skipped {
-                        line: number,
-                        tool: name,
-                        reason: "not one of this harness's tools".to_owned(),
-                        args: short_json(&raw_args),
-                    });
-                    continue;
-                }
-                let mut args = map.args(&raw_args);
-                if name == "bash"
-                    && let Value::Object(obj) = &mut args
-                    && !obj.contains_key("timeout")
-                {
-                    obj.insert("timeout".to_owned(), Value::from(bash_timeout));
-                }
-                let syncable = name == "read"
-                    && raw_args.get("offset").is_none()
-                    && raw_args.get("limit").is_none();
-                batch.push(Call {
-                    id,
-                    tool: name,
-                    args,
-                    line: number,
-                    result: None,
-                    syncable,
-                    note: None,
-                });
+    /// The header's line, and whether it had a `cwd`.
+    header: Option<(usize, bool)>,
+    foreign: Foreign,
+}
+
+impl Reader<'_> {
+    fn entry(&mut self, rec: &mut Recording, number: usize, entry: Entry) {
+        let kind = entry.kind.as_deref().unwrap_or("");
+        if kind == "session" {
+            if self.header.is_none() {
+                self.header = Some((number, entry.cwd.is_some()));
+                rec.cwd = entry.cwd.clone();
+                self.map = PathMap::new(entry.cwd.as_deref());
             }
-            rec.push_batch(batch, false);
+            return;
         }
-        Some("toolResult") => {
-            let id = message.tool_call_id.unwrap_or_default();
-            let skipped = seen_ids.contains_key(&id);
-            rec.answer(
-                number,
-                &id,
-                message.is_error,
-                content_text(&message.content),
-                skipped,
+        if !self.branch.contains(entry.id.as_deref()) {
+            return;
+        }
+        if kind != "message" {
+            if CLAUDE_ENTRY_TYPES.contains(&kind) {
+                self.foreign.see(number, kind);
+            } else if !PI_ENTRY_TYPES.contains(&kind) {
+                rec.note(number, format!("unknown entry type `{kind}`; skipped"));
+            }
+            return;
+        }
+        let Some(message) = entry.message else {
+            rec.note(number, "a `message` entry without a message; skipped");
+            return;
+        };
+        match message.role.as_deref() {
+            Some("assistant") => {
+                let Value::Array(blocks) = &message.content else {
+                    return;
+                };
+                let batch: Vec<Call> = blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+                    .filter_map(|block| {
+                        let raw = rec.take_call(number, block, "arguments")?;
+                        self.call(rec, &raw)
+                    })
+                    .collect();
+                rec.push_batch(batch, false);
+            }
+            Some("toolResult") => {
+                let id = message.tool_call_id.unwrap_or_default();
+                rec.answer(
+                    number,
+                    &id,
+                    message.is_error,
+                    content_text(&message.content),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// The call to replay, or `None` when its tool is not one of ours.
+    fn call(&self, rec: &mut Recording, raw: &RawCall) -> Option<Call> {
+        let name = raw.name.as_str();
+        if !ALL_TOOL_NAMES.contains(&name) {
+            rec.skip(
+                raw,
+                format!("tool `{name}` is not one of this harness's tools; its call is skipped"),
+                "not one of this harness's tools".to_owned(),
             );
+            return None;
         }
-        _ => {}
+        let mut args = self.map.args(&raw.args);
+        if name == "bash"
+            && let Value::Object(obj) = &mut args
+            && !obj.contains_key("timeout")
+        {
+            obj.insert("timeout".to_owned(), Value::from(self.bash_timeout));
+        }
+        let mut call = raw.replayed_as(name, args, None);
+        call.syncable =
+            name == "read" && raw.args.get("offset").is_none() && raw.args.get("limit").is_none();
+        Some(call)
     }
 }

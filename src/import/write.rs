@@ -3,6 +3,7 @@
 //! (large texts in sidecar files next to the scenario), the calls left
 //! out and the problems met as comments at the top.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -47,6 +48,8 @@ pub struct Written {
     pub sidecars: usize,
     /// Reads marked to sync.
     pub synced_reads: usize,
+    /// With `sync_reads`: the replayed reads not marked, by why not.
+    pub unsynced_reads: BTreeMap<&'static str, usize>,
 }
 
 /// Writes the scenarios of `rec` into `dir`.
@@ -55,6 +58,13 @@ pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Writ
         sidecars: rec.sidecars.as_ref().map_or(0, |s| s.written),
         ..Written::default()
     };
+    if options.sync_reads {
+        for call in rec.calls() {
+            if let Err(why) = sync_decision(call) {
+                *written.unsynced_reads.entry(why).or_default() += 1;
+            }
+        }
+    }
     let parts = split(&rec.batches, options.split);
     let count = parts.len().max(1);
     for (n, part) in parts.iter().enumerate() {
@@ -155,12 +165,7 @@ fn call_value(call: &Call, options: &WriteOptions, written: &mut Written) -> Val
         if result.images > 0 {
             recorded.insert("images".into(), json!(result.images));
         }
-        if options.sync_reads
-            && call.syncable
-            && !result.is_error
-            && result.images == 0
-            && result.complete
-        {
+        if options.sync_reads && sync_decision(call) == Ok(true) {
             recorded.insert("sync".into(), json!(true));
             written.synced_reads += 1;
         }
@@ -174,13 +179,47 @@ fn call_value(call: &Call, options: &WriteOptions, written: &mut Written) -> Val
     })
 }
 
+/// Whether `--sync-reads` marks `call`: `Ok(false)` for a call that is not
+/// a read, else `Ok(true)` or why not. Only a whole-file read whose
+/// recorded text is the file's whole text is marked: no truncation or
+/// continuation notice of any kind, not an error, not an image.
+fn sync_decision(call: &Call) -> Result<bool, &'static str> {
+    if call.tool != "read" {
+        return Ok(false);
+    }
+    let Some(result) = &call.result else {
+        return Ok(false);
+    };
+    if !call.syncable {
+        return Err(
+            if call.args.get("offset").is_some() || call.args.get("limit").is_some() {
+                "it reads part of the file (offset or limit)"
+            } else {
+                "its recorded text is not the file's (Claude Code numbers the lines it reads)"
+            },
+        );
+    }
+    if result.is_error {
+        return Err("its recorded result is an error");
+    }
+    if result.images > 0 {
+        return Err("its recorded result is an image");
+    }
+    match result.notice {
+        Some(why) => Err(why),
+        None => Ok(true),
+    }
+}
+
 /// The comment block at the top of a scenario.
 fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "# Imported by `harness import {}` from {} ({} lines). Each call's `recorded` is the",
-        rec.format, options.source, rec.lines
+        rec.format,
+        comment(&options.source),
+        rec.lines
     );
     out.push_str(
         "# result the model saw then; `harness run` reports how today's results differ \
@@ -194,7 +233,7 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
         .filter_map(|c| {
             c.note
                 .as_ref()
-                .map(|n| format!("line {}: {} {}: {n}", c.line, c.tool, c.id))
+                .map(|n| format!("line {}: {} {}: {n}", c.line, c.tool, comment(&c.id)))
         })
         .collect();
     if !rec.skipped.is_empty() {
@@ -208,27 +247,57 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
             let _ = writeln!(
                 out,
                 "#   line {}: {} {} — {}",
-                s.line, s.tool, s.args, s.reason
+                s.line,
+                comment(&s.tool),
+                comment(&s.args),
+                comment(&s.reason)
             );
         }
     }
     if !notes.is_empty() {
         let _ = writeln!(out, "#\n# Mapped with a difference:");
         for n in &notes {
-            let _ = writeln!(out, "#   {n}");
+            let _ = writeln!(out, "#   {}", comment(n));
+        }
+    }
+    if options.sync_reads {
+        let unsynced: Vec<(&Call, &str)> = rec
+            .calls()
+            .filter_map(|c| sync_decision(c).err().map(|why| (c, why)))
+            .collect();
+        if !unsynced.is_empty() {
+            let _ = writeln!(out, "#\n# Reads not synced ({}):", unsynced.len());
+            for (c, why) in unsynced {
+                let _ = writeln!(out, "#   line {}: read {}: {why}", c.line, comment(&c.id));
+            }
         }
     }
     if !rec.notes.is_empty() {
         let _ = writeln!(out, "#\n# Problems in the session file:");
         for n in &rec.notes {
-            let _ = writeln!(out, "#   line {}: {}", n.line, one_line(&n.message));
+            let _ = writeln!(out, "#   line {}: {}", n.line, comment(&n.message));
         }
     }
     out.push('\n');
     out
 }
 
-/// `text` on one line (a comment cannot hold a newline).
-fn one_line(text: &str) -> String {
-    text.replace(['\n', '\r'], " ")
+/// `text` as it may stand in a comment: on one line, every control
+/// character (a newline, a carriage return, an escape …) and every other
+/// line or paragraph separator written as an escape (`\n`, `\u{1b}`), so
+/// that no recorded text can end the comment and add YAML of its own.
+pub fn comment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}') => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }

@@ -9,6 +9,7 @@ use std::fmt::Write;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
+use crate::run::replay::ReplayCounts;
 use crate::scenario::Failure;
 use crate::scenario::focus::line_count;
 
@@ -276,9 +277,14 @@ pub fn replay_line(summary: &RunSummary) -> Option<String> {
         .token_ratio
         .map(|x| format!(" ({x}x)"))
         .unwrap_or_default();
+    let not_reached = if r.not_replayed > 0 {
+        format!(", {} not reached", r.not_replayed)
+    } else {
+        String::new()
+    };
     Some(format!(
-        "replay: {} call{} compared ({} skipped at import) · is_error agrees on {} · text same \
-         {}, paths {}, differs {} · result tokens {} recorded, {} now{ratio}",
+        "replay: {} call{} compared ({} skipped at import{not_reached}) · is_error agrees on {} · \
+         text same {}, paths {}, differs {} · result tokens {} recorded, {} now{ratio}",
         c.calls,
         if c.calls == 1 { "" } else { "s" },
         r.skipped,
@@ -289,6 +295,69 @@ pub fn replay_line(summary: &RunSummary) -> Option<String> {
         c.recorded_tokens,
         c.current_tokens,
     ))
+}
+
+/// The replay figures of a run per tool, as summary.md's Replay table
+/// has them, for the console: a header, one row per tool and the total
+/// (`None` when nothing was replayed).
+///
+/// ```text
+///   tool   calls  is_error agrees  disagrees  same  paths  differs  recorded tokens  current tokens  ratio
+///   bash       2                2          0     1      1        0               26              23   0.88
+///   total      6                6          0     4      1        1               73              69   0.95
+/// ```
+pub fn replay_table(summary: &RunSummary) -> Option<String> {
+    let r = summary.replay_totals()?;
+    const HEADERS: [&str; 10] = [
+        "tool",
+        "calls",
+        "is_error agrees",
+        "disagrees",
+        "same",
+        "paths",
+        "differs",
+        "recorded tokens",
+        "current tokens",
+        "ratio",
+    ];
+    let cells = |name: &str, c: &ReplayCounts| -> [String; 10] {
+        [
+            name.to_owned(),
+            c.calls.to_string(),
+            c.error_agree.to_string(),
+            c.error_disagree.to_string(),
+            c.same.to_string(),
+            c.paths.to_string(),
+            c.differs.to_string(),
+            c.recorded_tokens.to_string(),
+            c.current_tokens.to_string(),
+            c.token_ratio()
+                .map_or_else(|| "–".to_owned(), |x| format!("{x:.2}")),
+        ]
+    };
+    let mut rows: Vec<[String; 10]> = vec![HEADERS.map(str::to_owned)];
+    rows.extend(r.tools.iter().map(|(tool, c)| cells(tool, c)));
+    rows.push(cells("total", &r.counts));
+    let mut widths = [0; 10];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::from(" ");
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            let pad = " ".repeat(w - cell.chars().count());
+            if i == 0 {
+                let _ = write!(line, " {cell}{pad}");
+            } else {
+                let _ = write!(line, "  {pad}{cell}");
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    Some(out)
 }
 
 /// The comparison with a baseline: what was compared, new and missing
@@ -340,7 +409,9 @@ pub fn comparison_text(comparison: &Comparison) -> String {
 }
 
 /// One line per tool call of a scenario, for `harness run --verbose`:
-/// `    1. read  ok, 12 result tokens, 3 ms`.
+/// `    1. read  ok, 12 result tokens, 3 ms`, and for a replayed call how
+/// it compares with the recorded one (`, replay: text same, is_error
+/// agrees`).
 pub fn call_lines(outcome: &ScenarioOutcome) -> String {
     let mut out = String::new();
     for (seq, call) in outcome.calls.iter().enumerate() {
@@ -353,6 +424,17 @@ pub fn call_lines(outcome: &ScenarioOutcome) -> String {
         }
         notes.push(format!("{} result tokens", call.result_tokens));
         notes.push(format!("{} ms", call.duration_ms));
+        if let (Some(agreement), Some(recorded_error)) = (call.agreement, call.recorded_is_error) {
+            notes.push(format!(
+                "replay: text {}, is_error {}",
+                agreement.as_str(),
+                if recorded_error == call.is_error {
+                    "agrees"
+                } else {
+                    "differs"
+                }
+            ));
+        }
         let _ = writeln!(out, "    {}. {}  {}", seq + 1, call.tool, notes.join(", "));
     }
     out
@@ -425,6 +507,78 @@ mod tests {
                 .replace("-3\n", "\x1b[31m-3\x1b[0m\n")
                 .replace("+three\n", "\x1b[32m+three\x1b[0m\n")
         );
+    }
+
+    /// Issue 14 audit: `--verbose` did not say how each replayed call
+    /// compares with the recorded one, though docs/replay.md said so.
+    #[test]
+    fn verbose_call_lines_say_how_each_replayed_call_compares() {
+        use crate::run::CallStat;
+        use crate::run::replay::Agreement;
+        let mut outcome = ScenarioOutcome::empty("s", "s.yaml", &[], Status::Passed);
+        let call = |tool: &str, is_error: bool, recorded: Option<(bool, Agreement)>| CallStat {
+            tool: tool.to_owned(),
+            is_error,
+            result_tokens: 12,
+            duration_ms: 3,
+            recorded_is_error: recorded.map(|r| r.0),
+            agreement: recorded.map(|r| r.1),
+            ..CallStat::default()
+        };
+        outcome.calls = vec![
+            call("read", false, Some((false, Agreement::Same))),
+            call("bash", true, Some((false, Agreement::Differs))),
+            call("edit", true, Some((true, Agreement::Paths))),
+            call("ls", false, None),
+        ];
+        assert_eq!(
+            call_lines(&outcome),
+            "    1. read  ok, 12 result tokens, 3 ms, replay: text same, is_error agrees\n\
+             \x20   2. bash  error, 12 result tokens, 3 ms, replay: text differs, is_error differs\n\
+             \x20   3. edit  error, 12 result tokens, 3 ms, replay: text paths, is_error agrees\n\
+             \x20   4. ls  ok, 12 result tokens, 3 ms\n"
+        );
+    }
+
+    /// Issue 14 asks for the per-tool replay table on the console too.
+    #[test]
+    fn the_replay_table_has_a_row_per_tool_and_the_total() {
+        use crate::run::replay::ReplayStats;
+        let counts = |calls, agree, same, differs, recorded, current| ReplayCounts {
+            calls,
+            error_agree: agree,
+            error_disagree: calls - agree,
+            same,
+            paths: calls - same - differs,
+            differs,
+            recorded_tokens: recorded,
+            current_tokens: current,
+        };
+        let mut outcome = ScenarioOutcome::empty("s", "s.yaml", &[], Status::Passed);
+        outcome.replay = Some(ReplayStats {
+            counts: counts(3, 2, 1, 1, 120, 90),
+            tools: [
+                ("bash".to_owned(), counts(1, 0, 0, 1, 0, 10)),
+                ("read".to_owned(), counts(2, 2, 1, 0, 120, 80)),
+            ]
+            .into(),
+            ..ReplayStats::default()
+        });
+        let summary = RunSummary {
+            scenarios: vec![outcome],
+            ..RunSummary::default()
+        };
+        let lines = [
+            "  tool   calls  is_error agrees  disagrees  same  paths  differs  recorded tokens  current tokens  ratio",
+            "  bash       1                0          1     0      0        1                0              10      –",
+            "  read       2                2          0     1      1        0              120              80   0.67",
+            "  total      3                2          1     1      1        1              120              90   0.75",
+        ];
+        assert_eq!(
+            replay_table(&summary).unwrap(),
+            lines.map(|l| format!("{l}\n")).concat()
+        );
+        assert_eq!(replay_table(&RunSummary::default()), None);
     }
 
     #[test]

@@ -433,9 +433,17 @@ fn replay(out: &mut String, summary: &RunSummary) {
 
 ",
     );
+    let not_reached = if totals.not_replayed > 0 {
+        format!(
+            ", {} not reached (the run ended first)",
+            totals.not_replayed
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{} compared, {} left out at import, {} unrecorded, {} synced.\n",
+        "{} compared, {} left out at import, {} unrecorded{not_reached}, {} synced.\n",
         plural(totals.counts.calls as usize, "call"),
         totals.skipped,
         totals.unrecorded,

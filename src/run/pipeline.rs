@@ -58,7 +58,8 @@ use super::outcome::ScenarioStats;
 use super::outcome::Status;
 use super::outcome::TurnStat;
 use super::outcome::millis;
-use super::replay;
+use super::replay::Comparison;
+use super::replay::ReplayResult;
 use super::replay::Syncer;
 use super::snapshots::SnapshotCache;
 use super::transcript::Bounds;
@@ -150,6 +151,14 @@ impl Job<'_> {
             .as_ref()
             .map(|plan| Syncer::new(plan, &root, &presenter));
         let mut recorder = Recorder::new(Bounds::default());
+        let mut comparison = scenario.replay.as_ref().map(|plan| {
+            Comparison::new(
+                plan,
+                self.config.tokens.as_ref(),
+                WORKSPACE_NAME,
+                &scenario.call_labels,
+            )
+        });
         let finished = {
             let mut on_event = |event: AgentEvent| {
                 running.see(&event);
@@ -157,6 +166,9 @@ impl Job<'_> {
                 recorder.see(&event);
                 if let Some(syncer) = &mut syncer {
                     syncer.see(&event);
+                }
+                if let Some(comparison) = &mut comparison {
+                    comparison.see(&event);
                 }
             };
             let run = run_loop(&mut provider, &registry, &options, &mut on_event);
@@ -176,6 +188,10 @@ impl Job<'_> {
                     running.describe(scenario)
                 ),
             ));
+            // The calls answered before the timeout keep their comparison.
+            if let Some(comparison) = comparison {
+                add_replay(&mut outcome, comparison.finish(synced(syncer.as_ref())));
+            }
             outcome.stats.duration_ms = millis(started.elapsed());
             outcome.transcript = Some(recorder.finish(&provider.into_report()));
             drop(registry);
@@ -192,25 +208,8 @@ impl Job<'_> {
         };
         self.check(&transcript, &report, &figures, places, &mut outcome);
         outcome.calls = call_stats(&transcript, &report, self.config.tokens.as_ref());
-        if let Some(plan) = &scenario.replay {
-            let synced = syncer.as_ref().map_or(0, |s| s.synced);
-            let compared = replay::compare(
-                plan,
-                &transcript,
-                self.config.tokens.as_ref(),
-                WORKSPACE_NAME,
-                &scenario.call_labels,
-                synced,
-            );
-            for call in &mut outcome.calls {
-                if let Some(c) = compared.calls.get(&call.id) {
-                    call.recorded_tokens = Some(c.recorded_tokens);
-                    call.recorded_is_error = Some(c.recorded_is_error);
-                    call.agreement = Some(c.agreement);
-                }
-            }
-            outcome.failures.extend(compared.failures);
-            outcome.replay = Some(compared.stats);
+        if let Some(comparison) = comparison {
+            add_replay(&mut outcome, comparison.finish(synced(syncer.as_ref())));
         }
         outcome.turns = turn_stats(&report);
         if self.config.coverage {
@@ -273,6 +272,26 @@ impl Job<'_> {
                 .push(whole("run", "the run finishes", "interrupted"));
         }
     }
+}
+
+/// Files `--sync-reads` wrote.
+fn synced(syncer: Option<&Syncer<'_>>) -> u64 {
+    syncer.map_or(0, |s| s.synced)
+}
+
+/// An imported scenario's comparison added to its outcome: the scenario's
+/// `replay` section, each compared call's figures, and the disagreements
+/// its `require` fails on.
+fn add_replay(outcome: &mut ScenarioOutcome, compared: ReplayResult) {
+    for call in &mut outcome.calls {
+        if let Some(c) = compared.calls.get(&call.id) {
+            call.recorded_tokens = Some(c.recorded_tokens);
+            call.recorded_is_error = Some(c.recorded_is_error);
+            call.agreement = Some(c.agreement);
+        }
+    }
+    outcome.failures.extend(compared.failures);
+    outcome.replay = Some(compared.stats);
 }
 
 /// Where the checks find the workspace, and how they present what they read.

@@ -6,6 +6,11 @@
 //! So `same` (identical text), `paths` (identical once the recorded
 //! directory is shown as `/workspace`) and `differs` do not depend on the
 //! machine or the temp dir.
+//!
+//! The comparison is made as the run goes ([`Comparison::see`], each
+//! result as the loop appends it to the conversation), so a run that times
+//! out keeps the comparison of every call answered before it, and counts
+//! the recorded calls it never reached as `not_replayed`.
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
@@ -19,7 +24,6 @@ use serde::Serialize;
 use crate::agent::AgentEvent;
 use crate::agent::Presenter;
 use crate::agent::TokenCounter;
-use crate::agent::Transcript;
 use crate::scenario::Failure;
 use crate::scenario::replay::MAX_RECORDED_FILE_BYTES;
 use crate::scenario::replay::Recorded;
@@ -110,6 +114,10 @@ pub struct ReplayStats {
     pub skipped: u64,
     /// Scripted calls with no recorded result (not compared).
     pub unrecorded: u64,
+    /// Calls with a recorded result that the run never reached (it timed
+    /// out, was interrupted or stopped early): not compared.
+    #[serde(default)]
+    pub not_replayed: u64,
     /// Files written with a recorded read's text before the read
     /// (`--sync-reads`).
     pub synced_files: u64,
@@ -128,6 +136,7 @@ impl ReplayStats {
             t.counts.add(&stats.counts);
             t.skipped += stats.skipped;
             t.unrecorded += stats.unrecorded;
+            t.not_replayed += stats.not_replayed;
             t.synced_files += stats.synced_files;
             for (tool, counts) in &stats.tools {
                 t.tools.entry(tool.clone()).or_default().add(counts);
@@ -188,33 +197,69 @@ fn read_sidecar(path: &Path) -> Result<String, String> {
         .map_err(|_| format!("the recorded text {} is not UTF-8", path.display()))
 }
 
-/// Compares every replayed call of `transcript` that has a recorded
-/// result; `workspace_name` is how the model sees the workspace,
-/// `labels` name calls in failures, `synced` is how many files were synced.
-pub fn compare(
-    plan: &ReplayPlan,
-    transcript: &Transcript,
-    tokens: &dyn TokenCounter,
-    workspace_name: &str,
-    labels: &BTreeMap<String, String>,
-    synced: u64,
-) -> ReplayResult {
-    let recorded_view = match &plan.cwd {
-        Some(cwd) => Presenter::default().with_root(workspace_name, [cwd]),
-        None => Presenter::default(),
-    };
-    let mut result = ReplayResult::default();
-    result.stats.skipped = plan.skipped;
-    result.stats.synced_files = synced;
-    for record in &transcript.calls {
-        let Some(recorded) = plan.recorded.get(&record.call.id) else {
-            result.stats.unrecorded += 1;
-            continue;
+/// The comparison of an imported scenario's results with the recorded
+/// ones, made call by call as the run goes.
+pub struct Comparison<'a> {
+    plan: &'a ReplayPlan,
+    tokens: &'a dyn TokenCounter,
+    labels: &'a BTreeMap<String, String>,
+    /// The recorded texts as the model would see them today.
+    recorded_view: Presenter,
+    /// Recorded calls that got a result.
+    reached: u64,
+    result: ReplayResult,
+}
+
+impl<'a> Comparison<'a> {
+    /// A comparison for `plan`; `workspace_name` is how the model sees the
+    /// workspace, `labels` name calls in failures.
+    pub fn new(
+        plan: &'a ReplayPlan,
+        tokens: &'a dyn TokenCounter,
+        workspace_name: &str,
+        labels: &'a BTreeMap<String, String>,
+    ) -> Self {
+        let recorded_view = match &plan.cwd {
+            Some(cwd) => Presenter::default().with_root(workspace_name, [cwd]),
+            None => Presenter::default(),
         };
-        let label = labels
-            .get(&record.call.id)
+        Self {
+            plan,
+            tokens,
+            labels,
+            recorded_view,
+            reached: 0,
+            result: ReplayResult::default(),
+        }
+    }
+
+    /// Sees an event of the loop: each result appended to the conversation
+    /// (presented, as the model reads it) is compared with its recorded one.
+    pub fn see(&mut self, event: &AgentEvent) {
+        if let AgentEvent::ToolResultMessage { message } = event {
+            self.compare(
+                &message.tool_call_id,
+                &message.tool_name,
+                message.is_error,
+                message.text(),
+            );
+        }
+    }
+
+    /// One call's result (`now`, `is_error`) against its recorded one.
+    fn compare(&mut self, id: &str, tool: &str, is_error: bool, now: String) {
+        let plan = self.plan;
+        let result = &mut self.result;
+        let Some(recorded) = plan.recorded.get(id) else {
+            result.stats.unrecorded += 1;
+            return;
+        };
+        self.reached += 1;
+        let label = self
+            .labels
+            .get(id)
             .cloned()
-            .unwrap_or_else(|| format!("call {}", record.call.id));
+            .unwrap_or_else(|| format!("call {id}"));
         let then = match recorded_text(recorded) {
             Ok(text) => text,
             Err(err) => {
@@ -224,18 +269,17 @@ pub fn compare(
                     "a readable recorded text",
                     err,
                 ));
-                continue;
+                return;
             }
         };
-        let now = record.result.text();
         let agreement = if then == now {
             Agreement::Same
-        } else if recorded_view.text(&then) == now {
+        } else if self.recorded_view.text(&then) == now {
             Agreement::Paths
         } else {
             Agreement::Differs
         };
-        let error_agrees = recorded.is_error == record.result.is_error;
+        let error_agrees = recorded.is_error == is_error;
         let counts = ReplayCounts {
             calls: 1,
             error_agree: u64::from(error_agrees),
@@ -243,8 +287,8 @@ pub fn compare(
             same: u64::from(agreement == Agreement::Same),
             paths: u64::from(agreement == Agreement::Paths),
             differs: u64::from(agreement == Agreement::Differs),
-            recorded_tokens: tokens.count(&then),
-            current_tokens: tokens.count(&now),
+            recorded_tokens: self.tokens.count(&then),
+            current_tokens: self.tokens.count(&now),
         };
         let word = |e: bool| if e { "an error" } else { "not an error" };
         if plan.require != Require::None && !error_agrees {
@@ -252,18 +296,18 @@ pub fn compare(
                 Some(&label),
                 "replay.is_error",
                 format!("{} (as recorded)", word(recorded.is_error)),
-                format!("{}: {}", word(record.result.is_error), now),
+                format!("{}: {}", word(is_error), now),
             ));
         } else if plan.require == Require::Text && agreement == Agreement::Differs {
             result.failures.push(Failure::new(
                 Some(&label),
                 "replay.text",
-                recorded_view.text(&then),
-                now.clone(),
+                self.recorded_view.text(&then),
+                now,
             ));
         }
         result.calls.insert(
-            record.call.id.clone(),
+            id.to_owned(),
             CallReplay {
                 recorded_tokens: counts.recorded_tokens,
                 agreement,
@@ -273,13 +317,22 @@ pub fn compare(
         result
             .stats
             .tools
-            .entry(record.call.name.clone())
+            .entry(tool.to_owned())
             .or_default()
             .add(&counts);
         result.stats.counts.add(&counts);
     }
-    result.stats.token_ratio = result.stats.counts.token_ratio();
-    result
+
+    /// What was compared; `synced` is how many files `--sync-reads` wrote.
+    /// Recorded calls that got no result are `not_replayed`.
+    pub fn finish(self, synced: u64) -> ReplayResult {
+        let mut result = self.result;
+        result.stats.skipped = self.plan.skipped;
+        result.stats.synced_files = synced;
+        result.stats.not_replayed = (self.plan.recorded.len() as u64).saturating_sub(self.reached);
+        result.stats.token_ratio = result.stats.counts.token_ratio();
+        result
+    }
 }
 
 /// `--sync-reads`: before a read marked `sync`, its recorded text is

@@ -1362,6 +1362,12 @@ impl<'a> Validator<'a> {
                 );
                 continue;
             }
+            if (spec.git || spec.git_checkout.is_some())
+                && let Some(message) = git_dir_problem(&parts, file)
+            {
+                self.problem_at_key(&at, message);
+                continue;
+            }
             // A `times` that is there but could not be read was reported
             // where it is written; saying it is missing too would mislead.
             if let FileSpec::Object(FileObject { times: None, .. }) = file
@@ -1650,6 +1656,36 @@ fn is_inside(rel: &str) -> bool {
 }
 
 /// The names of a relative path, `.` left out.
+/// With git run in the workspace (`git: true`, `git_checkout`), an entry
+/// at or below `.git` that would make git work outside it: `.git` itself
+/// as anything but a directory (a symlink, or a `gitdir:` file), or a
+/// symlink inside it.
+fn git_dir_problem(parts: &[&str], file: &FileSpec) -> Option<String> {
+    if parts.first() != Some(&".git") {
+        return None;
+    }
+    let (symlink, dir) = match file {
+        FileSpec::Text(_) => (false, false),
+        FileSpec::Object(o) => (o.symlink.is_some(), o.dir == Some(true)),
+    };
+    if parts.len() == 1 && !dir {
+        Some(format!(
+            "`.git` is declared as {}, but this workspace runs git, which would then work \
+             where it points, outside the workspace; declare `.git: {{ dir: true }}` or leave \
+             it out",
+            if symlink { "a symlink" } else { "a file" }
+        ))
+    } else if symlink {
+        Some(
+            "a symlink inside `.git`, but this workspace runs git, which would follow it, maybe \
+             outside the workspace; declare a file or a directory here, or leave it out"
+                .to_owned(),
+        )
+    } else {
+        None
+    }
+}
+
 fn components(rel: &str) -> Vec<&str> {
     rel.split('/')
         .filter(|c| !c.is_empty() && *c != ".")

@@ -2,6 +2,13 @@
 //! inline files written (text, bytes, repeats, symlinks, directories, BOMs,
 //! modes), and `git init` when asked.
 //!
+//! git runs only on the workspace: every git the builder starts has the
+//! variables that name another repository (`GIT_DIR`, `GIT_WORK_TREE` …)
+//! removed, and before `git init` the workspace's `.git`, if there is one,
+//! must be a plain directory with no symlink in it (a `.git` symlink or
+//! `gitdir:` file would make git initialise a repository where it points,
+//! outside the workspace).
+//!
 //! Everything is created through a [`ConfinedFs`] on the workspace, the
 //! same kernel-enforced handle the tools use (D1): a file declared below a
 //! declared symlink that leads outside, or a path with `..` or an absolute
@@ -42,7 +49,138 @@ pub fn build(plan: &WorkspacePlan, dir: &Path) -> Result<(), String> {
             .map_err(|err| format!("cannot create workspace file `{rel}`: {err}"))?;
     }
     if plan.git {
+        check_git_dir(&fs, "`git: true`")?;
         git_init(dir)?;
+    }
+    Ok(())
+}
+
+/// The variables that tell git where a repository or its parts are: none
+/// of them reaches a git the builder runs.
+const GIT_LOCATION_VARS: [&str; 8] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+];
+
+/// `git` that finds its repository only where it is told to, and never
+/// asks for a password.
+fn git_command() -> Command {
+    let mut command = Command::new("git");
+    for var in GIT_LOCATION_VARS {
+        command.env_remove(var);
+    }
+    command.env("GIT_TERMINAL_PROMPT", "0");
+    command
+}
+
+/// Runs `command` (git, doing `what`): its standard output, trimmed, or
+/// what went wrong.
+fn run_git(mut command: Command, what: &str) -> Result<String, String> {
+    let output = command
+        .output()
+        .map_err(|err| format!("{what} needs git on PATH, but running it failed: {err}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
+    }
+}
+
+/// The commit that `rev` (a commit, tag or branch, or any revision git
+/// reads) names in `repo`, which must itself be a git repository (not a
+/// directory inside one): what `git_checkout` checks out, and what
+/// `harness import --git REPO --rev REV` checks before it writes anything.
+pub fn resolve_rev(repo: &Path, rev: &str) -> Result<String, String> {
+    let real = repo.canonicalize().map_err(|err| {
+        format!(
+            "the repository {} cannot be opened: {err}; give the path of a local git repository",
+            repo.display()
+        )
+    })?;
+    let git_in_repo = |args: &[&str]| {
+        let mut command = git_command();
+        command.arg("-C").arg(&real).args(args);
+        // Only `repo` itself, not a repository around it.
+        if let Some(parent) = real.parent() {
+            command.env("GIT_CEILING_DIRECTORIES", parent);
+        }
+        command
+    };
+    run_git(git_in_repo(&["rev-parse", "--git-dir"]), "`git_checkout`").map_err(|err| {
+        format!(
+            "{} is not a git repository ({err}); give the path of a local clone",
+            repo.display()
+        )
+    })?;
+    let commit = format!("{rev}^{{commit}}");
+    run_git(
+        git_in_repo(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &commit,
+        ]),
+        "`git_checkout`",
+    )
+    .map_err(|_| {
+        format!(
+            "`{rev}` names no commit in {}; give a commit, tag or branch of that repository \
+             (`git -C {} log --all --oneline` lists them)",
+            repo.display(),
+            repo.display()
+        )
+    })
+}
+
+/// Before git runs in the workspace (`why`): its `.git`, if any, is a
+/// plain directory with no symlink anywhere below it.
+fn check_git_dir(fs: &ConfinedFs, why: &str) -> Result<(), String> {
+    let git = fs.root().join(".git");
+    let meta = match fs.symlink_metadata(&git) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(format!("cannot look at the workspace's `.git`: {err}")),
+    };
+    if meta.kind != FileKind::Dir {
+        let what = match meta.kind {
+            FileKind::Symlink => "a symlink",
+            FileKind::File => "a file (a `gitdir:` file points git elsewhere)",
+            _ => "a special file",
+        };
+        return Err(format!(
+            "the workspace's `.git` (from the fixture or the scenario's files) is {what}, not a \
+             directory: {why} would make git work where it points, outside the workspace; make \
+             `.git` a plain directory, or leave it out"
+        ));
+    }
+    let mut todo = vec![git];
+    while let Some(dir) = todo.pop() {
+        let entries = fs
+            .read_dir(&dir)
+            .map_err(|err| format!("cannot look inside the workspace's `.git`: {err}"))?;
+        for entry in entries {
+            let path = dir.join(&entry.name);
+            match entry.kind {
+                FileKind::Dir => todo.push(path),
+                FileKind::Symlink => {
+                    let rel = path.strip_prefix(fs.root()).unwrap_or(&path);
+                    return Err(format!(
+                        "`{}` (from the fixture or the scenario's files) is a symlink inside \
+                         `.git`: {why} would make git follow it, maybe outside the workspace; \
+                         remove it",
+                        rel.display()
+                    ));
+                }
+                _ => {}
+            }
+        }
     }
     Ok(())
 }
@@ -116,67 +254,42 @@ fn copy_tree(fs: &ConfinedFs, from: &Path, to: &Path) -> io::Result<()> {
 }
 
 /// A shared clone of the repository (its objects are borrowed, nothing is
-/// copied) with the revision checked out, detached, in `dir`.
+/// copied) with the revision checked out, detached, in `dir`. The revision
+/// is resolved in the repository first, so a branch that is not the
+/// repository's default (the clone has it only as `origin/…`), a tag and a
+/// commit all work.
 fn git_checkout(checkout: &GitCheckout, dir: &Path) -> Result<(), String> {
-    let git = |args: &[&std::ffi::OsStr], what: &str| -> Result<(), String> {
-        let output = Command::new("git")
-            .args(args)
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .output()
-            .map_err(|err| {
-                format!("`git_checkout` needs git on PATH, but running it failed: {err}")
-            })?;
-        if output.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what} failed: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ))
-        }
-    };
-    git(
-        &[
-            "clone".as_ref(),
-            "--quiet".as_ref(),
-            "--shared".as_ref(),
-            "--no-checkout".as_ref(),
-            "--".as_ref(),
-            checkout.repo.as_os_str(),
-            dir.as_os_str(),
-        ],
-        &format!("cloning {}", checkout.repo.display()),
-    )?;
-    git(
-        &[
-            "-C".as_ref(),
-            dir.as_os_str(),
-            "-c".as_ref(),
-            "advice.detachedHead=false".as_ref(),
-            "checkout".as_ref(),
-            "--quiet".as_ref(),
-            "--detach".as_ref(),
-            checkout.rev.as_ref(),
-            "--".as_ref(),
-        ],
-        &format!("checking out {}", checkout.rev),
-    )
+    let commit = resolve_rev(&checkout.repo, &checkout.rev)?;
+    let mut clone = git_command();
+    clone
+        .args(["clone", "--quiet", "--shared", "--no-checkout", "--"])
+        .arg(&checkout.repo)
+        .arg(dir);
+    run_git(clone, "`git_checkout`")
+        .map_err(|err| format!("cloning {} failed: {err}", checkout.repo.display()))?;
+    let fs = ConfinedFs::new(dir)
+        .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
+    check_git_dir(&fs, "`git_checkout`")?;
+    let mut switch = git_command();
+    switch.arg("-C").arg(dir).args([
+        "-c",
+        "advice.detachedHead=false",
+        "checkout",
+        "--quiet",
+        "--detach",
+        &commit,
+        "--",
+    ]);
+    run_git(switch, "`git_checkout`")
+        .map_err(|err| format!("checking out {} ({commit}) failed: {err}", checkout.rev))?;
+    Ok(())
 }
 
 fn git_init(dir: &Path) -> Result<(), String> {
-    let output = Command::new("git")
-        .args(["init", "--quiet"])
-        .current_dir(dir)
-        .output()
-        .map_err(|err| format!("`git: true` needs git on PATH, but running it failed: {err}"))?;
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "git init failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ))
-    }
+    let mut init = git_command();
+    init.args(["init", "--quiet"]).current_dir(dir);
+    run_git(init, "`git: true`").map_err(|err| format!("git init failed: {err}"))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -444,10 +557,169 @@ mod tests {
             ..WorkspacePlan::default()
         };
         let other = tempfile::tempdir().unwrap();
-        let err = build(&missing, other.path()).unwrap_err();
-        assert!(
-            err.starts_with("checking out no-such-rev failed: "),
-            "{err}"
+        assert_eq!(
+            build(&missing, other.path()).unwrap_err(),
+            format!(
+                "`no-such-rev` names no commit in {0}; give a commit, tag or branch of that \
+                 repository (`git -C {0} log --all --oneline` lists them)",
+                repo.path().display()
+            )
         );
+    }
+
+    /// A repository with a commit on its default branch, a tag on it, and
+    /// a second branch with another commit: (repo, default branch's
+    /// commit, the other branch's commit).
+    fn repo_with_branches() -> (tempfile::TempDir, String, String) {
+        let repo = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "commit.gpgsign=false",
+                    "-c",
+                    "init.defaultBranch=main",
+                ])
+                .args(args)
+                .current_dir(repo.path())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        };
+        git(&["init", "--quiet"]);
+        std::fs::write(repo.path().join("a.txt"), "on main\n").unwrap();
+        git(&["add", "a.txt"]);
+        git(&["commit", "--quiet", "-m", "main"]);
+        git(&["tag", "v1"]);
+        let main = git(&["rev-parse", "HEAD"]);
+        git(&["checkout", "--quiet", "-b", "feature"]);
+        std::fs::write(repo.path().join("a.txt"), "on feature\n").unwrap();
+        git(&["commit", "--quiet", "-am", "feature"]);
+        let feature = git(&["rev-parse", "HEAD"]);
+        git(&["checkout", "--quiet", "main"]);
+        (repo, main, feature)
+    }
+
+    /// Issue 14 audit: `rev: feature` (a branch that is not the
+    /// repository's default) failed with git's "'--detach' cannot be used
+    /// with '-b/-B/--orphan'"; branches, tags and commits all check out.
+    #[test]
+    fn git_checkout_takes_a_branch_a_tag_or_a_commit() {
+        let (repo, main, feature) = repo_with_branches();
+        let checked_out = |rev: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let plan = WorkspacePlan {
+                git_checkout: Some(GitCheckout {
+                    repo: repo.path().to_path_buf(),
+                    rev: rev.to_owned(),
+                }),
+                ..WorkspacePlan::default()
+            };
+            build(&plan, dir.path()).unwrap();
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap()
+        };
+        let revs = ["feature", "main", "v1", &feature, &main[..12], "feature~1"];
+        let texts: Vec<String> = revs.iter().map(|rev| checked_out(rev)).collect();
+        assert_eq!(
+            texts,
+            [
+                "on feature\n",
+                "on main\n",
+                "on main\n",
+                "on feature\n",
+                "on main\n",
+                "on main\n"
+            ]
+        );
+        assert_eq!(resolve_rev(repo.path(), "feature"), Ok(feature));
+    }
+
+    #[test]
+    fn a_directory_inside_a_repository_is_not_one() {
+        let (repo, ..) = repo_with_branches();
+        let inner = repo.path().join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        let err = resolve_rev(&inner, "main").unwrap_err();
+        let prefix = format!("{} is not a git repository (", inner.display());
+        assert!(err.starts_with(&prefix), "{err}");
+        assert!(err.ends_with("); give the path of a local clone"), "{err}");
+    }
+
+    /// Issue 10: `git: true` with a `.git` that is a symlink (declared in
+    /// the files, or in the fixture), a `gitdir:` file, or a directory with
+    /// a symlink inside made `git init` write outside the workspace.
+    #[test]
+    fn git_init_refuses_a_git_dir_that_leads_elsewhere() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let outside = base.join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        let fixture = base.join("fixture");
+        std::fs::create_dir(&fixture).unwrap();
+        std::os::unix::fs::symlink(&outside, fixture.join(".git")).unwrap();
+        let symlink = || FileContent::Symlink(outside.display().to_string());
+        let text = |t: &str| FileContent::Bytes {
+            data: t.as_bytes().to_vec(),
+            mode: None,
+        };
+        let files = |files: Vec<(&str, FileContent)>| WorkspacePlan {
+            files: files.into_iter().map(|(r, c)| (r.to_owned(), c)).collect(),
+            git: true,
+            ..WorkspacePlan::default()
+        };
+        let plans = [
+            files(vec![(".git", symlink())]),
+            WorkspacePlan {
+                fixture: Some(fixture),
+                git: true,
+                ..WorkspacePlan::default()
+            },
+            files(vec![(
+                ".git",
+                text(&format!("gitdir: {}\n", outside.display())),
+            )]),
+            files(vec![(".git/objects", symlink())]),
+        ];
+        let errors: Vec<String> = plans
+            .iter()
+            .map(|plan| build(plan, tempfile::tempdir().unwrap().path()).unwrap_err())
+            .collect();
+        let not_a_dir = |what: &str| {
+            format!(
+                "the workspace's `.git` (from the fixture or the scenario's files) is {what}, not \
+                 a directory: `git: true` would make git work where it points, outside the \
+                 workspace; make `.git` a plain directory, or leave it out"
+            )
+        };
+        assert_eq!(
+            errors,
+            [
+                not_a_dir("a symlink"),
+                not_a_dir("a symlink"),
+                not_a_dir("a file (a `gitdir:` file points git elsewhere)"),
+                "`.git/objects` (from the fixture or the scenario's files) is a symlink inside \
+                 `.git`: `git: true` would make git follow it, maybe outside the workspace; \
+                 remove it"
+                    .to_owned(),
+            ]
+        );
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        // A plain `.git` directory with files in it is fine.
+        let dir = tempfile::tempdir().unwrap();
+        build(
+            &files(vec![(".git/info/exclude", text("x/\n"))]),
+            dir.path(),
+        )
+        .unwrap();
+        assert!(dir.path().join(".git/HEAD").is_file());
     }
 }

@@ -627,3 +627,84 @@ fn symlinks_that_stay_inside_work_with_every_file_tool() {
         "b\n"
     );
 }
+
+/// Issue 10 (found again by the issue 14 audit): with `git: true`, a
+/// `.git` that is a symlink to an outside directory made `git init`
+/// initialise a repository there, and the scenario passed. A `.git` the
+/// scenario declares as a symlink or a file, or a symlink it declares
+/// inside `.git`, is a load error at its key; a fixture's `.git` symlink
+/// fails the build before git runs. Nothing outside changes.
+#[test]
+fn a_git_dir_that_leads_outside_is_refused_before_git_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let outside = base.join("outside");
+    let suite = base.join("suite");
+    let run_tmp = base.join("tmp");
+    for dir in [&outside, &suite, &run_tmp, &suite.join("fixtures/linked")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::os::unix::fs::symlink(&outside, suite.join("fixtures/linked/.git")).unwrap();
+    let scenario = |name: &str, workspace: &str| {
+        std::fs::write(
+            suite.join(format!("{name}.yaml")),
+            format!(
+                "name: {name}\nworkspace:\n{workspace}model:\n  - call: ls\n    args: {{ path: . }}\n"
+            ),
+        )
+        .unwrap();
+    };
+    let out = outside.display();
+    scenario(
+        "declared",
+        &format!("  git: true\n  files:\n    .git: {{ symlink: {out} }}\n    a.txt: \"a\\n\"\n"),
+    );
+    scenario(
+        "gitdir",
+        &format!("  git: true\n  files:\n    .git: \"gitdir: {out}\\n\"\n"),
+    );
+    scenario(
+        "inside",
+        &format!(
+            "  git: true\n  files:\n    .git/info/exclude: \"x/\\n\"\n    .git/refs: {{ symlink: {out} }}\n"
+        ),
+    );
+    let before = state(&outside);
+    let output = harness_run(&suite, &run_tmp, &["check", "."]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "./declared.yaml:5:5: workspace.files[\".git\"]: `.git` is declared as a symlink, but this \
+         workspace runs git, which would then work where it points, outside the workspace; \
+         declare `.git: { dir: true }` or leave it out\n\
+         ./gitdir.yaml:5:5: workspace.files[\".git\"]: `.git` is declared as a file, but this \
+         workspace runs git, which would then work where it points, outside the workspace; \
+         declare `.git: { dir: true }` or leave it out\n\
+         ./inside.yaml:6:5: workspace.files[\".git/refs\"]: a symlink inside `.git`, but this \
+         workspace runs git, which would follow it, maybe outside the workspace; declare a file \
+         or a directory here, or leave it out\n\
+         3 problems found (0 valid scenarios)\n"
+    );
+    for name in ["declared", "gitdir", "inside"] {
+        std::fs::remove_file(suite.join(format!("{name}.yaml"))).unwrap();
+    }
+    scenario("fixture", "  fixture: linked\n  git: true\n");
+    let output = harness_run(&suite, &run_tmp, &["run", ".", "--report", "out"]);
+    assert_eq!(output.status.code(), Some(1));
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.join("out/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        run["scenarios"][0]["failures"],
+        json!([{
+            "step": null,
+            "check": "workspace",
+            "expected": "the workspace is built",
+            "actual": "the workspace's `.git` (from the fixture or the scenario's files) is a \
+                       symlink, not a directory: `git: true` would make git work where it \
+                       points, outside the workspace; make `.git` a plain directory, or leave \
+                       it out"
+        }])
+    );
+    assert_eq!(state(&outside), before);
+}

@@ -95,7 +95,8 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
     assert_eq!((code, stderr.as_str()), (0, ""));
     assert_eq!(
         stdout,
-        "wrote 1 scenario to imported: 6 calls replayed, 1 not replayed, 1 reads synced\n"
+        "wrote 1 scenario to imported: 6 calls replayed, 1 not replayed, 1 reads synced, 1 not (1: \
+         its recorded result is an image)\n"
     );
     assert_snapshot!("pi_session_yaml", d.read("imported/pi-session.yaml"));
     assert_eq!(
@@ -115,6 +116,24 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
         "replay: 6 calls compared (1 skipped at import) · is_error agrees on 6 · text same 4, \
          paths 1, differs 1 · result tokens 73 recorded, 69 now (0.9452x)"
     );
+    // The per-tool table follows it, as in summary.md.
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("replay: "))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(
+        table,
+        [
+            "  tool   calls  is_error agrees  disagrees  same  paths  differs  recorded tokens  current tokens  ratio",
+            "  bash       2                2          0     1      1        0               26              23   0.88",
+            "  edit       1                1          0     0      0        1               13              12   0.92",
+            "  ls         1                1          0     1      0        0                8               8   1.00",
+            "  read       2                2          0     2      0        0               26              26   1.00",
+            "  total      6                6          0     4      1        1               73              69   0.95",
+        ]
+    );
     let run = d.run_json();
     let scenario = &run["scenarios"][0];
     assert_eq!(scenario["replay"], run["replay"]);
@@ -124,7 +143,7 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
             "calls": 6, "error_agree": 6, "error_disagree": 0,
             "same": 4, "paths": 1, "differs": 1,
             "recorded_tokens": 73, "current_tokens": 69,
-            "skipped": 1, "unrecorded": 0, "synced_files": 1, "token_ratio": 0.9452,
+            "skipped": 1, "unrecorded": 0, "not_replayed": 0, "synced_files": 1, "token_ratio": 0.9452,
             "tools": {
                 "bash": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 1, "paths": 1, "differs": 0, "recorded_tokens": 26, "current_tokens": 23},
                 "edit": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 0, "paths": 0, "differs": 1, "recorded_tokens": 13, "current_tokens": 12},
@@ -420,18 +439,57 @@ fn a_git_checkout_workspace_replays_against_the_recorded_revision() {
     let rev = git(&["rev-parse", "HEAD"]).trim().to_owned();
     std::fs::write(repo.join("src/app.ts"), "changed later\n").unwrap();
     git(&["commit", "--quiet", "-am", "later"]);
-    let (code, _, stderr) = d.run(&[
-        "import",
-        "pi",
-        &fixture("pi-session.jsonl"),
-        "-o",
-        "imported",
-        "--git",
-        repo.to_str().unwrap(),
-        "--rev",
-        &rev,
-    ]);
+    // A branch that is not the repository's default (issue 14 audit: it
+    // failed at run time, `'--detach' cannot be used with '-b/-B/--orphan'`).
+    git(&["branch", "recorded", &rev]);
+    let import = |rev: &str, repo: &Path, out: &str| {
+        d.run(&[
+            "import",
+            "pi",
+            &fixture("pi-session.jsonl"),
+            "-o",
+            out,
+            "--git",
+            repo.to_str().unwrap(),
+            "--rev",
+            rev,
+        ])
+    };
+    let (code, _, stderr) = import("recorded", &repo, "imported");
     assert_eq!((code, stderr.as_str()), (0, ""));
+    assert!(
+        d.read("imported/pi-session.yaml")
+            .contains("\n  git_checkout:\n    repo: ")
+    );
+    assert!(
+        d.read("imported/pi-session.yaml")
+            .contains("\n    rev: recorded\n")
+    );
+    // A revision the repository does not have, or a directory that is not
+    // a repository, is said at import (exit 2), before anything is written.
+    let (code, stdout, stderr) = import("nope", &repo, "never");
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (
+            2,
+            "",
+            format!(
+                "error: --git {0} --rev nope: `nope` names no commit in {0}; give a commit, tag \
+                 or branch of that repository (`git -C {0} log --all --oneline` lists them)\n",
+                repo.display()
+            )
+            .as_str()
+        )
+    );
+    std::fs::create_dir_all(repo.join("src/inner")).unwrap();
+    let (code, _, stderr) = import("recorded", &repo.join("src/inner"), "never");
+    assert_eq!(code, 2);
+    let prefix = format!(
+        "error: --git {0}/src/inner --rev recorded: {0}/src/inner is not a git repository (",
+        repo.display()
+    );
+    assert!(stderr.starts_with(&prefix), "{stderr}");
+    assert!(!d.work().join("never").exists());
     let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
     assert_eq!(code, 0, "{stdout}");
     // The checkout has its `.git`, which ls lists: that text differs.
@@ -492,4 +550,249 @@ fn a_fifty_megabyte_session_streams() {
     );
     let (code, stdout, stderr) = d.run(&["check", "imported"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+/// Issue 14 audit: an unreadable line in the middle of a session hid its
+/// id, the branch stopped at the entry after it, and every call before it
+/// was dropped ("1 call replayed" of 3).
+#[test]
+fn an_unreadable_line_in_the_middle_keeps_the_calls_before_it() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-unreadable.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("workspace"),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 3 calls replayed, 0 not replayed, 2 problems in the \
+         session (above)\n"
+    );
+    assert_eq!(
+        redact(&stderr),
+        "FIXTURES/pi-unreadable.jsonl:6: not a JSON object (invalid escape at line 1 column 86); \
+         skipped\n\
+         FIXTURES/pi-unreadable.jsonl:7: this entry's parent `a5` is on no readable line; line 6 \
+         could not be read, so the branch is assumed to go on through the entry before it (`a4`, \
+         line 5)\n"
+    );
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let r = &d.run_json()["replay"];
+    assert_eq!(
+        [&r["calls"], &r["same"], &r["skipped"]],
+        [&json!(3), &json!(3), &json!(0)]
+    );
+}
+
+/// Issue 14 audit: Claude Code's compaction boundary (`parentUuid: null`,
+/// `logicalParentUuid`) cut the branch, so the calls before a compaction
+/// were dropped; and calls the user rejected or interrupted were replayed
+/// as if their refusal were a tool's answer.
+#[test]
+fn a_claude_compaction_keeps_earlier_calls_and_refused_calls_are_not_replayed() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "claude",
+        &fixture("claude-compacted.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("workspace"),
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 2 calls replayed, 2 not replayed\n"
+    );
+    assert_snapshot!(
+        "claude_compacted_yaml",
+        d.read("imported/claude-compacted.yaml")
+    );
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let run = d.run_json();
+    let tools: Vec<&str> = run["scenarios"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["ls", "read"]);
+    assert_eq!(
+        [&run["replay"]["calls"], &run["replay"]["skipped"]],
+        [&json!(2), &json!(2)]
+    );
+}
+
+/// Issue 14 audit: `--sync-reads` marked a read whose recorded text was
+/// pi's `[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: …]`, and so
+/// wrote that notice into the file. Only a whole file's text is synced;
+/// the rest are counted, with why.
+#[test]
+fn sync_reads_marks_only_texts_that_are_whole_files() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-reads.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("workspace"),
+        "--sync-reads",
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 7 calls replayed, 0 not replayed, 1 reads synced, 6 not \
+         (1: it reads part of the file (offset or limit); 1: its recorded result is an error; 1: \
+         its recorded result is an image; 3: its recorded text ends with a truncation or \
+         continuation notice)\n"
+    );
+    assert_snapshot!("pi_reads_yaml", d.read("imported/pi-reads.yaml"));
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(d.run_json()["replay"]["synced_files"], json!(1));
+}
+
+/// Issue 14 audit: a newline in a recorded tool name or call id ended the
+/// comment it was written in, and what followed became YAML of the
+/// scenario (a `timeout:` key). Every text in a comment is escaped.
+#[test]
+fn control_characters_in_names_and_ids_stay_inside_the_comments() {
+    let d = Dirs::new();
+    for (format, session) in [
+        ("pi", "pi-control-chars"),
+        ("claude", "claude-control-chars"),
+    ] {
+        let (code, _, _) = d.run(&[
+            "import",
+            format,
+            &fixture(&format!("{session}.jsonl")),
+            "-o",
+            "imported",
+        ]);
+        assert_eq!(code, 0);
+        let text = d.read(&format!("imported/{session}.yaml"));
+        let header: String = text
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_snapshot!(format!("{}_header", session.replace('-', "_")), header);
+        // Nothing but the comment block comes before the scenario's keys.
+        let after = &text[header.len()..];
+        assert!(after.starts_with("\nname: imported "), "{after}");
+    }
+    let (code, stdout, stderr) = d.run(&["check", "imported"]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (0, "2 scenarios OK\n", "")
+    );
+}
+
+/// Issue 14 audit: a pi session without its header (so without `cwd`),
+/// or a file given in the other format, was imported silently as a
+/// scenario with no paths mapped or no call at all.
+#[test]
+fn a_missing_header_or_the_wrong_format_is_said() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) =
+        d.run(&["import", "pi", &fixture("pi-no-header.jsonl"), "-o", "a"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        (stdout.as_str(), redact(&stderr).as_str()),
+        (
+            "wrote 1 scenario to a: 1 call replayed, 0 not replayed, 1 problem in the session \
+             (above)\n",
+            "FIXTURES/pi-no-header.jsonl:1: no `session` header line: the session's working \
+             directory is unknown, so no path becomes `${workspace}/…` and absolute paths are \
+             replayed as recorded\n"
+        )
+    );
+    let (code, stdout, stderr) =
+        d.run(&["import", "pi", &fixture("claude-session.jsonl"), "-o", "b"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        (stdout.as_str(), redact(&stderr).as_str()),
+        (
+            "wrote 1 scenario to b: 0 calls replayed, 0 not replayed, 2 problems in the session \
+             (above)\n",
+            "FIXTURES/claude-session.jsonl:1: no `session` header line: the session's working \
+             directory is unknown, so no path becomes `${workspace}/…` and absolute paths are \
+             replayed as recorded\n\
+             FIXTURES/claude-session.jsonl:1: no call was found, and 17 lines look like a Claude \
+             Code transcript (lines of type `user` and `assistant`); import it with `harness \
+             import claude`\n"
+        )
+    );
+    let (code, stdout, stderr) =
+        d.run(&["import", "claude", &fixture("pi-session.jsonl"), "-o", "c"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        (stdout.as_str(), redact(&stderr).as_str()),
+        (
+            "wrote 1 scenario to c: 0 calls replayed, 0 not replayed, 1 problem in the session \
+             (above)\n",
+            "FIXTURES/pi-session.jsonl:1: no call was found, and 21 lines look like a pi session \
+             (entries of type `session` and `message`); import it with `harness import pi`\n"
+        )
+    );
+}
+
+/// Issue 14 audit: an imported scenario that timed out lost its whole
+/// comparison (`replay: null`). The calls answered before the timeout keep
+/// theirs; the recorded calls the run never reached are `not_replayed`.
+#[test]
+fn a_replay_that_times_out_keeps_the_calls_answered_before() {
+    let d = Dirs::new();
+    std::fs::write(
+        d.work().join("cut.yaml"),
+        "name: cut short\n\
+         replay: { cwd: /home/dev/proj, timeout: 1 }\n\
+         workspace:\n  files:\n    a.txt: \"a\\n\"\n\
+         model:\n\
+         \x20 - call: read\n    id: k1\n    args: { path: a.txt }\n    recorded: { is_error: false, text: \"a\\n\" }\n\
+         \x20 - call: ls\n    id: k2\n    args: { path: . }\n    recorded: { is_error: true, text: \"a.txt\" }\n\
+         \x20 - call: bash\n    id: k3\n    args: { command: sleep 30, timeout: 60 }\n    recorded: { is_error: false, text: \"\" }\n\
+         \x20 - call: ls\n    id: k4\n    args: { path: . }\n    recorded: { is_error: false, text: a.txt }\n",
+    )
+    .unwrap();
+    let (code, stdout, _) = d.run(&["run", "cut.yaml", "--report", "out"]);
+    assert_eq!(code, 1, "{stdout}");
+    let scenario = &d.run_json()["scenarios"][0];
+    let checks: Vec<&str> = scenario["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(checks, ["timeout", "replay.is_error"]);
+    assert_eq!(
+        scenario["replay"],
+        json!({
+            "calls": 2, "error_agree": 1, "error_disagree": 1,
+            "same": 2, "paths": 0, "differs": 0,
+            "recorded_tokens": 4, "current_tokens": 4,
+            "skipped": 0, "unrecorded": 0, "not_replayed": 2, "synced_files": 0,
+            "token_ratio": 1.0,
+            "tools": {
+                "ls": {"calls": 1, "error_agree": 0, "error_disagree": 1, "same": 1, "paths": 0, "differs": 0, "recorded_tokens": 2, "current_tokens": 2},
+                "read": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 1, "paths": 0, "differs": 0, "recorded_tokens": 2, "current_tokens": 2}
+            }
+        })
+    );
+    let replay_line = stdout.lines().find(|l| l.starts_with("replay: ")).unwrap();
+    assert_eq!(
+        replay_line,
+        "replay: 2 calls compared (0 skipped at import, 2 not reached) · is_error agrees on 1 · \
+         text same 2, paths 0, differs 0 · result tokens 4 recorded, 4 now (1x)"
+    );
 }

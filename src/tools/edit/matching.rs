@@ -160,7 +160,9 @@ pub enum Hint {
     /// The `oldText` lines match the file from `file_start` on, up to
     /// `old_line`, which differs from the file's `file_line`.
     Diverges {
-        /// 1-based file line where the aligned `oldText` starts.
+        /// 1-based file line where the block that matches starts (where
+        /// its first `oldText` lines are, also when lines were inserted
+        /// after them).
         file_start: usize,
         /// 1-based line of `oldText` that differs.
         old_line: usize,
@@ -618,16 +620,42 @@ fn not_found_hint(fuzzy_content: &str, old: &str, fuzzy_old: &str) -> Option<Hin
     }
     if let Some((exact, _, start)) = best {
         let matches_at = |k: usize| file_lines.get(start + k).is_some_and(|l| exactly(k, l));
+        let first = (0..m).find(|&k| matches_at(k));
         // The line that differs next to the block that matches: before
         // it when the window starts with differing lines (a line was
         // inserted or changed above the matching part), else the first.
-        let diverging = match (0..m).find(|&k| matches_at(k)) {
+        let diverging = match first {
             Some(first) if first > 0 => first - 1,
             _ => (0..m).find(|&k| !matches_at(k))?,
         };
+        // Where the block starts: when the window's first lines differ
+        // because lines were inserted (or removed) above its matching
+        // part, those oldText lines match a little above (or below), and
+        // the block starts there, not where the window does.
+        let block_start = match first {
+            Some(first) if first > 0 => {
+                let tail = start + first;
+                starts
+                    .iter()
+                    .copied()
+                    .filter(|&s| s != start && s < tail && s + m >= start)
+                    .map(|s| {
+                        let leading = (0..first)
+                            .filter(|&k| {
+                                s + k < tail && file_lines.get(s + k).is_some_and(|l| exactly(k, l))
+                            })
+                            .count();
+                        (leading, s)
+                    })
+                    .filter(|&(leading, _)| leading > 0)
+                    .max()
+                    .map_or(start, |(_, s)| s)
+            }
+            _ => start,
+        };
         let file_line = file_lines.get(start + diverging);
         return Some(Hint::Diverges {
-            file_start: start + 1,
+            file_start: block_start + 1,
             old_line: diverging + 1,
             matching: exact,
             old_lines: m,

@@ -1389,11 +1389,67 @@ async fn not_found_hint_survives_a_line_inserted_inside_the_block() {
     assert_eq!(
         err_text(&r),
         "Could not find the exact text in m.ts. The old text must match exactly including all \
-         whitespace and newlines. The closest match starts at line 3 of m.ts: 5 of the 7 \
+         whitespace and newlines. The closest match starts at line 2 of m.ts: 5 of the 7 \
          oldText lines match there, but oldText line 2 is \"  let sum = 0;\" where line 4 of \
          the file is \"  // inserted since the model read the file\". Use read to see the \
          current content of m.ts and copy oldText \
          from it exactly, including indentation."
+    );
+}
+
+/// Issue 14 audit: with a line inserted inside the block, the hint named
+/// the line after the block's first one ("starts at line 14" for a block
+/// at line 13), in the message and in `closest_match_line`; a decoy copy
+/// of the most distinctive line elsewhere in the file must not draw the
+/// hint either (the hint before 6cb4d2a aligned windows on that line only).
+#[tokio::test]
+async fn not_found_hint_names_the_line_the_block_starts_on_despite_a_decoy() {
+    let h = Harness::memory();
+    let anchor =
+        "  const theMostDistinctiveAnchorLineInThisWholeBlockIsThisOne = compute(item, 7) + extra;";
+    let values = |range: std::ops::RangeInclusive<u32>| -> String {
+        range
+            .map(|i| format!("  const value{i} = compute(item, {i});\n"))
+            .collect()
+    };
+    let decoy = format!(
+        "// header\n{}{anchor}\n// filler\n// filler\n",
+        values(1..=8)
+    );
+    let block = |inserted: &str| {
+        format!(
+            "function f(item) {{\n{}{inserted}{}{anchor}\n{}}}\n",
+            values(1..=3),
+            values(4..=6),
+            values(8..=12)
+        )
+    };
+    let content = format!(
+        "{decoy}{}// trailer\n",
+        block("  // a line inserted above the anchor\n")
+    );
+    h.add_file("c.js", &content);
+    let block_line = decoy.lines().count() + 1;
+    assert_eq!(
+        content.lines().nth(block_line - 1),
+        Some("function f(item) {")
+    );
+    let r = h.call("edit", one("c.js", &block(""), "x")).await;
+    assert_eq!(
+        err_text(&r),
+        format!(
+            "Could not find the exact text in c.js. The old text must match exactly including all \
+             whitespace and newlines. The closest match starts at line {block_line} of c.js: 10 \
+             of the 14 oldText lines match there, but oldText line 4 is \"  const value3 = \
+             compute(item, 3);\" where line {} of the file is \"  // a line inserted above the \
+             anchor\". Use read to see the current content of c.js and copy oldText from it \
+             exactly, including indentation.",
+            block_line + 4
+        )
+    );
+    assert_eq!(
+        r.details,
+        Some(json!({"error": "not_found", "edit_index": 0, "closest_match_line": block_line}))
     );
 }
 
