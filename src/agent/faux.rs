@@ -163,6 +163,18 @@ pub struct FauxReport {
     pub overrun: Option<String>,
 }
 
+impl FauxReport {
+    /// The ids of the calls that were sent as retries.
+    pub fn retry_ids(&self) -> std::collections::BTreeSet<&str> {
+        self.turns
+            .iter()
+            .flat_map(|t| t.calls.iter())
+            .filter(|c| c.retry.is_some())
+            .map(|c| c.id.as_str())
+            .collect()
+    }
+}
+
 /// A call waiting for its result to be read.
 #[derive(Clone, Debug)]
 struct Pending {

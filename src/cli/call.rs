@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::exit;
 use crate::tools::CallArguments;
-use crate::tools::Registry;
 use crate::tools::ToolCall;
 use crate::tools::UpdateSink;
 use crate::tools::Workspace;
@@ -63,13 +62,9 @@ pub fn run(args: CallArgs) -> u8 {
         Ok(ws) => ws.with_confine(!args.no_confine),
         Err(err) => return super::usage_error(format!("--cwd {}: {err}", root.display())),
     };
-    let builder = match super::tool_selection(Registry::builder(workspace), args.tools.as_deref()) {
-        Ok(builder) => builder,
-        Err(err) => return super::usage_error(format!("--tools: {err}")),
-    };
-    let registry = match builder.build() {
+    let registry = match super::registry(workspace, args.tools.as_deref()) {
         Ok(registry) => registry,
-        Err(err) => return super::usage_error(format!("--tools: {err}")),
+        Err(err) => return super::usage_error(err),
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

@@ -129,6 +129,17 @@ fn usage_error(message: impl std::fmt::Display) -> u8 {
 /// Parses `--tools`: a preset name or a comma-separated list of tool names.
 /// A preset inside a list is refused (presets cannot be mixed with names),
 /// and an unknown name is the one blamed.
+/// The registry of `workspace` with the tools `--tools` names (all
+/// without it), or what is wrong with the selection.
+fn registry(
+    workspace: crate::tools::Workspace,
+    tools: Option<&str>,
+) -> Result<crate::tools::Registry, String> {
+    tool_selection(crate::tools::Registry::builder(workspace), tools)
+        .and_then(|builder| builder.build().map_err(|err| err.to_string()))
+        .map_err(|err| format!("--tools: {err}"))
+}
+
 fn tool_selection(
     builder: crate::tools::RegistryBuilder,
     spec: Option<&str>,

@@ -35,13 +35,9 @@ pub fn run(args: ToolsArgs) -> u8 {
         Ok(ws) => ws,
         Err(err) => return super::usage_error(err),
     };
-    let builder = match super::tool_selection(Registry::builder(workspace), args.tools.as_deref()) {
-        Ok(builder) => builder,
-        Err(err) => return super::usage_error(format!("--tools: {err}")),
-    };
-    let registry = match builder.build() {
+    let registry = match super::registry(workspace, args.tools.as_deref()) {
         Ok(registry) => registry,
-        Err(err) => return super::usage_error(format!("--tools: {err}")),
+        Err(err) => return super::usage_error(err),
     };
     if args.tokens {
         return print_costs(&registry, &args);

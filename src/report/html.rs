@@ -298,13 +298,9 @@ fn cut_text(text: &str, bytes: usize) -> String {
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+        match super::markup::entity(c, true) {
+            Some(entity) => out.push_str(entity),
+            None => out.push(c),
         }
     }
     out

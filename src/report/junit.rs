@@ -37,12 +37,11 @@ use super::console::render_failure;
 fn escape(text: &str, attribute: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
+        if let Some(entity) = super::markup::entity(c, attribute) {
+            out.push_str(entity);
+            continue;
+        }
         match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if attribute => out.push_str("&quot;"),
-            '\'' if attribute => out.push_str("&apos;"),
             '\n' if attribute => out.push_str("&#10;"),
             '\t' if attribute => out.push_str("&#9;"),
             '\r' => out.push_str("&#13;"),
@@ -335,7 +334,7 @@ mod tests {
     fn escapes_markup_quotes_and_control_characters() {
         assert_eq!(
             escape("a<b>&\"c' \u{1b}[31m\r\n\t", true),
-            "a&lt;b&gt;&amp;&quot;c&apos; \\u{1b}[31m&#13;&#10;&#9;"
+            "a&lt;b&gt;&amp;&quot;c&#39; \\u{1b}[31m&#13;&#10;&#9;"
         );
         assert_eq!(escape("a\n\tb\u{0}", false), "a\n\tb\\u{0}");
         assert_eq!(escape("é 🙂 \u{FFFE}", false), "é 🙂 \\u{fffe}");

@@ -25,12 +25,13 @@
 //! of summary.md and of the console (`harness run --coverage`). [`read_baseline`] reads what
 //! `--baseline` names: a baseline file or a `run.json`.
 //!
-//! Modules use one another in one direction only: `baseline`, `verdict`
-//! and `merge` use none of the others; `compare` uses `baseline` and
+//! Modules use one another in one direction only: `baseline`, `verdict`,
+//! `merge` and `markup` (the entities HTML and XML share) use none of the
+//! others; `compare` uses `baseline` and
 //! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
 //! `compare`, `verdict` and `coverage` (which uses none of the others),
-//! `junit` uses `compare` and `console`, `html` uses `compare`, `console`,
-//! `json` and `verdict`. This file
+//! `junit` uses `compare`, `console` and `markup`, `html` uses `compare`,
+//! `console`, `json`, `markup` and `verdict`. This file
 //! dispatches over them ([`render`], [`read_baseline`]). The gate language
 //! itself is [`crate::run::gate`]: a run records its gates.
 //!
@@ -45,6 +46,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+mod markup;
 pub mod merge;
 pub mod verdict;
 

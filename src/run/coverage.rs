@@ -11,7 +11,6 @@
 //! scenarios, so merged partitions have the coverage of the whole run.
 
 use std::collections::BTreeMap;
-use std::collections::BTreeSet;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -196,13 +195,7 @@ pub const CATALOGUE: &[(&str, &[&str])] = &[
 
 /// The behaviours of one run's calls.
 pub fn observe(transcript: &Transcript, report: &FauxReport) -> ScenarioCoverage {
-    let retries: BTreeSet<&str> = report
-        .turns
-        .iter()
-        .flat_map(|t| t.calls.iter())
-        .filter(|c| c.retry.is_some())
-        .map(|c| c.id.as_str())
-        .collect();
+    let retries = report.retry_ids();
     let mut out = ScenarioCoverage::new();
     let mut add = |area: &str, behaviour: &str| {
         *out.entry(area.to_owned())

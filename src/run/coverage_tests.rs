@@ -342,7 +342,7 @@ fn a_run_sums_its_scenarios_and_names_what_none_exercised() {
 #[test]
 fn the_catalogue_names_each_behaviour_once_per_area() {
     for (area, behaviours) in CATALOGUE {
-        let unique: BTreeSet<&&str> = behaviours.iter().collect();
+        let unique: std::collections::BTreeSet<&&str> = behaviours.iter().collect();
         assert_eq!(unique.len(), behaviours.len(), "{area}");
     }
 }

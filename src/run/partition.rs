@@ -25,6 +25,39 @@ use std::str::FromStr;
 use serde::Deserialize;
 use serde::Serialize;
 
+/// Serde and JSON Schema for a type that is written as its `Display` text
+/// and read back through its `FromStr` (a string matching `pattern`).
+macro_rules! as_text {
+    ($type:ty, $description:literal, $pattern:literal) => {
+        impl Serialize for $type {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $type {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl schemars::JsonSchema for $type {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($type).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "description": $description,
+                    "type": "string",
+                    "pattern": $pattern
+                })
+            }
+        }
+    };
+}
+
 /// How scenarios are assigned to partitions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PartitionKind {
@@ -104,32 +137,11 @@ impl fmt::Display for Partition {
     }
 }
 
-impl Serialize for Partition {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Partition {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-impl schemars::JsonSchema for Partition {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Partition".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "description": "A partition as given on the command line: `hash:K/N` or `slice:K/N`.",
-            "type": "string",
-            "pattern": "^(hash|slice):[1-9][0-9]*/[1-9][0-9]*$"
-        })
-    }
-}
+as_text!(
+    Partition,
+    "A partition as given on the command line: `hash:K/N` or `slice:K/N`.",
+    "^(hash|slice):[1-9][0-9]*/[1-9][0-9]*$"
+);
 
 /// FNV-1a, 64 bit: the partition hash. Fixed constants, no seed.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
@@ -228,32 +240,11 @@ impl FromStr for Fingerprint {
     }
 }
 
-impl Serialize for Fingerprint {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Fingerprint {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-impl schemars::JsonSchema for Fingerprint {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Fingerprint".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "description": "A fingerprint of the selected scenarios' names: `fnv1a64:` and 16 hex digits.",
-            "type": "string",
-            "pattern": "^fnv1a64:[0-9a-f]{16}$"
-        })
-    }
-}
+as_text!(
+    Fingerprint,
+    "A fingerprint of the selected scenarios' names: `fnv1a64:` and 16 hex digits.",
+    "^fnv1a64:[0-9a-f]{16}$"
+);
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,6 @@
 //! temp dir's name (docs/scenarios.md, "What the model sees").
 
 use std::collections::BTreeMap;
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -493,13 +492,7 @@ fn call_stats(
     report: &FauxReport,
     tokens: &dyn TokenCounter,
 ) -> Vec<CallStat> {
-    let retry_ids: BTreeSet<&str> = report
-        .turns
-        .iter()
-        .flat_map(|t| t.calls.iter())
-        .filter(|c| c.retry.is_some())
-        .map(|c| c.id.as_str())
-        .collect();
+    let retry_ids = report.retry_ids();
     transcript
         .calls
         .iter()

@@ -76,18 +76,9 @@ fn confined<T>(result: io::Result<T>) -> io::Result<T> {
 }
 
 fn convert(meta: &cap_std::fs::Metadata) -> Metadata {
-    let file_type = meta.file_type();
-    let kind = if file_type.is_symlink() {
-        FileKind::Symlink
-    } else if file_type.is_dir() {
-        FileKind::Dir
-    } else if file_type.is_file() {
-        FileKind::File
-    } else {
-        FileKind::Other
-    };
+    let t = meta.file_type();
     Metadata {
-        kind,
+        kind: FileKind::of(t.is_symlink(), t.is_dir(), t.is_file()),
         len: meta.len(),
         mode: meta.permissions().mode() & 0o7777,
     }
@@ -242,12 +233,9 @@ impl FsOps for ConfinedFs {
         let mut entries = Vec::new();
         for entry in confined(self.dir.read_dir(self.rel(path)?))? {
             let entry = entry?;
-            let kind = match entry.file_type() {
-                Ok(t) if t.is_symlink() => FileKind::Symlink,
-                Ok(t) if t.is_dir() => FileKind::Dir,
-                Ok(t) if t.is_file() => FileKind::File,
-                _ => FileKind::Other,
-            };
+            let kind = entry.file_type().map_or(FileKind::Other, |t| {
+                FileKind::of(t.is_symlink(), t.is_dir(), t.is_file())
+            });
             entries.push(DirEntry {
                 name: entry.file_name(),
                 kind,

@@ -27,16 +27,8 @@ use super::replace::write_replacing;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LocalFs;
 
-pub(super) fn kind_of(file_type: std::fs::FileType) -> FileKind {
-    if file_type.is_symlink() {
-        FileKind::Symlink
-    } else if file_type.is_dir() {
-        FileKind::Dir
-    } else if file_type.is_file() {
-        FileKind::File
-    } else {
-        FileKind::Other
-    }
+pub(super) fn kind_of(t: std::fs::FileType) -> FileKind {
+    FileKind::of(t.is_symlink(), t.is_dir(), t.is_file())
 }
 
 pub(super) fn convert(meta: &std::fs::Metadata) -> Metadata {

@@ -277,6 +277,22 @@ pub enum FileKind {
     Other,
 }
 
+impl FileKind {
+    /// The kind of an entry from what its file type says it is (std's
+    /// and cap-std's file types alike).
+    pub(crate) fn of(symlink: bool, dir: bool, file: bool) -> Self {
+        if symlink {
+            Self::Symlink
+        } else if dir {
+            Self::Dir
+        } else if file {
+            Self::File
+        } else {
+            Self::Other
+        }
+    }
+}
+
 /// The facts about a path that tools need.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Metadata {
