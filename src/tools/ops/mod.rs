@@ -395,23 +395,25 @@ pub trait FsOps: Send + Sync + fmt::Debug {
     /// Creates a private file (mode `0600`) named
     /// `{dir}/{prefix}-{16 hex digits}{suffix}` with an unpredictable,
     /// unused name, and opens it for writing. Returns its path.
+    ///
+    /// This is `tempfile`'s job done through the backend: `tempfile` can
+    /// only create on the local disk by path, and the file must be made
+    /// where the backend reaches (below the root handle of a confined
+    /// workspace, in memory, on a remote machine), with `create_new`'s
+    /// exclusive creation.
     fn create_temp(
         &self,
         dir: &Path,
         prefix: &str,
         suffix: &str,
     ) -> io::Result<(PathBuf, Box<dyn Write + Send>)> {
-        let mut last_err = None;
-        for _ in 0..TEMP_NAME_ATTEMPTS {
-            let random = getrandom::u64().map_err(io::Error::other)?;
-            let path = dir.join(format!("{prefix}-{random:016x}{suffix}"));
-            match self.create_new(&path, 0o600) {
-                Ok(file) => return Ok((path, file)),
-                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last_err = Some(err),
-                Err(err) => return Err(err),
-            }
-        }
-        Err(last_err.unwrap_or_else(|| io::Error::other("no free file name")))
+        first_free(
+            self,
+            (0..TEMP_NAME_ATTEMPTS).map(|_| {
+                let n = getrandom::u64().map_err(io::Error::other)?;
+                Ok(dir.join(format!("{prefix}-{n:016x}{suffix}")))
+            }),
+        )
     }
     /// Creates a private file (mode `0600`) named `{dir}/{stem}{suffix}`,
     /// or the first unused of `{stem}-2{suffix}`, `{stem}-3{suffix}` … (up
@@ -424,22 +426,36 @@ pub trait FsOps: Send + Sync + fmt::Debug {
         stem: &str,
         suffix: &str,
     ) -> io::Result<(PathBuf, Box<dyn Write + Send>)> {
-        let mut last_err = None;
-        for n in 1..=NUMBERED_NAME_ATTEMPTS {
-            let name = if n == 1 {
-                format!("{stem}{suffix}")
-            } else {
-                format!("{stem}-{n}{suffix}")
-            };
-            let path = dir.join(name);
-            match self.create_new(&path, 0o600) {
-                Ok(file) => return Ok((path, file)),
-                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last_err = Some(err),
-                Err(err) => return Err(err),
-            }
-        }
-        Err(last_err.unwrap_or_else(|| io::Error::other("no free file name")))
+        first_free(
+            self,
+            (1..=NUMBERED_NAME_ATTEMPTS).map(|n| {
+                Ok(dir.join(if n == 1 {
+                    format!("{stem}{suffix}")
+                } else {
+                    format!("{stem}-{n}{suffix}")
+                }))
+            }),
+        )
     }
+}
+
+/// Creates the first of `names` that does not exist yet, as a private file
+/// (mode `0600`), and opens it for writing. A name that could not be made
+/// ends the search with its error.
+fn first_free<F: FsOps + ?Sized>(
+    fs: &F,
+    names: impl Iterator<Item = io::Result<PathBuf>>,
+) -> io::Result<(PathBuf, Box<dyn Write + Send>)> {
+    let mut last_err = None;
+    for path in names {
+        let path = path?;
+        match fs.create_new(&path, 0o600) {
+            Ok(file) => return Ok((path, file)),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last_err = Some(err),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(last_err.unwrap_or_else(|| io::Error::other("no free file name")))
 }
 
 /// A boxed future, as returned by object-safe async trait methods.
