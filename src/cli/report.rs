@@ -21,7 +21,6 @@ use crate::report::read_baseline;
 use crate::run::Gate;
 use crate::run::RunSummary;
 use crate::run::Status;
-use crate::run::gate::combine;
 use crate::scenario::text_file::read_regular;
 
 /// Where reports go.
@@ -393,19 +392,13 @@ fn merged(args: &MergeArgs) -> Result<(RunSummary, Option<Comparison>), String> 
         });
     }
     let mut summary = merge::merge(parts).map_err(|err| format!("cannot merge: {err}"))?;
-    let recorded: Vec<Gate> = summary
-        .gates
-        .iter()
-        .map(|g| g.parse())
-        .collect::<Result<_, _>>()
-        .map_err(|err| format!("the reports' gates: {err}"))?;
     let given = args.gates.parsed()?;
+    let gates = merge::with_gates(&mut summary, given)
+        .map_err(|err| format!("the reports' gates: {err}"))?;
     let baseline = args.gates.baseline_for(&summary.tokenizer)?;
     if let Some(baseline) = &baseline {
         shares_a_scenario(baseline, summary.scenarios.iter().map(|s| s.name.as_str()))?;
     }
-    let gates = combine(recorded.into_iter().chain(given));
-    summary.gates = gates.iter().map(Gate::to_string).collect();
     let comparison = baseline.map(|baseline| compare(&summary, &baseline, &gates));
     Ok((summary, comparison))
 }

@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::run::Gate;
 use crate::run::Partition;
 use crate::run::RunSummary;
 
@@ -165,6 +166,23 @@ fn describe(p: Option<Partition>) -> String {
 pub fn merge(parts: Vec<Part>) -> Result<RunSummary, MergeError> {
     check(&parts)?;
     Ok(combine(parts))
+}
+
+/// The gates a merged run is judged by: those its partitions recorded,
+/// with `given` (`--gate` of the merge) taking a key's place; recorded in
+/// `summary.gates` too.
+pub fn with_gates(
+    summary: &mut RunSummary,
+    given: Vec<Gate>,
+) -> Result<Vec<Gate>, crate::run::GateError> {
+    let recorded: Vec<Gate> = summary
+        .gates
+        .iter()
+        .map(|g| g.parse())
+        .collect::<Result<_, _>>()?;
+    let gates = crate::run::gate::combine(recorded.into_iter().chain(given));
+    summary.gates = gates.iter().map(Gate::to_string).collect();
+    Ok(gates)
 }
 
 /// Whether the parts can be merged: alike, no scenario twice and, for
