@@ -53,7 +53,6 @@ use super::config::RunConfig;
 use super::coverage;
 use super::outcome::CallStat;
 use super::outcome::ScenarioOutcome;
-use super::outcome::ScenarioStats;
 use super::outcome::Status;
 use super::outcome::TurnStat;
 use super::outcome::millis;
@@ -84,6 +83,7 @@ fn whole(check: &str, expected: &str, actual: impl Into<String>) -> Failure {
 }
 
 /// One scenario's run and what it needs.
+#[derive(Clone, Copy)]
 pub(super) struct Job<'a> {
     /// The scenario.
     pub scenario: &'a Scenario,
@@ -96,7 +96,9 @@ pub(super) struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Runs the scenario end to end.
+    /// Runs the scenario end to end: its workspace built, the agent loop
+    /// over the faux provider within the time budget, then the checks (or
+    /// the timeout), and the workspace removed or kept.
     pub(super) async fn run(self) -> ScenarioOutcome {
         let scenario = self.scenario;
         if let Some(reason) = &scenario.skip {
@@ -125,108 +127,64 @@ impl Job<'_> {
             ..LoopOptions::default()
         };
         let budget = self.config.timeout.unwrap_or(scenario.timeout);
-        // Stalled operations end when the run is cancelled, just after its
-        // time is up (the plan's deadline: a stall can hold the loop's own
-        // thread, which then sees neither the timeout nor this task), and
-        // when it is over (below): no tool waits out a stall nobody waits
-        // for.
-        if let Some(plan) = &faults
-            && let Some(deadline) = Instant::now().checked_add(budget + STALL_GRACE)
-        {
-            plan.set_deadline(deadline);
-        }
-        let _stalls = faults.as_ref().map(|plan| {
-            let plan = Arc::clone(plan);
-            let cancel = options.cancel.clone();
-            AbortOnDrop(tokio::spawn(async move {
-                cancel.cancelled().await;
-                plan.interrupt();
-            }))
-        });
-        let mut running = RunningCalls::default();
-        let mut updates = UpdateLog::for_scenario(scenario);
-        let mut syncer = scenario
-            .replay
+        let _stalls = faults
             .as_ref()
-            .map(|plan| Syncer::new(plan, &root, &presenter));
-        let mut recorder = Recorder::new(Bounds::default());
-        let mut comparison = scenario.replay.as_ref().map(|plan| {
-            Comparison::new(
-                plan,
-                self.config.tokens.as_ref(),
-                WORKSPACE_NAME,
-                &scenario.call_labels,
-            )
-        });
+            .map(|plan| end_stalls(plan, budget, &options.cancel));
+        let mut seen = Observers::new(self, &root, &presenter);
         let finished = {
-            let mut on_event = |event: AgentEvent| {
-                running.see(&event);
-                updates.see(&event);
-                recorder.see(&event);
-                if let Some(syncer) = &mut syncer {
-                    syncer.see(&event);
-                }
-                if let Some(comparison) = &mut comparison {
-                    comparison.see(&event);
-                }
-            };
+            let mut on_event = |event: AgentEvent| seen.see(&event);
             let run = run_loop(&mut provider, &registry, &options, &mut on_event);
             tokio::time::timeout(budget, run).await
         };
         if let Some(plan) = &faults {
             plan.interrupt();
         }
-        let Ok(transcript) = finished else {
-            options.cancel.cancel();
-            outcome.failures.push(whole(
-                "timeout",
-                &format!("the scenario finishes within {:.1} s", budget.as_secs_f64()),
-                format!(
-                    "it timed out after {:.1} s {}; its tools were stopped",
-                    budget.as_secs_f64(),
-                    running.describe(scenario)
-                ),
-            ));
-            // The calls answered before the timeout keep their comparison.
-            if let Some(comparison) = comparison {
-                add_replay(&mut outcome, comparison.finish(synced(syncer.as_ref())));
-            }
-            outcome.stats.duration_ms = millis(started.elapsed());
-            outcome.transcript = Some(recorder.finish(&provider.into_report()));
-            drop(registry);
-            dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
-            return outcome;
-        };
         let report = provider.into_report();
-        outcome.transcript = Some(recorder.finish(&report));
-        let figures = Figures::of(&transcript, &report, self.config.tokens.as_ref());
         let places = Places {
             root: &root,
             presenter: &presenter,
-            updates: &updates,
+            updates: &seen.updates,
         };
-        self.check(&transcript, &report, &figures, places, &mut outcome);
-        outcome.calls = call_stats(&transcript, &report, self.config.tokens.as_ref());
-        if let Some(comparison) = comparison {
-            add_replay(&mut outcome, comparison.finish(synced(syncer.as_ref())));
+        match finished {
+            Ok(transcript) => self.judge(&transcript, &report, places, &mut outcome),
+            Err(_) => {
+                options.cancel.cancel();
+                outcome
+                    .failures
+                    .push(timed_out(budget, &seen.running, scenario));
+            }
         }
-        outcome.turns = turn_stats(&report);
-        if self.config.coverage {
-            outcome.coverage = Some(coverage::observe(&transcript, &report));
-        }
-        outcome.stats = ScenarioStats {
-            figures,
-            duration_ms: millis(started.elapsed()),
-        };
+        seen.finish(&report, &mut outcome);
+        // A timeout is one of the failures; so are a replay's disagreements.
         outcome.status = if outcome.failures.is_empty() {
             Status::Passed
         } else {
             Status::Failed
         };
+        outcome.stats.duration_ms = millis(started.elapsed());
         // Tools are done; stop what they left running before the directory goes.
         drop(registry);
         dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
         outcome
+    }
+
+    /// A finished run's figures, checks and per-call statistics.
+    fn judge(
+        &self,
+        transcript: &Transcript,
+        report: &FauxReport,
+        places: Places<'_>,
+        outcome: &mut ScenarioOutcome,
+    ) {
+        let tokens = self.config.tokens.as_ref();
+        let figures = Figures::of(transcript, report, tokens);
+        self.check(transcript, report, &figures, places, outcome);
+        outcome.calls = call_stats(transcript, report, tokens);
+        outcome.turns = turn_stats(report);
+        if self.config.coverage {
+            outcome.coverage = Some(coverage::observe(transcript, report));
+        }
+        outcome.stats.figures = figures;
     }
 
     /// Runs the checks on a finished run and records what they found.
@@ -273,9 +231,91 @@ impl Job<'_> {
     }
 }
 
-/// Files `--sync-reads` wrote.
-fn synced(syncer: Option<&Syncer<'_>>) -> u64 {
-    syncer.map_or(0, |s| s.synced)
+/// What watches a run's events as they come: the calls running (for a
+/// timeout's message), the streamed updates (for the checks), the
+/// transcript, and for an imported session its reads to sync and the
+/// comparison with what was recorded.
+struct Observers<'a> {
+    running: RunningCalls,
+    updates: UpdateLog,
+    recorder: Recorder,
+    syncer: Option<Syncer<'a>>,
+    comparison: Option<Comparison<'a>>,
+}
+
+impl<'a> Observers<'a> {
+    fn new(job: Job<'a>, root: &Path, presenter: &'a Presenter) -> Self {
+        let scenario = job.scenario;
+        Self {
+            running: RunningCalls::default(),
+            updates: UpdateLog::for_scenario(scenario),
+            recorder: Recorder::new(Bounds::default()),
+            syncer: scenario
+                .replay
+                .as_ref()
+                .map(|plan| Syncer::new(plan, root, presenter)),
+            comparison: scenario.replay.as_ref().map(|plan| {
+                Comparison::new(
+                    plan,
+                    job.config.tokens.as_ref(),
+                    WORKSPACE_NAME,
+                    &scenario.call_labels,
+                )
+            }),
+        }
+    }
+
+    fn see(&mut self, event: &AgentEvent) {
+        self.running.see(event);
+        self.updates.see(event);
+        self.recorder.see(event);
+        if let Some(syncer) = &mut self.syncer {
+            syncer.see(event);
+        }
+        if let Some(comparison) = &mut self.comparison {
+            comparison.see(event);
+        }
+    }
+
+    /// The transcript, and the replay comparison of the calls answered
+    /// (all of them, or those before a timeout), into the outcome.
+    fn finish(self, report: &FauxReport, outcome: &mut ScenarioOutcome) {
+        outcome.transcript = Some(self.recorder.finish(report));
+        if let Some(comparison) = self.comparison {
+            let synced = self.syncer.map_or(0, |s| s.synced);
+            add_replay(outcome, comparison.finish(synced));
+        }
+    }
+}
+
+/// The failure of a run past its time budget, naming what was running.
+fn timed_out(budget: Duration, running: &RunningCalls, scenario: &Scenario) -> Failure {
+    let secs = budget.as_secs_f64();
+    whole(
+        "timeout",
+        &format!("the scenario finishes within {secs:.1} s"),
+        format!(
+            "it timed out after {secs:.1} s {}; its tools were stopped",
+            running.describe(scenario)
+        ),
+    )
+}
+
+/// Makes stalled operations end when the run is cancelled and just after
+/// its time is up (the plan's deadline: a stall can hold the loop's own
+/// thread, which then sees neither the timeout nor this task). The caller
+/// interrupts the plan when the run is over, so no tool waits out a stall
+/// nobody waits for.
+fn end_stalls(plan: &Arc<FaultPlan>, budget: Duration, cancel: &CancellationToken) -> AbortOnDrop {
+    if let Some(deadline) = Instant::now().checked_add(budget + STALL_GRACE) {
+        plan.set_deadline(deadline);
+    }
+    let plan = Arc::clone(plan);
+    let cancel = cancel.clone();
+    AbortOnDrop(tokio::spawn(async move {
+        cancel.cancelled().await;
+        plan.interrupt();
+    }))
 }
 
 /// An imported scenario's comparison added to its outcome: the scenario's
