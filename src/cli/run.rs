@@ -204,18 +204,7 @@ pub fn run(args: RunArgs) -> u8 {
     for error in &discovery.errors {
         eprintln!("error: {error}");
     }
-    let runner = RunnerBuilder::discovered(discovery)
-        .tokenizer(args.tokenizer.clone())
-        .timeout(args.timeout)
-        .gates(args.gates.gates.clone())
-        .jobs(args.jobs)
-        .partition(args.partition)
-        .fail_fast(args.fail_fast)
-        .keep_workspaces(args.keep_workspaces)
-        .update_snapshots(args.update_snapshots)
-        .coverage(args.coverage)
-        .build();
-    let runner = match runner {
+    let runner = match builder(&args, discovery).build() {
         Ok(runner) => runner,
         Err(err) => return super::usage_error(err),
     };
@@ -240,24 +229,7 @@ pub fn run(args: RunArgs) -> u8 {
         Verbosity::Normal
     };
     if verbosity == Verbosity::Verbose {
-        println!(
-            "running with {} job{}, the {} tokenizer{}",
-            runner.jobs(),
-            if runner.jobs() == 1 { "" } else { "s" },
-            runner.tokenizer(),
-            if gates.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", gates {}",
-                    gates
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                )
-            }
-        );
+        println!("{}", settings_line(&runner, &gates));
     }
     let mut progress = Progress {
         save_baseline: args.outputs.save_baseline.as_deref(),
@@ -295,6 +267,36 @@ pub fn run(args: RunArgs) -> u8 {
         );
     }
     super::report::exit_code(&summary, comparison.as_ref(), written.ok())
+}
+
+/// The runner the flags ask for, over what discovery found.
+fn builder(args: &RunArgs, discovery: crate::run::Discovery) -> RunnerBuilder {
+    RunnerBuilder::discovered(discovery)
+        .tokenizer(args.tokenizer.clone())
+        .timeout(args.timeout)
+        .gates(args.gates.gates.clone())
+        .jobs(args.jobs)
+        .partition(args.partition)
+        .fail_fast(args.fail_fast)
+        .keep_workspaces(args.keep_workspaces)
+        .update_snapshots(args.update_snapshots)
+        .coverage(args.coverage)
+}
+
+/// `--verbose`'s first line: how the run is set up.
+fn settings_line(runner: &crate::run::Runner, gates: &[crate::run::Gate]) -> String {
+    let gates = if gates.is_empty() {
+        String::new()
+    } else {
+        let written: Vec<String> = gates.iter().map(ToString::to_string).collect();
+        format!(", gates {}", written.join(" "))
+    };
+    format!(
+        "running with {} job{}, the {} tokenizer{gates}",
+        runner.jobs(),
+        if runner.jobs() == 1 { "" } else { "s" },
+        runner.tokenizer(),
+    )
 }
 
 /// How much `harness run` prints.

@@ -665,99 +665,17 @@ pub fn parse(text: &str) -> Stream {
         let (event, span) = match event {
             Ok(pair) => pair,
             Err(err) => {
-                let marker = err.marker();
-                let info = err.info();
-                let message = if info.contains("recursion limit") {
-                    format!(
-                        "the YAML nests deeper than {MAX_DEPTH} levels; a scenario never needs \
-                         that much"
-                    )
-                } else {
-                    format!(
-                        "YAML syntax error: {info}; check the brackets, quotes and indentation \
-                         around here"
-                    )
-                };
-                stream.fatal = Some(TreeProblem {
-                    pos: Pos {
-                        line: marker.line(),
-                        column: marker.col() + 1,
-                    },
-                    path: String::new(),
-                    message,
-                });
+                stream.fatal = Some(syntax_problem(&err));
                 return stream;
             }
         };
         let pos = Pos::of(&span);
-        let step = match event {
-            Event::DocumentStart(_) => {
-                doc_start = pos;
-                builder = Builder::new();
-                Ok(None)
-            }
-            Event::Scalar(value, style, anchor, tag) => match core_tag(tag.as_deref()) {
-                Ok(tag) => {
-                    let node = Node {
-                        pos,
-                        kind: Kind::Scalar(Scalar {
-                            text: value.into_owned(),
-                            plain: style == ScalarStyle::Plain,
-                            tag,
-                        }),
-                    };
-                    builder.remember(anchor, &node);
-                    Ok(builder.push(node))
-                }
-                Err(written) => Err(TreeProblem {
-                    pos,
-                    path: builder.node_path(),
-                    message: unsupported_tag(&written),
-                }),
-            },
-            Event::SequenceStart(anchor, tag) | Event::MappingStart(anchor, tag)
-                if core_tag(tag.as_deref()).is_err() =>
-            {
-                let written = core_tag(tag.as_deref()).err().unwrap_or_default();
-                let _ = anchor;
-                Err(TreeProblem {
-                    pos,
-                    path: builder.node_path(),
-                    message: unsupported_tag(&written),
-                })
-            }
-            Event::SequenceStart(anchor, _) => builder
-                .open(
-                    Frame::Seq {
-                        pos,
-                        anchor,
-                        items: Vec::new(),
-                    },
-                    pos,
-                )
-                .map(|()| None),
-            Event::MappingStart(anchor, _) => builder
-                .open(
-                    Frame::Map {
-                        pos,
-                        anchor,
-                        entries: Vec::new(),
-                        key: None,
-                        seen: HashMap::new(),
-                        skip_next_value: false,
-                    },
-                    pos,
-                )
-                .map(|()| None),
-            Event::SequenceEnd | Event::MappingEnd => match builder.close() {
-                Some((node, anchor)) => {
-                    builder.remember(anchor, &node);
-                    Ok(builder.push(node))
-                }
-                None => Ok(None),
-            },
-            Event::Alias(id) => builder.alias(id, pos).map(|node| builder.push(node)),
-            Event::DocumentEnd | Event::StreamStart | Event::StreamEnd | Event::Nothing => Ok(None),
+        let step = if let Event::DocumentStart(_) = event {
+            doc_start = pos;
+            builder = Builder::new();
+            Ok(None)
+        } else {
+            builder.event(event, pos)
         };
         match step {
             Ok(Some(root)) => {
@@ -777,6 +695,99 @@ pub fn parse(text: &str) -> Stream {
         }
     }
     stream
+}
+
+/// What the parser's error means for the person who wrote the file.
+fn syntax_problem(err: &saphyr_parser::ScanError) -> TreeProblem {
+    let marker = err.marker();
+    let info = err.info();
+    let message = if info.contains("recursion limit") {
+        format!("the YAML nests deeper than {MAX_DEPTH} levels; a scenario never needs that much")
+    } else {
+        format!("YAML syntax error: {info}; check the brackets, quotes and indentation around here")
+    };
+    TreeProblem {
+        pos: Pos {
+            line: marker.line(),
+            column: marker.col() + 1,
+        },
+        path: String::new(),
+        message,
+    }
+}
+
+impl Builder {
+    /// Takes one event of a document (not its start): the document's root
+    /// when the event completes it.
+    fn event(&mut self, event: Event<'_>, pos: Pos) -> Result<Option<Node>, TreeProblem> {
+        match event {
+            Event::Scalar(value, style, anchor, tag) => match core_tag(tag.as_deref()) {
+                Ok(tag) => {
+                    let node = Node {
+                        pos,
+                        kind: Kind::Scalar(Scalar {
+                            text: value.into_owned(),
+                            plain: style == ScalarStyle::Plain,
+                            tag,
+                        }),
+                    };
+                    self.remember(anchor, &node);
+                    Ok(self.push(node))
+                }
+                Err(written) => Err(TreeProblem {
+                    pos,
+                    path: self.node_path(),
+                    message: unsupported_tag(&written),
+                }),
+            },
+            Event::SequenceStart(_, tag) | Event::MappingStart(_, tag)
+                if core_tag(tag.as_deref()).is_err() =>
+            {
+                let written = core_tag(tag.as_deref()).err().unwrap_or_default();
+                Err(TreeProblem {
+                    pos,
+                    path: self.node_path(),
+                    message: unsupported_tag(&written),
+                })
+            }
+            Event::SequenceStart(anchor, _) => self
+                .open(
+                    Frame::Seq {
+                        pos,
+                        anchor,
+                        items: Vec::new(),
+                    },
+                    pos,
+                )
+                .map(|()| None),
+            Event::MappingStart(anchor, _) => self
+                .open(
+                    Frame::Map {
+                        pos,
+                        anchor,
+                        entries: Vec::new(),
+                        key: None,
+                        seen: HashMap::new(),
+                        skip_next_value: false,
+                    },
+                    pos,
+                )
+                .map(|()| None),
+            Event::SequenceEnd | Event::MappingEnd => match self.close() {
+                Some((node, anchor)) => {
+                    self.remember(anchor, &node);
+                    Ok(self.push(node))
+                }
+                None => Ok(None),
+            },
+            Event::Alias(id) => self.alias(id, pos).map(|node| self.push(node)),
+            Event::DocumentStart(_)
+            | Event::DocumentEnd
+            | Event::StreamStart
+            | Event::StreamEnd
+            | Event::Nothing => Ok(None),
+        }
+    }
 }
 
 #[cfg(test)]
