@@ -539,13 +539,10 @@ fn not_found_hint(fuzzy_content: &str, old: &str, fuzzy_old: &str) -> Option<Hin
             return Some(Hint::EscapedNewlines);
         }
     }
-    let mut old_lines: Vec<&str> = fuzzy_old.split('\n').collect();
-    let ends_with_newline = old_lines.len() > 1 && old_lines.last() == Some(&"");
-    if ends_with_newline {
-        old_lines.pop();
-    }
+    let old = OldLines::new(fuzzy_old);
     // The most distinctive line anchors the search.
-    let (anchor, anchor_text) = old_lines
+    let (anchor, anchor_text) = old
+        .lines
         .iter()
         .enumerate()
         .max_by(|a, b| a.1.trim().len().cmp(&b.1.trim().len()).then(b.0.cmp(&a.0)))
@@ -554,72 +551,108 @@ fn not_found_hint(fuzzy_content: &str, old: &str, fuzzy_old: &str) -> Option<Hin
         return None;
     }
     let file_lines: Vec<&str> = fuzzy_content.split('\n').collect();
-    let m = old_lines.len();
-    let is_edge = |k: usize| k == 0 || k + 1 == m;
-    let loosely = |k: usize, line: &str| {
-        if is_edge(k) {
-            line.contains(old_lines[k].trim())
-        } else {
-            line.trim() == old_lines[k].trim()
-        }
-    };
-    // What a real match needs of old line k against a file line.
-    let exactly = |k: usize, line: &str| {
-        let old_line = old_lines[k];
-        match (k == 0, k + 1 == m) {
-            (true, true) if ends_with_newline => line.ends_with(old_line),
-            (true, true) => line.contains(old_line),
-            (true, false) => line.ends_with(old_line),
-            (false, true) if !ends_with_newline => line.starts_with(old_line),
-            _ => line == old_line,
-        }
-    };
-
-    // Candidate windows: where the anchor line is found (aligned on it),
-    // and the alignments most file lines vote for (every file line equal
-    // to an oldText line, ignoring indentation, votes for the window start
-    // that lines them up), so a line inserted or removed inside the window
-    // cannot push the hint off the block that really matches.
-    let mut starts: BTreeSet<usize> = BTreeSet::new();
-    for (j, line) in file_lines.iter().enumerate() {
-        if !loosely(anchor, line) || j < anchor {
-            continue;
-        }
-        if starts.len() >= MAX_CANDIDATES {
-            break;
-        }
-        starts.insert(j - anchor);
-    }
-    starts.extend(voted_starts(&file_lines, &old_lines));
+    let starts = candidate_starts(&file_lines, &old, anchor);
+    // The window with the most exact lines, then the most loose ones; the
+    // earliest of equals.
     let mut best: Option<(usize, usize, usize)> = None; // (exact, loose, start)
     for &start in &starts {
-        let (mut exact, mut loose) = (0, 0);
-        for k in 0..m {
-            if let Some(file_line) = file_lines.get(start + k) {
-                if exactly(k, file_line) {
-                    exact += 1;
-                } else if loosely(k, file_line) {
-                    loose += 1;
-                }
-            }
-        }
+        let (exact, loose) = old.score(&file_lines, start);
         if best.is_none_or(|(e, l, _)| (exact, loose) > (e, l)) {
             best = Some((exact, loose, start));
         }
     }
-    if let Some((exact, loose, _)) = best
-        && m >= 3
-        && (exact + loose) * 2 < m
-    {
-        // Nothing close: a hint at a window where most lines differ
-        // would cost the model a turn.
-        return Some(Hint::NoCloseMatch {
+    let m = old.lines.len();
+    match best {
+        // Nothing close: a hint at a window where most lines differ would
+        // cost the model a turn.
+        Some((exact, loose, _)) if m >= 3 && (exact + loose) * 2 < m => Some(Hint::NoCloseMatch {
             matching: exact,
             old_lines: m,
-        });
+        }),
+        Some((exact, _, start)) => old.diverges(&file_lines, &starts, start, exact),
+        None => Some(most_similar(&file_lines, anchor_text)),
     }
-    if let Some((exact, _, start)) = best {
-        let matches_at = |k: usize| file_lines.get(start + k).is_some_and(|l| exactly(k, l));
+}
+
+/// The lines of an `oldText` that matched nowhere, and how a window of
+/// file lines is held against them.
+struct OldLines<'a> {
+    lines: Vec<&'a str>,
+    /// The text ended with a newline (its last, empty line is dropped).
+    ends_with_newline: bool,
+}
+
+impl<'a> OldLines<'a> {
+    fn new(fuzzy_old: &'a str) -> Self {
+        let mut lines: Vec<&str> = fuzzy_old.split('\n').collect();
+        let ends_with_newline = lines.len() > 1 && lines.last() == Some(&"");
+        if ends_with_newline {
+            lines.pop();
+        }
+        Self {
+            lines,
+            ends_with_newline,
+        }
+    }
+
+    fn is_edge(&self, k: usize) -> bool {
+        k == 0 || k + 1 == self.lines.len()
+    }
+
+    /// Old line `k` and a file line agree but for indentation (an edge
+    /// line: is contained in it).
+    fn loosely(&self, k: usize, line: &str) -> bool {
+        if self.is_edge(k) {
+            line.contains(self.lines[k].trim())
+        } else {
+            line.trim() == self.lines[k].trim()
+        }
+    }
+
+    /// What a real match needs of old line `k` against a file line.
+    fn exactly(&self, k: usize, line: &str) -> bool {
+        let old_line = self.lines[k];
+        let last = k + 1 == self.lines.len();
+        match (k == 0, last) {
+            (true, true) if self.ends_with_newline => line.ends_with(old_line),
+            (true, true) => line.contains(old_line),
+            (true, false) => line.ends_with(old_line),
+            (false, true) if !self.ends_with_newline => line.starts_with(old_line),
+            _ => line == old_line,
+        }
+    }
+
+    /// How many lines of the window at `start` match exactly, and how
+    /// many more loosely.
+    fn score(&self, file_lines: &[&str], start: usize) -> (usize, usize) {
+        let (mut exact, mut loose) = (0, 0);
+        for k in 0..self.lines.len() {
+            if let Some(file_line) = file_lines.get(start + k) {
+                if self.exactly(k, file_line) {
+                    exact += 1;
+                } else if self.loosely(k, file_line) {
+                    loose += 1;
+                }
+            }
+        }
+        (exact, loose)
+    }
+
+    /// The hint at the best window (at `start`, with `exact` lines
+    /// matching): where the block starts and the line that differs.
+    fn diverges(
+        &self,
+        file_lines: &[&str],
+        starts: &BTreeSet<usize>,
+        start: usize,
+        exact: usize,
+    ) -> Option<Hint> {
+        let m = self.lines.len();
+        let matches_at = |k: usize| {
+            file_lines
+                .get(start + k)
+                .is_some_and(|l| self.exactly(k, l))
+        };
         let first = (0..m).find(|&k| matches_at(k));
         // The line that differs next to the block that matches: before
         // it when the window starts with differing lines (a line was
@@ -642,7 +675,8 @@ fn not_found_hint(fuzzy_content: &str, old: &str, fuzzy_old: &str) -> Option<Hin
                     .map(|s| {
                         let leading = (0..first)
                             .filter(|&k| {
-                                s + k < tail && file_lines.get(s + k).is_some_and(|l| exactly(k, l))
+                                s + k < tail
+                                    && file_lines.get(s + k).is_some_and(|l| self.exactly(k, l))
                             })
                             .count();
                         (leading, s)
@@ -654,17 +688,36 @@ fn not_found_hint(fuzzy_content: &str, old: &str, fuzzy_old: &str) -> Option<Hin
             _ => start,
         };
         let file_line = file_lines.get(start + diverging);
-        return Some(Hint::Diverges {
+        Some(Hint::Diverges {
             file_start: block_start + 1,
             old_line: diverging + 1,
             matching: exact,
             old_lines: m,
             file_line: file_line.map(|_| start + diverging + 1),
             file_text: file_line.map_or_else(String::new, |l| (*l).to_owned()),
-            old_text: old_lines[diverging].to_owned(),
-        });
+            old_text: self.lines[diverging].to_owned(),
+        })
     }
-    Some(most_similar(&file_lines, anchor_text))
+}
+
+/// Candidate windows: where the anchor line is found (aligned on it), and
+/// the alignments most file lines vote for (every file line equal to an
+/// oldText line, ignoring indentation, votes for the window start that
+/// lines them up), so a line inserted or removed inside the window cannot
+/// push the hint off the block that really matches.
+fn candidate_starts(file_lines: &[&str], old: &OldLines<'_>, anchor: usize) -> BTreeSet<usize> {
+    let mut starts: BTreeSet<usize> = BTreeSet::new();
+    for (j, line) in file_lines.iter().enumerate() {
+        if !old.loosely(anchor, line) || j < anchor {
+            continue;
+        }
+        if starts.len() >= MAX_CANDIDATES {
+            break;
+        }
+        starts.insert(j - anchor);
+    }
+    starts.extend(voted_starts(file_lines, &old.lines));
+    starts
 }
 
 /// The window starts that line up the most `oldText` lines with equal
