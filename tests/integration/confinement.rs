@@ -543,11 +543,13 @@ fn bash_logs_of_a_run_live_next_to_the_workspace_and_go_with_it() {
     let expected: String = (1..=3000).map(|n| format!("{n}\n")).collect();
     assert_eq!(std::fs::read_to_string(&log).unwrap(), expected);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains(&format!(
-            "workspace of a long output: {}\n",
-            kept[0].display()
-        )),
+    let kept_line = stdout
+        .lines()
+        .find(|l| l.starts_with("workspace of "))
+        .unwrap_or_default();
+    assert_eq!(
+        kept_line,
+        format!("workspace of a long output: {}", kept[0].display()),
         "{stdout}"
     );
 }

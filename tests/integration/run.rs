@@ -401,8 +401,8 @@ fn failure_diffs_are_coloured_only_when_the_terminal_wants_it() {
     // CLICOLOR_FORCE=0 forces nothing (and is not `NO_COLOR` either).
     assert_eq!(run(&[("CLICOLOR_FORCE", "0")]), plain);
     let forced = run(&[("CLICOLOR_FORCE", "1")]);
-    assert!(forced.contains("\u{1b}[31m-five\u{1b}[0m"), "{forced}");
-    assert!(forced.contains("\u{1b}[32m+5\u{1b}[0m"), "{forced}");
+    // The escapes shown as text, so the snapshot is readable.
+    insta::assert_snapshot!("forced_colour", forced.replace('\u{1b}', "<ESC>"));
     let escapes = regex::Regex::new("\u{1b}\\[[0-9;]*m").unwrap();
     assert_eq!(escapes.replace_all(&forced, ""), plain);
 }
