@@ -66,7 +66,13 @@ pub fn run(args: CallArgs) -> u8 {
         Ok(registry) => registry,
         Err(err) => return super::usage_error(err),
     };
-    let runtime = match tokio::runtime::Runtime::new() {
+    // One call needs no pool of workers: the call runs on this thread
+    // (its blocking work on the blocking pool, its walks on their own
+    // threads), which saves starting two at every `harness call`.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(err) => return super::usage_error(format!("cannot start the async runtime: {err}")),
     };

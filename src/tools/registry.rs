@@ -14,7 +14,11 @@
 //! error to a result with `is_error: true` that keeps its `details` (D14).
 
 use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::OnceLock;
+use std::sync::PoisonError;
 
 use serde::Deserialize;
 use serde::Serialize;
@@ -163,6 +167,9 @@ pub struct RegistryBuilder {
     workspace: Workspace,
     limits: Limits,
     tools: Vec<Arc<dyn AnyTool>>,
+    /// How many of `tools`, from the front, are the built-in ones (their
+    /// schemas are known to compile; others are compiled at build).
+    builtin: usize,
     active: Vec<String>,
     deny: Vec<String>,
 }
@@ -211,17 +218,26 @@ impl RegistryBuilder {
         self
     }
 
-    /// Compiles every schema and checks the lists.
+    /// Checks the lists, and compiles the schemas of tools of one's own
+    /// (a schema that does not compile is an error now, not at the first
+    /// call). The built-in tools' schemas are compiled on their first call,
+    /// once per process for each set of limits ([`validator_for`]), so a
+    /// process that makes one call, or one registry per scenario, does not
+    /// compile seven.
     pub fn build(self) -> Result<Registry, RegistryError> {
         let mut entries = Vec::new();
         let mut seen = BTreeSet::new();
-        for tool in self.tools {
+        for (index, tool) in self.tools.into_iter().enumerate() {
             let spec = tool.spec(&self.limits);
             if !seen.insert(spec.name) {
                 return Err(RegistryError::Duplicate(spec.name.to_owned()));
             }
-            let validator = ArgsValidator::new(spec.name, &spec.parameters)
-                .map_err(RegistryError::BadSchema)?;
+            let validator = OnceLock::new();
+            if index >= self.builtin {
+                let compiled =
+                    validator_for(spec.name, &spec.parameters).map_err(RegistryError::BadSchema)?;
+                let _ = validator.set(compiled);
+            }
             entries.push(Entry {
                 tool,
                 spec,
@@ -268,7 +284,42 @@ impl RegistryBuilder {
 struct Entry {
     tool: Arc<dyn AnyTool>,
     spec: ToolSpec,
-    validator: ArgsValidator,
+    /// Compiled on first use (built-in tools) or at build (others).
+    validator: OnceLock<Arc<ArgsValidator>>,
+}
+
+impl Entry {
+    fn validator(&self) -> Result<&ArgsValidator, ToolError> {
+        if let Some(v) = self.validator.get() {
+            return Ok(v);
+        }
+        let compiled =
+            validator_for(self.spec.name, &self.spec.parameters).map_err(ToolError::fatal)?;
+        Ok(self.validator.get_or_init(|| compiled))
+    }
+}
+
+/// Most compiled schemas kept for the process (one per tool and set of
+/// limits; a run uses a handful).
+const MAX_CACHED_VALIDATORS: usize = 256;
+
+/// The compiled validator of a tool's parameter schema, shared by every
+/// registry of the process that has the same schema.
+fn validator_for(tool: &str, schema: &Value) -> Result<Arc<ArgsValidator>, String> {
+    static CACHE: Mutex<Option<HashMap<String, Arc<ArgsValidator>>>> = Mutex::new(None);
+    let key = format!("{tool}\u{0}{schema}");
+    let lock = || CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(found) = lock().as_ref().and_then(|cache| cache.get(&key)) {
+        return Ok(Arc::clone(found));
+    }
+    let compiled = Arc::new(ArgsValidator::new(tool, schema)?);
+    let mut cache = lock();
+    let cache = cache.get_or_insert_with(HashMap::new);
+    if cache.len() >= MAX_CACHED_VALIDATORS {
+        cache.clear();
+    }
+    cache.insert(key, Arc::clone(&compiled));
+    Ok(compiled)
 }
 
 /// The tools of one session, bound to a workspace.
@@ -296,6 +347,7 @@ impl Registry {
             workspace,
             limits: Limits::default(),
             tools: builtin_tools(),
+            builtin: ALL_TOOL_NAMES.len(),
             active: Preset::All
                 .names()
                 .iter()
@@ -399,7 +451,10 @@ impl Registry {
         };
         let mut args = entry.tool.prepare_arguments(raw()?);
         let notes = normalize(&entry.spec.parameters, &mut args);
-        let problems = entry.validator.problems(&args);
+        let validator = entry
+            .validator()
+            .map_err(|err| Box::new(ToolResult::from(err)))?;
+        let problems = validator.problems(&args);
         if !problems.is_empty() {
             let raw = raw()?;
             let facts = ValidationDetails {
@@ -411,7 +466,7 @@ impl Registry {
             };
             merge_notes(&mut details, &notes);
             return Err(Box::new(ToolResult::from(ToolError::InvalidArgs {
-                message: entry.validator.message(&problems, &raw),
+                message: validator.message(&problems, &raw),
                 details: Some(details),
             })));
         }

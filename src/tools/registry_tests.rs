@@ -313,3 +313,20 @@ async fn every_limit_and_offset_below_its_minimum_is_refused_naming_the_rule() {
         );
     }
 }
+
+#[test]
+fn schemas_compile_once_per_process_and_limits() {
+    let spec =
+        |limits: &Limits| crate::tools::contract::Tool::spec(&crate::tools::ReadTool, limits);
+    let a = validator_for("read", &spec(&Limits::default()).parameters).unwrap();
+    let b = validator_for("read", &spec(&Limits::default()).parameters).unwrap();
+    assert!(Arc::ptr_eq(&a, &b));
+    let mut other = spec(&Limits::default()).parameters;
+    other["description"] = serde_json::json!("another schema");
+    let c = validator_for("read", &other).unwrap();
+    assert!(!Arc::ptr_eq(&a, &c));
+    assert_eq!(
+        validator_for("x", &serde_json::json!({"type": 5})).map(|_| ()),
+        Err("the parameter schema of tool x is invalid: 5 is not valid under any of the schemas listed in the 'anyOf' keyword".to_owned())
+    );
+}
