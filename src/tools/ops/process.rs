@@ -4,7 +4,9 @@
 //! `PATH`, then `sh`) in the request's working directory, in a session of
 //! its own (`setsid`: a new process group, and no controlling terminal, so
 //! a command that opens `/dev/tty` gets an error at once instead of being
-//! stopped by `SIGTTIN` when the harness runs on a terminal), with stdin on
+//! stopped by `SIGTTIN` when the harness runs on a terminal; without a
+//! terminal, a process group of its own, which lets it start by
+//! `posix_spawn` rather than a `fork` of the whole harness), with stdin on
 //! `/dev/null` (a read gets end-of-file at once). stdout and stderr are the
 //! write ends of **one** pipe, so the bytes arrive in the order the command
 //! wrote them (D20).
@@ -175,15 +177,25 @@ async fn run(
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_err))
         .kill_on_drop(true);
-    // SAFETY: the closure runs in the forked child before exec and only
-    // calls `setsid`, which is async-signal-safe, and reads `errno`.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
+    if has_controlling_terminal() {
+        // SAFETY: the closure runs in the forked child before exec and only
+        // calls `setsid`, which is async-signal-safe, and reads `errno`.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    } else {
+        // Without a terminal to lose, a process group of its own is all a
+        // new session would give, and it lets the standard library spawn
+        // with posix_spawn (a vfork) instead of copying this whole process
+        // with fork, which costs in proportion to its memory (the o200k
+        // tokenizer's tables alone are 45 MB): a large share of a run's
+        // time when every scenario runs a command.
+        command.process_group(0);
     }
     for (key, value) in &request.env {
         command.env(key, value);
@@ -258,6 +270,21 @@ async fn run(
     Ok(ExecEnd::Exited {
         code: status.code(),
         signal: status.signal(),
+    })
+}
+
+/// Whether this process has a controlling terminal (asked once): only
+/// then must a command start a session of its own, so that reading the
+/// terminal fails at once instead of stopping it with `SIGTTIN`.
+fn has_controlling_terminal() -> bool {
+    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    use std::os::unix::fs::OpenOptionsExt as _;
+    *ANSWER.get_or_init(|| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOCTTY)
+            .open("/dev/tty")
+            .is_ok()
     })
 }
 
