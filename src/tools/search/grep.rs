@@ -755,8 +755,7 @@ fn search_all(
             }
         }
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
+    let threads = super::cores()
         .clamp(1, MAX_SEARCH_THREADS)
         .min(left);
     // The calling thread is one of the workers.

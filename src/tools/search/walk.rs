@@ -45,6 +45,10 @@ use crate::tools::ops::FsOps;
 /// Most worker threads one walk uses.
 const MAX_WALK_THREADS: usize = 8;
 
+/// Directories the calling thread lists alone before it shares the walk
+/// with more threads (when directories are still waiting).
+const SHARE_AFTER_DIRS: usize = 16;
+
 /// What a walk should include.
 #[derive(Clone, Debug)]
 pub(crate) struct WalkOptions {
@@ -170,15 +174,20 @@ pub(crate) fn walk_visiting<'v>(
         }),
         ready: Condvar::new(),
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, MAX_WALK_THREADS);
-    // The calling thread is one of the workers.
+    let threads = super::cores().clamp(1, MAX_WALK_THREADS);
+    // The calling thread is one of the workers, and the only one at first:
+    // it starts the others once the tree proves big enough to share (a
+    // small workspace is walked before a thread would have started).
     let found: Vec<Found> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (1..threads)
-            .map(|_| scope.spawn(|| work(fs, &queue, options, visitor())))
-            .collect();
-        let mine = work(fs, &queue, options, visitor());
+        let mut workers = Vec::new();
+        let mut listed = 0;
+        let mut grow = |pending: usize| {
+            listed += 1;
+            if listed >= SHARE_AFTER_DIRS && pending > 0 && workers.len() + 1 < threads {
+                workers.push(scope.spawn(|| work(fs, &queue, options, visitor(), &mut |_| {})));
+            }
+        };
+        let mine = work(fs, &queue, options, visitor(), &mut grow);
         std::iter::once(mine)
             .chain(
                 workers
@@ -243,8 +252,15 @@ fn common_len(a: &[u8], b: &[u8]) -> usize {
 }
 
 /// One worker: takes directories from the stack until none is left and no
-/// other worker can add more.
-fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions, mut visit: Visitor<'_>) -> Found {
+/// other worker can add more. After each directory it tells `after_each`
+/// how many directories are waiting.
+fn work(
+    fs: &dyn FsOps,
+    queue: &Queue,
+    options: &WalkOptions,
+    mut visit: Visitor<'_>,
+    after_each: &mut dyn FnMut(usize),
+) -> Found {
     let mut found = Found::default();
     loop {
         let job = {
@@ -289,6 +305,9 @@ fn work(fs: &dyn FsOps, queue: &Queue, options: &WalkOptions, mut visit: Visitor
         if added || state.running == 0 {
             queue.ready.notify_all();
         }
+        let pending = state.jobs.len();
+        drop(state);
+        after_each(pending);
     }
 }
 
