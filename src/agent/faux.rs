@@ -58,7 +58,7 @@ pub struct Capture {
     /// The variable it binds.
     pub name: String,
     /// The first group (or the whole match) becomes the value.
-    pub regex: Regex,
+    pub regex: std::sync::Arc<Regex>,
 }
 
 /// One scripted tool call.

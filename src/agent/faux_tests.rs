@@ -30,7 +30,7 @@ async fn captures_chain_calls_and_workspace_is_bound() {
     let mut first = call("c1", "read", json!({"path": "index.txt"}));
     first.captures.push(Capture {
         name: "file".into(),
-        regex: Regex::new(r"see (\S+)").unwrap(),
+        regex: Regex::new(r"see (\S+)").unwrap().into(),
     });
     let second = call("c2", "read", json!({"path": "${workspace}/${file}"}));
     let (t, report) = run(
@@ -53,7 +53,7 @@ async fn a_failed_capture_stops_the_run() {
     let mut first = call("c1", "read", json!({"path": "a.txt"}));
     first.captures.push(Capture {
         name: "x".into(),
-        regex: Regex::new(r"id=(\d+)").unwrap(),
+        regex: Regex::new(r"id=(\d+)").unwrap().into(),
     });
     let (t, report) = run(
         &h,
@@ -200,7 +200,7 @@ async fn variables_in_raw_args_are_json_escaped_and_each_call_keeps_its_variable
     let mut first = call("c1", "read", json!({"path": "a.txt"}));
     first.captures.push(Capture {
         name: "v".into(),
-        regex: Regex::new(r"name: (.*)").unwrap(),
+        regex: Regex::new(r"name: (.*)").unwrap().into(),
     });
     let second = FauxCall {
         args: FauxArgs::Raw(r#"{"path": "${v}"}"#.into()),

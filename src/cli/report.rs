@@ -68,6 +68,12 @@ pub struct GateArgs {
 }
 
 impl OutputArgs {
+    /// Whether a report asked for holds the scenarios' transcripts
+    /// (`run.json` and `index.html`, also inside `--report DIR`).
+    pub fn shows_transcripts(&self) -> bool {
+        self.report_dir.is_some() || self.json.is_some() || self.html.is_some()
+    }
+
     /// Every report file to write.
     fn targets(&self) -> Vec<(Format, PathBuf)> {
         let mut targets = Vec::new();

@@ -204,7 +204,10 @@ pub fn run(args: RunArgs) -> u8 {
     for error in &discovery.errors {
         eprintln!("error: {error}");
     }
-    let runner = match builder(&args, discovery).build() {
+    let runner = match builder(&args, discovery)
+        .transcripts(args.outputs.shows_transcripts())
+        .build()
+    {
         Ok(runner) => runner,
         Err(err) => return super::usage_error(err),
     };

@@ -118,6 +118,7 @@ pub struct RunnerBuilder {
     keep_workspaces: bool,
     update_snapshots: bool,
     coverage: bool,
+    transcripts: Option<bool>,
 }
 
 impl RunnerBuilder {
@@ -197,6 +198,15 @@ impl RunnerBuilder {
         self
     }
 
+    /// Keep each scenario's transcript in its outcome (default: yes). A
+    /// run whose reports show no transcript (neither `run.json` nor
+    /// `index.html` is written) can leave them out: they are most of a
+    /// large run's memory.
+    pub fn transcripts(mut self, yes: bool) -> Self {
+        self.transcripts = Some(yes);
+        self
+    }
+
     /// Resolves and checks the configuration, selects the partition and
     /// starts the async runtime; the first problem, in the order of the
     /// variants of [`BuildError`], is the error.
@@ -236,6 +246,7 @@ impl RunnerBuilder {
                 timeout,
                 tokens,
                 coverage: self.coverage,
+                transcripts: self.transcripts.unwrap_or(true),
             },
             scenarios,
             positions,

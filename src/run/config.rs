@@ -22,4 +22,6 @@ pub(super) struct RunConfig {
     pub tokens: Arc<dyn TokenCounter>,
     /// Record what each scenario's calls exercised (`--coverage`).
     pub coverage: bool,
+    /// Keep each scenario's transcript in its outcome.
+    pub transcripts: bool,
 }

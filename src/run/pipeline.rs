@@ -154,7 +154,7 @@ impl Job<'_> {
                     .push(timed_out(budget, &seen.running, scenario));
             }
         }
-        seen.finish(&report, &mut outcome);
+        seen.finish(&report, self.config.transcripts, &mut outcome);
         // A timeout is one of the failures; so are a replay's disagreements.
         outcome.status = if outcome.failures.is_empty() {
             Status::Passed
@@ -279,8 +279,10 @@ impl<'a> Observers<'a> {
 
     /// The transcript, and the replay comparison of the calls answered
     /// (all of them, or those before a timeout), into the outcome.
-    fn finish(self, report: &FauxReport, outcome: &mut ScenarioOutcome) {
-        outcome.transcript = Some(self.recorder.finish(report));
+    fn finish(self, report: &FauxReport, transcript: bool, outcome: &mut ScenarioOutcome) {
+        if transcript {
+            outcome.transcript = Some(self.recorder.finish(report));
+        }
         if let Some(comparison) = self.comparison {
             let synced = self.syncer.map_or(0, |s| s.synced);
             add_replay(outcome, comparison.finish(synced));

@@ -384,7 +384,7 @@ fn call_checks(
         "text",
         &text,
         (e.contains.as_ref(), e.not_contains.as_ref()),
-        check.matches.as_ref(),
+        check.matches.as_deref(),
     );
     if let Some(want) = &e.equals
         && *want != text
@@ -547,7 +547,7 @@ fn details_at_checks(
     result: &ToolResult,
 ) {
     for (at, want) in check.expect.details_at.iter().flatten() {
-        let regex = check.details_regexes.get(at);
+        let regex = check.details_regexes.get(at).map(|r| &**r);
         for (matcher, expected, actual) in pointer::misses(result.details.as_ref(), at, want, regex)
         {
             failures.push(Failure::new(
@@ -858,10 +858,10 @@ fn expanded_regex(
     pattern: Option<&str>,
     step: &str,
     failures: &mut Vec<Failure>,
-) -> Option<regex::Regex> {
+) -> Option<std::sync::Arc<regex::Regex>> {
     let pattern = pattern?;
     match regex::Regex::new(pattern) {
-        Ok(regex) => Some(regex),
+        Ok(regex) => Some(std::sync::Arc::new(regex)),
         Err(err) => {
             failures.push(Failure::new(
                 Some(step),
@@ -870,7 +870,7 @@ fn expanded_regex(
                 err.to_string(),
             ));
             // A regex that matches nothing, so the check fails.
-            regex::Regex::new("[^\\s\\S]").ok()
+            regex::Regex::new("[^\\s\\S]").ok().map(std::sync::Arc::new)
         }
     }
 }
@@ -913,6 +913,7 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
     let files = CheckedFiles::new(input.workspace);
     let vars = variables(input, None);
     for (rel, expect) in &input.scenario.run_check.expect.files {
+        let expect: &FileExpect = expect;
         let label = format!("files: {rel}");
         let step = Some(label.as_str());
         let (expect, expanded_regex) = if vars::file_expect_has_vars(expect) {
@@ -944,8 +945,8 @@ fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
             },
             FileExpect::Checks(checks) => {
                 let regex = expanded_regex
-                    .as_ref()
-                    .or_else(|| input.scenario.run_check.file_regexes.get(rel));
+                    .as_deref()
+                    .or_else(|| input.scenario.run_check.file_regexes.get(rel).map(|r| &**r));
                 let bytes = input.scenario.run_check.file_bytes.get(rel);
                 file_object_checks(
                     failures,

@@ -14,10 +14,12 @@
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
@@ -362,11 +364,11 @@ pub struct CallCheck {
     /// The checks as written.
     pub expect: CallExpect,
     /// `error: REGEX`, compiled.
-    pub error_regex: Option<Regex>,
+    pub error_regex: Option<Arc<Regex>>,
     /// `matches`, compiled.
-    pub matches: Option<Regex>,
+    pub matches: Option<Arc<Regex>>,
     /// The `matches` of `details_at`, compiled, by pointer.
-    pub details_regexes: BTreeMap<String, Regex>,
+    pub details_regexes: BTreeMap<String, Arc<Regex>>,
 }
 
 /// The run checks, with compiled regexes.
@@ -375,7 +377,7 @@ pub struct RunCheck {
     /// As written.
     pub expect: RunExpect,
     /// Compiled `matches` of `files`, by path.
-    pub file_regexes: BTreeMap<String, Regex>,
+    pub file_regexes: BTreeMap<String, Arc<Regex>>,
     /// Decoded `bytes_base64` of `files`, by path.
     pub file_bytes: BTreeMap<String, Vec<u8>>,
 }
@@ -406,7 +408,7 @@ pub struct Scenario {
     /// The faux model's script.
     pub script: FauxScript,
     /// Checks by call id.
-    pub call_checks: BTreeMap<String, CallCheck>,
+    pub call_checks: BTreeMap<String, Box<CallCheck>>,
     /// Labels by call id (every scripted call, checked or not).
     pub call_labels: BTreeMap<String, String>,
     /// Run checks.
@@ -557,7 +559,7 @@ struct Validator<'a> {
     reported: BTreeSet<String>,
     known_vars: BTreeSet<String>,
     ids: BTreeSet<String>,
-    call_checks: BTreeMap<String, CallCheck>,
+    call_checks: BTreeMap<String, Box<CallCheck>>,
     call_labels: BTreeMap<String, String>,
     /// The directory of the scenario file (sidecars and repositories are
     /// relative to it).
@@ -615,8 +617,8 @@ impl<'a> Validator<'a> {
         Some(node)
     }
 
-    fn compile(&mut self, at: &[Seg], pattern: &str) -> Option<Regex> {
-        match Regex::new(pattern) {
+    fn compile(&mut self, at: &[Seg], pattern: &str) -> Option<Arc<Regex>> {
+        match shared_regex(pattern) {
             Ok(regex) => Some(regex),
             Err(err) => {
                 self.problem(at, regex_problem(pattern, &err));
@@ -628,7 +630,7 @@ impl<'a> Validator<'a> {
     /// A regex of an expectation, which may hold `${var}`: its syntax is
     /// checked with placeholders, and it is compiled here only when it has
     /// none (else when the run is checked).
-    fn compile_expect(&mut self, at: &[Seg], pattern: &str) -> Option<Regex> {
+    fn compile_expect(&mut self, at: &[Seg], pattern: &str) -> Option<Arc<Regex>> {
         let bare = vars::placeholder_pattern(pattern);
         if bare == pattern {
             return self.compile(at, pattern);
@@ -1085,7 +1087,7 @@ impl<'a> Validator<'a> {
             let refs = vars::call_expect_refs(expect);
             self.unknown_refs(&expect_at, refs, &known, Some(&label), "in an earlier step");
             let check = self.call_check(expect, &expect_at, &label, retry);
-            self.call_checks.insert(id.clone(), check);
+            self.call_checks.insert(id.clone(), Box::new(check));
         }
         self.call_labels.insert(id.clone(), label.clone());
         if let Some(recorded) = &spec.recorded {
@@ -1228,7 +1230,7 @@ impl<'a> Validator<'a> {
         expect: &CallExpect,
         at: &[Seg],
         label: &str,
-    ) -> BTreeMap<String, Regex> {
+    ) -> BTreeMap<String, Arc<Regex>> {
         let mut regexes = BTreeMap::new();
         for (pointer, check) in expect.details_at.iter().flatten() {
             let entry = join(at, [k("details_at"), k(pointer)]);
@@ -1586,7 +1588,7 @@ impl<'a> Validator<'a> {
             }
             let refs = vars::file_expect_refs(file);
             self.unknown_refs(&at, refs, &known, None, "in a step");
-            let FileExpect::Checks(checks) = file else {
+            let FileExpect::Checks(checks) = &**file else {
                 continue;
             };
             if let Some(pattern) = &checks.matches
@@ -1632,6 +1634,29 @@ impl<'a> Validator<'a> {
         }
         run_check
     }
+}
+
+/// Most distinct patterns whose compiled form is kept for sharing.
+const MAX_SHARED_REGEXES: usize = 4096;
+
+/// `pattern` compiled, shared with every scenario of the process that
+/// uses the same pattern (a compiled regex is about 15 KB; a suite of
+/// thousands of scenarios repeats its captures and checks).
+pub fn shared_regex(pattern: &str) -> Result<Arc<Regex>, regex::Error> {
+    use std::sync::Mutex;
+    use std::sync::PoisonError;
+    static SHARED: Mutex<Option<HashMap<String, Arc<Regex>>>> = Mutex::new(None);
+    let lock = || SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(found) = lock().as_ref().and_then(|m| m.get(pattern)) {
+        return Ok(Arc::clone(found));
+    }
+    let regex = Arc::new(Regex::new(pattern)?);
+    let mut shared = lock();
+    let shared = shared.get_or_insert_with(HashMap::new);
+    if shared.len() < MAX_SHARED_REGEXES {
+        shared.insert(pattern.to_owned(), Arc::clone(&regex));
+    }
+    Ok(regex)
 }
 
 /// A regex error on one line: the parser's own text spans several, with

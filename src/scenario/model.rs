@@ -268,7 +268,7 @@ pub struct RunExpect {
     /// the workspace, no `..`).
     #[serde(default)]
     #[schemars(extend("propertyNames" = inside_workspace()))]
-    pub files: BTreeMap<String, FileExpect>,
+    pub files: BTreeMap<String, Box<FileExpect>>,
     /// The tool names in the order the calls were sent, retries included.
     pub order: Option<Vec<String>>,
     /// Bounds on the run's statistics.

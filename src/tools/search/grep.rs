@@ -755,9 +755,7 @@ fn search_all(
             }
         }
     };
-    let threads = super::cores()
-        .clamp(1, MAX_SEARCH_THREADS)
-        .min(left);
+    let threads = super::walk::cores().clamp(1, MAX_SEARCH_THREADS).min(left);
     // The calling thread is one of the workers.
     if threads > 0 {
         std::thread::scope(|scope| {

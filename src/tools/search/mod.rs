@@ -29,13 +29,6 @@ use walk::Visitor;
 use walk::Walk;
 use walk::WalkOptions;
 
-/// The cores this process may use (asked once: the answer reads cgroup
-/// files), for the number of search threads.
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
 /// The path of `path` relative to `root`, with `/` separators, as tools
 /// show it.
 fn relative_display(root: &Path, path: &Path) -> String {

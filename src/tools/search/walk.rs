@@ -42,6 +42,13 @@ use crate::tools::ops::DirEntry;
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
 
+/// The cores this process may use (asked once: the answer reads cgroup
+/// files), for the number of search threads.
+pub(super) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Most worker threads one walk uses.
 const MAX_WALK_THREADS: usize = 8;
 
@@ -174,7 +181,7 @@ pub(crate) fn walk_visiting<'v>(
         }),
         ready: Condvar::new(),
     };
-    let threads = super::cores().clamp(1, MAX_WALK_THREADS);
+    let threads = cores().clamp(1, MAX_WALK_THREADS);
     // The calling thread is one of the workers, and the only one at first:
     // it starts the others once the tree proves big enough to share (a
     // small workspace is walked before a thread would have started).
