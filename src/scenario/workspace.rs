@@ -497,27 +497,7 @@ mod tests {
     #[test]
     fn checks_out_a_repository_at_a_revision_and_writes_files_over_it() {
         let repo = tempfile::tempdir().unwrap();
-        let git = |args: &[&str]| {
-            let out = Command::new("git")
-                .args([
-                    "-c",
-                    "user.name=t",
-                    "-c",
-                    "user.email=t@t",
-                    "-c",
-                    "commit.gpgsign=false",
-                ])
-                .args(args)
-                .current_dir(repo.path())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8(out.stdout).unwrap()
-        };
+        let git = |args: &[&str]| git_in(repo.path(), args);
         git(&["init", "--quiet"]);
         std::fs::write(repo.path().join("a.txt"), "first\n").unwrap();
         git(&["add", "a.txt"]);
@@ -567,34 +547,35 @@ mod tests {
         );
     }
 
+    /// Runs git in `dir` as a test user (no signing, `main` as the first
+    /// branch): its output, trimmed; a failure fails the test.
+    fn git_in(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args([
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
     /// A repository with a commit on its default branch, a tag on it, and
     /// a second branch with another commit: (repo, default branch's
     /// commit, the other branch's commit).
     fn repo_with_branches() -> (tempfile::TempDir, String, String) {
         let repo = tempfile::tempdir().unwrap();
-        let git = |args: &[&str]| {
-            let out = Command::new("git")
-                .args([
-                    "-c",
-                    "user.name=t",
-                    "-c",
-                    "user.email=t@t",
-                    "-c",
-                    "commit.gpgsign=false",
-                    "-c",
-                    "init.defaultBranch=main",
-                ])
-                .args(args)
-                .current_dir(repo.path())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8(out.stdout).unwrap().trim().to_owned()
-        };
+        let git = |args: &[&str]| git_in(repo.path(), args);
         git(&["init", "--quiet"]);
         std::fs::write(repo.path().join("a.txt"), "on main\n").unwrap();
         git(&["add", "a.txt"]);

@@ -221,7 +221,7 @@ impl RegistryBuilder {
     /// Checks the lists, and compiles the schemas of tools of one's own
     /// (a schema that does not compile is an error now, not at the first
     /// call). The built-in tools' schemas are compiled on their first call,
-    /// once per process for each set of limits ([`validator_for`]), so a
+    /// once per process for each set of limits (`validator_for`), so a
     /// process that makes one call, or one registry per scenario, does not
     /// compile seven.
     pub fn build(self) -> Result<Registry, RegistryError> {
