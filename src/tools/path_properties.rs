@@ -14,8 +14,10 @@ use crate::tools::Registry;
 use crate::tools::ToolCall;
 use crate::tools::UpdateSink;
 use crate::tools::Workspace;
+use crate::tools::ops::FileKind;
 use crate::tools::ops::LocalFs;
 use crate::tools::testutil::cases;
+use crate::tools::testutil::disk;
 use crate::tools::testutil::manual_cases;
 
 /// The names the path fixture creates under the workspace root (see
@@ -138,7 +140,7 @@ impl PathFixture {
             "ws/dir/sub",
             "ws/sp ace",
         ] {
-            std::fs::create_dir_all(base.join(dir)).unwrap();
+            disk::create_dir_all(base.join(dir));
         }
         for file in [
             "outside/secret.txt",
@@ -147,7 +149,7 @@ impl PathFixture {
             "ws/dir/sub/file.txt",
             "ws/sp ace/file.txt",
         ] {
-            std::fs::write(base.join(file), "x\n").unwrap();
+            disk::write(base.join(file), "x\n");
         }
         let links: &[(&str, PathBuf)] = &[
             ("in_link", "a".into()),
@@ -216,13 +218,13 @@ fn kernel_target(path: &Path) -> Option<PathBuf> {
             }
             Some(Component::Normal(name)) => {
                 let candidate = current.join(name);
-                match std::fs::symlink_metadata(&candidate) {
-                    Ok(meta) if meta.file_type().is_symlink() => {
+                match disk::symlink_metadata(&candidate) {
+                    Ok(meta) if meta.kind == FileKind::Symlink => {
                         hops += 1;
                         if hops > 40 {
                             return None;
                         }
-                        let target = std::fs::read_link(&candidate).ok()?;
+                        let target = disk::read_link(&candidate).ok()?;
                         for component in target.components().rev() {
                             todo.push_front(PathBuf::from(component.as_os_str()));
                         }

@@ -15,7 +15,9 @@ use super::contract::Limits;
 use super::contract::ToolResult;
 use super::contract::ToolUpdate;
 use super::contract::UpdateSink;
+use super::ops::ConfinedFs;
 use super::ops::FsOps;
+use super::ops::LocalFs;
 use super::ops::LocalProcess;
 use super::ops::MemoryFs;
 use super::registry::PreparedCall;
@@ -83,6 +85,20 @@ impl Harness {
         self.registry.workspace().fs().as_ref()
     }
 
+    /// The on-disk workspace through its root handle, for what the tools'
+    /// own operations do not offer (modes, symlinks).
+    fn confined(&self) -> ConfinedFs {
+        ConfinedFs::new(&self.root).unwrap()
+    }
+
+    /// Removes the on-disk workspace, root and all (a working directory
+    /// that vanished).
+    pub fn remove_root(&mut self) {
+        if let Some(temp) = self._temp.take() {
+            temp.close().unwrap();
+        }
+    }
+
     pub fn add_file(&self, rel: &str, data: impl AsRef<[u8]>) {
         self.add_file_with_mode(rel, data, 0o644);
     }
@@ -94,10 +110,10 @@ impl Harness {
                 fs.add_file_with_mode(&path, data.as_ref(), mode);
             }
             None => {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, data.as_ref()).unwrap();
-                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+                let fs = self.confined();
+                fs.create_dir_all(path.parent().unwrap()).unwrap();
+                fs.write(&path, data.as_ref()).unwrap();
+                fs.set_mode(&path, mode).unwrap();
             }
         }
     }
@@ -108,7 +124,7 @@ impl Harness {
             Some(fs) => {
                 fs.add_dir(&path);
             }
-            None => std::fs::create_dir_all(&path).unwrap(),
+            None => self.confined().create_dir_all(&path).unwrap(),
         }
     }
 
@@ -119,8 +135,9 @@ impl Harness {
                 fs.add_symlink(&path, target);
             }
             None => {
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::os::unix::fs::symlink(target, &path).unwrap();
+                let fs = self.confined();
+                fs.create_dir_all(path.parent().unwrap()).unwrap();
+                fs.symlink(Path::new(target), &path).unwrap();
             }
         }
     }
@@ -201,5 +218,76 @@ pub fn manual_cases(count: u32) -> ProptestConfig {
     ProptestConfig {
         failure_persistence: None,
         ..cases(count)
+    }
+}
+
+/// The local disk through the ops layer ([`LocalFs`]: the process's own
+/// reach, for paths outside any workspace such as `/proc` and bash's
+/// full-output files), for tests that look at what tools left there.
+pub mod disk {
+    use std::io;
+    use std::path::Path;
+    use std::path::PathBuf;
+
+    use super::ConfinedFs;
+    use super::FsOps;
+    use super::LocalFs;
+    use crate::tools::ops::Metadata;
+
+    pub fn read(path: impl AsRef<Path>) -> Vec<u8> {
+        LocalFs.read(path.as_ref()).unwrap()
+    }
+
+    pub fn read_string(path: impl AsRef<Path>) -> String {
+        String::from_utf8(read(path)).unwrap()
+    }
+
+    /// The text of a file that may not be there (any more).
+    pub fn try_read_string(path: impl AsRef<Path>) -> Option<String> {
+        String::from_utf8(LocalFs.read(path.as_ref()).ok()?).ok()
+    }
+
+    pub fn write(path: impl AsRef<Path>, data: impl AsRef<[u8]>) {
+        LocalFs.write(path.as_ref(), data.as_ref()).unwrap();
+    }
+
+    pub fn create_dir_all(path: impl AsRef<Path>) {
+        LocalFs.create_dir_all(path.as_ref()).unwrap();
+    }
+
+    pub fn metadata(path: impl AsRef<Path>) -> Metadata {
+        LocalFs.metadata(path.as_ref()).unwrap()
+    }
+
+    pub fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
+        LocalFs.symlink_metadata(path.as_ref())
+    }
+
+    pub fn read_link(path: impl AsRef<Path>) -> io::Result<PathBuf> {
+        LocalFs.read_link(path.as_ref())
+    }
+
+    pub fn canonicalize(path: impl AsRef<Path>) -> PathBuf {
+        LocalFs.canonicalize(path.as_ref()).unwrap()
+    }
+
+    /// The names in a directory, in no particular order.
+    pub fn names(dir: impl AsRef<Path>) -> Vec<String> {
+        LocalFs
+            .read_dir(dir.as_ref())
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// Removes a file, if it is there, through its directory's handle.
+    pub fn remove_file(path: impl AsRef<Path>) {
+        let path = path.as_ref();
+        if let Some(dir) = path.parent()
+            && let Ok(fs) = ConfinedFs::new(dir)
+        {
+            let _ = fs.remove_file(path);
+        }
     }
 }

@@ -405,6 +405,7 @@ mod tests {
     use super::*;
     use crate::tools::ops::FileKind;
     use crate::tools::ops::MemoryFs;
+    use crate::tools::testutil::disk;
     use pretty_assertions::assert_eq;
 
     fn workspace(fs: &MemoryFs) -> Workspace {
@@ -537,8 +538,8 @@ mod tests {
     fn a_local_workspace_opens_through_its_root_handle_unless_unconfined() {
         let tmp = tempfile::tempdir().unwrap();
         let base = tmp.path().canonicalize().unwrap();
-        std::fs::create_dir(base.join("ws")).unwrap();
-        std::fs::write(base.join("secret.txt"), "s").unwrap();
+        disk::create_dir_all(base.join("ws"));
+        disk::write(base.join("secret.txt"), "s");
         let secret = base.join("secret.txt");
         let ws = Workspace::local(base.join("ws")).unwrap();
         let err = ws.fs().read(&secret).unwrap_err();

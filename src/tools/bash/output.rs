@@ -704,6 +704,7 @@ fn is_incomplete(bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
     use crate::tools::ops::LocalFs;
+    use crate::tools::testutil::disk;
     use crate::tools::truncate::TruncatedBy;
     use crate::tools::truncate::count_lines;
     use pretty_assertions::assert_eq;
@@ -789,7 +790,7 @@ mod tests {
         assert_eq!(snap.truncation.total_lines, 2);
         assert_eq!(snap.full_output_path, None);
         assert!(!snap.cleaned);
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert_eq!(disk::names(dir.path()).len(), 0);
     }
 
     #[test]
@@ -818,17 +819,13 @@ mod tests {
         assert_eq!((t.total_lines, t.output_lines), (3000, 2000));
         assert_eq!(t.total_bytes, text.len());
         let path = snap.full_output_path.unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), text.as_bytes());
+        assert_eq!(disk::read(&path), text.as_bytes());
         let name = path.file_name().unwrap().to_str().unwrap();
         assert!(
             name.starts_with("harness-bash-") && name.ends_with(".log") && name.len() == 33,
             "{name}"
         );
-        use std::os::unix::fs::PermissionsExt;
-        assert_eq!(
-            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
+        assert_eq!(disk::metadata(&path).mode & 0o777, 0o600);
     }
 
     #[test]
@@ -857,10 +854,7 @@ mod tests {
             );
             assert_eq!(t.total_bytes, bytes.len());
             assert_eq!(snap.last_line_bytes, len, "{len} {newline}");
-            assert_eq!(
-                std::fs::read(snap.full_output_path.unwrap()).unwrap(),
-                bytes
-            );
+            assert_eq!(disk::read(snap.full_output_path.unwrap()), bytes);
         }
     }
 
@@ -896,7 +890,7 @@ mod tests {
         assert_eq!(snap.content, "B");
         assert_eq!(snap.truncation.total_bytes, 10);
         assert_eq!(
-            std::fs::read(snap.full_output_path.unwrap()).unwrap(),
+            disk::read(snap.full_output_path.unwrap()),
             b"\xff\xfeA\nB\n"
         );
     }
@@ -924,7 +918,7 @@ mod tests {
         );
         // Raw output: 3 lines, so a file was opened with the raw bytes.
         assert_eq!(
-            std::fs::read(snap.full_output_path.unwrap()).unwrap(),
+            disk::read(snap.full_output_path.unwrap()),
             b"\x1b[31mred\x1b[0m\n10%\r50%\r100%\ndone\n"
         );
     }
@@ -983,7 +977,7 @@ mod tests {
         assert_eq!(snap.last_line_bytes, 800 * long.len());
         assert_eq!(snap.content.len(), 51_200);
         let path = snap.full_output_path.unwrap();
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), total);
+        assert_eq!(disk::metadata(&path).len, total);
     }
 
     #[test]
@@ -1000,10 +994,7 @@ mod tests {
             assert!(snap.full_output_truncated);
             assert_eq!(snap.full_output_bytes, cap);
             let path = snap.full_output_path.unwrap();
-            assert_eq!(
-                std::fs::read(&path).unwrap(),
-                &text.as_bytes()[..cap as usize]
-            );
+            assert_eq!(disk::read(&path), &text.as_bytes()[..cap as usize]);
         }
         // Exactly the cap is not cut.
         let mut acc = acc_in(&dir).with_log_cap(text.len() as u64);
@@ -1029,7 +1020,7 @@ mod tests {
             (None, None, true)
         );
         assert!(snap.truncation.truncated);
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert_eq!(disk::names(dir.path()).len(), 0);
     }
 
     #[test]
@@ -1144,7 +1135,7 @@ mod tests {
                 match &snap.full_output_path {
                     Some(path) => {
                         prop_assert!(outgrew);
-                        prop_assert_eq!(&std::fs::read(path).unwrap(), &raw);
+                        prop_assert_eq!(&crate::tools::testutil::disk::read(path), &raw);
                     }
                     None => prop_assert!(!outgrew),
                 }

@@ -18,6 +18,7 @@ use crate::tools::ops::LocalProcess;
 use crate::tools::ops::ProcessOps;
 use crate::tools::registry::Registry;
 use crate::tools::testutil::Harness;
+use crate::tools::testutil::disk;
 use crate::tools::testutil::recording_sink;
 
 // ---------------------------------------------------------------- helpers
@@ -43,7 +44,7 @@ impl FullOutput {
     }
 
     fn bytes(&self) -> Vec<u8> {
-        std::fs::read(&self.0).unwrap()
+        disk::read(&self.0)
     }
 
     fn display(&self) -> String {
@@ -53,13 +54,13 @@ impl FullOutput {
 
 impl Drop for FullOutput {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        disk::remove_file(&self.0);
     }
 }
 
 /// State and process group of a process, from `/proc/<pid>/stat`.
 fn proc_stat(pid: i32) -> Option<(u8, i32)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let text = disk::try_read_string(format!("/proc/{pid}/stat"))?;
     let rest = &text[text.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace();
     let state = fields.next()?.as_bytes()[0];
@@ -75,10 +76,9 @@ fn is_dead(pid: i32) -> bool {
 
 /// Running processes whose process group is `pgid`.
 fn running_in_group(pgid: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    disk::names("/proc")
+        .into_iter()
+        .filter_map(|name| name.parse::<i32>().ok())
         .filter(|&pid| {
             proc_stat(pid)
                 .is_some_and(|(state, pgrp)| pgrp == pgid && !matches!(state, b'Z' | b'X'))
@@ -116,11 +116,7 @@ fn wait_for_exit(pid: i32, bound: Duration) -> bool {
 }
 
 fn read_pid(dir: &Path, name: &str) -> i32 {
-    std::fs::read_to_string(dir.join(name))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
+    disk::read_string(dir.join(name)).trim().parse().unwrap()
 }
 
 fn text_of(update: &ToolUpdate) -> String {
@@ -269,9 +265,7 @@ async fn seq_3000_shows_the_last_2000_lines_and_saves_the_rest() {
     );
     // D18: private, in the temp dir, findable by name, every raw byte.
     assert_eq!(file.bytes(), all.as_bytes());
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&file.0).unwrap().permissions().mode();
-    assert_eq!(mode & 0o777, 0o600);
+    assert_eq!(disk::metadata(&file.0).mode & 0o777, 0o600);
     assert_eq!(file.0.parent().unwrap(), std::env::temp_dir());
     let name = file.0.file_name().unwrap().to_str().unwrap();
     let hex = name
@@ -784,7 +778,7 @@ async fn output_still_in_the_pipe_at_the_kill_is_kept() {
             // the rest, and hold the reader until it has. The rest is then
             // in the pipe, unread, when the group is killed.
             token.cancel();
-            std::fs::write(&go, "").unwrap();
+            disk::write(&go, "");
             let bound = std::time::Instant::now() + Duration::from_secs(10);
             while !written.exists() && std::time::Instant::now() < bound {
                 std::thread::yield_now();
@@ -897,9 +891,9 @@ async fn output_written_after_the_shell_exits_is_still_read() {
 
 #[tokio::test]
 async fn a_missing_working_directory_is_a_clear_error() {
-    let h = Harness::local();
+    let mut h = Harness::local();
     let root = h.root().to_path_buf();
-    std::fs::remove_dir_all(&root).unwrap();
+    h.remove_root();
     let r = bash(&h, "echo hi").await;
     assert!(r.is_error);
     assert_eq!(
@@ -940,7 +934,7 @@ async fn a_shell_that_cannot_start_is_named_with_the_cause() {
     );
 
     let not_executable = dir.path().join("shell.txt");
-    std::fs::write(&not_executable, "not a program").unwrap();
+    disk::write(&not_executable, "not a program");
     let registry = registry_with_shell(dir.path(), &not_executable);
     let r = registry
         .dispatch(&call, CancellationToken::new(), UpdateSink::discard())
@@ -972,7 +966,7 @@ async fn run_bash(registry: &Registry, command: &str) -> ToolResult {
 #[tokio::test]
 async fn the_configured_prefix_env_and_directory_apply_to_every_command() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("sub/dir")).unwrap();
+    disk::create_dir_all(dir.path().join("sub/dir"));
     let config = crate::tools::BashConfig {
         env: vec![("GREETING".to_owned(), "hello there".to_owned())],
         command_prefix: Some("echo prefixed; shopt -s expand_aliases".to_owned()),
@@ -1014,7 +1008,7 @@ async fn a_configured_directory_cannot_lead_out_of_a_confined_workspace() {
         ..crate::tools::BashConfig::default()
     };
     let r = run_bash(&registry_with_bash(dir.path(), missing), "pwd").await;
-    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let root = disk::canonicalize(dir.path());
     assert_eq!(
         (r.is_error, r.text()),
         (
@@ -1241,7 +1235,7 @@ async fn huge_output_keeps_memory_bounded() {
     assert_eq!(snapshot.truncation.total_lines, 100_000_000);
     assert_eq!(snapshot.content, "y\n".repeat(2000).trim_end());
     let file = snapshot.full_output_path.unwrap();
-    assert_eq!(std::fs::metadata(&file).unwrap().len(), 200_000_000);
+    assert_eq!(disk::metadata(&file).len, 200_000_000);
     // Bounded by the limits (a few windows of 2 × 50 KB plus buffers), not
     // by the 200 MB that went through.
     let peak = *peak.lock().unwrap();
@@ -1315,7 +1309,7 @@ mod notice_props {
                 return Ok(());
             }
             let file = snapshot.full_output_path.unwrap();
-            prop_assert_eq!(std::fs::read(&file).unwrap(), text.as_bytes());
+            prop_assert_eq!(crate::tools::testutil::disk::read(&file), text.as_bytes());
             let full = format!("Full output: {}", file.display());
             let last = lines[total - 1];
             let expected = if !shown.contains('\n') && last.len() > max_bytes && last.ends_with(shown.as_str()) {

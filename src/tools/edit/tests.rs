@@ -14,6 +14,7 @@ use crate::tools::edit::matching::MatchError;
 use crate::tools::edit::matching::apply_edits;
 use crate::tools::edit::matching::fuzzy_normalize;
 use crate::tools::testutil::Harness;
+use crate::tools::testutil::disk;
 
 fn edit(path: &str, edits: Value) -> Value {
     json!({ "path": path, "edits": edits })
@@ -1048,12 +1049,9 @@ async fn symlinked_file_writes_the_target_and_keeps_the_link() {
     h.add_symlink("link.txt", "real.txt");
     let r = h.call("edit", one("link.txt", "old", "new")).await;
     assert_eq!(ok_text(&r), "Successfully replaced 1 block(s) in link.txt.");
-    assert_eq!(
-        std::fs::read_to_string(h.root().join("real.txt")).unwrap(),
-        "new value\n"
-    );
-    let meta = std::fs::symlink_metadata(h.root().join("link.txt")).unwrap();
-    assert!(meta.file_type().is_symlink());
+    assert_eq!(h.file("real.txt"), "new value\n");
+    let meta = disk::symlink_metadata(h.root().join("link.txt")).unwrap();
+    assert_eq!(meta.kind, crate::tools::ops::FileKind::Symlink);
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use super::*;
 use crate::tools::ops::LocalFs;
 use crate::tools::ops::MemoryFs;
 use crate::tools::search::relative_display;
+use crate::tools::testutil::disk;
 
 /// The walk's entries relative to `root`, directories with a `/`.
 fn listed(fs: &dyn FsOps, root: &str, options: &WalkOptions) -> Vec<String> {
@@ -263,8 +264,8 @@ fn local_disk_follows_the_same_rules_in_parallel() {
     let root = temp.path();
     let write = |rel: &str, data: &str| {
         let path = root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, data).unwrap();
+        disk::create_dir_all(path.parent().unwrap());
+        disk::write(path, data);
     };
     write(".gitignore", "target/\n*.o\n");
     write(".git/info/exclude", "scratch.md\n");
