@@ -50,7 +50,8 @@ pub use local::LocalFs;
 pub use memory::MemoryFs;
 pub use process::LocalProcess;
 
-/// Names tried by [`FsOps::create_temp`] before it gives up.
+/// Random names tried ([`FsOps::create_temp`], the temporary file of a
+/// replacing write) before giving up.
 const TEMP_NAME_ATTEMPTS: usize = 16;
 
 /// Names tried by [`FsOps::create_numbered`] before it gives up.
@@ -407,13 +408,9 @@ pub trait FsOps: Send + Sync + fmt::Debug {
         prefix: &str,
         suffix: &str,
     ) -> io::Result<(PathBuf, Box<dyn Write + Send>)> {
-        first_free(
-            self,
-            (0..TEMP_NAME_ATTEMPTS).map(|_| {
-                let n = getrandom::u64().map_err(io::Error::other)?;
-                Ok(dir.join(format!("{prefix}-{n:016x}{suffix}")))
-            }),
-        )
+        first_free(random_names(dir, prefix, suffix), |path| {
+            self.create_new(path, 0o600)
+        })
     }
     /// Creates a private file (mode `0600`) named `{dir}/{stem}{suffix}`,
     /// or the first unused of `{stem}-2{suffix}`, `{stem}-3{suffix}` … (up
@@ -426,30 +423,41 @@ pub trait FsOps: Send + Sync + fmt::Debug {
         stem: &str,
         suffix: &str,
     ) -> io::Result<(PathBuf, Box<dyn Write + Send>)> {
-        first_free(
-            self,
-            (1..=NUMBERED_NAME_ATTEMPTS).map(|n| {
-                Ok(dir.join(if n == 1 {
-                    format!("{stem}{suffix}")
-                } else {
-                    format!("{stem}-{n}{suffix}")
-                }))
-            }),
-        )
+        let names = (1..=NUMBERED_NAME_ATTEMPTS).map(|n| {
+            Ok(dir.join(if n == 1 {
+                format!("{stem}{suffix}")
+            } else {
+                format!("{stem}-{n}{suffix}")
+            }))
+        });
+        first_free(names, |path| self.create_new(path, 0o600))
     }
 }
 
-/// Creates the first of `names` that does not exist yet, as a private file
-/// (mode `0600`), and opens it for writing. A name that could not be made
-/// ends the search with its error.
-fn first_free<F: FsOps + ?Sized>(
-    fs: &F,
+/// Unpredictable names `{dir}/{prefix}-{16 hex digits}{suffix}`, as many
+/// as are worth trying.
+pub(super) fn random_names<'a>(
+    dir: &'a Path,
+    prefix: &'a str,
+    suffix: &'a str,
+) -> impl Iterator<Item = io::Result<PathBuf>> + 'a {
+    (0..TEMP_NAME_ATTEMPTS).map(move |_| {
+        let n = getrandom::u64().map_err(io::Error::other)?;
+        Ok(dir.join(format!("{prefix}-{n:016x}{suffix}")))
+    })
+}
+
+/// Creates (with `create`, which must never replace anything) the first
+/// of `names` that does not exist yet. A name that could not be made ends
+/// the search with its error.
+pub(super) fn first_free<T>(
     names: impl Iterator<Item = io::Result<PathBuf>>,
-) -> io::Result<(PathBuf, Box<dyn Write + Send>)> {
+    mut create: impl FnMut(&Path) -> io::Result<T>,
+) -> io::Result<(PathBuf, T)> {
     let mut last_err = None;
     for path in names {
         let path = path?;
-        match fs.create_new(&path, 0o600) {
+        match create(&path) {
             Ok(file) => return Ok((path, file)),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last_err = Some(err),
             Err(err) => return Err(err),

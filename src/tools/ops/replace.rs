@@ -23,9 +23,6 @@ use super::TempLeftBehind;
 use super::WriteStep;
 use super::WriteSteps;
 
-/// Names tried for the temporary file before giving up.
-const TEMP_ATTEMPTS: usize = 16;
-
 /// Flags of every open of a file: never block on a FIFO, never become a
 /// controlling terminal.
 pub(super) const OPEN_FLAGS: i32 = libc::O_NONBLOCK | libc::O_NOCTTY;
@@ -250,17 +247,9 @@ fn replace(
 
 /// A new, unused file `dir/.harness-{16 hex}.tmp`.
 fn create_temp(ops: &impl Replace, dir: &Path, mode: u32) -> io::Result<(PathBuf, File)> {
-    let mut last_err = None;
-    for _ in 0..TEMP_ATTEMPTS {
-        let random = getrandom::u64().map_err(io::Error::other)?;
-        let temp = dir.join(format!(".harness-{random:016x}.tmp"));
-        match ops.create_new(&temp, mode) {
-            Ok(file) => return Ok((temp, file)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last_err = Some(err),
-            Err(err) => return Err(err),
-        }
-    }
-    Err(last_err.unwrap_or_else(|| io::Error::other("no free temporary file name")))
+    super::first_free(super::random_names(dir, ".harness", ".tmp"), |temp| {
+        ops.create_new(temp, mode)
+    })
 }
 
 #[cfg(test)]
