@@ -169,24 +169,10 @@ pub fn scenario_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ScenarioError>) {
 
 /// What a file that is neither a directory nor a regular file is.
 fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
-    if meta.is_file() || meta.is_dir() {
+    if meta.is_dir() {
         return None;
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt as _;
-        let kind = meta.file_type();
-        if kind.is_fifo() {
-            return Some("a FIFO (named pipe)");
-        }
-        if kind.is_socket() {
-            return Some("a socket");
-        }
-        if kind.is_block_device() || kind.is_char_device() {
-            return Some("a device");
-        }
-    }
-    Some("not a regular file")
+    crate::scenario::text_file::not_regular(meta.file_type())
 }
 
 fn not_regular_error(path: &Path, kind: &str) -> ScenarioError {

@@ -12,6 +12,25 @@ use std::os::unix::fs::FileTypeExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+/// What a file that is not a regular file is (`a FIFO (named pipe)`, `a
+/// directory` …); `None` for a regular file.
+pub fn not_regular(kind: std::fs::FileType) -> Option<&'static str> {
+    if kind.is_file() {
+        return None;
+    }
+    Some(if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    })
+}
+
 /// The text of the regular file at `path` (symlinks followed). Anything
 /// else is an `InvalidInput` error that names what it is.
 pub fn read_regular(path: &Path) -> io::Result<String> {
@@ -29,19 +48,7 @@ pub fn read_regular(path: &Path) -> io::Result<String> {
             ),
             _ => err,
         })?;
-    let kind = file.metadata()?.file_type();
-    if !kind.is_file() {
-        let what = if kind.is_dir() {
-            "a directory"
-        } else if kind.is_fifo() {
-            "a FIFO (named pipe)"
-        } else if kind.is_socket() {
-            "a socket"
-        } else if kind.is_block_device() || kind.is_char_device() {
-            "a device"
-        } else {
-            "not a regular file"
-        };
+    if let Some(what) = not_regular(file.metadata()?.file_type()) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("it is {what}, and only a regular file can be read here"),
