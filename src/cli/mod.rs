@@ -126,9 +126,6 @@ fn usage_error(message: impl std::fmt::Display) -> u8 {
     exit::USAGE
 }
 
-/// Parses `--tools`: a preset name or a comma-separated list of tool names.
-/// A preset inside a list is refused (presets cannot be mixed with names),
-/// and an unknown name is the one blamed.
 /// The registry of `workspace` with the tools `--tools` names (all
 /// without it), or what is wrong with the selection.
 fn registry(
@@ -140,6 +137,9 @@ fn registry(
         .map_err(|err| format!("--tools: {err}"))
 }
 
+/// Parses `--tools`: a preset name or a comma-separated list of tool names.
+/// A preset inside a list is refused (presets cannot be mixed with names),
+/// and an unknown name is the one blamed.
 fn tool_selection(
     builder: crate::tools::RegistryBuilder,
     spec: Option<&str>,

@@ -154,7 +154,7 @@ impl Job<'_> {
                     .push(timed_out(budget, &seen.running, scenario));
             }
         }
-        seen.finish(&report, self.config.transcripts, &mut outcome);
+        seen.finish(&report, &mut outcome);
         // A timeout is one of the failures; so are a replay's disagreements.
         outcome.status = if outcome.failures.is_empty() {
             Status::Passed
@@ -238,7 +238,8 @@ impl Job<'_> {
 struct Observers<'a> {
     running: RunningCalls,
     updates: UpdateLog,
-    recorder: Recorder,
+    /// Only when the run keeps transcripts.
+    recorder: Option<Recorder>,
     syncer: Option<Syncer<'a>>,
     comparison: Option<Comparison<'a>>,
 }
@@ -249,7 +250,10 @@ impl<'a> Observers<'a> {
         Self {
             running: RunningCalls::default(),
             updates: UpdateLog::for_scenario(scenario),
-            recorder: Recorder::new(Bounds::default()),
+            recorder: job
+                .config
+                .transcripts
+                .then(|| Recorder::new(Bounds::default())),
             syncer: scenario
                 .replay
                 .as_ref()
@@ -268,7 +272,9 @@ impl<'a> Observers<'a> {
     fn see(&mut self, event: &AgentEvent) {
         self.running.see(event);
         self.updates.see(event);
-        self.recorder.see(event);
+        if let Some(recorder) = &mut self.recorder {
+            recorder.see(event);
+        }
         if let Some(syncer) = &mut self.syncer {
             syncer.see(event);
         }
@@ -279,10 +285,8 @@ impl<'a> Observers<'a> {
 
     /// The transcript, and the replay comparison of the calls answered
     /// (all of them, or those before a timeout), into the outcome.
-    fn finish(self, report: &FauxReport, transcript: bool, outcome: &mut ScenarioOutcome) {
-        if transcript {
-            outcome.transcript = Some(self.recorder.finish(report));
-        }
+    fn finish(self, report: &FauxReport, outcome: &mut ScenarioOutcome) {
+        outcome.transcript = self.recorder.map(|r| r.finish(report));
         if let Some(comparison) = self.comparison {
             let synced = self.syncer.map_or(0, |s| s.synced);
             add_replay(outcome, comparison.finish(synced));

@@ -95,7 +95,6 @@ use crate::tools::fs_error::io_failure;
 use crate::tools::fs_error::plain_reason;
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
-use crate::tools::ops::process::sleep_until;
 use crate::tools::task::run_blocking;
 use crate::tools::truncate::HeadTruncator;
 use crate::tools::truncate::Truncation;
@@ -236,16 +235,23 @@ impl Tool for GrepTool {
             grep_blocking,
         );
         tokio::pin!(work);
-        let deadline = budget.and_then(|b| tokio::time::Instant::now().checked_add(b));
+        // Resolves with the budget when it has passed; never without one.
+        let out_of_time = async {
+            match budget {
+                Some(budget) => {
+                    tokio::time::sleep(budget).await;
+                    budget
+                }
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             result = &mut work => result,
-            () = sleep_until(deadline) => {
+            budget = out_of_time => {
                 stop.cancel();
-                let stopped = stop_briefly(work).await;
-                match (budget, stopped) {
-                    (_, Some(result)) if caller.is_cancelled() => result,
-                    (Some(budget), _) => Err(timed_out(budget)),
-                    (None, _) => Err(ToolError::cancelled()),
+                match stop_briefly(work).await {
+                    Some(result) if caller.is_cancelled() => result,
+                    _ => Err(timed_out(budget)),
                 }
             }
             () = caller.cancelled() => {
