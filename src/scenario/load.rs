@@ -313,8 +313,8 @@ pub enum FileContent {
     /// A `repeat:` file, made only when the workspace is built (a suite
     /// of large generated files never holds them all in memory).
     Generated {
-        /// Written before the copies (a BOM, or nothing).
-        prefix: Vec<u8>,
+        /// A UTF-8 byte-order mark before the copies.
+        bom: bool,
         /// The parsed template.
         template: Template,
         /// How many copies.
@@ -337,15 +337,18 @@ impl FileContent {
         match self {
             Self::Bytes { data, .. } => Some(std::borrow::Cow::Borrowed(data)),
             Self::Generated {
-                prefix,
+                bom,
                 template,
                 times,
                 join,
                 ..
             } => {
-                let mut data = prefix.clone();
-                data.extend_from_slice(template.render(*times, join).as_bytes());
-                Some(std::borrow::Cow::Owned(data))
+                let mut text = String::new();
+                if *bom {
+                    text.push('\u{feff}');
+                }
+                template.render_into(&mut text, *times, join);
+                Some(std::borrow::Cow::Owned(text.into_bytes()))
             }
             Self::Symlink(_) | Self::Dir(_) => None,
         }
@@ -1923,7 +1926,7 @@ fn file_content(spec: &FileSpec) -> Result<FileContent, (Vec<Seg>, String)> {
         let times = times.ok_or_else(|| whole("`repeat` needs `times`"))?;
         let template = Template::parse(template).map_err(|message| (vec![k("repeat")], message))?;
         return Ok(FileContent::Generated {
-            prefix: prefix.to_vec(),
+            bom: bom == &Some(true),
             template,
             times,
             join: join.clone().unwrap_or_default(),

@@ -79,8 +79,17 @@ impl Template {
 
     /// The `times` copies joined by `join` (nothing after the last).
     pub fn render(&self, times: usize, join: &str) -> String {
+        let mut out = String::new();
+        self.render_into(&mut out, times, join);
+        out
+    }
+
+    /// [`Self::render`], appended to `out` (room for all of it is made
+    /// once, up front).
+    pub fn render_into(&self, out: &mut String, times: usize, join: &str) {
+        use std::fmt::Write as _;
         let size = self.len(times as u64, join).unwrap_or(0);
-        let mut out = String::with_capacity(usize::try_from(size).unwrap_or(0));
+        out.reserve(usize::try_from(size).unwrap_or(0));
         for n in 1..=times {
             if n > 1 {
                 out.push_str(join);
@@ -88,11 +97,12 @@ impl Template {
             for piece in &self.pieces {
                 match piece {
                     Piece::Text(text) => out.push_str(text),
-                    Piece::Counter(width) => out.push_str(&format!("{n:0width$}")),
+                    Piece::Counter(width) => {
+                        let _ = write!(out, "{n:0width$}");
+                    }
                 }
             }
         }
-        out
     }
 }
 
