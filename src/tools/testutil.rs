@@ -29,7 +29,7 @@ pub struct Harness {
     pub registry: Registry,
     pub root: PathBuf,
     memory: Option<MemoryFs>,
-    _temp: Option<tempfile::TempDir>,
+    temp: Option<tempfile::TempDir>,
 }
 
 impl Harness {
@@ -54,7 +54,7 @@ impl Harness {
             registry,
             root: PathBuf::from("/ws"),
             memory: Some(fs),
-            _temp: None,
+            temp: None,
         }
     }
 
@@ -73,7 +73,7 @@ impl Harness {
             registry,
             root,
             memory: None,
-            _temp: Some(temp),
+            temp: Some(temp),
         }
     }
 
@@ -94,7 +94,7 @@ impl Harness {
     /// Removes the on-disk workspace, root and all (a working directory
     /// that vanished).
     pub fn remove_root(&mut self) {
-        if let Some(temp) = self._temp.take() {
+        if let Some(temp) = self.temp.take() {
             temp.close().unwrap();
         }
     }
