@@ -49,6 +49,7 @@ pub mod agent;
 pub mod cli;
 pub mod exit;
 pub mod import;
+pub mod mcp;
 pub mod report;
 pub mod run;
 pub mod scenario;

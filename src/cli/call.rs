@@ -113,7 +113,7 @@ pub fn run(args: CallArgs) -> u8 {
 
 /// Resolves on the first Ctrl-C, SIGTERM or SIGHUP. Each handler is
 /// installed now; one that cannot be installed never fires.
-fn stop_signals() -> impl std::future::Future<Output = ()> + Send {
+pub(super) fn stop_signals() -> impl std::future::Future<Output = ()> + Send {
     use tokio::signal::unix::SignalKind;
     use tokio::signal::unix::signal;
     let streams = [

@@ -16,6 +16,7 @@ mod check;
 mod completions;
 mod import;
 mod init;
+mod mcp;
 mod report;
 mod run;
 mod schema;
@@ -62,6 +63,9 @@ enum Command {
     Init(init::InitArgs),
     /// Turn a recorded agent session into scenario files (pi, claude).
     Import(import::ImportArgs),
+    /// Serve the tools over MCP on standard input and output
+    /// (docs/mcp.md).
+    Mcp(mcp::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell).
     Completions(completions::CompletionsArgs),
@@ -93,6 +97,7 @@ pub fn main() -> ExitCode {
         Command::Init(args) => init::run(&args),
         Command::Completions(args) => completions::run(&args),
         Command::Import(args) => import::run(args),
+        Command::Mcp(args) => mcp::run(args),
     };
     ExitCode::from(code)
 }
