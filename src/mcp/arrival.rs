@@ -79,9 +79,7 @@ impl<T> Arrivals<T> {
         if let JsonRpcMessage::Request(request) = message
             && let ClientRequest::CallToolRequest(call) = &mut request.request
         {
-            let prepared = self
-                .registry
-                .prepare(&tool_call(&request.id, &call.params));
+            let prepared = self.registry.prepare(&tool_call(&request.id, &call.params));
             call.extensions
                 .insert(Arrival(Arc::new(Mutex::new(Some(prepared)))));
         }

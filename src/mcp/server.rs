@@ -130,7 +130,11 @@ impl McpServer {
             eof.clone(),
         );
         let ender = tokio::spawn(end_when(stop.clone(), eof, shutdown.clone()));
-        let outcome = match self.clone().serve_with_ct(transport, shutdown.clone()).await {
+        let outcome = match self
+            .clone()
+            .serve_with_ct(transport, shutdown.clone())
+            .await
+        {
             Ok(running) => match running.waiting().await {
                 Ok(QuitReason::JoinError(err)) | Err(err) => {
                     Err(format!("the MCP session's task failed: {err}"))
