@@ -6,6 +6,7 @@
 //!           policy over pluggable I/O), truncation, argument normalisation
 //!           + validation, per-file mutation queue, the seven tools (search/,
 //!           edit/ and bash/ in folders of their own)
+//! mcp       the registry served over the Model Context Protocol (rmcp)
 //! agent     messages, the Provider trait, the agent loop, the faux provider,
 //!           the presentation of paths to the model
 //! scenario  the YAML model, located errors, workspaces, figures, checks,

@@ -148,6 +148,12 @@ impl McpServer {
                 }),
             },
             Err(ServerInitializeError::ConnectionClosed(_)) => Ok(SessionEnd::Closed),
+            Err(ServerInitializeError::ExpectedInitializeRequest(_)) => Err(
+                "the MCP session could not start: its first message was not a request (a client \
+                 starts with `initialize`, or on 2026-07-28 with a request that carries the \
+                 protocol version in its `_meta`)"
+                    .to_owned(),
+            ),
             Err(ServerInitializeError::Cancelled) => Ok(if stop.is_cancelled() {
                 SessionEnd::Stopped
             } else {
