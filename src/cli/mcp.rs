@@ -20,7 +20,6 @@ use crate::mcp::McpServer;
 use crate::scenario::load::load_limits;
 use crate::tools::Limits;
 use crate::tools::Registry;
-use crate::tools::Workspace;
 
 /// Flags of `harness mcp`.
 #[derive(Debug, Args)]
@@ -54,16 +53,9 @@ pub fn run(args: McpArgs) -> u8 {
         },
         None => Limits::default(),
     };
-    let root = match args.cwd {
-        Some(dir) => dir,
-        None => match std::env::current_dir() {
-            Ok(dir) => dir,
-            Err(err) => return super::usage_error(format!("no current directory: {err}")),
-        },
-    };
-    let workspace = match Workspace::local(&root) {
-        Ok(ws) => ws.with_confine(!args.no_confine),
-        Err(err) => return super::usage_error(format!("--cwd {}: {err}", root.display())),
+    let workspace = match super::workspace(args.cwd, args.no_confine) {
+        Ok(ws) => ws,
+        Err(err) => return super::usage_error(err),
     };
     let registry = match super::tool_selection(
         Registry::builder(workspace).limits(limits),

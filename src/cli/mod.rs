@@ -131,6 +131,21 @@ fn usage_error(message: impl std::fmt::Display) -> u8 {
     exit::USAGE
 }
 
+/// The workspace of `--cwd DIR` (the current directory without it),
+/// confined unless `--no-confine`, or what is wrong with it.
+fn workspace(
+    cwd: Option<std::path::PathBuf>,
+    no_confine: bool,
+) -> Result<crate::tools::Workspace, String> {
+    let root = match cwd {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
+    };
+    crate::tools::Workspace::local(&root)
+        .map(|ws| ws.with_confine(!no_confine))
+        .map_err(|err| format!("--cwd {}: {err}", root.display()))
+}
+
 /// The registry of `workspace` with the tools `--tools` names (all
 /// without it), or what is wrong with the selection.
 fn registry(

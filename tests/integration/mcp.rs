@@ -93,6 +93,21 @@ fn read_fifo_line(path: &Path) -> String {
     line.trim().to_owned()
 }
 
+/// Starts a bash call `id` whose command waits on a `sleep 1000`, and
+/// returns the sleep's pid once it runs (told through a FIFO in
+/// `workspace`).
+fn start_long_bash(wire: &mut Wire, workspace: &Path, id: i64, progress: Option<&str>) -> i32 {
+    let fifo = workspace.join(format!("pid-{id}.fifo"));
+    mkfifo(&fifo);
+    wire.call(
+        id,
+        "bash",
+        json!({ "command": format!("sleep 1000 & echo $! > pid-{id}.fifo; wait") }),
+        progress,
+    );
+    read_fifo_line(&fifo).parse().unwrap()
+}
+
 /// What `harness call` prints for the call: the in-process result.
 fn harness_call(workspace: &Path, tool: &str, args: &Value) -> Value {
     let out = harness()
@@ -497,16 +512,8 @@ fn progress_only_with_a_token_and_before_the_answer() {
 #[test]
 fn a_cancelled_call_is_killed_gets_no_answer_and_the_server_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("pid.fifo");
-    mkfifo(&fifo);
     let mut wire = Wire::start(dir.path());
-    wire.call(
-        7,
-        "bash",
-        json!({ "command": "sleep 1000 & echo $! > pid.fifo; wait" }),
-        Some("p7"),
-    );
-    let pid: i32 = read_fifo_line(&fifo).parse().unwrap();
+    let pid = start_long_bash(&mut wire, dir.path(), 7, Some("p7"));
     assert!(!is_dead(pid));
     wire.send(json!({
         "jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -520,7 +527,7 @@ fn a_cancelled_call_is_killed_gets_no_answer_and_the_server_goes_on() {
     assert!(is_dead(pid), "process {pid} survived the cancellation");
     assert_eq!(
         listing["result"]["content"],
-        json!([{ "type": "text", "text": "pid.fifo" }])
+        json!([{ "type": "text", "text": "pid-7.fifo" }])
     );
     let about_7: Vec<&Value> = seen
         .iter()
@@ -535,8 +542,6 @@ fn a_cancelled_call_is_killed_gets_no_answer_and_the_server_goes_on() {
 #[test]
 fn at_the_end_of_the_input_calls_finish_or_are_cancelled_and_nothing_is_left() {
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("pid.fifo");
-    mkfifo(&fifo);
     let mut wire = Wire::start(dir.path());
     wire.call(
         1,
@@ -550,13 +555,7 @@ fn at_the_end_of_the_input_calls_finish_or_are_cancelled_and_nothing_is_left() {
         .trim()
         .parse()
         .unwrap();
-    wire.call(
-        2,
-        "bash",
-        json!({ "command": "sleep 1000 & echo $! > pid.fifo; wait" }),
-        None,
-    );
-    let long: i32 = read_fifo_line(&fifo).parse().unwrap();
+    let long = start_long_bash(&mut wire, dir.path(), 2, None);
     wire.call(
         3,
         "bash",
@@ -594,16 +593,8 @@ fn at_the_end_of_the_input_calls_finish_or_are_cancelled_and_nothing_is_left() {
 #[test]
 fn sigterm_cancels_the_calls_and_exits_0() {
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("pid.fifo");
-    mkfifo(&fifo);
     let mut wire = Wire::start(dir.path());
-    wire.call(
-        1,
-        "bash",
-        json!({ "command": "sleep 1000 & echo $! > pid.fifo; wait" }),
-        None,
-    );
-    let pid: i32 = read_fifo_line(&fifo).parse().unwrap();
+    let pid = start_long_bash(&mut wire, dir.path(), 1, None);
     let server = rustix::process::Pid::from_raw(wire.child.id() as i32).unwrap();
     rustix::process::kill_process(server, rustix::process::Signal::TERM).unwrap();
     let (code, seen) = wire.finish();
