@@ -536,6 +536,57 @@ fn a_cancelled_call_is_killed_gets_no_answer_and_the_server_goes_on() {
     assert_eq!(about_7, Vec::<&Value>::new());
 }
 
+/// A command's stdin is /dev/null, and no descriptor of the JSON-RPC
+/// stream reaches it: `cat` reads nothing, the request sent right behind
+/// the call still arrives, and none of the command's descriptors is the
+/// server's stdin or stdout.
+#[test]
+fn commands_never_read_the_json_rpc_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut wire = Wire::start(dir.path());
+    let server = wire.child.id();
+    let stream: Vec<String> = [0, 1]
+        .iter()
+        .map(|fd| {
+            std::fs::read_link(format!("/proc/{server}/fd/{fd}"))
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    let stdin = wire.stdin.as_mut().unwrap();
+    let command = "cat; for fd in /proc/self/fd/*; do echo \"${fd##*/} $(readlink $fd)\"; done";
+    writeln!(
+        stdin,
+        "{}\n{}",
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": { "name": "bash", "arguments": { "command": command } } }),
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" })
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let listed = wire.answer_any(2);
+    let ran = wire.answer_any(1);
+    let (code, _) = wire.finish();
+    assert_eq!(code, Some(0));
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(7));
+    let text = ran["result"]["content"][0]["text"].as_str().unwrap();
+    let fds: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .collect();
+    assert_eq!(fds.first(), Some(&("0", "/dev/null")), "{text}");
+    let leaked: Vec<&(&str, &str)> = fds
+        .iter()
+        .filter(|(_, target)| stream.iter().any(|s| s == target))
+        .collect();
+    assert_eq!(
+        leaked,
+        Vec::<&(&str, &str)>::new(),
+        "server's stream: {stream:?}"
+    );
+}
+
 /// The input ends while calls run: a quick one finishes and is answered,
 /// one that outlives the grace is cancelled (and answered as aborted),
 /// background processes die, and the exit code is 0.
