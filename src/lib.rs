@@ -6,6 +6,7 @@
 //!           policy over pluggable I/O), truncation, argument normalisation
 //!           + validation, per-file mutation queue, the seven tools (search/,
 //!           edit/ and bash/ in folders of their own)
+//! mcp       the registry served over the Model Context Protocol (rmcp)
 //! agent     messages, the Provider trait, the agent loop, the faux provider,
 //!           the presentation of paths to the model
 //! scenario  the YAML model, located errors, workspaces, figures, checks,
@@ -49,6 +50,7 @@ pub mod agent;
 pub mod cli;
 pub mod exit;
 pub mod import;
+pub mod mcp;
 pub mod report;
 pub mod run;
 pub mod scenario;

@@ -12,7 +12,6 @@ use crate::exit;
 use crate::tools::CallArguments;
 use crate::tools::ToolCall;
 use crate::tools::UpdateSink;
-use crate::tools::Workspace;
 
 /// Flags of `harness call`.
 #[derive(Debug, Args)]
@@ -51,16 +50,9 @@ pub fn run(args: CallArgs) -> u8 {
         }
         Some(text) => text.to_owned(),
     };
-    let root = match args.cwd {
-        Some(dir) => dir,
-        None => match std::env::current_dir() {
-            Ok(dir) => dir,
-            Err(err) => return super::usage_error(format!("no current directory: {err}")),
-        },
-    };
-    let workspace = match Workspace::local(&root) {
-        Ok(ws) => ws.with_confine(!args.no_confine),
-        Err(err) => return super::usage_error(format!("--cwd {}: {err}", root.display())),
+    let workspace = match super::workspace(args.cwd, args.no_confine) {
+        Ok(ws) => ws,
+        Err(err) => return super::usage_error(err),
     };
     let registry = match super::registry(workspace, args.tools.as_deref()) {
         Ok(registry) => registry,
@@ -113,7 +105,7 @@ pub fn run(args: CallArgs) -> u8 {
 
 /// Resolves on the first Ctrl-C, SIGTERM or SIGHUP. Each handler is
 /// installed now; one that cannot be installed never fires.
-fn stop_signals() -> impl std::future::Future<Output = ()> + Send {
+pub(super) fn stop_signals() -> impl std::future::Future<Output = ()> + Send {
     use tokio::signal::unix::SignalKind;
     use tokio::signal::unix::signal;
     let streams = [

@@ -16,6 +16,7 @@ mod check;
 mod completions;
 mod import;
 mod init;
+mod mcp;
 mod report;
 mod run;
 mod schema;
@@ -62,6 +63,9 @@ enum Command {
     Init(init::InitArgs),
     /// Turn a recorded agent session into scenario files (pi, claude).
     Import(import::ImportArgs),
+    /// Serve the tools over MCP on standard input and output
+    /// (docs/mcp.md).
+    Mcp(mcp::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell).
     Completions(completions::CompletionsArgs),
@@ -93,6 +97,7 @@ pub fn main() -> ExitCode {
         Command::Init(args) => init::run(&args),
         Command::Completions(args) => completions::run(&args),
         Command::Import(args) => import::run(args),
+        Command::Mcp(args) => mcp::run(args),
     };
     ExitCode::from(code)
 }
@@ -124,6 +129,21 @@ fn read_bounded(reader: impl std::io::Read, what: &str) -> Result<Vec<u8>, Strin
 fn usage_error(message: impl std::fmt::Display) -> u8 {
     eprintln!("error: {message}");
     exit::USAGE
+}
+
+/// The workspace of `--cwd DIR` (the current directory without it),
+/// confined unless `--no-confine`, or what is wrong with it.
+fn workspace(
+    cwd: Option<std::path::PathBuf>,
+    no_confine: bool,
+) -> Result<crate::tools::Workspace, String> {
+    let root = match cwd {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
+    };
+    crate::tools::Workspace::local(&root)
+        .map(|ws| ws.with_confine(!no_confine))
+        .map_err(|err| format!("--cwd {}: {err}", root.display()))
 }
 
 /// The registry of `workspace` with the tools `--tools` names (all

@@ -278,6 +278,61 @@ impl Suite {
     }
 }
 
+/// Reads a file of `limits:` keys (what a scenario's or a suite's `limits:`
+/// holds, at the top level of the file; `harness mcp --limits FILE`): pi's
+/// limits with the file's over them, or every problem of the file, each
+/// located as in a scenario file.
+pub fn load_limits(path: &Path) -> Result<Limits, Vec<ScenarioError>> {
+    let text = read_regular(path).map_err(|err| {
+        vec![ScenarioError::at_start(
+            path,
+            format!("cannot read the limits file: {err}"),
+        )]
+    })?;
+    limits_from_text(path, &text)
+}
+
+/// The limits file `text`, as if read from `path` (see [`load_limits`]).
+pub fn limits_from_text(path: &Path, text: &str) -> Result<Limits, Vec<ScenarioError>> {
+    let stream = yaml::parse(text);
+    let mut problems: Vec<Problem> = stream.fatal.map(Problem::from).into_iter().collect();
+    let mut documents = stream.documents.into_iter().filter(|d| !d.root.is_null());
+    let mut limits = Limits::default();
+    if let Some(mut document) = documents.next() {
+        problems.extend(document.problems.drain(..).map(Problem::from));
+        let mut found = Vec::new();
+        let parsed =
+            de::deserialize_all::<LimitsSpec>(&mut document.root, &mut found, |_, _| false);
+        problems.extend(found.into_iter().map(|mut p| {
+            if p.path.is_empty() && p.message.starts_with("unknown field `limits`") {
+                p.message = "the keys of `limits:` go at the top level of a limits file \
+                             (`max_lines: 500`), not under `limits:`"
+                    .to_owned();
+            }
+            Problem::from(p)
+        }));
+        if let Some(spec) = parsed {
+            let mut v = Validator::new(&document.root);
+            v.limits(&[], &spec);
+            problems.extend(v.problems);
+            apply_limits(&mut limits, &spec);
+        }
+    }
+    if let Some(extra) = documents.next() {
+        problems.push(Problem {
+            pos: extra.pos,
+            path: String::new(),
+            message: "a limits file holds one document; remove the `---` and what follows"
+                .to_owned(),
+        });
+    }
+    if problems.is_empty() {
+        Ok(limits)
+    } else {
+        Err(into_errors(problems, path))
+    }
+}
+
 /// What the temporary workspace is built from.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkspacePlan {

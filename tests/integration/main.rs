@@ -19,6 +19,7 @@ mod html_report;
 mod layering;
 mod lifecycle;
 mod loading;
+mod mcp;
 mod properties;
 mod replay;
 mod reports;

@@ -1,0 +1,249 @@
+//! [`McpServer`]: the tool registry as an MCP server, and the lifecycle of
+//! one session over a byte stream (stdio for `harness mcp`).
+//!
+//! Requests are served concurrently (rmcp answers each on a task of its
+//! own); calls are prepared in arrival order (see `arrival.rs`). A
+//! `notifications/cancelled` cancels the call's token, which the registry
+//! and every tool watch (a running bash command's process group is
+//! killed), and rmcp sends nothing for the request afterwards.
+//!
+//! A session ends when the input ends or `stop` fires. At the end of the
+//! input the calls still running get [`EOF_GRACE`] to finish (their results
+//! are still written), and are then cancelled; `stop` cancels them at once.
+//! [`McpServer::serve`] returns only when every call has ended, so a
+//! caller that then drops the server (and with it the registry, whose
+//! process backend kills what commands left running in the background)
+//! leaves no process behind.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ErrorData;
+use rmcp::RoleServer;
+use rmcp::ServerHandler;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::model::CallToolResponse;
+use rmcp::model::Implementation;
+use rmcp::model::ListToolsResult;
+use rmcp::model::PaginatedRequestParams;
+use rmcp::model::ServerCapabilities;
+use rmcp::model::ServerConfig;
+use rmcp::model::Tool;
+use rmcp::service::QuitReason;
+use rmcp::service::RequestContext;
+use rmcp::service::ServerInitializeError;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::io::AsyncRead;
+use tokio::io::AsyncWrite;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::arrival::Arrival;
+use super::arrival::Arrivals;
+use super::arrival::tool_call;
+use super::listing::tool_definitions;
+use super::progress;
+use super::results::call_tool_result;
+use crate::tools::Registry;
+use crate::tools::ToolError;
+use crate::tools::ToolResult;
+
+/// How long calls still running at the end of the input may go on before
+/// they are cancelled. Clients wait 2 seconds after closing a server's
+/// input before they send SIGTERM.
+pub const EOF_GRACE: Duration = Duration::from_secs(1);
+
+/// How long [`McpServer::serve`] waits for cancelled calls to end (a
+/// killed command is waited for up to 2 seconds by the process backend).
+const CALLS_END_WAIT: Duration = Duration::from_secs(5);
+
+/// The tool registry, served over MCP. Cloning shares it.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Arc<Registry>,
+    tools: Vec<Tool>,
+    calls: TaskTracker,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("registry", &self.inner.registry)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a session ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionEnd {
+    /// The client closed the connection (the end of the input), before or
+    /// after the handshake.
+    Closed,
+    /// `stop` fired.
+    Stopped,
+}
+
+impl McpServer {
+    /// A server for the active tools of `registry`.
+    pub fn new(registry: Registry) -> Self {
+        let tools = tool_definitions(&registry);
+        Self {
+            inner: Arc::new(Inner {
+                registry: Arc::new(registry),
+                tools,
+                calls: TaskTracker::new(),
+            }),
+        }
+    }
+
+    /// The tool definitions `tools/list` answers with.
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// Serves one session over `read` and `write` (newline-delimited
+    /// JSON-RPC) until the input ends or `stop` fires, and returns once
+    /// every call of it has ended. An error is a session that could not
+    /// start (a first message that is neither a request nor a ping) or a
+    /// failure of rmcp's own task.
+    pub async fn serve<R, W>(
+        &self,
+        read: R,
+        write: W,
+        stop: CancellationToken,
+    ) -> Result<SessionEnd, String>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let eof = CancellationToken::new();
+        // Cancelling it ends rmcp's loop and cancels every request's token.
+        let shutdown = CancellationToken::new();
+        let transport = Arrivals::new(
+            AsyncRwTransport::new_server(read, write),
+            Arc::clone(&self.inner.registry),
+            eof.clone(),
+        );
+        let ender = tokio::spawn(end_when(stop.clone(), eof, shutdown.clone()));
+        let outcome = match self
+            .clone()
+            .serve_with_ct(transport, shutdown.clone())
+            .await
+        {
+            Ok(running) => match running.waiting().await {
+                Ok(QuitReason::JoinError(err)) | Err(err) => {
+                    Err(format!("the MCP session's task failed: {err}"))
+                }
+                // Cancelled (by `stop`, or after the end of the input) or
+                // closed (the input ended).
+                Ok(_) => Ok(if stop.is_cancelled() {
+                    SessionEnd::Stopped
+                } else {
+                    SessionEnd::Closed
+                }),
+            },
+            Err(ServerInitializeError::ConnectionClosed(_)) => Ok(SessionEnd::Closed),
+            Err(ServerInitializeError::ExpectedInitializeRequest(_)) => Err(
+                "the MCP session could not start: its first message was not a request (a client \
+                 starts with `initialize`, or on 2026-07-28 with a request that carries the \
+                 protocol version in its `_meta`)"
+                    .to_owned(),
+            ),
+            Err(ServerInitializeError::Cancelled) => Ok(if stop.is_cancelled() {
+                SessionEnd::Stopped
+            } else {
+                SessionEnd::Closed
+            }),
+            Err(err) => Err(format!("the MCP session could not start: {err}")),
+        };
+        shutdown.cancel();
+        ender.abort();
+        self.inner.calls.close();
+        let _ = tokio::time::timeout(CALLS_END_WAIT, self.inner.calls.wait()).await;
+        self.inner.calls.reopen();
+        outcome
+    }
+
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let inner = &self.inner;
+        let _running = inner.calls.token();
+        let prepared = context
+            .extensions
+            .get::<Arrival>()
+            .and_then(Arrival::take)
+            .unwrap_or_else(|| inner.registry.prepare(&tool_call(&context.id, &request)));
+        if inner.registry.spec(&request.name).is_none() {
+            return Err(unknown_tool(prepared.err()));
+        }
+        let prepared = match prepared {
+            Ok(prepared) => prepared,
+            Err(result) => return Ok(call_tool_result(*result).into()),
+        };
+        let (sink, progress) = progress::forward(
+            context.meta.get_progress_token(),
+            context.peer.clone(),
+            context.ct.clone(),
+        );
+        let result = prepared.execute(context.ct.clone(), sink).await;
+        progress.finish().await;
+        Ok(call_tool_result(result).into())
+    }
+}
+
+/// Cancels `shutdown` when `stop` fires, or [`EOF_GRACE`] after the input
+/// ended.
+async fn end_when(stop: CancellationToken, eof: CancellationToken, shutdown: CancellationToken) {
+    tokio::select! {
+        () = stop.cancelled() => {}
+        () = async {
+            eof.cancelled().await;
+            tokio::time::sleep(EOF_GRACE).await;
+        } => {}
+    }
+    shutdown.cancel();
+}
+
+/// The JSON-RPC error for a tool that is not served (-32602, as the Python,
+/// TypeScript and rmcp servers answer): the registry's message, which names
+/// the tools there are, and its details as the error's data.
+fn unknown_tool(refusal: Option<Box<ToolResult>>) -> ErrorData {
+    let result = refusal.map_or_else(
+        || ToolResult::from(ToolError::failed("Tool not found.")),
+        |result| *result,
+    );
+    ErrorData::invalid_params(result.text(), result.details)
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("harness", env!("CARGO_PKG_VERSION"))
+                .with_title("harness: the coding-agent tool layer"),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request, context).await
+    }
+}
