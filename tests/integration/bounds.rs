@@ -246,3 +246,75 @@ fn parallel_image_reads_share_one_decoding_budget() {
         assert!(out.peak < bound, "{file}: peak {} MiB", out.peak / MIB);
     }
 }
+
+/// A run.json of partition `hash:1/18446744073709551615` (which `run
+/// --partition` accepted) made `report merge` list every missing partition
+/// and abort after 3.6 GB. The count is bounded where it enters, on the
+/// command line and in a file alike, and a merge names at most ten missing
+/// partitions, counting the rest.
+#[test]
+fn a_partition_count_is_bounded_where_it_enters() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("one.yaml"),
+        "name: one\nmodel:\n  - say: hi\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = harness(dir.path());
+        cmd.args(args);
+        measured(cmd, 1024 * MIB, Duration::from_secs(60))
+    };
+    let huge = "hash:1/18446744073709551615";
+    let out = run(&["run", "one.yaml", "--partition", huge]);
+    assert_eq!(
+        (out.success, out.stderr.as_str()),
+        (
+            false,
+            "error: invalid value 'hash:1/18446744073709551615' for '--partition \
+             <hash:K/N|slice:K/N>': invalid partition `hash:1/18446744073709551615`: N must be \
+             at most 1000 (expected hash:K/N or slice:K/N with 1 <= K <= N <= 1000)\n\nFor more \
+             information, try '--help'.\n"
+        )
+    );
+    // A report of partition 1/1000, then the same report claiming 1 of
+    // 18446744073709551615 partitions.
+    let out = run(&[
+        "run",
+        "one.yaml",
+        "--partition",
+        "slice:1/1000",
+        "--json",
+        "part.json",
+    ]);
+    assert!(out.success, "{}", out.stderr);
+    let part = std::fs::read_to_string(dir.path().join("part.json")).unwrap();
+    assert!(part.contains("\"spec\": \"slice:1/1000\""), "{part}");
+    std::fs::write(
+        dir.path().join("forged.json"),
+        part.replace("slice:1/1000", huge),
+    )
+    .unwrap();
+    let out = run(&["report", "merge", "part.json"]);
+    assert_eq!(
+        (out.success, out.stderr.as_str()),
+        (
+            false,
+            "error: cannot merge: missing partitions: slice:2/1000, slice:3/1000, slice:4/1000, \
+             slice:5/1000, \
+             slice:6/1000, slice:7/1000, slice:8/1000, slice:9/1000, slice:10/1000, \
+             slice:11/1000 and 989 more (of 1000); every partition's run.json is needed\n"
+        )
+    );
+    let out = run(&["report", "merge", "forged.json"]);
+    assert_eq!(
+        (out.success, out.stderr.as_str()),
+        (
+            false,
+            "error: forged.json: invalid run report: invalid partition \
+             `hash:1/18446744073709551615`: N must be at most 1000 (expected hash:K/N or \
+             slice:K/N with 1 <= K <= N <= 1000)\n"
+        )
+    );
+    assert!(out.peak < 64 * MIB, "peak {} MiB", out.peak / MIB);
+}
