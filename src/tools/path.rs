@@ -130,9 +130,12 @@ pub enum PathError {
     Outside {
         /// The argument as sent.
         raw: String,
-        /// Where it leads: the real path, or `a path above the workspace
-        /// root` for a relative path that climbs out with `..`.
+        /// Where it is said to lead: the path as written, or `a path above
+        /// the workspace root` / `a path outside the workspace root` where
+        /// its end depends on the machine (never a real path).
         real: String,
+        /// The real path it leads to (for checks and logs, not the model).
+        resolved: PathBuf,
         /// `" through a symlink"` when a symlink led outside.
         via: &'static str,
         /// The workspace root.
@@ -229,32 +232,30 @@ impl PathPolicy {
     ) -> Result<ResolvedPath, PathError> {
         let real = real_path(fs, &abs).map_err(|err| {
             let found = cause(&err);
+            // A confined path outside the root is named as it was written:
+            // its lexical form may hold where the workspace happens to be.
+            let shown = if self.confine && !abs.starts_with(&self.root) {
+                raw.to_owned()
+            } else {
+                self.display(&abs)
+            };
             PathError::Unresolvable {
                 raw: raw.to_owned(),
-                message: describe_io_error("look up", &self.display(&abs), &err),
+                message: describe_io_error("look up", &shown, &err),
                 class: found.class,
                 errno: found.errno,
             }
         })?;
         if self.confine && !real.starts_with(&self.root) {
-            let via = if abs.starts_with(&self.root) {
-                " through a symlink"
-            } else {
-                ""
-            };
-            // A relative path that climbs out with `..` leads somewhere that
-            // depends on where the workspace happens to be; naming it would
-            // tell the model (and every price of what it reads) the temp dir.
-            let climbs = !abs.starts_with(&self.root)
-                && Path::new(&normalize_input(raw, self.home.as_deref())).is_relative();
             return Err(PathError::Outside {
                 raw: raw.to_owned(),
-                real: if climbs {
-                    "a path above the workspace root".to_owned()
+                real: self.outside_target(raw, &abs),
+                resolved: real.clone(),
+                via: if abs.starts_with(&self.root) {
+                    " through a symlink"
                 } else {
-                    real.display().to_string()
+                    ""
                 },
-                via,
                 root: self.root.display().to_string(),
             });
         }
@@ -264,6 +265,30 @@ impl PathPolicy {
             abs,
             real,
         })
+    }
+
+    /// Where a path that leads outside the root is said to resolve: only
+    /// ever the path as the model wrote it (cleaned of `.` and `//`), never
+    /// a real path. Where the model cannot know it, the path's end depends
+    /// on where the workspace happens to be (a `..` that climbs out of the
+    /// root or of another presented directory, a symlink inside); naming it
+    /// would tell the model, and every price of what it reads, the temp
+    /// dir.
+    fn outside_target(&self, raw: &str, abs: &Path) -> String {
+        let outside = || "a path outside the workspace root".to_owned();
+        // Without `~` expanded: the home directory is the machine's too.
+        let written = normalize_input(raw, None);
+        let home = written == "~" || written.starts_with("~/");
+        let written = Path::new(&written);
+        if abs.starts_with(&self.root) || home {
+            outside()
+        } else if written.is_relative() {
+            "a path above the workspace root".to_owned()
+        } else if written.components().any(|c| c == Component::ParentDir) {
+            outside()
+        } else {
+            abs.display().to_string()
+        }
     }
 
     /// How messages show `abs`: relative to the root when inside it.
@@ -525,10 +550,28 @@ mod tests {
              tools may only touch files under the workspace root /ws. Use a path relative to the \
              workspace root."
         );
-        assert!(matches!(
-            p.resolve(&fs, "~/x"),
-            Err(PathError::Outside { .. })
-        ));
+        // Where the end of a path depends on the machine (the home
+        // directory, a `..` after a directory the model knows by another
+        // name), only the path as written is named.
+        let outside = |raw: &str| p.resolve(&fs, raw).unwrap_err().to_string();
+        assert_eq!(
+            outside("~/x"),
+            "Path \"~/x\" is outside the workspace: it resolves to a path outside the workspace \
+             root, but tools may only touch files under the workspace root /ws. Use a path \
+             relative to the workspace root."
+        );
+        assert_eq!(
+            outside("/ws/../x.txt"),
+            "Path \"/ws/../x.txt\" is outside the workspace: it resolves to a path outside the \
+             workspace root, but tools may only touch files under the workspace root /ws. Use a \
+             path relative to the workspace root."
+        );
+        assert_eq!(
+            outside("file:///etc/./passwd"),
+            "Path \"file:///etc/./passwd\" is outside the workspace: it resolves to /etc/passwd, \
+             but tools may only touch files under the workspace root /ws. Use a path relative to \
+             the workspace root."
+        );
     }
 
     #[test]
@@ -540,9 +583,22 @@ mod tests {
         let p = policy(&fs);
         let err = p.resolve(&fs, "outside/new-file.txt").unwrap_err();
         match err {
-            PathError::Outside { real, via, .. } => {
-                assert_eq!(real, "/etc/new-file.txt");
-                assert_eq!(via, " through a symlink");
+            // Where the symlink leads is not named: it may be anywhere on
+            // the machine.
+            PathError::Outside {
+                real,
+                resolved,
+                via,
+                ..
+            } => {
+                assert_eq!(
+                    (real.as_str(), resolved, via),
+                    (
+                        "a path outside the workspace root",
+                        PathBuf::from("/etc/new-file.txt"),
+                        " through a symlink"
+                    )
+                );
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -601,9 +657,20 @@ mod tests {
         fs.add_symlink("/ws/dangling_in", "sub/later.txt");
         let p = policy(&fs);
         match p.resolve(&fs, "dangling_out").unwrap_err() {
-            PathError::Outside { real, via, .. } => {
-                assert_eq!(real, "/outside/missing.txt");
-                assert_eq!(via, " through a symlink");
+            PathError::Outside {
+                real,
+                resolved,
+                via,
+                ..
+            } => {
+                assert_eq!(
+                    (real.as_str(), resolved, via),
+                    (
+                        "a path outside the workspace root",
+                        PathBuf::from("/outside/missing.txt"),
+                        " through a symlink"
+                    )
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -631,7 +698,8 @@ mod tests {
             p.resolve(&fs, "trick").unwrap_err(),
             PathError::Outside {
                 raw: "trick".to_owned(),
-                real: "/outside/pwned.txt".to_owned(),
+                real: "a path outside the workspace root".to_owned(),
+                resolved: PathBuf::from("/outside/pwned.txt"),
                 via: " through a symlink",
                 root: "/ws".to_owned(),
             }
