@@ -250,7 +250,7 @@ impl PathPolicy {
             return Err(PathError::Outside {
                 raw: raw.to_owned(),
                 real: self.outside_target(raw, &abs),
-                resolved: real.clone(),
+                resolved: real,
                 via: if abs.starts_with(&self.root) {
                     " through a symlink"
                 } else {
