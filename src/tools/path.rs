@@ -23,6 +23,8 @@ use super::fs_error::ErrorClass;
 use super::fs_error::cause;
 use super::fs_error::describe_io_error;
 use super::ops::FsOps;
+use super::visible::show_path;
+use super::visible::unshow;
 
 /// The code points models and macOS put where a space belongs (§common.3.1).
 const UNICODE_SPACES: &[char] = &[
@@ -291,13 +293,27 @@ impl PathPolicy {
         }
     }
 
-    /// How messages show `abs`: relative to the root when inside it.
+    /// How messages show `abs`: relative to the root when inside it, its
+    /// names as tools show names ([`show_path`]: control pictures, `\xNN`).
     pub fn display(&self, abs: &Path) -> String {
         match abs.strip_prefix(&self.root) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
-            Ok(rel) => rel.to_string_lossy().into_owned(),
-            Err(_) => abs.display().to_string(),
+            Ok(rel) => show_path(rel).into_owned(),
+            Err(_) => show_path(abs).into_owned(),
         }
+    }
+
+    /// The path `abs` stands for when it is written as tools show names
+    /// (`\xNN`, control pictures; [`unshow`]): only the part below the
+    /// root is read that way. `None` when it holds no such spelling.
+    pub fn unshown(&self, abs: &Path) -> Option<PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        let (base, rest) = match abs.strip_prefix(&self.root) {
+            Ok(rel) => (self.root.as_path(), rel),
+            Err(_) => (Path::new(""), abs),
+        };
+        let bytes = unshow(rest.as_os_str().as_bytes())?;
+        Some(base.join(OsStr::from_bytes(&bytes)))
     }
 
     /// Existing paths with names close to a missing one, for "did you
@@ -374,17 +390,18 @@ pub fn read_variants(abs: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The names in `dir` that look like `wanted`, best first.
-fn close_names(fs: &dyn FsOps, dir: &Path, wanted: &str) -> Vec<String> {
+/// The names in `dir` that look like `wanted`, best first (compared as
+/// text, invalid UTF-8 replaced; kept as they are).
+fn close_names(fs: &dyn FsOps, dir: &Path, wanted: &str) -> Vec<std::ffi::OsString> {
     let Ok(entries) = fs.read_dir(dir) else {
         return Vec::new();
     };
     let wanted_lower = wanted.to_lowercase();
-    let mut scored: Vec<(f64, String)> = entries
+    let mut scored: Vec<(f64, std::ffi::OsString)> = entries
         .into_iter()
         .filter_map(|entry| {
-            let name = entry.name.to_string_lossy().into_owned();
-            let lower = name.to_lowercase();
+            let name = entry.name;
+            let lower = name.to_string_lossy().to_lowercase();
             let score = if lower == wanted_lower {
                 2.0
             } else {

@@ -542,3 +542,50 @@ fn an_image_read_waits_for_its_whole_budget_and_reads_the_file_again() {
         )
     );
 }
+
+/// Issue 21, item 11: names that are not UTF-8 were all `bad�.txt` ("File
+/// not found: bad�.txt. Did you mean one of: bad�.txt, bad�.txt?"). They are
+/// shown with `\xNN` for each such byte, and a path written that way names
+/// the file: read, write and edit reach it.
+#[tokio::test]
+async fn a_name_that_is_not_utf8_is_shown_and_named_with_hex_escapes() {
+    let h = Harness::local();
+    h.add_file_named(b"bad\xfd.txt", "fd\n");
+    h.add_file_named(b"bad\xfe.txt", "fe\n");
+    h.add_file_named(b"bad\xff.txt", "ff\n");
+    let r = h.call("read", json!({"path": "bad\u{FFFD}.txt"})).await;
+    assert_eq!(
+        r.text(),
+        "File not found: bad\u{FFFD}.txt. Did you mean one of: bad\\xFD.txt, bad\\xFE.txt, \
+         bad\\xFF.txt?"
+    );
+    let r = h.call("read", json!({"path": "bad\\xFE.txt"})).await;
+    assert_eq!((r.is_error, r.text()), (false, "fe\n".to_owned()));
+    let r = h
+        .call("write", json!({"path": "bad\\xfe.txt", "content": "new\n"}))
+        .await;
+    assert_eq!(r.text(), "Successfully wrote 4 bytes to bad\\xFE.txt");
+    let r = h
+        .call(
+            "edit",
+            json!({"path": "bad\\xFF.txt", "edits": [{"oldText": "ff", "newText": "FF"}]}),
+        )
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    use std::os::unix::ffi::OsStrExt;
+    let read =
+        |name: &[u8]| std::fs::read(h.root().join(std::ffi::OsStr::from_bytes(name))).unwrap();
+    assert_eq!(
+        (
+            read(b"bad\xfd.txt"),
+            read(b"bad\xfe.txt"),
+            read(b"bad\xff.txt")
+        ),
+        (b"fd\n".to_vec(), b"new\n".to_vec(), b"FF\n".to_vec())
+    );
+    // A name that is written as text is found as written first.
+    h.add_file("lit\\xFF.txt", "literal\n");
+    h.add_file_named(b"lit\xff.txt", "byte\n");
+    let r = h.call("read", json!({"path": "lit\\xFF.txt"})).await;
+    assert_eq!(r.text(), "literal\n");
+}
