@@ -208,32 +208,29 @@ fn parallel_image_reads_share_one_decoding_budget() {
             "      - call: read\n        args: {{ path: {name}.png }}\n        expect: {expect}\n"
         )
     };
-    let scenario = |title: &str, prefix: &str, expect: &str| {
-        format!(
-            "name: {title}\nworkspace:\n  fixture: images\nmodel:\n  - parallel:\n{}{}{}",
-            read(&format!("{prefix}a"), expect),
-            read(&format!("{prefix}b"), expect),
-            read(&format!("{prefix}c"), expect)
-        )
-    };
-    std::fs::write(
-        dir.path().join("huge.yaml"),
-        scenario(
+    let scenarios = [
+        (
+            "huge.yaml",
             "three images too large to decode",
             "huge-",
             "{ image: false, contains: \"[Image omitted: could not be resized\" }",
         ),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("large.yaml"),
-        scenario(
+        (
+            "large.yaml",
             "three large images",
             "",
             "{ image: { mime_type: image/png, width: 2000, height: 2000 } }",
         ),
-    )
-    .unwrap();
+    ];
+    for (file, title, prefix, expect) in scenarios {
+        let text = format!(
+            "name: {title}\nworkspace:\n  fixture: images\nmodel:\n  - parallel:\n{}{}{}",
+            read(&format!("{prefix}a"), expect),
+            read(&format!("{prefix}b"), expect),
+            read(&format!("{prefix}c"), expect)
+        );
+        std::fs::write(dir.path().join(file), text).unwrap();
+    }
     for (file, bound) in [
         ("large.yaml", 256 * MIB + 128 * MIB),
         ("huge.yaml", 160 * MIB),
