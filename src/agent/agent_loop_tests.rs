@@ -404,9 +404,9 @@ async fn the_presenter_stands_between_the_tools_and_the_conversation() {
         texts,
         [
             "see /workspace/notes.txt\n".to_owned(),
-            "Path \"/workspace/../etc\" is outside the workspace: it resolves to /etc, but \
-             tools may only touch files under the workspace root /workspace. Use a path \
-             relative to the workspace root."
+            "Path \"/workspace/../etc\" is outside the workspace: it resolves to a path outside \
+             the workspace root, but tools may only touch files under the workspace root \
+             /workspace. Use a path relative to the workspace root."
                 .to_owned(),
         ]
     );

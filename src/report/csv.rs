@@ -3,6 +3,14 @@
 //! ends, a header row). Columns are fixed whether or not a baseline was
 //! given; baseline columns are empty without one. Booleans are `true` /
 //! `false`.
+//!
+//! No text cell can be a formula (the OWASP rule for CSV injection): one
+//! that starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a
+//! `'` in front, so that a spreadsheet shows it as text instead of running
+//! it. Numbers are left alone: the figures, and a text cell that is a
+//! plain number (`-5`, `-0.5`).
+
+use std::borrow::Cow;
 
 use crate::run::Metric;
 use crate::run::RunSummary;
@@ -65,6 +73,29 @@ pub const CALL_COLUMNS: [&str; 14] = [
     "agreement",
 ];
 
+/// `text` as a cell a spreadsheet cannot run: a `'` before a first
+/// character that would start a formula, unless the text is a plain
+/// number.
+fn cell(text: &str) -> Cow<'_, str> {
+    let formula = text
+        .chars()
+        .next()
+        .is_some_and(|c| matches!(c, '=' | '+' | '-' | '@' | '\t' | '\r'));
+    if formula && !is_plain_number(text) {
+        Cow::Owned(format!("'{text}"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// An optional sign, digits, and an optional fraction: `-5`, `+0.25`.
+fn is_plain_number(text: &str) -> bool {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, "0"));
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    all_digits(whole) && all_digits(fraction)
+}
+
 fn writer() -> csv::Writer<Vec<u8>> {
     csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
@@ -92,13 +123,13 @@ pub fn scenarios(
             .unwrap_or_default();
         let change = comparison.and_then(|c| c.scenarios.iter().find(|x| x.name == o.name));
         let mut record = vec![
-            o.name.clone(),
-            o.file.clone(),
+            cell(&o.name).into_owned(),
+            cell(&o.file).into_owned(),
             o.status.as_str().to_owned(),
-            o.tags.join(" "),
-            o.skip_reason.clone().unwrap_or_default(),
+            cell(&o.tags.join(" ")).into_owned(),
+            cell(o.skip_reason.as_deref().unwrap_or_default()).into_owned(),
             o.failures.len().to_string(),
-            first,
+            cell(&first).into_owned(),
         ];
         record.extend(o.stats.figures.values().map(|n| n.to_string()));
         record.push(o.stats.duration_ms.to_string());
@@ -125,7 +156,7 @@ pub fn scenarios(
                     .collect()
             })
             .unwrap_or_default();
-        record.push(breaches.join(" "));
+        record.push(cell(&breaches.join(" ")).into_owned());
         w.write_record(&record)?;
     }
     finish(w)
@@ -138,11 +169,11 @@ pub fn calls(summary: &RunSummary) -> Result<Vec<u8>, csv::Error> {
     for o in &summary.scenarios {
         for (seq, c) in o.calls.iter().enumerate() {
             w.write_record([
-                o.name.clone(),
-                o.file.clone(),
+                cell(&o.name).into_owned(),
+                cell(&o.file).into_owned(),
                 (seq + 1).to_string(),
-                c.id.clone(),
-                c.tool.clone(),
+                cell(&c.id).into_owned(),
+                cell(&c.tool).into_owned(),
                 c.turn.to_string(),
                 c.retry.to_string(),
                 c.is_error.to_string(),
@@ -194,6 +225,65 @@ mod tests {
         assert_eq!(row.len(), scenario_columns().len());
         assert_eq!(&row[0], "a, \"b\"");
         assert_eq!(&row[18], "");
+    }
+
+    #[test]
+    fn no_text_cell_can_be_a_formula() {
+        let mut o = ScenarioOutcome::empty(
+            "=HYPERLINK(\"http://x\",\"y\")",
+            "+cmd.yaml",
+            &["@SUM(A1)".to_owned(), "-x".to_owned()],
+            Status::Skipped,
+        );
+        o.skip_reason = Some("\t=1+1".to_owned());
+        o.calls.push(CallStat {
+            id: "-5".into(),
+            tool: "\r=2".into(),
+            turn: 1,
+            ..CallStat::default()
+        });
+        let mut plain =
+            ScenarioOutcome::empty("-2.5", "a-b.yaml", &["x=y".to_owned()], Status::Passed);
+        plain.calls.push(CallStat {
+            id: "-1+1".into(),
+            tool: "read".into(),
+            turn: 2,
+            ..CallStat::default()
+        });
+        let summary = RunSummary {
+            scenarios: vec![o, plain],
+            ..RunSummary::default()
+        };
+        let text = String::from_utf8(calls(&summary).unwrap()).unwrap();
+        assert_eq!(
+            text.lines().skip(1).collect::<Vec<_>>(),
+            [
+                "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",'+cmd.yaml,1,-5,\"'\r=2\",1,false,false,\
+                 false,0,0,0,,",
+                "-2.5,a-b.yaml,1,'-1+1,read,2,false,false,false,0,0,0,,"
+            ]
+        );
+        let text = String::from_utf8(scenarios(&summary, None).unwrap()).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let rows: Vec<Vec<String>> = reader
+            .records()
+            .map(|row| row.unwrap().iter().take(7).map(str::to_owned).collect())
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                vec![
+                    "'=HYPERLINK(\"http://x\",\"y\")",
+                    "'+cmd.yaml",
+                    "skipped",
+                    "'@SUM(A1) -x",
+                    "'\t=1+1",
+                    "0",
+                    ""
+                ],
+                vec!["-2.5", "a-b.yaml", "passed", "x=y", "", "0", ""]
+            ]
+        );
     }
 
     #[test]

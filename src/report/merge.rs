@@ -22,6 +22,10 @@ use crate::run::Gate;
 use crate::run::Partition;
 use crate::run::RunSummary;
 
+/// How many missing partitions a refused merge names (the rest are
+/// counted).
+pub const MISSING_SHOWN: usize = 10;
+
 /// One report to merge.
 #[derive(Clone, Debug)]
 pub struct Part {
@@ -103,13 +107,16 @@ pub enum MergeError {
     },
     /// Partitions missing.
     #[error(
-        "missing partition{}: {} (of {count}); every partition's run.json is needed",
-        if missing.len() == 1 { "" } else { "s" },
-        missing.join(", ")
+        "missing partition{}: {}{} (of {count}); every partition's run.json is needed",
+        if missing.len() == 1 && *more == 0 { "" } else { "s" },
+        missing.join(", "),
+        if *more == 0 { String::new() } else { format!(" and {more} more") }
     )]
     MissingPartitions {
-        /// The missing partitions.
+        /// The first missing partitions, at most [`MISSING_SHOWN`].
         missing: Vec<String>,
+        /// How many more are missing.
+        more: u64,
         /// `N`.
         count: u64,
     },
@@ -215,18 +222,24 @@ fn check(parts: &[Part]) -> Result<(), MergeError> {
     let Some(info) = first.summary.partition else {
         return Ok(());
     };
-    let missing: Vec<String> = (1..=info.spec.count)
-        .filter(|k| !partitions.contains_key(k))
-        .map(|k| {
-            Partition {
-                index: k,
-                ..info.spec
-            }
-            .to_string()
-        })
-        .collect();
-    if !missing.is_empty() {
+    // Every index is within 1..=N (a partition's K is at most its N, and
+    // all share one N), so the count of the missing needs no list of them.
+    let absent = info.spec.count.saturating_sub(partitions.len() as u64);
+    if absent > 0 {
+        // Only the ones named are looked for.
+        let missing: Vec<String> = (1..=info.spec.count)
+            .filter(|k| !partitions.contains_key(k))
+            .take(MISSING_SHOWN)
+            .map(|k| {
+                Partition {
+                    index: k,
+                    ..info.spec
+                }
+                .to_string()
+            })
+            .collect();
         return Err(MergeError::MissingPartitions {
+            more: absent - missing.len() as u64,
             missing,
             count: info.spec.count,
         });
@@ -438,6 +451,13 @@ mod tests {
         assert_eq!(
             err(vec![p("hash:1/3"), p("hash:3/3")]),
             "missing partition: hash:2/3 (of 3); every partition's run.json is needed"
+        );
+        // Many missing: the first ten are named, the rest counted.
+        assert_eq!(
+            err(vec![p("slice:3/1000")]),
+            "missing partitions: slice:1/1000, slice:2/1000, slice:4/1000, slice:5/1000, \
+             slice:6/1000, slice:7/1000, slice:8/1000, slice:9/1000, slice:10/1000, \
+             slice:11/1000 and 989 more (of 1000); every partition's run.json is needed"
         );
         assert_eq!(
             err(vec![p("hash:1/2"), p("hash:1/2")]),

@@ -58,6 +58,10 @@ macro_rules! as_text {
     };
 }
 
+/// The most partitions a suite may be split into (`N`): more than any CI
+/// matrix runs, few enough that a merge can name each one.
+pub const MAX_PARTITIONS: u64 = 1000;
+
 /// How scenarios are assigned to partitions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PartitionKind {
@@ -89,7 +93,10 @@ pub struct Partition {
 
 /// A `--partition` value that does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid partition `{given}`: {reason} (expected hash:K/N or slice:K/N with 1 <= K <= N)")]
+#[error(
+    "invalid partition `{given}`: {reason} (expected hash:K/N or slice:K/N with 1 <= K <= N <= \
+     {MAX_PARTITIONS})"
+)]
 pub struct PartitionError {
     /// The text given.
     pub given: String,
@@ -124,6 +131,9 @@ impl FromStr for Partition {
         if count == 0 {
             return Err(error("N must be at least 1"));
         }
+        if count > MAX_PARTITIONS {
+            return Err(error(&format!("N must be at most {MAX_PARTITIONS}")));
+        }
         if index == 0 || index > count {
             return Err(error("K must be between 1 and N"));
         }
@@ -139,8 +149,8 @@ impl fmt::Display for Partition {
 
 as_text!(
     Partition,
-    "A partition as given on the command line: `hash:K/N` or `slice:K/N`.",
-    "^(hash|slice):[1-9][0-9]*/[1-9][0-9]*$"
+    "A partition as given on the command line: `hash:K/N` or `slice:K/N`, N at most 1000.",
+    "^(hash|slice):([1-9][0-9]{0,2}|1000)/([1-9][0-9]{0,2}|1000)$"
 );
 
 /// FNV-1a, 64 bit: the partition hash. Fixed constants, no seed.
@@ -289,6 +299,12 @@ mod tests {
             ("hash:1/0", "N must be at least 1"),
             ("hash:0/2", "K must be between 1 and N"),
             ("slice:3/2", "K must be between 1 and N"),
+            ("hash:1/1001", "N must be at most 1000"),
+            ("hash:1/18446744073709551615", "N must be at most 1000"),
+            (
+                "hash:1/18446744073709551616",
+                "K and N must be whole numbers",
+            ),
         ];
         for (given, reason) in cases {
             assert_eq!(
@@ -303,7 +319,11 @@ mod tests {
         assert_eq!(
             "hash:0/2".parse::<Partition>().unwrap_err().to_string(),
             "invalid partition `hash:0/2`: K must be between 1 and N (expected hash:K/N or \
-             slice:K/N with 1 <= K <= N)"
+             slice:K/N with 1 <= K <= N <= 1000)"
+        );
+        assert_eq!(
+            "slice:1000/1000".parse::<Partition>().unwrap().to_string(),
+            "slice:1000/1000"
         );
     }
 
@@ -388,6 +408,16 @@ mod tests {
                 suite_fingerprint: None,
                 ..info
             }
+        );
+        // The count is bounded in a file as on the command line.
+        assert_eq!(
+            serde_json::from_str::<PartitionInfo>(
+                r#"{"spec":"hash:1/18446744073709551615","suite_scenarios":0}"#
+            )
+            .unwrap_err()
+            .to_string(),
+            "invalid partition `hash:1/18446744073709551615`: N must be at most 1000 (expected \
+             hash:K/N or slice:K/N with 1 <= K <= N <= 1000) at line 1 column 37"
         );
         assert_eq!(
             serde_json::from_str::<PartitionInfo>(

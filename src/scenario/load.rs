@@ -1406,6 +1406,10 @@ impl<'a> Validator<'a> {
         let mut files = Vec::new();
         for (rel, file) in &spec.files {
             let at = join(&files_at, [k(rel)]);
+            if rel.contains('\0') {
+                self.problem_at_key(&at, NUL_IN_PATH);
+                continue;
+            }
             if !is_inside(rel) {
                 self.problem_at_key(&at, "paths must be relative and may not contain `..`");
                 continue;
@@ -1637,6 +1641,10 @@ impl<'a> Validator<'a> {
         let known = self.known_vars.clone();
         for (rel, file) in &expect.files {
             let at = join(&files_at, [k(rel)]);
+            if rel.contains('\0') {
+                self.problem_at_key(&at, NUL_IN_PATH);
+                continue;
+            }
             if !is_inside(rel) {
                 self.problem_at_key(
                     &at,
@@ -1728,6 +1736,9 @@ fn regex_problem(pattern: &str, err: &regex::Error) -> String {
         .trim_start_matches("error: ");
     format!("invalid regex `{pattern}`: {what}; regexes use Rust's regex syntax")
 }
+
+/// The problem of a file path with a NUL character in it.
+const NUL_IN_PATH: &str = "a path cannot contain a NUL character (`\\0`): no file name can";
 
 /// Whether `rel` is a non-empty relative path without `..`.
 fn is_inside(rel: &str) -> bool {

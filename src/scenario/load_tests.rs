@@ -154,6 +154,18 @@ fn workspace_paths_fixtures_and_file_objects_are_checked() {
             "s/x.yaml:3:5: workspace.files[\"../evil\"]: paths must be relative and may not contain `..`"
         ]
     );
+    // Issue 21: a NUL in a path failed the scenario later, the NUL
+    // printed raw.
+    let (_, errors) = load(
+        "workspace:\n  files:\n    \"a\\0b.txt\": x\nmodel:\n  - call: read\nexpect:\n  files:\n    \"c\\0\": x\n",
+    );
+    assert_eq!(
+        errors,
+        vec![
+            "s/x.yaml:3:5: workspace.files[\"a\\0b.txt\"]: a path cannot contain a NUL character (`\\0`): no file name can",
+            "s/x.yaml:8:5: expect.files[\"c\\0\"]: a path cannot contain a NUL character (`\\0`): no file name can"
+        ]
+    );
     let (_, errors) =
         load("workspace:\n  files:\n    a: { text: x, base64: eA== }\nmodel:\n  - call: read\n");
     assert!(errors[0].contains("give exactly one of"), "{errors:?}");

@@ -115,6 +115,65 @@ fn is_bmp(head: &[u8]) -> bool {
         && [1, 4, 8, 16, 24, 32].contains(&bpp)
 }
 
+/// What a JPEG's frame header says about decoding it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct JpegFrame {
+    /// Anything but sequential Huffman coding (baseline or extended):
+    /// progressive decoding keeps every coefficient until the last scan.
+    pub progressive: bool,
+    /// The number of colour components (1 to 4).
+    pub components: u8,
+}
+
+impl Default for JpegFrame {
+    /// The costliest frame to decode, for a header that cannot be read.
+    fn default() -> Self {
+        Self {
+            progressive: true,
+            components: 4,
+        }
+    }
+}
+
+/// Finds a JPEG's start-of-frame segment, walking the segments before it
+/// (a frame header may come after large EXIF or ICC segments).
+pub(crate) fn jpeg_frame(data: &[u8]) -> Option<JpegFrame> {
+    if !data.starts_with(&[0xFF, 0xD8]) {
+        return None;
+    }
+    let mut pos = 2;
+    loop {
+        // A marker: 0xFF, any fill bytes 0xFF, then its code.
+        if *data.get(pos)? != 0xFF {
+            return None;
+        }
+        while *data.get(pos)? == 0xFF {
+            pos += 1;
+        }
+        let code = *data.get(pos)?;
+        pos += 1;
+        match code {
+            // Markers without a length.
+            0x01 | 0xD0..=0xD7 => continue,
+            // Start of frame, every kind but the DHT, JPG and DAC codes.
+            0xC0..=0xCF if !matches!(code, 0xC4 | 0xC8 | 0xCC) => {
+                let components = *data.get(pos + 7)?;
+                return Some(JpegFrame {
+                    progressive: !matches!(code, 0xC0 | 0xC1),
+                    components,
+                });
+            }
+            // Scan data or the end before a frame header: not a JPEG.
+            0xD8..=0xDA => return None,
+            _ => {
+                let high = *data.get(pos)?;
+                let low = *data.get(pos + 1)?;
+                pos += usize::from(u16::from_be_bytes([high, low]));
+            }
+        }
+    }
+}
+
 /// A non-image binary format (D2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinaryKind {
@@ -285,6 +344,30 @@ mod tests {
         assert_eq!(sniff_image(b"GIF89a"), Some(ImageKind::Gif));
         assert_eq!(sniff_image(b"RIFF\0\0\0\0WEBPVP8 "), Some(ImageKind::WebP));
         assert_eq!(sniff_image(b"\x89PNG but really text"), None);
+    }
+
+    #[test]
+    fn a_jpeg_s_frame_header_is_found_after_its_other_segments() {
+        let frame = |data: &[u8]| jpeg_frame(data).map(|f| (f.progressive, f.components));
+        let rotated = include_bytes!("../../tests/fixtures/images/rotated-90.jpg");
+        assert_eq!(
+            frame(include_bytes!(
+                "../../tests/fixtures/images/progressive-444.jpg"
+            )),
+            Some((true, 3))
+        );
+        assert_eq!(
+            frame(include_bytes!(
+                "../../tests/fixtures/images/progressive-cmyk.jpg"
+            )),
+            Some((true, 4))
+        );
+        // Baseline, its frame header after an EXIF segment.
+        assert_eq!(frame(rotated), Some((false, 3)));
+        // Cut before the frame header, or scan data first: not found.
+        assert_eq!(frame(&rotated[..40]), None);
+        assert_eq!(frame(b"\xFF\xD8\xFF\xDA\x00\x02"), None);
+        assert_eq!(frame(b"not a jpeg"), None);
     }
 
     #[test]

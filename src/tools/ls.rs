@@ -33,6 +33,7 @@ use super::task::run_blocking;
 use super::truncate::Truncation;
 use super::truncate::format_size;
 use super::truncate::truncate_head;
+use super::visible::show_name;
 use super::workspace::Lookup;
 
 /// The text for a directory without entries.
@@ -143,7 +144,8 @@ fn ls_blocking(args: &LsArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
     let mut unresolved = 0usize;
     let mut lines = Vec::with_capacity(entries.len());
     for entry in &entries {
-        let name = entry.name.to_string_lossy();
+        // One line is one entry: controls as pictures, other bytes `\xNN`.
+        let name = show_name(entry.name.as_encoded_bytes());
         let is_dir = match entry.kind {
             FileKind::Dir => true,
             FileKind::File => false,

@@ -221,3 +221,20 @@ fn order_helper_and_spec_numbers() {
             .contains("Stops at 500 entries")
     );
 }
+
+/// Issue 21: one line is one entry, whatever the names hold.
+#[tokio::test]
+async fn every_entry_is_one_line_whatever_its_name() {
+    let h = Harness::local();
+    h.add_file("a.txt", "");
+    h.add_file_named(b"a.txt\nb.txt", "");
+    h.add_file_named(b"title\x1b]0;pwned\x07", "");
+    h.add_file_named(b"tab\there", "");
+    h.add_file_named(b"caf\xe9", "");
+    let (text, details) = ls(&h, json!({})).await;
+    assert_eq!(
+        text,
+        "a.txt\na.txt␊b.txt\ncaf\\xE9\ntab␉here\ntitle␛]0;pwned␇"
+    );
+    assert_eq!(details["entries"], 5);
+}

@@ -18,6 +18,7 @@
 //! workspace.rs       Workspace: FsOps + ProcessOps + path policy + Scratch;
 //!                    resolve / resolve_existing, the one way to a path
 //! path.rs            normalisation, confinement, "did you mean"
+//! visible.rs         control characters and names as tool output shows them
 //! ops/               FsOps + ProcessOps traits; ConfinedFs, LocalFs,
 //!                    MemoryFs, LocalProcess
 //! truncate.rs        head/tail truncation and its facts
@@ -56,6 +57,7 @@ pub(crate) mod registry;
 mod search;
 mod task;
 pub mod truncate;
+mod visible;
 mod workspace;
 mod write;
 

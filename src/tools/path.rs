@@ -23,6 +23,8 @@ use super::fs_error::ErrorClass;
 use super::fs_error::cause;
 use super::fs_error::describe_io_error;
 use super::ops::FsOps;
+use super::visible::show_path;
+use super::visible::unshow;
 
 /// The code points models and macOS put where a space belongs (§common.3.1).
 const UNICODE_SPACES: &[char] = &[
@@ -130,9 +132,12 @@ pub enum PathError {
     Outside {
         /// The argument as sent.
         raw: String,
-        /// Where it leads: the real path, or `a path above the workspace
-        /// root` for a relative path that climbs out with `..`.
+        /// Where it is said to lead: the path as written, or `a path above
+        /// the workspace root` / `a path outside the workspace root` where
+        /// its end depends on the machine (never a real path).
         real: String,
+        /// The real path it leads to (for checks and logs, not the model).
+        resolved: PathBuf,
         /// `" through a symlink"` when a symlink led outside.
         via: &'static str,
         /// The workspace root.
@@ -229,32 +234,30 @@ impl PathPolicy {
     ) -> Result<ResolvedPath, PathError> {
         let real = real_path(fs, &abs).map_err(|err| {
             let found = cause(&err);
+            // A confined path outside the root is named as it was written:
+            // its lexical form may hold where the workspace happens to be.
+            let shown = if self.confine && !abs.starts_with(&self.root) {
+                raw.to_owned()
+            } else {
+                self.display(&abs)
+            };
             PathError::Unresolvable {
                 raw: raw.to_owned(),
-                message: describe_io_error("look up", &self.display(&abs), &err),
+                message: describe_io_error("look up", &shown, &err),
                 class: found.class,
                 errno: found.errno,
             }
         })?;
         if self.confine && !real.starts_with(&self.root) {
-            let via = if abs.starts_with(&self.root) {
-                " through a symlink"
-            } else {
-                ""
-            };
-            // A relative path that climbs out with `..` leads somewhere that
-            // depends on where the workspace happens to be; naming it would
-            // tell the model (and every price of what it reads) the temp dir.
-            let climbs = !abs.starts_with(&self.root)
-                && Path::new(&normalize_input(raw, self.home.as_deref())).is_relative();
             return Err(PathError::Outside {
                 raw: raw.to_owned(),
-                real: if climbs {
-                    "a path above the workspace root".to_owned()
+                real: self.outside_target(raw, &abs),
+                resolved: real,
+                via: if abs.starts_with(&self.root) {
+                    " through a symlink"
                 } else {
-                    real.display().to_string()
+                    ""
                 },
-                via,
                 root: self.root.display().to_string(),
             });
         }
@@ -266,13 +269,51 @@ impl PathPolicy {
         })
     }
 
-    /// How messages show `abs`: relative to the root when inside it.
+    /// Where a path that leads outside the root is said to resolve: only
+    /// ever the path as the model wrote it (cleaned of `.` and `//`), never
+    /// a real path. Where the model cannot know it, the path's end depends
+    /// on where the workspace happens to be (a `..` that climbs out of the
+    /// root or of another presented directory, a symlink inside); naming it
+    /// would tell the model, and every price of what it reads, the temp
+    /// dir.
+    fn outside_target(&self, raw: &str, abs: &Path) -> String {
+        let outside = || "a path outside the workspace root".to_owned();
+        // Without `~` expanded: the home directory is the machine's too.
+        let written = normalize_input(raw, None);
+        let home = written == "~" || written.starts_with("~/");
+        let written = Path::new(&written);
+        if abs.starts_with(&self.root) || home {
+            outside()
+        } else if written.is_relative() {
+            "a path above the workspace root".to_owned()
+        } else if written.components().any(|c| c == Component::ParentDir) {
+            outside()
+        } else {
+            abs.display().to_string()
+        }
+    }
+
+    /// How messages show `abs`: relative to the root when inside it, its
+    /// names as tools show names ([`show_path`]: control pictures, `\xNN`).
     pub fn display(&self, abs: &Path) -> String {
         match abs.strip_prefix(&self.root) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
-            Ok(rel) => rel.to_string_lossy().into_owned(),
-            Err(_) => abs.display().to_string(),
+            Ok(rel) => show_path(rel).into_owned(),
+            Err(_) => show_path(abs).into_owned(),
         }
+    }
+
+    /// The path `abs` stands for when it is written as tools show names
+    /// (`\xNN`, control pictures; [`unshow`]): only the part below the
+    /// root is read that way. `None` when it holds no such spelling.
+    pub fn unshown(&self, abs: &Path) -> Option<PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        let (base, rest) = match abs.strip_prefix(&self.root) {
+            Ok(rel) => (self.root.as_path(), rel),
+            Err(_) => (Path::new(""), abs),
+        };
+        let bytes = unshow(rest.as_os_str().as_bytes())?;
+        Some(base.join(OsStr::from_bytes(&bytes)))
     }
 
     /// Existing paths with names close to a missing one, for "did you
@@ -349,17 +390,18 @@ pub fn read_variants(abs: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The names in `dir` that look like `wanted`, best first.
-fn close_names(fs: &dyn FsOps, dir: &Path, wanted: &str) -> Vec<String> {
+/// The names in `dir` that look like `wanted`, best first (compared as
+/// text, invalid UTF-8 replaced; kept as they are).
+fn close_names(fs: &dyn FsOps, dir: &Path, wanted: &str) -> Vec<std::ffi::OsString> {
     let Ok(entries) = fs.read_dir(dir) else {
         return Vec::new();
     };
     let wanted_lower = wanted.to_lowercase();
-    let mut scored: Vec<(f64, String)> = entries
+    let mut scored: Vec<(f64, std::ffi::OsString)> = entries
         .into_iter()
         .filter_map(|entry| {
-            let name = entry.name.to_string_lossy().into_owned();
-            let lower = name.to_lowercase();
+            let name = entry.name;
+            let lower = name.to_string_lossy().to_lowercase();
             let score = if lower == wanted_lower {
                 2.0
             } else {
@@ -470,6 +512,19 @@ mod tests {
     use crate::tools::ops::MemoryFs;
     use pretty_assertions::assert_eq;
 
+    /// What a refusal says a path leads to, where it really does, and how.
+    fn escape(result: Result<ResolvedPath, PathError>) -> (String, PathBuf, &'static str) {
+        match result {
+            Err(PathError::Outside {
+                real,
+                resolved,
+                via,
+                ..
+            }) => (real, resolved, via),
+            other => panic!("not refused as outside: {other:?}"),
+        }
+    }
+
     fn policy(fs: &MemoryFs) -> PathPolicy {
         PathPolicy::new(fs, Path::new("/ws"), true)
             .unwrap()
@@ -525,10 +580,28 @@ mod tests {
              tools may only touch files under the workspace root /ws. Use a path relative to the \
              workspace root."
         );
-        assert!(matches!(
-            p.resolve(&fs, "~/x"),
-            Err(PathError::Outside { .. })
-        ));
+        // Where the end of a path depends on the machine (the home
+        // directory, a `..` after a directory the model knows by another
+        // name), only the path as written is named.
+        let outside = |raw: &str| p.resolve(&fs, raw).unwrap_err().to_string();
+        assert_eq!(
+            outside("~/x"),
+            "Path \"~/x\" is outside the workspace: it resolves to a path outside the workspace \
+             root, but tools may only touch files under the workspace root /ws. Use a path \
+             relative to the workspace root."
+        );
+        assert_eq!(
+            outside("/ws/../x.txt"),
+            "Path \"/ws/../x.txt\" is outside the workspace: it resolves to a path outside the \
+             workspace root, but tools may only touch files under the workspace root /ws. Use a \
+             path relative to the workspace root."
+        );
+        assert_eq!(
+            outside("file:///etc/./passwd"),
+            "Path \"file:///etc/./passwd\" is outside the workspace: it resolves to /etc/passwd, \
+             but tools may only touch files under the workspace root /ws. Use a path relative to \
+             the workspace root."
+        );
     }
 
     #[test]
@@ -538,14 +611,16 @@ mod tests {
         fs.add_dir("/etc");
         fs.add_symlink("/ws/outside", "../etc");
         let p = policy(&fs);
-        let err = p.resolve(&fs, "outside/new-file.txt").unwrap_err();
-        match err {
-            PathError::Outside { real, via, .. } => {
-                assert_eq!(real, "/etc/new-file.txt");
-                assert_eq!(via, " through a symlink");
-            }
-            other => panic!("unexpected {other:?}"),
-        }
+        // Where the symlink leads is not named: it may be anywhere on the
+        // machine.
+        assert_eq!(
+            escape(p.resolve(&fs, "outside/new-file.txt")),
+            (
+                "a path outside the workspace root".to_owned(),
+                PathBuf::from("/etc/new-file.txt"),
+                " through a symlink"
+            )
+        );
     }
 
     #[test]
@@ -600,13 +675,14 @@ mod tests {
         fs.add_symlink("/ws/dangling_out", "../outside/missing.txt");
         fs.add_symlink("/ws/dangling_in", "sub/later.txt");
         let p = policy(&fs);
-        match p.resolve(&fs, "dangling_out").unwrap_err() {
-            PathError::Outside { real, via, .. } => {
-                assert_eq!(real, "/outside/missing.txt");
-                assert_eq!(via, " through a symlink");
-            }
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(
+            escape(p.resolve(&fs, "dangling_out")),
+            (
+                "a path outside the workspace root".to_owned(),
+                PathBuf::from("/outside/missing.txt"),
+                " through a symlink"
+            )
+        );
         assert_eq!(
             p.resolve(&fs, "dangling_in").unwrap().real,
             PathBuf::from("/ws/sub/later.txt")
@@ -631,7 +707,8 @@ mod tests {
             p.resolve(&fs, "trick").unwrap_err(),
             PathError::Outside {
                 raw: "trick".to_owned(),
-                real: "/outside/pwned.txt".to_owned(),
+                real: "a path outside the workspace root".to_owned(),
+                resolved: PathBuf::from("/outside/pwned.txt"),
                 via: " through a symlink",
                 root: "/ws".to_owned(),
             }

@@ -18,6 +18,7 @@ use base64::Engine;
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use super::contract::Content;
 use super::contract::ExecutionMode;
@@ -36,6 +37,9 @@ use super::file_kind::sniff_binary;
 use super::file_kind::sniff_image;
 use super::fs_error::io_failure;
 use super::image;
+use super::image::DecodeBudget;
+use super::image::Omitted;
+use super::image::Plan;
 use super::task::run_blocking;
 use super::truncate::HeadTruncator;
 use super::truncate::TruncatedBy;
@@ -128,9 +132,10 @@ struct ImageDetails {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     omitted: bool,
     /// Why it was not sent: `too_large` (the file is over the decoding
-    /// limit), `not_converted` (a BMP that could not be decoded) or
-    /// `not_resized` (too large an image that could not be decoded or made
-    /// small enough).
+    /// limit), `not_converted` (a BMP that could not be decoded, or would
+    /// need more than the decoding budget) or `not_resized` (too large an
+    /// image that could not be decoded or made small enough, or would need
+    /// more than the decoding budget).
     #[serde(skip_serializing_if = "Option::is_none")]
     omitted_reason: Option<&'static str>,
     /// The file's type, when another was sent.
@@ -180,7 +185,18 @@ fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     fill(&mut file, &mut head, SNIFF_BYTES).map_err(|err| io_failure("read", &display, &err))?;
 
     if let Some(image) = sniff_image(&head) {
-        return read_image(image, &mut file, head, meta.len, &display, ctx);
+        let reopen = || fs.open(&resolved.real);
+        let budget = &image::DECODE_BUDGET;
+        return read_image(
+            image,
+            file,
+            head,
+            meta.len,
+            &display,
+            &reopen,
+            budget,
+            &ctx.cancel,
+        );
     }
     if let Some(kind) = sniff_binary(&head) {
         return Err(binary_error(kind, meta.len, &display));
@@ -223,48 +239,61 @@ fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> std::io::Resul
     Ok(())
 }
 
+/// Reads the image file `kind` of `len` bytes (its first bytes already in
+/// `head`) within the process's decoding budget: its bytes and header are
+/// held first, then what decoding needs, which the header tells. When
+/// that much is not free at once, everything is let go, the read waits
+/// for it whole, and the file is read again (`reopen`): holding part
+/// while waiting for more could wait forever.
+#[allow(clippy::too_many_arguments, reason = "each is one fact of the read")]
 fn read_image(
     kind: ImageKind,
-    file: &mut Box<dyn Read + Send>,
-    mut data: Vec<u8>,
+    file: Box<dyn Read + Send>,
+    head: Vec<u8>,
     len: u64,
     display: &str,
-    ctx: &ToolContext,
+    reopen: &dyn Fn() -> std::io::Result<Box<dyn Read + Send>>,
+    budget: &DecodeBudget,
+    cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let mime = kind.mime_type();
-    let too_large = |len: u64| {
-        ToolOutput::text(format!(
-            "Read image file [{mime}]\n[Image omitted: {display} is {}, too large to convert or \
-             resize (the limit is {}). Make a smaller copy with bash (e.g. convert {} -resize 50% \
-             small.png) and read that.]",
-            format_size(usize::try_from(len).unwrap_or(usize::MAX)),
-            format_size(usize::try_from(image::MAX_DECODE_BYTES).unwrap_or(usize::MAX)),
-            shell_quote(display)
-        ))
-        .with_facts(&ImageDetails {
-            mime_type: mime,
-            bytes: len,
-            omitted: true,
-            omitted_reason: Some("too_large"),
-            ..ImageDetails::default()
-        })
-    };
     if len > image::MAX_DECODE_BYTES {
-        return too_large(len);
+        return image_too_large(kind, len, display);
     }
-    // The file may have grown since it was looked at: never more than the
-    // decoding limit in memory.
-    file.take(image::MAX_DECODE_BYTES + 1 - data.len() as u64)
-        .read_to_end(&mut data)
-        .map_err(|err| io_failure("read", display, &err))?;
-    let len = data.len() as u64;
-    if len > image::MAX_DECODE_BYTES {
-        return too_large(len);
+    let failure = |err: std::io::Error| io_failure("read", display, &err);
+    let mut hold = budget
+        .acquire(image::first_hold(len), cancel)
+        .ok_or_else(ToolError::cancelled)?;
+    let mut data = read_at_most(file, head, len).map_err(failure)?;
+    let mut plan = image::plan(kind, &data);
+    if let Plan::Decode(decoding) = &plan
+        && !budget.try_grow(&mut hold, decoding.need)
+    {
+        let need = decoding.need;
+        drop(hold);
+        drop(data);
+        hold = budget
+            .acquire(need, cancel)
+            .ok_or_else(ToolError::cancelled)?;
+        let file = reopen().map_err(failure)?;
+        data = read_at_most(file, Vec::new(), len).map_err(failure)?;
+        plan = match image::plan(kind, &data) {
+            // Changed since: what it needs now may not be held.
+            Plan::Decode(decoding) if decoding.need > hold.bytes() => Plan::Omit(Omitted::of(kind)),
+            plan => plan,
+        };
     }
-    if ctx.cancel.is_cancelled() {
+    if cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }
-    match image::prepare(kind, data) {
+    let len = data.len() as u64;
+    let prepared = match plan {
+        Plan::Send => Ok(image::Prepared::as_is(kind, data)),
+        Plan::Decode(decoding) => image::prepare(&decoding, data),
+        Plan::Omit(omitted) => Err(omitted),
+    };
+    drop(hold);
+    match prepared {
         Ok(prepared) => {
             let mut text = format!("Read image file [{}]", prepared.mime);
             for note in prepared.notes() {
@@ -301,6 +330,39 @@ fn read_image(
                 ..ImageDetails::default()
             }),
     }
+}
+
+/// The note for an image file over the decoding limit, never read.
+fn image_too_large(kind: ImageKind, len: u64, display: &str) -> Result<ToolOutput, ToolError> {
+    let mime = kind.mime_type();
+    let text = format!(
+        "Read image file [{mime}]\n[Image omitted: {display} is {}, too large to convert or \
+         resize (the limit is {}). Make a smaller copy with bash (e.g. convert {} -resize 50% \
+         small.png) and read that.]",
+        format_size(usize::try_from(len).unwrap_or(usize::MAX)),
+        format_size(usize::try_from(image::MAX_DECODE_BYTES).unwrap_or(usize::MAX)),
+        shell_quote(display)
+    );
+    ToolOutput::text(text).with_facts(&ImageDetails {
+        mime_type: mime,
+        bytes: len,
+        omitted: true,
+        omitted_reason: Some("too_large"),
+        ..ImageDetails::default()
+    })
+}
+
+/// `head` and the rest of `file`, at most `len` bytes in all: the size the
+/// file had when it was looked at, which is what the budget holds for (a
+/// file that grew since is read as it was that long).
+fn read_at_most(
+    file: Box<dyn Read + Send>,
+    mut head: Vec<u8>,
+    len: u64,
+) -> std::io::Result<Vec<u8>> {
+    head.truncate(usize::try_from(len).unwrap_or(usize::MAX));
+    file.take(len - head.len() as u64).read_to_end(&mut head)?;
+    Ok(head)
 }
 
 fn binary_error(kind: BinaryKind, len: u64, display: &str) -> ToolError {

@@ -433,3 +433,159 @@ async fn read_finds_names_a_model_cannot_type() {
     let r = h.call("read", json!({"path": "café.txt"})).await;
     assert_eq!(r.text(), "nfd\n");
 }
+
+/// A PNG of `w × h` that must be resized (a gradient).
+fn wide_png(w: u32, h: u32) -> Vec<u8> {
+    let pixels = image::RgbImage::from_fn(w, h, |x, y| image::Rgb([x as u8, y as u8, 9]));
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(pixels)
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    png.into_inner()
+}
+
+/// `read_image` on `data` within `budget`, as `read` calls it; the number
+/// of times the file was opened again comes back with the result.
+fn read_image_within(
+    budget: &super::DecodeBudget,
+    data: &[u8],
+    again: &[u8],
+) -> (crate::tools::ToolOutput, usize) {
+    let opened = std::sync::atomic::AtomicUsize::new(0);
+    let reopen = || -> std::io::Result<Box<dyn std::io::Read + Send>> {
+        opened.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(Box::new(std::io::Cursor::new(again.to_vec())))
+    };
+    let head = data[..super::SNIFF_BYTES].to_vec();
+    let rest = Box::new(std::io::Cursor::new(data[super::SNIFF_BYTES..].to_vec()));
+    let out = super::read_image(
+        crate::tools::file_kind::ImageKind::Png,
+        rest,
+        head,
+        data.len() as u64,
+        "wide.png",
+        &reopen,
+        budget,
+        &tokio_util::sync::CancellationToken::new(),
+    )
+    .unwrap();
+    (out, opened.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+#[test]
+fn an_image_read_waits_for_its_whole_budget_and_reads_the_file_again() {
+    use crate::tools::image::DecodeBudget;
+    use crate::tools::image::Plan;
+    let png = wide_png(2100, 1200);
+    let Plan::Decode(decoding) =
+        crate::tools::image::plan(crate::tools::file_kind::ImageKind::Png, &png)
+    else {
+        panic!("not decoded")
+    };
+    let budget = DecodeBudget::new(decoding.need.next_multiple_of(1024));
+    // Alone: the bytes are held, then grown to what decoding needs.
+    let (alone, opened) = read_image_within(&budget, &png, &png);
+    assert_eq!(
+        (alone.content[0].clone(), opened),
+        (
+            Content::text(
+                "Read image file [image/png]\n[Image: original 2100x1200, displayed at 2000x1143. \
+                 Multiply coordinates by 1.05 to map to original image.]"
+            ),
+            0
+        )
+    );
+    // With another holding all but the first hold: the read lets go,
+    // waits for all it needs, reads the file again, and sends the same.
+    let never = tokio_util::sync::CancellationToken::new();
+    let first = crate::tools::image::first_hold(png.len() as u64);
+    let other = budget
+        .acquire(
+            decoding.need.next_multiple_of(1024) - first.next_multiple_of(1024),
+            &never,
+        )
+        .unwrap();
+    let (waited, opened) = std::thread::scope(|scope| {
+        let read = scope.spawn(|| read_image_within(&budget, &png, &png));
+        while budget.waiting() == 0 {
+            std::thread::yield_now();
+        }
+        drop(other);
+        read.join().unwrap()
+    });
+    assert_eq!((waited, opened), (alone, 1));
+    // A file that grew into a larger image meanwhile is left out, not
+    // decoded beyond what is held.
+    let other = budget
+        .acquire(
+            decoding.need.next_multiple_of(1024) - first.next_multiple_of(1024),
+            &never,
+        )
+        .unwrap();
+    let larger = wide_png(2600, 2600);
+    let (changed, opened) = std::thread::scope(|scope| {
+        let read = scope.spawn(|| read_image_within(&budget, &png, &larger));
+        while budget.waiting() == 0 {
+            std::thread::yield_now();
+        }
+        drop(other);
+        read.join().unwrap()
+    });
+    assert_eq!(
+        (changed.content, opened),
+        (
+            vec![Content::text(
+                "Read image file [image/png]\n[Image omitted: could not be resized below the \
+                 inline image size limit.]"
+            )],
+            1
+        )
+    );
+}
+
+/// Issue 21, item 11: names that are not UTF-8 were all `bad�.txt` ("File
+/// not found: bad�.txt. Did you mean one of: bad�.txt, bad�.txt?"). They are
+/// shown with `\xNN` for each such byte, and a path written that way names
+/// the file: read, write and edit reach it.
+#[tokio::test]
+async fn a_name_that_is_not_utf8_is_shown_and_named_with_hex_escapes() {
+    let h = Harness::local();
+    h.add_file_named(b"bad\xfd.txt", "fd\n");
+    h.add_file_named(b"bad\xfe.txt", "fe\n");
+    h.add_file_named(b"bad\xff.txt", "ff\n");
+    let r = h.call("read", json!({"path": "bad\u{FFFD}.txt"})).await;
+    assert_eq!(
+        r.text(),
+        "File not found: bad\u{FFFD}.txt. Did you mean one of: bad\\xFD.txt, bad\\xFE.txt, \
+         bad\\xFF.txt?"
+    );
+    let r = h.call("read", json!({"path": "bad\\xFE.txt"})).await;
+    assert_eq!((r.is_error, r.text()), (false, "fe\n".to_owned()));
+    let r = h
+        .call("write", json!({"path": "bad\\xfe.txt", "content": "new\n"}))
+        .await;
+    assert_eq!(r.text(), "Successfully wrote 4 bytes to bad\\xFE.txt");
+    let r = h
+        .call(
+            "edit",
+            json!({"path": "bad\\xFF.txt", "edits": [{"oldText": "ff", "newText": "FF"}]}),
+        )
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    use std::os::unix::ffi::OsStrExt;
+    let read =
+        |name: &[u8]| std::fs::read(h.root().join(std::ffi::OsStr::from_bytes(name))).unwrap();
+    assert_eq!(
+        (
+            read(b"bad\xfd.txt"),
+            read(b"bad\xfe.txt"),
+            read(b"bad\xff.txt")
+        ),
+        (b"fd\n".to_vec(), b"new\n".to_vec(), b"FF\n".to_vec())
+    );
+    // A name that is written as text is found as written first.
+    h.add_file("lit\\xFF.txt", "literal\n");
+    h.add_file_named(b"lit\xff.txt", "byte\n");
+    let r = h.call("read", json!({"path": "lit\\xFF.txt"})).await;
+    assert_eq!(r.text(), "literal\n");
+}

@@ -103,6 +103,19 @@ impl Harness {
         self.add_file_with_mode(rel, data, 0o644);
     }
 
+    /// A file whose name is any bytes (not UTF-8, control characters), at
+    /// the workspace root.
+    pub fn add_file_named(&self, name: &[u8], data: impl AsRef<[u8]>) {
+        use std::os::unix::ffi::OsStrExt;
+        let path = self.root.join(std::ffi::OsStr::from_bytes(name));
+        match &self.memory {
+            Some(fs) => {
+                fs.add_file_with_mode(&path, data.as_ref(), 0o644);
+            }
+            None => self.confined().write(&path, data.as_ref()).unwrap(),
+        }
+    }
+
     pub fn add_file_with_mode(&self, rel: &str, data: impl AsRef<[u8]>, mode: u32) {
         let path = self.abs(rel);
         match &self.memory {

@@ -340,9 +340,24 @@ impl Workspace {
     }
 
     /// Resolves a path argument and applies confinement; the error is the
-    /// model-facing one.
+    /// model-facing one. A path written as tools show names (`\xNN`,
+    /// control pictures) names the file they showed when nothing exists
+    /// under it as written.
     pub fn resolve(&self, raw: &str) -> Result<ResolvedPath, ToolError> {
-        self.policy.resolve(self.namer(), raw).map_err(path_failure)
+        let resolved = self
+            .policy
+            .resolve(self.namer(), raw)
+            .map_err(path_failure)?;
+        let Some(abs) = self.policy.unshown(&resolved.abs) else {
+            return Ok(resolved);
+        };
+        let fs = self.fs().as_ref();
+        if fs.symlink_metadata(&resolved.real).is_ok() || fs.symlink_metadata(&abs).is_err() {
+            return Ok(resolved);
+        }
+        self.policy
+            .resolve_absolute(self.namer(), raw, abs)
+            .map_err(path_failure)
     }
 
     /// Resolves a path argument that must exist and returns its metadata

@@ -320,10 +320,9 @@ fn a_dangling_symlink_that_climbs_through_another_symlink_is_refused() {
     std::os::unix::fs::symlink("dlink/../pwned.txt", ws.join("trick")).unwrap();
     let before = state(&base.join("outside"));
     let refusal = error_result(&format!(
-        "Path \"trick\" is outside the workspace: it resolves to {}/outside/pwned.txt through a \
-         symlink, but tools may only touch files under the workspace root {}. Use a path \
-         relative to the workspace root.",
-        base.display(),
+        "Path \"trick\" is outside the workspace: it resolves to a path outside the workspace \
+         root through a symlink, but tools may only touch files under the workspace root {}. Use \
+         a path relative to the workspace root.",
         ws.display()
     ));
     let calls = [

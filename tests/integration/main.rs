@@ -7,6 +7,7 @@
     reason = "tests panic on failure"
 )]
 
+mod bounds;
 mod checks;
 mod ci_recipes;
 mod cli;

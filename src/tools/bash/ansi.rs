@@ -22,7 +22,9 @@
 //! - every other control character (C0 and DEL: NUL, BEL, backspace, form
 //!   feed, …) outside a sequence becomes its Unicode control picture
 //!   (U+2400–U+241F, U+2421: `␀`, `␇`, `␈`, `␌`, `␡`), so the model sees that
-//!   it is there without receiving the raw byte.
+//!   it is there without receiving the raw byte (the one rule of
+//!   [`crate::tools::visible`], which grep's lines and every name follow
+//!   too).
 //!
 //! Cleaning never adds or removes a `\n`: an escape sequence that runs into
 //! a newline is cut there and the newline is kept. So line `N` of the cleaned
@@ -38,8 +40,9 @@
 //! reports [`Piece`]s to a sink instead of building a string, so a caller
 //! with a bounded buffer (the bash output accumulator) decides what to keep.
 
-use std::borrow::Cow;
 use std::ops::RangeInclusive;
+
+use crate::tools::visible::control_picture;
 
 const ESC: u8 = 0x1b;
 const BEL: u8 = 0x07;
@@ -50,45 +53,6 @@ const DEL: u8 = 0x7f;
 /// The longest escape sequence or control string honoured, in bytes after
 /// its `ESC`: real ones (colours, titles, hyperlinks) are far shorter.
 pub const MAX_SEQUENCE_BYTES: usize = 4096;
-
-/// The visible form of each C0 control character: U+2400 + its code.
-const C0_PICTURES: [&str; 32] = [
-    "\u{2400}", "\u{2401}", "\u{2402}", "\u{2403}", "\u{2404}", "\u{2405}", "\u{2406}", "\u{2407}",
-    "\u{2408}", "\u{2409}", "\u{240A}", "\u{240B}", "\u{240C}", "\u{240D}", "\u{240E}", "\u{240F}",
-    "\u{2410}", "\u{2411}", "\u{2412}", "\u{2413}", "\u{2414}", "\u{2415}", "\u{2416}", "\u{2417}",
-    "\u{2418}", "\u{2419}", "\u{241A}", "\u{241B}", "\u{241C}", "\u{241D}", "\u{241E}", "\u{241F}",
-];
-
-/// The visible form of DEL.
-const DEL_PICTURE: &str = "\u{2421}";
-
-/// The visible form of a control character (`None` for any other byte).
-pub fn control_picture(byte: u8) -> Option<&'static str> {
-    match byte {
-        DEL => Some(DEL_PICTURE),
-        _ => C0_PICTURES.get(usize::from(byte)).copied(),
-    }
-}
-
-/// `text` with every control character but tab and `\n` shown as its
-/// control picture (for text that is not terminal output, such as grep's
-/// lines: ESC and `\r` are shown too). Borrowed when there is none.
-pub(crate) fn show_controls(text: &str) -> Cow<'_, str> {
-    let bytes = text.as_bytes();
-    let hidden = |b: u8| (b < 0x20 && b != b'\t' && b != b'\n') || b == DEL;
-    let Some(first) = bytes.iter().position(|&b| hidden(b)) else {
-        return Cow::Borrowed(text);
-    };
-    let mut out = String::with_capacity(text.len() + 8);
-    out.push_str(&text[..first]);
-    for ch in text[first..].chars() {
-        match u8::try_from(ch).ok().filter(|&b| hidden(b)) {
-            Some(byte) => out.push_str(control_picture(byte).unwrap_or("\u{FFFD}")),
-            None => out.push(ch),
-        }
-    }
-    Cow::Owned(out)
-}
 
 /// Whether `byte` is shown as a control picture when it appears as text:
 /// a C0 control other than tab, `\n`, `\r` and ESC (which have their own
@@ -546,18 +510,6 @@ mod tests {
         assert_eq!(cleaned("\x1b[1\x07x"), "␇x");
         // Non-ASCII characters are not controls.
         assert_eq!(clean("\u{85}é"), ("\u{85}é".to_owned(), false));
-    }
-
-    #[test]
-    fn show_controls_replaces_every_control_but_tab_and_newline() {
-        assert_eq!(
-            show_controls("plain\ttext\n"),
-            Cow::Borrowed("plain\ttext\n")
-        );
-        assert_eq!(
-            show_controls("a\x00b\x1b[0m\r\x7fé\x07"),
-            Cow::<str>::Owned("a␀b␛[0m␍␡é␇".to_owned())
-        );
     }
 
     #[test]

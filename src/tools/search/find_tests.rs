@@ -270,3 +270,24 @@ fn spec_numbers_come_from_the_limits() {
     assert!(default.contains("Stops at 1000 results"));
     assert!(default.contains("or 50.0KB of output"));
 }
+
+/// Issue 21: a name with a newline made two entries of one; ESC reached
+/// the model raw; names that are not UTF-8 all read `bad�.txt`.
+#[tokio::test]
+async fn every_result_is_one_line_whatever_its_name() {
+    let h = Harness::local();
+    h.add_file("a.txt", "");
+    h.add_file_named(b"a.txt\nb.txt", "");
+    h.add_file_named(b"esc\x1b[2K.txt", "");
+    h.add_file_named(b"bad\xfe.txt", "");
+    h.add_file_named(b"bad\xff.txt", "");
+    let (text, details) = find(&h, json!({"pattern": "*.txt"})).await;
+    assert_eq!(
+        text,
+        "a.txt\na.txt␊b.txt\nbad\\xFE.txt\nbad\\xFF.txt\nesc␛[2K.txt"
+    );
+    assert_eq!(details["results"], 5);
+    // The pattern matches the names as shown.
+    let (text, _) = find(&h, json!({"pattern": "*␊*"})).await;
+    assert_eq!(text, "a.txt␊b.txt");
+}

@@ -82,7 +82,6 @@ use super::walk::WalkEntry;
 use super::walk::component_order;
 use super::with_notices;
 use crate::tools::args::shorten;
-use crate::tools::bash::ansi::show_controls;
 use crate::tools::contract::ExecutionMode;
 use crate::tools::contract::Limits;
 use crate::tools::contract::Tool;
@@ -101,6 +100,8 @@ use crate::tools::truncate::Truncation;
 use crate::tools::truncate::TruncationLimits;
 use crate::tools::truncate::format_size;
 use crate::tools::truncate::truncate_line;
+use crate::tools::visible::show_controls;
+use crate::tools::visible::show_path;
 use crate::tools::workspace::Lookup;
 
 /// The text of a search without results.
@@ -484,7 +485,7 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         let name = resolved
             .abs
             .file_name()
-            .map_or_else(|| display.clone(), |n| n.to_string_lossy().into_owned());
+            .map_or_else(|| display.clone(), |n| show_path(Path::new(n)).into_owned());
         let files = vec![Candidate {
             path: resolved.real,
             display: name,

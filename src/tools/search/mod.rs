@@ -24,13 +24,17 @@ use super::contract::ToolContext;
 use super::error::ToolError;
 use super::fs_error::io_failure;
 use super::fs_error::shown;
+use super::visible::show_name;
+use super::visible::show_path;
 use super::workspace::Workspace;
 use walk::Visitor;
 use walk::Walk;
 use walk::WalkOptions;
 
 /// The path of `path` relative to `root`, with `/` separators, as tools
-/// show it.
+/// show it: its names with control characters as pictures and bytes that
+/// are not UTF-8 as `\xNN` ([`crate::tools::visible`]), so one line of
+/// output is always one entry. Globs match this form.
 fn relative_display(root: &Path, path: &Path) -> String {
     // A walk's paths are the root joined with names: their bytes start with
     // the root's and a `/`, and stripping those is Path::strip_prefix's
@@ -50,10 +54,10 @@ fn relative_display(root: &Path, path: &Path) -> String {
             .all(|name| !name.is_empty() && name != b".")
     };
     match rest {
-        Some(rest) if plain(rest) => String::from_utf8_lossy(rest).into_owned(),
+        Some(rest) if plain(rest) => show_name(rest).into_owned(),
         _ => {
             let rel = path.strip_prefix(root).unwrap_or(path);
-            rel.to_string_lossy().into_owned()
+            show_path(rel).into_owned()
         }
     }
 }
@@ -113,7 +117,7 @@ fn ignore_base(workspace_root: &Path, root: &Path) -> Option<PathBuf> {
 /// search directory when below it, else as the workspace shows it.
 fn shown_path(workspace: &Workspace, search_root: &Path, path: &Path) -> String {
     match path.strip_prefix(search_root) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+        Ok(rel) if !rel.as_os_str().is_empty() => show_path(rel).into_owned(),
         _ => workspace.display(path),
     }
 }

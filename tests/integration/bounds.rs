@@ -1,0 +1,317 @@
+//! Bounds that hold under hostile input, measured on the real binary: the
+//! peak resident memory of a `harness` process (`wait4`'s `ru_maxrss`, what
+//! `/usr/bin/time -v` reports), with its data segment capped so that a
+//! regression fails at once instead of swapping the machine.
+
+use std::io::Read;
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+use std::process::Stdio;
+use std::time::Duration;
+
+use flate2::Compression;
+use flate2::write::DeflateEncoder;
+use serde_json::Value;
+
+const MIB: u64 = 1024 * 1024;
+
+/// What a measured process left: its exit status, output and peak memory.
+struct Measured {
+    success: bool,
+    stdout: String,
+    stderr: String,
+    /// The most resident memory it held at once, in bytes.
+    peak: u64,
+}
+
+/// Runs `cmd` to its end, at most `limit`, with its data segment capped at
+/// `cap` bytes (RLIMIT_DATA: heap and private mappings), and measures its
+/// peak resident memory.
+fn measured(mut cmd: Command, cap: u64, limit: Duration) -> Measured {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between
+    // fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: cap,
+                rlim_max: cap,
+            };
+            if libc::setrlimit(libc::RLIMIT_DATA, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let pid = child.id() as i32;
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            pipe.read_to_end(&mut text).unwrap();
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut status = 0;
+        // SAFETY: a zeroed rusage is a valid value to be written over.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waiting for our own child, which nothing else reaps
+        // (`child` is never waited for).
+        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let _ = tx.send((waited, status, usage.ru_maxrss));
+    });
+    let Ok((waited, status, maxrss)) = rx.recv_timeout(limit) else {
+        // SAFETY: signalling our own child, not yet reaped.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        panic!("harness did not finish within {limit:?}");
+    };
+    assert_eq!(waited, pid);
+    drop(child);
+    Measured {
+        success: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+        // Linux reports KiB.
+        peak: u64::try_from(maxrss).unwrap() * 1024,
+    }
+}
+
+/// Writes a PNG of `w × h` zero samples (colour type `colour`, `depth`
+/// bits a sample) to `path`. The deflate stream of its rows is one
+/// compressed run of zeros repeated: a segment that ends on a sync flush
+/// refers to nothing before it, so copies of it follow each other, and
+/// a 20000×20000 16-bit image takes milliseconds, not a 3.2 GB
+/// compression.
+fn zero_png(path: &Path, w: u32, h: u32, depth: u8, colour: u8) {
+    let channels: u64 = match colour {
+        0 | 3 => 1,
+        4 => 2,
+        2 => 3,
+        _ => 4,
+    };
+    let row = (u64::from(w) * channels * u64::from(depth)).div_ceil(8) + 1;
+    let total = row * u64::from(h);
+    let segment_len: u64 = 16 * MIB;
+    let zeros = vec![0u8; segment_len as usize];
+    let mut segment = DeflateEncoder::new(Vec::new(), Compression::best());
+    segment.write_all(&zeros).unwrap();
+    segment.flush().unwrap();
+    let segment = segment.get_ref().clone();
+    let mut tail = DeflateEncoder::new(Vec::new(), Compression::best());
+    tail.write_all(&zeros[..(total % segment_len) as usize])
+        .unwrap();
+    let tail = tail.finish().unwrap();
+    let mut idat = vec![0x78, 0xDA];
+    for _ in 0..total / segment_len {
+        idat.extend_from_slice(&segment);
+    }
+    idat.extend_from_slice(&tail);
+    // Adler-32 of zeros: the sum stays 1, the sum of sums is the length.
+    let adler = ((total % 65521) << 16 | 1) as u32;
+    idat.extend_from_slice(&adler.to_be_bytes());
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[depth, colour, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    for (kind, data) in [(b"IHDR", &ihdr[..]), (b"IDAT", &idat), (b"IEND", &[])] {
+        png.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        png.extend_from_slice(kind);
+        png.extend_from_slice(data);
+        png.extend_from_slice(&crc.sum().to_be_bytes());
+    }
+    std::fs::write(path, png).unwrap();
+}
+
+fn harness(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+    cmd.current_dir(dir)
+        .env("TMPDIR", dir)
+        .env("HARNESS_STATE_DIR", dir.join(".state"));
+    cmd
+}
+
+/// The images of issue 21: a 3 MB PNG of 20000×20000 16-bit RGBA zeros
+/// (3.2 GB of pixels) and a 48 KB one of 1-bit zeros (400 MB once
+/// expanded) made `read` peak at 3.8 GB and 1 GB. Each is left out from its
+/// header with pi's note, and the process stays small.
+#[test]
+fn an_image_too_large_to_decode_is_left_out_without_decoding_it() {
+    let dir = tempfile::tempdir().unwrap();
+    zero_png(&dir.path().join("rgba16.png"), 20_000, 20_000, 16, 6);
+    zero_png(&dir.path().join("bit1.png"), 20_000, 20_000, 1, 0);
+    for (name, size) in [
+        ("rgba16.png", 3_110_000..3_120_000),
+        ("bit1.png", 40_000..60_000),
+    ] {
+        let len = std::fs::metadata(dir.path().join(name)).unwrap().len();
+        assert!(size.contains(&len), "{name} is {len} bytes");
+        let mut cmd = harness(dir.path());
+        cmd.args(["call", "read", &format!(r#"{{"path": "{name}"}}"#)]);
+        let out = measured(cmd, 1024 * MIB, Duration::from_secs(120));
+        assert!(out.success, "{}", out.stderr);
+        let result: Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(
+            result,
+            serde_json::json!({
+                "is_error": false,
+                "content": [{
+                    "type": "text",
+                    "text": "Read image file [image/png]\n[Image omitted: could not be resized \
+                             below the inline image size limit.]"
+                }],
+                "details": {
+                    "mime_type": "image/png",
+                    "bytes": len,
+                    "omitted": true,
+                    "omitted_reason": "not_resized"
+                }
+            })
+        );
+        assert!(out.peak < 64 * MIB, "{name}: peak {} MiB", out.peak / MIB);
+    }
+}
+
+/// Three reads in one parallel batch share the 256 MiB budget: three of
+/// the images above are all left out (11 GB before), and three 4000×4000
+/// images that each need about 210 MiB to decode and resize take their
+/// turns instead of decoding at once (about 700 MB at once without the
+/// shared budget). Each is still sent, resized.
+#[test]
+fn parallel_image_reads_share_one_decoding_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("fixtures/images");
+    std::fs::create_dir_all(&fixture).unwrap();
+    for name in ["a", "b", "c"] {
+        zero_png(&fixture.join(format!("{name}.png")), 4000, 4000, 8, 6);
+        zero_png(
+            &fixture.join(format!("huge-{name}.png")),
+            20_000,
+            20_000,
+            16,
+            6,
+        );
+    }
+    let read = |name: &str, expect: &str| {
+        format!(
+            "      - call: read\n        args: {{ path: {name}.png }}\n        expect: {expect}\n"
+        )
+    };
+    let scenarios = [
+        (
+            "huge.yaml",
+            "three images too large to decode",
+            "huge-",
+            "{ image: false, contains: \"[Image omitted: could not be resized\" }",
+        ),
+        (
+            "large.yaml",
+            "three large images",
+            "",
+            "{ image: { mime_type: image/png, width: 2000, height: 2000 } }",
+        ),
+    ];
+    for (file, title, prefix, expect) in scenarios {
+        let text = format!(
+            "name: {title}\nworkspace:\n  fixture: images\nmodel:\n  - parallel:\n{}{}{}",
+            read(&format!("{prefix}a"), expect),
+            read(&format!("{prefix}b"), expect),
+            read(&format!("{prefix}c"), expect)
+        );
+        std::fs::write(dir.path().join(file), text).unwrap();
+    }
+    for (file, bound) in [
+        ("large.yaml", 256 * MIB + 128 * MIB),
+        ("huge.yaml", 160 * MIB),
+    ] {
+        let mut cmd = harness(dir.path());
+        cmd.args(["run", file, "--timeout", "600"]);
+        let out = measured(cmd, 2048 * MIB, Duration::from_secs(600));
+        assert!(out.success, "{file}: {}{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("1 passed"), "{}", out.stdout);
+        assert!(out.peak < bound, "{file}: peak {} MiB", out.peak / MIB);
+    }
+}
+
+/// A run.json of partition `hash:1/18446744073709551615` (which `run
+/// --partition` accepted) made `report merge` list every missing partition
+/// and abort after 3.6 GB. The count is bounded where it enters, on the
+/// command line and in a file alike, and a merge names at most ten missing
+/// partitions, counting the rest.
+#[test]
+fn a_partition_count_is_bounded_where_it_enters() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("one.yaml"),
+        "name: one\nmodel:\n  - say: hi\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = harness(dir.path());
+        cmd.args(args);
+        measured(cmd, 1024 * MIB, Duration::from_secs(60))
+    };
+    let huge = "hash:1/18446744073709551615";
+    let out = run(&["run", "one.yaml", "--partition", huge]);
+    assert_eq!(
+        (out.success, out.stderr.as_str()),
+        (
+            false,
+            "error: invalid value 'hash:1/18446744073709551615' for '--partition \
+             <hash:K/N|slice:K/N>': invalid partition `hash:1/18446744073709551615`: N must be \
+             at most 1000 (expected hash:K/N or slice:K/N with 1 <= K <= N <= 1000)\n\nFor more \
+             information, try '--help'.\n"
+        )
+    );
+    // A report of partition 1/1000, then the same report claiming 1 of
+    // 18446744073709551615 partitions.
+    let out = run(&[
+        "run",
+        "one.yaml",
+        "--partition",
+        "slice:1/1000",
+        "--json",
+        "part.json",
+    ]);
+    assert!(out.success, "{}", out.stderr);
+    let part = std::fs::read_to_string(dir.path().join("part.json")).unwrap();
+    assert!(part.contains("\"spec\": \"slice:1/1000\""), "{part}");
+    std::fs::write(
+        dir.path().join("forged.json"),
+        part.replace("slice:1/1000", huge),
+    )
+    .unwrap();
+    let out = run(&["report", "merge", "part.json"]);
+    assert_eq!(
+        (out.success, out.stderr.as_str()),
+        (
+            false,
+            "error: cannot merge: missing partitions: slice:2/1000, slice:3/1000, slice:4/1000, \
+             slice:5/1000, \
+             slice:6/1000, slice:7/1000, slice:8/1000, slice:9/1000, slice:10/1000, \
+             slice:11/1000 and 989 more (of 1000); every partition's run.json is needed\n"
+        )
+    );
+    let out = run(&["report", "merge", "forged.json"]);
+    assert_eq!(
+        (out.success, out.stderr.as_str()),
+        (
+            false,
+            "error: forged.json: invalid run report: invalid partition \
+             `hash:1/18446744073709551615`: N must be at most 1000 (expected hash:K/N or \
+             slice:K/N with 1 <= K <= N <= 1000)\n"
+        )
+    );
+    assert!(out.peak < 64 * MIB, "peak {} MiB", out.peak / MIB);
+}
