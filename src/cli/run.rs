@@ -147,8 +147,12 @@ fn last_failed() -> Result<BTreeSet<String>, String> {
             format!("--last-failed: cannot read {}: {err}", file.display())
         }
     })?;
-    let report =
-        json::parse(&text).map_err(|err| format!("--last-failed: {}: {err}", file.display()))?;
+    let report = json::parse(&text).map_err(|err| {
+        format!(
+            "--last-failed: {}",
+            crate::report::json_file::in_file(&file, err.place(), &err.to_string())
+        )
+    })?;
     Ok(report
         .scenarios
         .into_iter()
