@@ -26,7 +26,7 @@
 //! `--baseline` names: a baseline file or a `run.json`.
 //!
 //! Modules use one another in one direction only: `baseline`, `verdict`,
-//! `merge` and `markup` (the entities HTML and XML share) use none of the
+//! `merge` and `markup` (every escape of text into HTML and XML) use none of the
 //! others; `compare` uses `baseline` and
 //! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
 //! `compare`, `verdict` and `coverage` (which uses none of the others),

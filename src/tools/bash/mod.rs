@@ -8,7 +8,9 @@
 //!
 //! ```text
 //! mod.rs      the tool: timeout, streaming, throttled updates, the result
-//! output.rs   the bounded accumulator and the private full-output file
+//! output/     the bounded accumulator (accumulator.rs), the private
+//!             full-output file (full_log.rs), the tail window (tail.rs)
+//!             and the streaming UTF-8 decoder (utf8.rs)
 //! ansi.rs     cleaning escape sequences and redraws for the model (D12)
 //! ```
 //!

@@ -4,12 +4,17 @@ use scraper::Selector;
 use serde_json::Value;
 use serde_json::json;
 
+use super::data::water_level;
 use super::*;
 use crate::report::Baseline;
+use crate::report::Comparison;
 use crate::report::compare;
+use crate::report::json::RunReport;
 use crate::run::CallStat;
 use crate::run::Gate;
+use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
+use crate::run::Status;
 use crate::run::TurnStat;
 use crate::run::transcript::Block;
 use crate::run::transcript::Clip;
