@@ -234,10 +234,23 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
             let _ = writeln!(out, "              {line}");
         }
     } else if is_long(&failure.expected) && is_long(&failure.actual) {
-        let _ = writeln!(out, "    diff (- expected, + actual):");
+        let whitespace = only_whitespace_differs(&failure.expected, &failure.actual);
+        let _ = writeln!(
+            out,
+            "    diff (- expected, + actual{}):",
+            if whitespace {
+                "; they differ only in whitespace, each line quoted"
+            } else {
+                ""
+            }
+        );
         let (lines, cut) = diff_lines(&failure.expected, &failure.actual, MAX_SHOWN_LINES * 2);
         for (sign, line) in lines {
-            let text = format!("{sign}{line}");
+            let text = if whitespace {
+                format!("{sign}{line:?}")
+            } else {
+                format!("{sign}{line}")
+            };
             let painted = match sign {
                 '-' => colour.paint(REMOVED, &text),
                 '+' => colour.paint(ADDED, &text),
@@ -248,6 +261,13 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
         if cut {
             let _ = writeln!(out, "      … (diff cut at {} lines)", MAX_SHOWN_LINES * 2);
         }
+    } else if only_whitespace_differs(&failure.expected, &failure.actual) {
+        let _ = writeln!(out, "    expected: {:?}", failure.expected);
+        let _ = writeln!(out, "    actual:   {:?}", failure.actual);
+        let _ = writeln!(
+            out,
+            "              (they differ only in whitespace: both are quoted, \\n is a newline)"
+        );
     } else {
         let _ = writeln!(
             out,
@@ -261,6 +281,18 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
         );
     }
     out
+}
+
+/// Whether two different texts hold the same characters but whitespace
+/// (a final newline, trailing spaces, a tab for spaces), so that printed
+/// as they are they would look the same.
+fn only_whitespace_differs(expected: &str, actual: &str) -> bool {
+    let visible = |text: &str| {
+        text.chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+    };
+    expected != actual && visible(expected) == visible(actual)
 }
 
 /// `60 scenarios: 58 passed, 1 failed, 1 skipped in 3.2 s`.
@@ -456,6 +488,33 @@ pub fn call_lines(outcome: &ScenarioOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_that_differ_only_in_whitespace_are_quoted() {
+        let short = Failure::new(Some("step 1 (bash)"), "equals", "hi", "hi\n");
+        assert_eq!(
+            render_failure(&short),
+            "  step 1 (bash) · equals\n    expected: \"hi\"\n    actual:   \"hi\\n\"\n              \
+             (they differ only in whitespace: both are quoted, \\n is a newline)\n"
+        );
+        let long = Failure::new(
+            Some("step 3 (bash)"),
+            "equals",
+            "1\n2\n3\n4\n5\nx\n",
+            "1\n2\n3\n4\n5\nx \n",
+        );
+        assert_eq!(
+            render_failure(&long),
+            "  step 3 (bash) · equals\n    diff (- expected, + actual; they differ only in \
+             whitespace, each line quoted):\n       \"3\"\n       \"4\"\n       \"5\"\n      \
+             -\"x\"\n      +\"x \"\n"
+        );
+        let different = Failure::new(None, "equals", "hi", "ho");
+        assert_eq!(
+            render_failure(&different),
+            "  scenario · equals\n    expected: hi\n    actual:   ho\n"
+        );
+    }
 
     #[test]
     fn short_failures_show_expected_and_actual() {

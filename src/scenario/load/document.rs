@@ -21,7 +21,6 @@ use crate::tools::Preset;
 use super::error::Problem;
 use super::error::ScenarioError;
 use super::error::into_errors;
-use super::limits::apply_limits;
 use super::scenario::Scenario;
 use super::suite::Suite;
 use super::validator::DEFAULT_TIMEOUT_SECS;
@@ -167,7 +166,7 @@ impl Validator<'_> {
             .unwrap_or(ToolsSpec::Preset("all".to_owned()));
         let mut limits = Limits::default();
         for spec in [&suite.doc.limits, &doc.limits].into_iter().flatten() {
-            apply_limits(&mut limits, spec);
+            spec.apply(&mut limits);
         }
         let steps = self.script(&doc.model);
         let workspace = self.workspace(&doc.workspace, suite);

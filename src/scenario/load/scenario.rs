@@ -3,14 +3,11 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use regex::Regex;
-
 use crate::agent::FauxScript;
-use crate::scenario::model::CallExpect;
-use crate::scenario::model::RunExpect;
+use crate::scenario::expect::CallCheck;
+use crate::scenario::expect::RunCheck;
 use crate::scenario::replay::ReplayPlan;
 use crate::scenario::template::Template;
 use crate::tools::Limits;
@@ -90,36 +87,6 @@ impl FileContent {
             Self::Symlink(_) | Self::Dir(_) => None,
         }
     }
-}
-
-/// The checks of one call, with compiled regexes.
-#[derive(Clone, Debug)]
-pub struct CallCheck {
-    /// Where the call is, for messages: `step 2 (grep)` or
-    /// `step 2 (grep), retry 1`.
-    pub label: String,
-    /// Whether the call is a `retry:` of another, sent only when the call
-    /// before it failed; a retry that was never sent is not a failure.
-    pub retry: bool,
-    /// The checks as written.
-    pub expect: CallExpect,
-    /// `error: REGEX`, compiled.
-    pub error_regex: Option<Arc<Regex>>,
-    /// `matches`, compiled.
-    pub matches: Option<Arc<Regex>>,
-    /// The `matches` of `details_at`, compiled, by pointer.
-    pub details_regexes: BTreeMap<String, Arc<Regex>>,
-}
-
-/// The run checks, with compiled regexes.
-#[derive(Clone, Debug, Default)]
-pub struct RunCheck {
-    /// As written.
-    pub expect: RunExpect,
-    /// Compiled `matches` of `files`, by path.
-    pub file_regexes: BTreeMap<String, Arc<Regex>>,
-    /// Decoded `bytes_base64` of `files`, by path.
-    pub file_bytes: BTreeMap<String, Vec<u8>>,
 }
 
 /// A validated scenario, ready to run.

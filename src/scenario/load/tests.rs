@@ -334,3 +334,47 @@ fn the_log_cap_and_the_grep_budget_come_from_limits() {
         (64 * 1024 * 1024, Some(30.0))
     );
 }
+
+/// The keys of `limits:` are the tool layer's limits, each under its own
+/// name: every one can be set, and sets its own field (the suite's, then
+/// the scenario's over it).
+#[test]
+fn every_tool_limit_is_a_key_of_limits_and_sets_its_own_field() {
+    let fields = serde_json::to_value(crate::tools::Limits::default()).unwrap();
+    let mut fields: Vec<&str> = fields
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut keys = crate::scenario::model::LimitsSpec::KEYS.to_vec();
+    fields.sort_unstable();
+    keys.sort_unstable();
+    assert_eq!(keys, fields);
+    let suite = Suite::from_text(
+        Path::new("harness.yaml"),
+        "limits: { max_lines: 1, max_bytes: 2, grep_max_line: 3, grep_limit: 4, find_limit: 5, \
+         ls_limit: 6, bash_timeout: 7, max_log_bytes: 8, grep_timeout: 9 }\n",
+    )
+    .unwrap();
+    let (s, errors) = load_text(
+        Path::new("s/x.yaml"),
+        "model:\n  - call: ls\nlimits: { ls_limit: 60, grep_timeout: 0.5 }\n",
+        &suite,
+    );
+    assert_eq!(errors, []);
+    assert_eq!(
+        s[0].limits,
+        crate::tools::Limits {
+            max_lines: 1,
+            max_bytes: 2,
+            grep_max_line: 3,
+            grep_limit: 4,
+            find_limit: 5,
+            ls_limit: 60,
+            bash_timeout: Some(7.0),
+            max_log_bytes: 8,
+            grep_timeout: Some(0.5),
+        }
+    );
+}

@@ -18,6 +18,7 @@ use std::time::Duration;
 use regex::Regex;
 
 use crate::scenario::de::closest;
+use crate::scenario::expect::CallCheck;
 use crate::scenario::replay::Recorded;
 use crate::scenario::vars;
 use crate::scenario::yaml::Node;
@@ -27,7 +28,6 @@ use crate::tools::ALL_TOOL_NAMES;
 use crate::tools::truncate::format_number;
 
 use super::error::Problem;
-use super::scenario::CallCheck;
 
 /// Seconds a scenario may run when nothing else is configured.
 pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
