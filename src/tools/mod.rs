@@ -38,7 +38,8 @@
 //!
 //! The public surface is what an embedder needs: the registry, the
 //! contract, the operations traits and their backends, [`Workspace`],
-//! [`Limits`], the seven tools, and [`truncate`] (the truncation every tool
+//! [`Limits`], the seven tools and their details structs, a result's typed
+//! [`Facts`] ([`facts_of`]), and [`truncate`] (the truncation every tool
 //! applies, for embedders that render output of their own, and whose
 //! [`Truncation`](truncate::Truncation) facts appear in `details`). The
 //! edit tool's matching engine is public as [`edit::matching`] for the
