@@ -546,7 +546,8 @@ fn call_stat(record: &CallRecord, retry: bool) -> CallStat {
         turn: record.turn as u64,
         retry,
         is_error: record.result.is_error,
-        truncated: check::truncation(&record.result).is_some_and(|t| t.truncated),
+        truncated: check::truncation(&record.call.name, &record.result)
+            .is_some_and(|t| t.truncated),
         args_tokens: record.args_tokens,
         result_tokens: record.result_tokens,
         duration_ms: millis(record.duration),

@@ -195,6 +195,7 @@ mod tests {
             ))],
             details: Some(serde_json::json!({"duration_ms": 12, "path": "/workspace/a"})),
             internal_error: None,
+            facts: None,
         };
         assert_eq!(
             snapshot_value(&result),

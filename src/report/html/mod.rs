@@ -19,9 +19,9 @@
 //! [`MAX_ISLAND_BYTES`], whatever the scenarios' outputs. A run whose
 //! island would be larger keeps less of each transcript in the page (an
 //! equal share of the bytes, given first to the scenarios that need less,
-//! see [`Transcript::within`]) and cuts long failure texts, halving the
-//! share until the island fits; the island then says so (`trim`), and
-//! `run.json` still has everything.
+//! see [`Transcript::within`](crate::run::transcript::Transcript::within))
+//! and cuts long failure texts, halving the share until the island fits;
+//! the island then says so (`trim`), and `run.json` still has everything.
 //!
 //! The page is deterministic: identical runs give identical pages except
 //! for durations.

@@ -109,6 +109,14 @@ async fn cancelled_before_start_runs_nothing() {
         ToolError::Cancelled {
             message: "Command aborted".to_owned(),
             details: Some(json!({"cancelled": true})),
+            facts: Some(
+                crate::tools::facts::Facts::error(crate::tools::ErrorKind::Cancelled).with_details(
+                    BashDetails {
+                        cancelled: true,
+                        ..BashDetails::default()
+                    }
+                )
+            ),
         }
     );
     assert!(!h.exists("ran"));
