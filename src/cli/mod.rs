@@ -184,10 +184,7 @@ fn tool_selection(
     if presets.is_empty() {
         return Ok(builder.allow(names));
     }
-    let known: Vec<&str> = crate::tools::builtin_tools()
-        .iter()
-        .map(|tool| tool.spec(&crate::tools::Limits::default()).name)
-        .collect();
+    let known = crate::tools::ALL_TOOL_NAMES;
     let unknown: Vec<String> = names
         .iter()
         .filter(|name| Preset::parse(name).is_none() && !known.contains(name))
