@@ -17,6 +17,7 @@ mod completions;
 mod import;
 mod init;
 mod mcp;
+mod mcp_fixture;
 mod report;
 mod run;
 mod schema;
@@ -69,6 +70,9 @@ enum Command {
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell).
     Completions(completions::CompletionsArgs),
+    /// A misbehaving MCP server for the tests (hidden).
+    #[command(hide = true)]
+    McpFixture(mcp_fixture::FixtureArgs),
 }
 
 /// Parses the command line, runs the command and returns its exit code.
@@ -98,6 +102,7 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => completions::run(&args),
         Command::Import(args) => import::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::McpFixture(args) => mcp_fixture::run(&args),
     };
     ExitCode::from(code)
 }

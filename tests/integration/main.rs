@@ -21,6 +21,7 @@ mod layering;
 mod lifecycle;
 mod loading;
 mod mcp;
+mod mcp_client;
 mod properties;
 mod replay;
 mod reports;

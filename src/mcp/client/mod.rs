@@ -15,6 +15,8 @@
 //!             initialize and tools/list within the start-up timeout,
 //!             concurrent calls with a call timeout and cancellation, a
 //!             server that exits mid-call, stop
+//! tool.rs     ServerTool: a server's tool in the registry, through the
+//!             same erased trait as the built-ins
 //! visible.rs  what a server wrote (stderr, junk), made safe to show
 //! ```
 
@@ -22,6 +24,7 @@ mod answers;
 mod process;
 mod session;
 mod stdio;
+mod tool;
 mod visible;
 
 pub use answers::JSONRPC_ERROR_CLASS;
@@ -42,3 +45,6 @@ pub use session::StopReport;
 pub use session::TIMEOUT_CLASS;
 pub use session::TRANSPORT_CLASS;
 pub use stdio::MAX_LINE_BYTES;
+pub use tool::ServerTool;
+pub use tool::into_output;
+pub use tool::server_tool_spec;

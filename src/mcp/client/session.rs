@@ -34,6 +34,7 @@ use rmcp::model::ClientCapabilities;
 use rmcp::model::ClientConfig;
 use rmcp::model::ClientRequest;
 use rmcp::model::Implementation;
+use rmcp::model::ProtocolVersion;
 use rmcp::model::ServerResult;
 use rmcp::model::Tool;
 use rmcp::service::ClientInitializeError;
@@ -241,11 +242,16 @@ impl std::fmt::Debug for McpClient {
     }
 }
 
+/// The client's side of `initialize`: the newest version that has the
+/// handshake (2025-11-25), which every server of that era or later
+/// answers, no capabilities (no roots, sampling or elicitation).
 fn client_config() -> ClientConfig {
-    ClientConfig::new(
+    let mut config = ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("harness", env!("CARGO_PKG_VERSION")),
-    )
+    );
+    config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+    config
 }
 
 fn header_map(
