@@ -490,3 +490,56 @@ async fn dispatch(registry: &Registry, name: String, args: &Value) -> ToolResult
         .dispatch(&call, CancellationToken::new(), UpdateSink::discard())
         .await
 }
+
+fn harness_output(args: &[&str]) -> (i32, String, String) {
+    let output = std::process::Command::new(HARNESS)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+/// `harness tools --mcp CMD…` prices and prints a server's definitions:
+/// those of `harness mcp` are the built-in ones, to the token.
+#[test]
+fn harness_tools_prices_and_prints_a_servers_definitions() {
+    for flags in [&["--tokens"][..], &["--json"], &["--tokens", "--json"], &[]] {
+        let mut with_server = flags.to_vec();
+        with_server.extend(["--mcp", HARNESS, "mcp", "--tools", "readonly"]);
+        let built_in = [flags, &["--tools", "readonly"]].concat();
+        let served = harness_output(&[&["tools"][..], &with_server].concat());
+        let local = harness_output(&[&["tools"][..], &built_in].concat());
+        assert_eq!(served.0, 0, "{}", served.2);
+        if flags.is_empty() {
+            // The listing's labels and modes are the server's view.
+            assert!(served.1.contains("read (Read, Parallel)"), "{}", served.1);
+        } else {
+            assert_eq!(served.1, local.1, "{flags:?}");
+        }
+    }
+    let fixture = harness_output(&["tools", "--tokens", "--mcp", HARNESS, "mcp-fixture", "junk"]);
+    assert_eq!(fixture.0, 0, "{}", fixture.2);
+    assert!(
+        fixture
+            .1
+            .starts_with("tool            description  schema  definition\necho")
+    );
+    let (code, out, err) = harness_output(&["tools", "--mcp", HARNESS, "mcp-fixture", "crash"]);
+    assert_eq!(
+        (code, out.as_str(), err.lines().next().unwrap_or("")),
+        (
+            1,
+            "",
+            format!(
+                "error: MCP server `{HARNESS}` did not start: it closed the connection before it \
+                 answered `initialize` (it ended: exit status 3); its last stderr lines:"
+            )
+            .as_str()
+        )
+    );
+}
