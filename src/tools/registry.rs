@@ -209,9 +209,19 @@ impl RegistryBuilder {
     }
 
     /// Adds a tool of your own (it is active when listed in `allow`, or
-    /// always when no allow list was given after it).
+    /// always when no allow list was given after it). A tool with a
+    /// built-in tool's name takes its place (an MCP server's `read`
+    /// instead of ours); two tools of your own with one name are an error
+    /// at build.
     pub fn tool(mut self, tool: Arc<dyn AnyTool>) -> Self {
         let name = tool.spec(&self.limits).name.into_owned();
+        if let Some(index) = self.tools[..self.builtin]
+            .iter()
+            .position(|t| t.spec(&self.limits).name == name)
+        {
+            self.tools.remove(index);
+            self.builtin -= 1;
+        }
         self.tools.push(tool);
         if !self.active.contains(&name) {
             self.active.push(name);

@@ -390,3 +390,26 @@ async fn a_tool_that_checks_its_own_arguments_gets_them_as_sent() {
     assert!(!registry.prompt_section().contains("srv_echo"));
     assert!(registry.active_names().contains(&"srv_echo"));
 }
+
+#[tokio::test]
+async fn a_tool_of_ones_own_takes_the_place_of_the_built_in_of_its_name() {
+    let registry = Registry::builder(workspace())
+        .tool(Arc::new(OwnChecks {
+            name: "read".to_owned(),
+        }))
+        .allow(["read", "ls"])
+        .build()
+        .unwrap();
+    let result = dispatch(&registry, "read", json!({"path": 5})).await;
+    assert_eq!(result.text(), r#"{"path":5}"#);
+    assert_eq!(registry.active_names(), ["read", "ls"]);
+    let twice = Registry::builder(workspace())
+        .tool(Arc::new(OwnChecks {
+            name: "x".to_owned(),
+        }))
+        .tool(Arc::new(OwnChecks {
+            name: "x".to_owned(),
+        }))
+        .build();
+    assert_eq!(twice.err(), Some(RegistryError::Duplicate("x".to_owned())));
+}
