@@ -410,6 +410,32 @@ impl McpClient {
         self.junk.lines()
     }
 
+    /// Whether it can still be called: not stopped, its process not ended,
+    /// its connection open.
+    pub fn is_running(&self) -> bool {
+        !self.stopping.is_cancelled()
+            && self.ended().is_none()
+            && !self.peer.is_transport_closed()
+    }
+
+    /// What a stop would report so far, without stopping it (for a server
+    /// that goes on serving other scenarios).
+    pub fn report_so_far(&self) -> StopReport {
+        let (stderr_bytes, stderr_tail) = self.process.as_ref().map_or((0, String::new()), |p| {
+            (p.stderr().total_bytes(), p.stderr().last_lines())
+        });
+        StopReport {
+            stopped: None,
+            exit_status: None,
+            exit_code: None,
+            ended_early: false,
+            stderr_bytes,
+            stderr_tail,
+            junk_lines: self.junk.lines(),
+            junk_samples: self.junk.samples(),
+        }
+    }
+
     /// The process's id (its group's), for a server that was started.
     pub fn pid(&self) -> Option<i32> {
         self.process.as_ref().map(ServerProcess::pgid)
