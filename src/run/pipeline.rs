@@ -193,9 +193,7 @@ impl Job<'_> {
         outcome.stats.duration_ms = millis(started.elapsed());
         // Tools are done; stop what they left running before the directory goes.
         drop(registry);
-        outcome.servers = servers
-            .stop(pool, outcome.status == Status::Failed)
-            .await;
+        outcome.servers = servers.stop(pool, outcome.status == Status::Failed).await;
         dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
         outcome
     }

@@ -148,7 +148,11 @@ fn expand(text: &str, places: &Places<'_>) -> String {
 
 /// The client configuration of `plan` for a scenario whose workspace is
 /// `places.workspace`.
-fn config(plan: &ServerPlan, places: &Places<'_>, call_timeout: Option<std::time::Duration>) -> ServerConfig {
+fn config(
+    plan: &ServerPlan,
+    places: &Places<'_>,
+    call_timeout: Option<std::time::Duration>,
+) -> ServerConfig {
     let launch = match &plan.launch {
         ServerLaunch::Command { argv, env } => Launch::Command(Command {
             program: expand(&argv[0], places),
@@ -265,16 +269,16 @@ impl Servers {
         let mut order: Vec<String> = Vec::new();
         // Which entry made each name active, for the duplicate's message.
         let mut sources: BTreeMap<String, String> = BTreeMap::new();
-        let mut add = |name: String, source: String, tool: Option<Arc<dyn AnyTool>>| {
-            match sources.get(&name) {
-                Some(first) if *first == source => Ok(()),
-                Some(first) => Err(duplicate(&name, first, &source)),
-                None => {
-                    sources.insert(name.clone(), source);
-                    order.push(name);
-                    tools.extend(tool);
-                    Ok(())
-                }
+        let mut add = |name: String, source: String, tool: Option<Arc<dyn AnyTool>>| match sources
+            .get(&name)
+        {
+            Some(first) if *first == source => Ok(()),
+            Some(first) => Err(duplicate(&name, first, &source)),
+            None => {
+                sources.insert(name.clone(), source);
+                order.push(name);
+                tools.extend(tool);
+                Ok(())
             }
         };
         for entry in &scenario.tool_entries {

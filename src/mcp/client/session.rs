@@ -413,9 +413,7 @@ impl McpClient {
     /// Whether it can still be called: not stopped, its process not ended,
     /// its connection open.
     pub fn is_running(&self) -> bool {
-        !self.stopping.is_cancelled()
-            && self.ended().is_none()
-            && !self.peer.is_transport_closed()
+        !self.stopping.is_cancelled() && self.ended().is_none() && !self.peer.is_transport_closed()
     }
 
     /// What a stop would report so far, without stopping it (for a server

@@ -160,7 +160,10 @@ impl Validator<'_> {
         // the same name).
         let mut servers = suite.servers.clone();
         servers.extend(self.servers(&doc.servers, &self.base_dir.clone()));
-        let server_names: BTreeSet<String> = servers.keys().cloned().collect();
+        // Every declared name, a broken one's too (its problem is reported
+        // where it is declared, not again at each use).
+        let server_names: BTreeSet<String> =
+            servers.keys().chain(doc.servers.keys()).cloned().collect();
         let tool_entries = match &doc.tools {
             Some(tools) => self.tools(&[k("tools")], tools, &server_names),
             None => {

@@ -75,7 +75,7 @@ impl Suite {
             problems.extend(found.into_iter().map(Problem::from));
             let mut v = Validator::new(&document.root);
             servers = v.servers(&doc.servers, path.parent().unwrap_or(Path::new(".")));
-            v.suite(&doc, &servers);
+            v.suite(&doc, &doc.servers.keys().cloned().collect());
             problems.extend(v.problems);
         }
         if let Some(extra) = documents.next() {
@@ -119,10 +119,9 @@ impl Suite {
 
 impl Validator<'_> {
     /// The checks of a suite file's values.
-    pub(super) fn suite(&mut self, doc: &SuiteDoc, servers: &BTreeMap<String, ServerPlan>) {
+    pub(super) fn suite(&mut self, doc: &SuiteDoc, servers: &std::collections::BTreeSet<String>) {
         if let Some(tools) = &doc.tools {
-            let names = servers.keys().cloned().collect();
-            self.tools(&[k("tools")], tools, &names);
+            self.tools(&[k("tools")], tools, servers);
         }
         if let Some(limits) = &doc.limits {
             self.limits(&[k("limits")], limits);
