@@ -189,10 +189,17 @@ fn tool_selection(
     if presets.is_empty() {
         return Ok(builder.allow(names));
     }
-    let known = crate::tools::ALL_TOOL_NAMES;
+    let known: Vec<String> = crate::tools::builtin_tools()
+        .iter()
+        .map(|tool| {
+            tool.spec(&crate::tools::Limits::default())
+                .name
+                .into_owned()
+        })
+        .collect();
     let unknown: Vec<String> = names
         .iter()
-        .filter(|name| Preset::parse(name).is_none() && !known.contains(name))
+        .filter(|name| Preset::parse(name).is_none() && !known.iter().any(|k| k == *name))
         .map(|name| format!("`{name}`"))
         .collect();
     let quoted: Vec<String> = presets.iter().map(|p| format!("`{p}`")).collect();

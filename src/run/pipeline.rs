@@ -123,7 +123,7 @@ impl Job<'_> {
             workspace: &root,
             harness: &self.config.harness,
         };
-        let servers = match Servers::start(scenario, &places, pool).await {
+        let mut servers = match Servers::start(scenario, &places, pool).await {
             Ok(servers) => servers,
             Err((failure, servers)) => {
                 outcome.failures.push(failure);
@@ -175,7 +175,12 @@ impl Job<'_> {
             updates: &seen.updates,
         };
         match finished {
-            Ok(transcript) => self.judge(&transcript, &report, places, &mut outcome),
+            Ok(transcript) => {
+                self.judge(&transcript, &report, places, &mut outcome);
+                if let Some(coverage) = &mut outcome.coverage {
+                    coverage::observe_servers(&transcript, &servers.active(), coverage);
+                }
+            }
             Err(_) => {
                 options.cancel.cancel();
                 outcome

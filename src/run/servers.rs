@@ -72,6 +72,9 @@ pub struct ServerOutcome {
     /// Lines of its stdout that were not JSON-RPC messages.
     #[serde(default)]
     pub junk_lines: u64,
+    /// Its active tools, as the model calls them (with the prefix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
 }
 
 /// The servers of a run shared between scenarios (`share: run`): idle ones
@@ -125,6 +128,8 @@ struct Running {
     client: Arc<McpClient>,
     /// Its key in the pool, for a shared one.
     pool_key: Option<String>,
+    /// Its active tools, as the model calls them.
+    active: Vec<String>,
 }
 
 /// The servers of a running scenario.
@@ -252,6 +257,7 @@ impl Servers {
                 plan: plan.clone(),
                 client,
                 pool_key,
+                active: Vec::new(),
             });
         }
         Ok(servers)
@@ -262,29 +268,36 @@ impl Servers {
     /// included); a failure for a tool a server does not have, two active
     /// tools with one name, or a call to a name no active tool has.
     pub(super) fn tools(
-        &self,
+        &mut self,
         scenario: &Scenario,
     ) -> Result<(Vec<Arc<dyn AnyTool>>, Vec<String>), Failure> {
         let mut tools: Vec<Arc<dyn AnyTool>> = Vec::new();
         let mut order: Vec<String> = Vec::new();
-        // Which entry made each name active, for the duplicate's message.
-        let mut sources: BTreeMap<String, String> = BTreeMap::new();
-        let mut add = |name: String, source: String, tool: Option<Arc<dyn AnyTool>>| match sources
-            .get(&name)
-        {
-            Some(first) if *first == source => Ok(()),
-            Some(first) => Err(duplicate(&name, first, &source)),
-            None => {
-                sources.insert(name.clone(), source);
-                order.push(name);
-                tools.extend(tool);
-                Ok(())
-            }
-        };
+        // Which server (none: built in) made each name active, and how
+        // to say so in the duplicate's message.
+        let mut sources: BTreeMap<String, (Option<String>, String)> = BTreeMap::new();
+        let mut add =
+            |name: String, server: Option<&str>, source: String, tool: Option<Arc<dyn AnyTool>>| {
+                match sources.get(&name) {
+                    Some((_, first)) if *first == source => Ok(()),
+                    Some((_, first)) => Err(duplicate(&name, first, &source)),
+                    None => {
+                        sources.insert(name.clone(), (server.map(str::to_owned), source));
+                        order.push(name);
+                        tools.extend(tool);
+                        Ok(())
+                    }
+                }
+            };
         for entry in &scenario.tool_entries {
             match entry {
                 ToolEntry::Builtin(name) => {
-                    add(name.clone(), format!("the built-in tool `{name}`"), None)?;
+                    add(
+                        name.clone(),
+                        None,
+                        format!("the built-in tool `{name}`"),
+                        None,
+                    )?;
                 }
                 ToolEntry::Server(server) => {
                     let Some(running) = self.find(server) else {
@@ -293,7 +306,7 @@ impl Servers {
                     for tool in ServerTool::all(&running.client, &running.plan.prefix) {
                         let name = format!("{}{}", running.plan.prefix, tool.remote_name());
                         let source = format!("`{}` of server `{server}`", tool.remote_name());
-                        add(name, source, Some(Arc::new(tool)))?;
+                        add(name, Some(server), source, Some(Arc::new(tool)))?;
                     }
                 }
                 ToolEntry::ServerTool { server, tool } => {
@@ -314,9 +327,22 @@ impl Servers {
                     };
                     let name = format!("{}{tool}", running.plan.prefix);
                     let source = format!("`{tool}` of server `{server}`");
-                    add(name, source, Some(Arc::new(found)))?;
+                    add(name, Some(server), source, Some(Arc::new(found)))?;
                 }
             }
+        }
+        // Each server's active names, for the reports and --coverage.
+        for running in &mut self.running {
+            let server = &running.plan.name;
+            running.active = order
+                .iter()
+                .filter(|name| {
+                    sources
+                        .get(*name)
+                        .is_some_and(|(from, _)| from.as_deref() == Some(server.as_str()))
+                })
+                .cloned()
+                .collect();
         }
         for call in &scenario.open_calls {
             if !order.contains(&call.name) {
@@ -337,6 +363,14 @@ impl Servers {
         Ok((tools, order))
     }
 
+    /// Each server's active tools, as the model calls them.
+    pub(super) fn active(&self) -> Vec<(String, Vec<String>)> {
+        self.running
+            .iter()
+            .map(|r| (r.plan.name.clone(), r.active.clone()))
+            .collect()
+    }
+
     fn find(&self, server: &str) -> Option<&Running> {
         self.running.iter().find(|r| r.plan.name == server)
     }
@@ -351,6 +385,7 @@ impl Servers {
             stops.spawn(async move {
                 let mut outcome =
                     outcome_of(&running.plan, &running.client, running.pool_key.is_some());
+                outcome.tools = running.active;
                 let report: StopReport = match running.pool_key {
                     Some(key) if running.client.is_running() => {
                         let report = running.client.report_so_far();

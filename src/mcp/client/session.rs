@@ -608,7 +608,11 @@ impl McpClient {
                 }
                 let (stopped, exit, stderr_bytes, stderr_tail) = match &self.process {
                     Some(process) => {
-                        let (stopped, exit) = process.stop(self.stop_grace).await;
+                        let (mut stopped, exit) = process.stop(self.stop_grace).await;
+                        if stopped == Stopped::AlreadyEnded && !ended_early {
+                            // It ended while its session was being closed.
+                            stopped = Stopped::InputClosed;
+                        }
                         process.stderr_read_within(EXIT_WAIT).await;
                         (
                             Some(stopped),
