@@ -22,7 +22,7 @@
 //! `blocks` (image, audio, a resource link and an embedded resource),
 //! `exit` (`code`: exits during the call), `read_file` (`path`: the file's
 //! text, or an `isError` result naming the path), `cwd`, `env` (`name`)
-//! and `grandchild_pid`. Each `notifications/cancelled` it gets is noted on
+//! `grandchild_pid` and `calls` (how many calls the process served). Each `notifications/cancelled` it gets is noted on
 //! stderr (`cancelled request ID`), and no answer is sent for that request.
 
 use std::collections::HashSet;
@@ -61,6 +61,7 @@ struct Fixture {
     out: Mutex<std::io::Stdout>,
     cancelled: Mutex<HashSet<String>>,
     grandchild: Mutex<Option<u32>>,
+    calls: std::sync::atomic::AtomicU64,
 }
 
 impl Fixture {
@@ -178,11 +179,21 @@ fn tools() -> Value {
             json!({}),
             &[]
         ),
+        tool(
+            "calls",
+            "How many calls this server process has served, this one included.",
+            json!({}),
+            &[]
+        ),
     ])
 }
 
 fn call(fixture: &Fixture, id: &Value, params: &Value) {
     let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+    let served = fixture
+        .calls
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        + 1;
     let args = params.get("arguments").cloned().unwrap_or(json!({}));
     let arg_str = |key: &str| {
         args.get(key)
@@ -250,6 +261,7 @@ fn call(fixture: &Fixture, id: &Value, params: &Value) {
                 .unwrap_or_else(PoisonError::into_inner);
             text(pid.map_or_else(|| "none".to_owned(), |p| p.to_string()))
         }
+        "calls" => text(served.to_string()),
         _ => {
             fixture.error(id, -32602, &format!("Unknown tool: {name}"), None);
             return;
@@ -297,6 +309,7 @@ pub fn run(args: &FixtureArgs) -> u8 {
         out: Mutex::new(std::io::stdout()),
         cancelled: Mutex::new(HashSet::new()),
         grandchild: Mutex::new(None),
+        calls: std::sync::atomic::AtomicU64::new(0),
     });
     if fixture.has("idle") {
         sleep_forever();

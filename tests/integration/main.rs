@@ -22,6 +22,7 @@ mod lifecycle;
 mod loading;
 mod mcp;
 mod mcp_client;
+mod mcp_scenarios;
 mod properties;
 mod replay;
 mod reports;

@@ -84,7 +84,7 @@ async fn a_server_is_started_listed_called_and_stopped() {
             facts.protocol_version.as_str(),
             facts.tools
         ),
-        ("fx", "stdio", Some("harness-fixture"), "2025-11-25", 11)
+        ("fx", "stdio", Some("harness-fixture"), "2025-11-25", 12)
     );
     let names: Vec<&str> = client.tools().iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
@@ -100,7 +100,8 @@ async fn a_server_is_started_listed_called_and_stopped() {
             "read_file",
             "cwd",
             "env",
-            "grandchild_pid"
+            "grandchild_pid",
+            "calls"
         ]
     );
     assert_eq!(
