@@ -118,6 +118,7 @@ impl Job<'_> {
             }
         };
         let root = workspace.root().to_path_buf();
+        let presenter = dirs.presenter(&root);
         let pool = &self.config.servers;
         let places = servers::Places {
             workspace: &root,
@@ -125,7 +126,12 @@ impl Job<'_> {
         };
         let mut servers = match Servers::start(scenario, &places, pool).await {
             Ok(servers) => servers,
-            Err((failure, servers)) => {
+            Err((mut failure, mut servers)) => {
+                // What a server said names the workspace as the model knows it.
+                failure.actual = presenter.text(&failure.actual);
+                for server in &mut servers {
+                    server.stderr_tail = server.stderr_tail.as_deref().map(|t| presenter.text(t));
+                }
                 outcome.failures.push(failure);
                 outcome.servers = servers;
                 dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
@@ -144,7 +150,6 @@ impl Job<'_> {
                 return outcome;
             }
         };
-        let presenter = dirs.presenter(&root);
         let vars = BTreeMap::from([("workspace".to_owned(), WORKSPACE_NAME.to_owned())]);
         let tokens = Arc::clone(&self.config.tokens);
         let mut provider = FauxProvider::new(scenario.script.clone(), tokens, vars);

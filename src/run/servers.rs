@@ -217,50 +217,77 @@ impl Servers {
         places: &Places<'_>,
         pool: &Arc<ServerPool>,
     ) -> Result<Self, (Failure, Vec<ServerOutcome>)> {
-        let mut servers = Self::default();
-        for plan in &scenario.servers {
-            let call_timeout = plan.call_timeout;
-            let config = config(plan, places, call_timeout);
+        // Shared servers come from the pool; the others start at once, side
+        // by side (a scenario's start costs its slowest server's).
+        let mut starting = tokio::task::JoinSet::new();
+        let mut slots: Vec<Option<Running>> = Vec::new();
+        for (index, plan) in scenario.servers.iter().enumerate() {
+            let config = config(plan, places, plan.call_timeout);
             let pool_key = plan.share.then(|| format!("{config:?}"));
             let taken = pool_key.as_deref().and_then(|key| pool.take(key));
-            let client = match taken {
-                Some(client) => client,
-                None => match McpClient::start(config).await {
-                    Ok(client) => Arc::new(client),
-                    Err(err) => {
-                        let mut outcomes = servers.stop(pool, true).await;
-                        outcomes.push(ServerOutcome {
-                            name: plan.name.clone(),
-                            transport: transport_of(plan).to_owned(),
-                            shared: plan.share,
-                            error: Some(err.message.clone()),
-                            exit_status: err.exit_status.clone(),
-                            stderr_tail: (!err.stderr_tail.is_empty())
-                                .then(|| err.stderr_tail.clone()),
-                            ..ServerOutcome::default()
-                        });
-                        let failure = Failure::new(
-                            None,
-                            "servers",
-                            &format!(
-                                "MCP server `{}` starts and lists its tools within {} s",
-                                plan.name,
-                                plan.startup_timeout.as_secs_f64()
-                            ),
-                            err.to_string(),
-                        );
-                        return Err((failure, outcomes));
-                    }
-                },
-            };
-            servers.running.push(Running {
-                plan: plan.clone(),
-                client,
-                pool_key,
-                active: Vec::new(),
-            });
+            match taken {
+                Some(client) => slots.push(Some(Running {
+                    plan: plan.clone(),
+                    client,
+                    pool_key,
+                    active: Vec::new(),
+                })),
+                None => {
+                    slots.push(None);
+                    starting
+                        .spawn(async move { (index, pool_key, McpClient::start(config).await) });
+                }
+            }
         }
-        Ok(servers)
+        let mut first_error: Option<(usize, crate::mcp::client::StartError)> = None;
+        while let Some(done) = starting.join_next().await {
+            let Ok((index, pool_key, started)) = done else {
+                continue;
+            };
+            match started {
+                Ok(client) => {
+                    slots[index] = Some(Running {
+                        plan: scenario.servers[index].clone(),
+                        client: Arc::new(client),
+                        pool_key,
+                        active: Vec::new(),
+                    });
+                }
+                Err(err) => {
+                    if first_error.as_ref().is_none_or(|(at, _)| index < *at) {
+                        first_error = Some((index, err));
+                    }
+                }
+            }
+        }
+        let servers = Self {
+            running: slots.into_iter().flatten().collect(),
+        };
+        let Some((index, err)) = first_error else {
+            return Ok(servers);
+        };
+        let plan = &scenario.servers[index];
+        let mut outcomes = servers.stop(pool, true).await;
+        outcomes.push(ServerOutcome {
+            name: plan.name.clone(),
+            transport: transport_of(plan).to_owned(),
+            shared: plan.share,
+            error: Some(err.message.clone()),
+            exit_status: err.exit_status.clone(),
+            stderr_tail: (!err.stderr_tail.is_empty()).then(|| err.stderr_tail.clone()),
+            ..ServerOutcome::default()
+        });
+        let failure = Failure::new(
+            None,
+            "servers",
+            format!(
+                "MCP server `{}` starts and lists its tools within {} s",
+                plan.name,
+                plan.startup_timeout.as_secs_f64()
+            ),
+            err.to_string(),
+        );
+        Err((failure, outcomes))
     }
 
     /// The registry tools of the servers, in the order of `scenario`'s
