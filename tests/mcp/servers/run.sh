@@ -60,7 +60,12 @@ port=39217
 log="$(mktemp)"
 PORT=$port mcp-server-everything streamableHttp >"$log" 2>&1 &
 everything=$!
-trap 'kill "$everything" 2>/dev/null; wait "$everything" 2>/dev/null; rm -f "$log"' EXIT
+stop_everything() {
+  kill "$everything" 2>/dev/null || true
+  wait "$everything" 2>/dev/null || true
+  rm -f "$log"
+}
+trap stop_everything EXIT
 if ! timeout 30 bash -c "until grep -q 'listening on port $port' '$log'; do
        kill -0 $everything 2>/dev/null || exit 1; sleep 0.1; done"; then
   echo "server-everything did not start on port $port:" >&2
@@ -68,4 +73,8 @@ if ! timeout 30 bash -c "until grep -q 'listening on port $port' '$log'; do
   exit 1
 fi
 
-"$harness" run "$here" "$@"
+code=0
+"$harness" run "$here" "$@" || code=$?
+stop_everything
+trap - EXIT
+exit "$code"
