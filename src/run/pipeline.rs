@@ -140,11 +140,11 @@ impl Job<'_> {
         };
         let registry = match servers
             .tools(scenario)
-            .and_then(|(tools, order)| registry(workspace, scenario, tools, order))
+            .and_then(|found| registry(workspace, scenario, found.tools, found.order))
         {
             Ok(registry) => registry,
             Err(failure) => {
-                outcome.failures.push(failure);
+                outcome.failures.push(*failure);
                 outcome.servers = servers.stop(pool, true).await;
                 dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
                 return outcome;
@@ -496,7 +496,7 @@ fn registry(
     scenario: &Scenario,
     tools: Vec<Arc<dyn AnyTool>>,
     order: Vec<String>,
-) -> Result<Registry, Failure> {
+) -> Result<Registry, Box<Failure>> {
     let mut builder = Registry::builder(workspace).limits(scenario.limits.clone());
     for tool in tools {
         builder = builder.tool(tool);
@@ -504,7 +504,7 @@ fn registry(
     builder
         .allow(order)
         .build()
-        .map_err(|err| whole("tools", "a valid tool set", err.to_string()))
+        .map_err(|err| Box::new(whole("tools", "a valid tool set", err.to_string())))
 }
 
 /// The scenario's temporary workspace, built, its logs directory, the

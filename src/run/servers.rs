@@ -122,6 +122,15 @@ impl ServerPool {
     }
 }
 
+/// The registry tools of a scenario's servers, and the order of every
+/// active name.
+pub(super) struct ServerTools {
+    /// The servers' tools, in `tools:` order.
+    pub tools: Vec<Arc<dyn AnyTool>>,
+    /// Every active name in prompt order, built-in ones included.
+    pub order: Vec<String>,
+}
+
 /// One server of a running scenario.
 struct Running {
     plan: ServerPlan,
@@ -294,10 +303,7 @@ impl Servers {
     /// `tools`, and that order of every active name (built-in ones
     /// included); a failure for a tool a server does not have, two active
     /// tools with one name, or a call to a name no active tool has.
-    pub(super) fn tools(
-        &mut self,
-        scenario: &Scenario,
-    ) -> Result<(Vec<Arc<dyn AnyTool>>, Vec<String>), Failure> {
+    pub(super) fn tools(&mut self, scenario: &Scenario) -> Result<ServerTools, Box<Failure>> {
         let mut tools: Vec<Arc<dyn AnyTool>> = Vec::new();
         let mut order: Vec<String> = Vec::new();
         // Which server (none: built in) made each name active, and how
@@ -307,7 +313,7 @@ impl Servers {
             |name: String, server: Option<&str>, source: String, tool: Option<Arc<dyn AnyTool>>| {
                 match sources.get(&name) {
                     Some((_, first)) if *first == source => Ok(()),
-                    Some((_, first)) => Err(duplicate(&name, first, &source)),
+                    Some((_, first)) => Err(Box::new(duplicate(&name, first, &source))),
                     None => {
                         sources.insert(name.clone(), (server.map(str::to_owned), source));
                         order.push(name);
@@ -342,15 +348,15 @@ impl Servers {
                     };
                     let Some(found) = ServerTool::new(&running.client, tool, &running.plan.prefix)
                     else {
-                        return Err(Failure::new(
+                        return Err(Box::new(Failure::new(
                             None,
                             "tools",
-                            &format!("MCP server `{server}` has a tool `{tool}`"),
+                            format!("MCP server `{server}` has a tool `{tool}`"),
                             format!(
                                 "it has no tool `{tool}`; its tools are {}",
                                 tool_list(&running.client)
                             ),
-                        ));
+                        )));
                     };
                     let name = format!("{}{tool}", running.plan.prefix);
                     let source = format!("`{tool}` of server `{server}`");
@@ -373,10 +379,10 @@ impl Servers {
         }
         for call in &scenario.open_calls {
             if !order.contains(&call.name) {
-                return Err(Failure::new(
+                return Err(Box::new(Failure::new(
                     Some(&call.label),
                     "tools",
-                    &format!("an active tool named `{}`", call.name),
+                    format!("an active tool named `{}`", call.name),
                     format!(
                         "no active tool is named `{}`; the active tools are {} (to test the \
                          error for an unknown tool on purpose, add `expect: {{ error: true }}` \
@@ -384,10 +390,10 @@ impl Servers {
                         call.name,
                         order.join(", ")
                     ),
-                ));
+                )));
             }
         }
-        Ok((tools, order))
+        Ok(ServerTools { tools, order })
     }
 
     /// Each server's active tools, as the model calls them.
