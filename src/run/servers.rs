@@ -65,6 +65,12 @@ pub struct ServerOutcome {
     /// Whether it ended (crashed) before it was asked to stop.
     #[serde(default)]
     pub ended_early: bool,
+    /// How the stop ended it: `input_closed` (it exited when its stdin
+    /// closed), `terminated` (after SIGTERM), `killed` (SIGKILL), or
+    /// `already_ended`; absent for a server reached by URL or given back
+    /// to the pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<crate::mcp::client::Stopped>,
     /// Its last stderr lines, when it failed to start, ended early, or
     /// its scenario failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -428,6 +434,7 @@ impl Servers {
                     _ => running.client.stop().await,
                 };
                 outcome.exit_status = report.exit_status.clone();
+                outcome.stopped = report.stopped;
                 outcome.ended_early = report.ended_early;
                 outcome.junk_lines = report.junk_lines;
                 if (failed || report.ended_early) && !report.stderr_tail.is_empty() {

@@ -202,8 +202,10 @@ fn signal_name(signal: i32) -> &'static str {
     }
 }
 
-/// How [`ServerProcess::stop`] ended the process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+/// How a stop ended a server's process.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Stopped {
     /// It had ended already (by itself, or it crashed).

@@ -311,9 +311,13 @@ impl McpClient {
         let running = match serving.await {
             Ok(Ok(running)) => running,
             Ok(Err(err)) => {
-                let closed = matches!(err, ClientInitializeError::ConnectionClosed(_));
+                // A process that ended before `initialize` was written
+                // fails the write instead (a broken pipe): the same end.
+                let closed = matches!(err, ClientInitializeError::ConnectionClosed(_))
+                    || (process.is_some()
+                        && matches!(err, ClientInitializeError::TransportError { .. }));
                 let message = match err {
-                    ClientInitializeError::ConnectionClosed(_) => {
+                    _ if closed => {
                         "it closed the connection before it answered `initialize`".to_owned()
                     }
                     ClientInitializeError::JsonRpcError(error) => format!(
