@@ -22,7 +22,7 @@ fn record(turn: usize, id: &str, tool: &str, args: Value, result: ToolResult) ->
         call: ToolCall::new(id, tool, args),
         result,
         duration: Duration::ZERO,
-        updates: 0,
+        updates: Default::default(),
         completion: 0,
         cancelled: false,
         args_tokens: 0,

@@ -61,7 +61,7 @@ use super::servers;
 use super::servers::Servers;
 use super::snapshots::SnapshotCache;
 use super::transcript::Bounds;
-use super::transcript::Recorder;
+use super::transcript::Transcript as KeptTranscript;
 
 /// The name under which the model sees a scenario's workspace: results
 /// show it instead of the real path, `${workspace}` expands to it, and
@@ -163,9 +163,17 @@ impl Job<'_> {
             .as_ref()
             .map(|plan| end_stalls(plan, budget, &options.cancel));
         let mut seen = Observers::new(self, &root, &presenter);
+        // Filled as the loop goes: a timeout keeps the partial run.
+        let mut transcript = Transcript::default();
         let finished = {
             let mut on_event = |event: AgentEvent| seen.see(&event);
-            let run = run_loop(&mut provider, &registry, &options, &mut on_event);
+            let run = run_loop(
+                &mut provider,
+                &registry,
+                &options,
+                &mut transcript,
+                &mut on_event,
+            );
             tokio::time::timeout(budget, run).await
         };
         if let Some(plan) = &faults {
@@ -178,7 +186,7 @@ impl Job<'_> {
             updates: &seen.updates,
         };
         match finished {
-            Ok(transcript) => {
+            Ok(()) => {
                 self.judge(&transcript, &report, places, &mut outcome);
                 if let Some(coverage) = &mut outcome.coverage {
                     coverage::observe_servers(&transcript, &servers.active(), coverage);
@@ -191,7 +199,11 @@ impl Job<'_> {
                     .push(timed_out(budget, &seen.running, scenario));
             }
         }
-        seen.finish(&report, &mut outcome);
+        if self.config.transcripts {
+            let kept = KeptTranscript::of(&transcript, &report, Bounds::default());
+            outcome.transcript = Some(kept);
+        }
+        seen.finish(&mut outcome);
         // A timeout is one of the failures; so are a replay's disagreements.
         outcome.status = if outcome.failures.is_empty() {
             Status::Passed
@@ -269,14 +281,12 @@ impl Job<'_> {
 }
 
 /// What watches a run's events as they come: the calls running (for a
-/// timeout's message), the streamed updates (for the checks), the
-/// transcript, and for an imported session its reads to sync and the
-/// comparison with what was recorded.
+/// timeout's message), the streamed updates (for the checks), and for an
+/// imported session its reads to sync and the comparison with what was
+/// recorded.
 struct Observers<'a> {
     running: RunningCalls,
     updates: UpdateLog,
-    /// Only when the run keeps transcripts.
-    recorder: Option<Recorder>,
     syncer: Option<Syncer<'a>>,
     comparison: Option<Comparison<'a>>,
 }
@@ -287,10 +297,6 @@ impl<'a> Observers<'a> {
         Self {
             running: RunningCalls::default(),
             updates: UpdateLog::for_scenario(scenario),
-            recorder: job
-                .config
-                .transcripts
-                .then(|| Recorder::new(Bounds::default())),
             syncer: scenario
                 .replay
                 .as_ref()
@@ -309,9 +315,6 @@ impl<'a> Observers<'a> {
     fn see(&mut self, event: &AgentEvent) {
         self.running.see(event);
         self.updates.see(event);
-        if let Some(recorder) = &mut self.recorder {
-            recorder.see(event);
-        }
         if let Some(syncer) = &mut self.syncer {
             syncer.see(event);
         }
@@ -320,10 +323,9 @@ impl<'a> Observers<'a> {
         }
     }
 
-    /// The transcript, and the replay comparison of the calls answered
-    /// (all of them, or those before a timeout), into the outcome.
-    fn finish(self, report: &FauxReport, outcome: &mut ScenarioOutcome) {
-        outcome.transcript = self.recorder.map(|r| r.finish(report));
+    /// The replay comparison of the calls answered (all of them, or those
+    /// before a timeout), into the outcome.
+    fn finish(self, outcome: &mut ScenarioOutcome) {
         if let Some(comparison) = self.comparison {
             let synced = self.syncer.map_or(0, |s| s.synced);
             add_replay(outcome, comparison.finish(synced));
