@@ -268,6 +268,9 @@ pub fn run(args: RunArgs) -> u8 {
         }
     }
     super::report::print_result(&summary, comparison.as_ref());
+    for line in console::snapshot_lines(&summary, args.update_snapshots) {
+        println!("{line}");
+    }
     if args.coverage {
         print!("{}", crate::report::coverage::console(&summary));
     }

@@ -113,12 +113,57 @@ pub fn failure_details(summary: &RunSummary, colour: Colour) -> String {
         );
         for failure in &outcome.failures {
             out.push_str(&render_failure_in(failure, colour));
+            if failure.check == "snapshot"
+                && failure.step.is_some()
+                && let Some(file) = &outcome.snapshot_file
+            {
+                let _ = writeln!(
+                    out,
+                    "    the new value is written to {}; accept it with --update-snapshots",
+                    crate::scenario::snapshot::new_path(file).display()
+                );
+            }
         }
         if let Some(ws) = &outcome.workspace {
             let _ = writeln!(out, "  workspace kept at {ws}");
         }
     }
     out
+}
+
+/// What the run did to snapshot files, one line per file with new or
+/// changed snapshots: written into the file with `update`, otherwise into
+/// its `.snap.yaml.new` for review.
+pub fn snapshot_lines(summary: &RunSummary, update: bool) -> Vec<String> {
+    let mut changed: std::collections::BTreeMap<&std::path::Path, usize> = Default::default();
+    for outcome in &summary.scenarios {
+        if let Some(file) = &outcome.snapshot_file {
+            let count = outcome.snapshots.iter().filter(|s| !s.matched).count();
+            if count > 0 {
+                *changed.entry(file.as_path()).or_default() += count;
+            }
+        }
+    }
+    changed
+        .into_iter()
+        .map(|(file, count)| {
+            let what = if count == 1 {
+                "1 new or changed snapshot".to_owned()
+            } else {
+                format!("{count} new or changed snapshots")
+            };
+            if update {
+                format!("snapshots: wrote {what} into {}", file.display())
+            } else {
+                format!(
+                    "snapshots: {what} of {} written to {} for review; accept with \
+                     --update-snapshots",
+                    file.display(),
+                    crate::scenario::snapshot::new_path(file).display()
+                )
+            }
+        })
+        .collect()
 }
 
 /// Lines of one value shown on the console: the first and the last half of

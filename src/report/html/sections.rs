@@ -30,17 +30,54 @@ fn figure(name: &str, value: u64) -> String {
     )
 }
 
+/// Why a run failed, in the header beside its badge (nothing when it
+/// passed): a scenario's failure, a breached gate, a file that did not
+/// load or an interruption each fail a run, and a page that says only
+/// "run failed" beside "8 passed, 0 failed" leaves the reader to guess.
+fn verdict_reasons(report: &RunReport, comparison: Option<&Comparison>) -> Vec<String> {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut why = Vec::new();
+    if report.counts.failed > 0 {
+        why.push(plural(
+            report.counts.failed,
+            "scenario failed",
+            "scenarios failed",
+        ));
+    }
+    if let Some(c) = comparison.filter(|c| !c.passed) {
+        let breaches = c.breaches();
+        why.push(if breaches == 0 {
+            "the comparison with the baseline failed".to_owned()
+        } else {
+            plural(breaches, "gate breached", "gates breached")
+        });
+    }
+    if !report.load_errors.is_empty() {
+        why.push(plural(
+            report.load_errors.len(),
+            "file did not load",
+            "files did not load",
+        ));
+    }
+    if report.interrupted {
+        why.push("interrupted".to_owned());
+    }
+    why
+}
+
 pub(super) fn body(report: &RunReport, comparison: Option<&Comparison>) -> String {
     let mut out = String::new();
     let passed = report.counts.failed == 0
         && !report.interrupted
         && report.load_errors.is_empty()
         && comparison.is_none_or(|c| c.passed);
+    let why = verdict_reasons(report, comparison);
     let _ = write!(
         out,
         "<header class=\"top\"><h1><a href=\"#\">harness</a> <span class=\"run-verdict\" \
          title=\"the verdict of the whole run\">run <span id=\"verdict\" class=\"badge \
-         {0}\">{0}</span></span></h1><p class=\"meta\">{1} scenarios · tokenizer {2} · \
+         {0}\">{0}</span></span>{7}</h1><p class=\"meta\">{1} scenarios · tokenizer {2} · \
          harness {3}{4}{5} · <span class=\"duration\">{6:.1} s</span></p></header>",
         if passed { "passed" } else { "failed" },
         report.counts.scenarios,
@@ -57,6 +94,14 @@ pub(super) fn body(report: &RunReport, comparison: Option<&Comparison>) -> Strin
             ""
         },
         report.duration_ms as f64 / 1000.0,
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " <span class=\"verdict-why\">{}</span>",
+                escape(&why.join(", "))
+            )
+        },
     );
     out.push_str("<main id=\"overview-view\"><section id=\"overview\"><h2>Overview</h2>");
     counts(&mut out, report);

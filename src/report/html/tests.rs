@@ -297,6 +297,11 @@ fn with_a_baseline_the_overview_judges_gates_and_names_regressions_and_movers() 
     assert_eq!(select(&page, "#b-rows").len(), 1);
     // The header's verdict is named the run's.
     assert_eq!(texts("header .run-verdict"), vec!["run failed"]);
+    // And it says why.
+    assert_eq!(
+        texts("header .verdict-why"),
+        vec!["1 scenario failed, 2 gates breached"]
+    );
 }
 
 /// A page without its durations: the island unpacked with every
