@@ -25,7 +25,18 @@ enum ImportFormat {
     /// A pi session file (JSONL).
     Pi(SessionArgs),
     /// A Claude Code transcript (JSONL).
-    Claude(SessionArgs),
+    Claude(ClaudeArgs),
+}
+
+/// Claude Code's flags.
+#[derive(Debug, Args)]
+pub struct ClaudeArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+    /// Also import each side chain (a Task sub-agent's calls) as a
+    /// scenario of its own (`<stem>-side-N.yaml`).
+    #[arg(long)]
+    sidechains: bool,
 }
 
 /// Flags shared by both formats.
@@ -63,9 +74,9 @@ pub struct SessionArgs {
 }
 
 pub fn run(args: ImportArgs) -> u8 {
-    let (format, a) = match args.format {
-        ImportFormat::Pi(a) => (Format::Pi, a),
-        ImportFormat::Claude(a) => (Format::Claude, a),
+    let (format, a, sidechains) = match args.format {
+        ImportFormat::Pi(a) => (Format::Pi, a, false),
+        ImportFormat::Claude(a) => (Format::Claude, a.session, a.sidechains),
     };
     if a.split == Some(0) {
         return super::usage_error("--split: give at least 1 call per scenario");
@@ -90,6 +101,7 @@ pub fn run(args: ImportArgs) -> u8 {
         git: a.git.zip(a.rev),
         sync_reads: a.sync_reads,
         bash_timeout: a.bash_timeout,
+        sidechains,
     };
     let report = match crate::import::import(&options) {
         Ok(report) => report,
@@ -102,6 +114,17 @@ pub fn run(args: ImportArgs) -> u8 {
             note.line,
             crate::import::write::comment(&note.message)
         );
+    }
+    for (n, (rec, _)) in report.sides.iter().enumerate() {
+        for note in &rec.notes {
+            eprintln!(
+                "{}:{}: side chain {}: {}",
+                a.session.display(),
+                note.line,
+                n + 1,
+                crate::import::write::comment(&note.message)
+            );
+        }
     }
     let w = &report.written;
     let mut line = format!(
@@ -138,6 +161,27 @@ pub fn run(args: ImportArgs) -> u8 {
                 "s"
             }
         ));
+    }
+    if let Some(sides) = &report.recording.sidechains {
+        if sides.imported {
+            let calls: usize = report.sides.iter().map(|(_, w)| w.calls).sum();
+            let skipped: usize = report.sides.iter().map(|(r, _)| r.skipped.len()).sum();
+            line.push_str(&format!(
+                "; {} side chain{} as scenarios of their own: {calls} call{} replayed, {skipped} \
+                 not replayed",
+                sides.chains,
+                if sides.chains == 1 { "" } else { "s" },
+                if calls == 1 { "" } else { "s" },
+            ));
+        } else {
+            line.push_str(&format!(
+                "; {} side chain{} ({} call{}) not imported (--sidechains imports them)",
+                sides.chains,
+                if sides.chains == 1 { "" } else { "s" },
+                sides.calls,
+                if sides.calls == 1 { "" } else { "s" },
+            ));
+        }
     }
     println!("{line}");
     exit::SUCCESS

@@ -5,15 +5,16 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
+use super::out::OutDir;
 use super::session::Call;
 use super::session::Recording;
 use super::session::Text;
+use super::yaml::to_yaml;
 
 /// Seconds a replayed call other than bash is given in the time budget.
 const SECS_PER_CALL: f64 = 2.0;
@@ -52,8 +53,18 @@ pub struct Written {
     pub unsynced_reads: BTreeMap<&'static str, usize>,
 }
 
+/// Seconds a bash call adds to the time budget: its timeout when it is a
+/// positive number of seconds (at most a day), else what any call adds.
+fn bash_secs(call: &Call) -> f64 {
+    call.args
+        .get("timeout")
+        .and_then(Value::as_f64)
+        .filter(|t| call.tool == "bash" && t.is_finite() && *t > 0.0)
+        .map_or(SECS_PER_CALL, |t| t.min(MAX_SECS))
+}
+
 /// Writes the scenarios of `rec` into `dir`.
-pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Written, String> {
+pub fn write(rec: &Recording, dir: &OutDir, options: &WriteOptions) -> Result<Written, String> {
     let mut written = Written {
         sidecars: rec.sidecars.as_ref().map_or(0, |s| s.written),
         ..Written::default()
@@ -78,12 +89,7 @@ pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Writ
         for batch in part {
             let mut calls = Vec::new();
             for call in batch.iter() {
-                budget += call
-                    .args
-                    .get("timeout")
-                    .and_then(Value::as_f64)
-                    .filter(|_| call.tool == "bash")
-                    .unwrap_or(SECS_PER_CALL);
+                budget += bash_secs(call);
                 calls.push(call_value(call, options, &mut written));
             }
             if calls.len() == 1 {
@@ -103,7 +109,10 @@ pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Writ
         if n == 0 {
             replay.insert("skipped".into(), json!(rec.skipped.len()));
         }
-        replay.insert("timeout".into(), json!(budget.min(MAX_SECS).ceil()));
+        replay.insert(
+            "timeout".into(),
+            json!(budget.clamp(BASE_SECS, MAX_SECS).ceil()),
+        );
         let mut doc = Map::new();
         let name = if count > 1 {
             format!(
@@ -122,12 +131,11 @@ pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Writ
             doc.insert("workspace".into(), options.workspace.clone());
         }
         doc.insert("model".into(), Value::Array(steps));
-        let yaml = serde_yaml::to_string(&Value::Object(doc))
-            .map_err(|err| format!("cannot write the scenario as YAML: {err}"))?;
+        let yaml = to_yaml(&Value::Object(doc));
         let text = format!("{}{yaml}", header(rec, options, n == 0));
         let file = format!("{stem}.yaml");
-        std::fs::write(dir.join(&file), text)
-            .map_err(|err| format!("cannot write {}: {err}", dir.join(&file).display()))?;
+        dir.write(&file, text.as_bytes())
+            .map_err(|err| format!("cannot write {}: {err}", dir.show(&file).display()))?;
         written.scenarios.push(file);
     }
     Ok(written)
@@ -251,6 +259,26 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
                 comment(&s.tool),
                 comment(&s.args),
                 comment(&s.reason)
+            );
+        }
+    }
+    if let Some(sides) = &rec.sidechains {
+        if sides.imported {
+            let _ = writeln!(
+                out,
+                "#\n# Side chains (sub-agents): {}, each imported as a scenario of its own \
+                 ({}-side-N.yaml).",
+                sides.chains, options.stem
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "#\n# Side chains (sub-agents): {} from line {}, with {} call{}, not imported; \
+                 `harness import claude --sidechains` imports each as a scenario of its own.",
+                sides.chains,
+                sides.line,
+                sides.calls,
+                if sides.calls == 1 { "" } else { "s" }
             );
         }
     }

@@ -210,12 +210,13 @@ fn a_claude_code_transcript_maps_onto_the_seven_tools() {
     assert_eq!(
         stdout,
         "wrote 1 scenario to imported: 8 calls replayed, 1 not replayed, 1 problem in the session \
-         (above)\n"
+         (above); 1 side chain (1 call) not imported (--sidechains imports them)\n"
     );
     assert_eq!(
         redact(&stderr),
-        "FIXTURES/claude-session.jsonl:13: Claude Code's `Task` has no counterpart among this \
-         harness's tools; its call is skipped\n"
+        "FIXTURES/claude-session.jsonl:13: Claude Code's `Task` starts a sub-agent; the \
+         sub-agent's own calls are a side chain of the transcript (`--sidechains` imports each as \
+         a scenario); its call is skipped\n"
     );
     assert_snapshot!(
         "claude_session_yaml",
