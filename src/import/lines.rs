@@ -226,6 +226,11 @@ impl Branch {
         id.is_some_and(|id| self.messages.contains(id))
     }
 
+    /// The line of the branch's first entry.
+    pub fn first_line(&self) -> Option<usize> {
+        self.ids.as_ref()?.values().min().copied()
+    }
+
     /// Whether the session has tree links at all.
     pub fn linked(&self) -> bool {
         self.ids.is_some()

@@ -278,6 +278,8 @@ pub struct Recording {
     pub sidecars: Option<Sidecars>,
     /// The transcript's side chains, on the main chain's recording.
     pub sidechains: Option<SideChains>,
+    /// This recording is side chain N of its transcript, from line L.
+    pub side: Option<(usize, usize)>,
     /// Where each call is, by id: (batch, position).
     index: HashMap<String, (usize, usize)>,
     /// Every call id met, replayed or not, with its line.

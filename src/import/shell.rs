@@ -54,6 +54,27 @@ impl Shell {
         }
     }
 
+    /// Where the shell stands, when that is not the workspace: a path
+    /// argument a client resolves against its working directory (Grep's
+    /// and Glob's default `path`, a relative one) is resolved there.
+    pub fn moved(&self) -> Option<&str> {
+        match (&self.dir, &self.home) {
+            (Some(dir), Some(home)) if dir != home => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// A path argument as the client resolved it: a relative one against
+    /// where the shell stands.
+    pub fn resolve(&self, path: &str) -> String {
+        match &self.dir {
+            Some(dir) if !path.starts_with('/') && !path.starts_with('~') => {
+                normalize(&format!("{dir}/{path}"))
+            }
+            _ => path.to_owned(),
+        }
+    }
+
     /// The command to replay for `command`: prefixed with `cd DIR && `
     /// when the shell stands elsewhere than the workspace; then the
     /// command's own plain `cd`s move the shell.

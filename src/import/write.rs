@@ -233,6 +233,13 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
         "# result the model saw then; `harness run` reports how today's results differ \
          (docs/replay.md).\n",
     );
+    if let Some((n, line)) = rec.side {
+        let _ = writeln!(
+            out,
+            "# This is side chain {n} of the transcript (a sub-agent's own calls), from line \
+             {line}; it starts from the same workspace as the main chain."
+        );
+    }
     if !first {
         return out;
     }

@@ -797,3 +797,105 @@ fn a_replay_that_times_out_keeps_the_calls_answered_before() {
          text same 2, paths 0, differs 0 · result tokens 4 recorded, 4 now (1x)"
     );
 }
+
+/// Issue 22 items 2 and 3: a transcript as Claude Code 2.1 writes it
+/// (tests/fixtures/import/claude-parallel.jsonl): each call of a message
+/// its own entry, results on side branches, a call whose entry is itself
+/// on a side branch, a compaction boundary naming an entry the file does
+/// not hold, a copied entry, a sub-agent's side chain, `cd` carried over,
+/// Grep's modes and context, an absolute Glob, `replace_all` and
+/// dependent MultiEdit edits refined from the recorded original, and the
+/// results no tool produced. Every call is replayed or listed with its
+/// reason; only the call with no result anywhere is "never answered".
+#[test]
+fn claude_code_as_written_today_has_every_call_replayed_or_listed() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "claude",
+        &fixture("claude-parallel.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("claude-ws"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 16 calls replayed, 8 not replayed, 4 problems in the \
+         session (above); 1 side chain (2 calls) not imported (--sidechains imports them)\n"
+    );
+    assert_snapshot!("claude_parallel_stderr", redact(&stderr));
+    assert_snapshot!(
+        "claude_parallel_yaml",
+        d.read("imported/claude-parallel.yaml")
+    );
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let run = d.run_json();
+    let calls: Vec<(String, String, bool)> = run["scenarios"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["tool"].as_str().unwrap().to_owned(),
+                c["is_error"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("t1", "read", false),
+        ("t2", "grep", false),
+        ("t3", "find", false),
+        ("t4", "edit", false),
+        ("t5", "bash", false),
+        ("t6", "bash", false),
+        ("t7", "grep", false),
+        ("t8", "bash", false),
+        ("t9", "grep", false),
+        ("t10", "bash", true),
+        ("t18", "edit", false),
+        ("t19", "ls", false),
+        ("t20", "read", false),
+        ("t21", "edit", false),
+        ("t22", "edit", true),
+        ("t23", "read", false),
+    ]
+    .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c));
+    assert_eq!(calls, want);
+    assert_eq!(
+        [
+            &run["replay"]["calls"],
+            &run["replay"]["error_agree"],
+            &run["replay"]["skipped"]
+        ],
+        [&json!(16), &json!(16), &json!(8)]
+    );
+
+    // With --sidechains the sub-agent's calls are a scenario of their own.
+    let (code, stdout, _) = d.run(&[
+        "import",
+        "claude",
+        &fixture("claude-parallel.jsonl"),
+        "-o",
+        "sides",
+        "--sidechains",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to sides: 16 calls replayed, 8 not replayed, 4 problems in the session \
+         (above); 1 side chain as scenarios of their own: 2 calls replayed, 0 not replayed\n"
+    );
+    assert_snapshot!(
+        "claude_parallel_side_yaml",
+        d.read("sides/claude-parallel-side-1.yaml")
+    );
+    let (code, stdout, stderr) = d.run(&["check", "sides"]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (0, "2 scenarios OK\n", "")
+    );
+}

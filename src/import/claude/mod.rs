@@ -149,6 +149,9 @@ pub fn read(path: &Path, options: Options<'_>) -> Result<Vec<Recording>, String>
         for (line, message) in chain.branch.notes() {
             rec.note(*line, message.clone());
         }
+        if n > 0 {
+            rec.side = Some((n, chain.branch.first_line().unwrap_or(1)));
+        }
         if n == 0 {
             if rec.cwd.is_none() && rec.calls().next().is_some() {
                 rec.note(
@@ -304,6 +307,22 @@ impl Reader {
                     {
                         let command = chain.shell.command(command);
                         mapped.args["command"] = Value::from(command);
+                    }
+                    // Grep, Glob and LS search where the shell stands.
+                    if matches!(mapped.tool, "grep" | "find" | "ls")
+                        && let Value::Object(args) = &mut mapped.args
+                    {
+                        match args.get("path").and_then(Value::as_str) {
+                            Some(p) => {
+                                let resolved = chain.shell.resolve(p);
+                                args.insert("path".into(), Value::from(resolved));
+                            }
+                            None => {
+                                if let Some(dir) = chain.shell.moved() {
+                                    args.insert("path".into(), Value::from(dir));
+                                }
+                            }
+                        }
                     }
                     let mut call =
                         raw.replayed_as(mapped.tool, chain.map.args(&mapped.args), mapped.note);
