@@ -1,4 +1,4 @@
-//! `harness import pi|claude SESSION.jsonl -o DIR`: a recorded session as
+//! `harness import pi|claude|gemini SESSION -o DIR`: a recorded session as
 //! scenario files (docs/replay.md).
 
 use std::path::PathBuf;
@@ -26,6 +26,8 @@ enum ImportFormat {
     Pi(SessionArgs),
     /// A Claude Code transcript (JSONL).
     Claude(ClaudeArgs),
+    /// A Gemini CLI session file (JSON).
+    Gemini(SessionArgs),
 }
 
 /// Claude Code's flags.
@@ -43,7 +45,7 @@ pub struct ClaudeArgs {
 #[derive(Debug, Args)]
 pub struct SessionArgs {
     /// The session file.
-    #[arg(value_name = "SESSION.jsonl")]
+    #[arg(value_name = "SESSION")]
     session: PathBuf,
     /// The directory the scenarios are written into.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
@@ -77,6 +79,7 @@ pub fn run(args: ImportArgs) -> u8 {
     let (format, a, sidechains) = match args.format {
         ImportFormat::Pi(a) => (Format::Pi, a, false),
         ImportFormat::Claude(a) => (Format::Claude, a.session, a.sidechains),
+        ImportFormat::Gemini(a) => (Format::Gemini, a, false),
     };
     if a.split == Some(0) {
         return super::usage_error("--split: give at least 1 call per scenario");

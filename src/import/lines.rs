@@ -252,6 +252,7 @@ struct Node {
 
 /// The first pass over a session: every entry's links, kept by id, and
 /// what reading them had to assume.
+#[derive(Default)]
 pub struct Tree {
     nodes: HashMap<String, Node>,
     /// Readable entries with an id, in file order: (line, id).

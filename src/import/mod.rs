@@ -16,7 +16,9 @@
 //! | [`write`](mod@write) | scenario files, sidecars and comments |
 
 pub mod claude;
+pub mod detect;
 pub mod edits;
+pub mod gemini;
 pub mod lines;
 pub mod out;
 pub mod paths;
@@ -44,6 +46,8 @@ pub enum Format {
     Pi,
     /// Claude Code's transcripts.
     Claude,
+    /// Gemini CLI's session files.
+    Gemini,
 }
 
 /// What to import and how.
@@ -97,7 +101,18 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
         crate::scenario::workspace::resolve_rev(repo, rev)
             .map_err(|err| format!("--git {} --rev {rev}: {err}", repo.display()))?;
     }
-    let tree = lines::tree(path)?;
+    detect::check(
+        path,
+        match options.format {
+            Format::Pi => detect::Looks::Pi,
+            Format::Claude => detect::Looks::Claude,
+            Format::Gemini => detect::Looks::Gemini,
+        },
+    )?;
+    let tree = match options.format {
+        Format::Gemini => lines::Tree::default(),
+        _ => lines::tree(path)?,
+    };
     let branch = tree.branch(options.branch.as_deref())?;
     let out = Arc::new(
         OutDir::open(&options.out)
@@ -112,6 +127,10 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     let (recording, side_recordings) = match options.format {
         Format::Pi => (
             pi::read(path, &branch, options.bash_timeout, sidecars(0))?,
+            Vec::new(),
+        ),
+        Format::Gemini => (
+            gemini::read(path, options.bash_timeout, sidecars(0))?,
             Vec::new(),
         ),
         Format::Claude => {

@@ -899,3 +899,96 @@ fn claude_code_as_written_today_has_every_call_replayed_or_listed() {
         (0, "2 scenarios OK\n", "")
     );
 }
+
+/// Issue 22 item 5: Gemini CLI's session files (one JSON document; the
+/// working directory found from `projectHash`), and files given to the
+/// importer of another kind of file.
+#[test]
+fn a_gemini_cli_session_is_imported_and_formats_are_told_apart() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "gemini",
+        &fixture("gemini-session.json"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("claude-ws"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        (stdout.as_str(), redact(&stderr).as_str()),
+        (
+            "wrote 1 scenario to imported: 10 calls replayed, 2 not replayed, 1 problem in the \
+             session (above)\n",
+            "FIXTURES/gemini-session.json:367: Gemini CLI's `google_web_search` reaches the web; \
+             its call is skipped\n"
+        )
+    );
+    assert_snapshot!(
+        "gemini_session_yaml",
+        d.read("imported/gemini-session.yaml")
+    );
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let run = d.run_json();
+    let tools: Vec<&str> = run["scenarios"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "read", "ls", "find", "grep", "edit", "bash", "bash", "write", "read", "read"
+        ]
+    );
+    assert_eq!(
+        [&run["replay"]["error_agree"], &run["replay"]["same"]],
+        [&json!(10), &json!(1)]
+    );
+    // The wrong importer says which one the file belongs to, and writes
+    // nothing.
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "claude",
+        &fixture("gemini-session.json"),
+        "-o",
+        "x",
+    ]);
+    assert_eq!(
+        (code, stdout.as_str(), redact(&stderr).as_str()),
+        (
+            2,
+            "",
+            "error: FIXTURES/gemini-session.json looks like a Gemini CLI session (one JSON object \
+             with `messages`); import it with `harness import gemini`\n"
+        )
+    );
+    let (code, _, stderr) = d.run(&["import", "gemini", &fixture("pi-session.jsonl"), "-o", "x"]);
+    assert_eq!(
+        (code, redact(&stderr).as_str()),
+        (
+            2,
+            "error: FIXTURES/pi-session.jsonl looks like a pi session (JSON lines); import it \
+             with `harness import pi`\n"
+        )
+    );
+    let (code, _, stderr) = d.run(&[
+        "import",
+        "gemini",
+        &fixture("claude-parallel.jsonl"),
+        "-o",
+        "x",
+    ]);
+    assert_eq!(
+        (code, redact(&stderr).as_str()),
+        (
+            2,
+            "error: FIXTURES/claude-parallel.jsonl looks like a Claude Code transcript (JSON \
+             lines); import it with `harness import claude`\n"
+        )
+    );
+    assert!(!d.work().join("x").exists());
+}
