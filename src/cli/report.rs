@@ -201,9 +201,13 @@ pub fn shares_a_scenario<'a>(
 /// Prints the end of a run: failures, the summary line and the
 /// comparison.
 pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
-    let details = console::failure_details(summary, stdout_colour());
+    let colour = stdout_colour();
+    let details = console::failure_details(summary, colour);
     if !details.is_empty() {
-        println!("\nfailures:{details}");
+        super::output::write_out_styled(
+            &format!("\nfailures:{details}\n"),
+            &console::style_sequences(colour),
+        );
     }
     println!("\n{}", console::summary_line(summary));
     if let Some(line) = console::replay_line(summary) {

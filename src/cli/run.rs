@@ -360,9 +360,12 @@ impl Progress<'_> {
             RunEvent::Finished(outcome) => match (&self.bar, self.verbosity) {
                 (Some(bar), _) => {
                     if outcome.status == Status::Failed {
-                        bar.println(console::scenario_line(outcome));
+                        bar.println(super::output::terminal_text(
+                            &console::scenario_line(outcome),
+                            &[],
+                        ));
                     }
-                    bar.set_message(outcome.name.clone());
+                    bar.set_message(super::output::terminal_text(&outcome.name, &[]).into_owned());
                     bar.inc(1);
                 }
                 (None, Verbosity::Quiet) => {}

@@ -83,6 +83,19 @@ const ADDED: anstyle::Style =
 const HEADER: anstyle::Style = REMOVED.bold();
 const QUIET: anstyle::Style = anstyle::Style::new().dimmed();
 
+/// The escape sequences text painted in `colour` may hold (none for plain
+/// text): what a terminal writer lets through when it shows every other
+/// control character.
+pub fn style_sequences(colour: Colour) -> Vec<String> {
+    match colour {
+        Colour::Plain => Vec::new(),
+        Colour::Ansi => [REMOVED, ADDED, HEADER, QUIET]
+            .iter()
+            .flat_map(|style| [style.render().to_string(), style.render_reset().to_string()])
+            .collect(),
+    }
+}
+
 /// Every failure of the run, grouped by scenario.
 pub fn failure_details(summary: &RunSummary, colour: Colour) -> String {
     let mut out = String::new();

@@ -9,11 +9,11 @@
 //! | [`model`] | the serde types of scenario and suite files |
 //! | [`yaml`] | the positioned YAML tree files are read into |
 //! | [`de`] | serde from that tree, every error located |
-//! | [`load`] | loading and validating files into [`Scenario`]s |
+//! | [`load`] | loading and validating files into [`Scenario`]s (errors, the suite file, the validator by part) |
 //! | [`workspace`] | building a scenario's temporary workspace |
 //! | [`figures`] | a run's [`Figures`] (turns, calls, retries, tokens …) |
 //! | [`vars`] | `${name}` in expectations: found at load, expanded at check |
-//! | [`check`] | the checks, and the [`Failure`]s they find |
+//! | [`check`] | the checks (run-level contract, per call, files), and the [`Failure`]s they find |
 //! | [`focus`] | where to look in a long text that failed a check |
 //! | [`snapshot`] | snapshot files of tool results |
 //! | [`template`] | the `repeat` template of generated files |

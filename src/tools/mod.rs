@@ -58,6 +58,8 @@ mod search;
 mod task;
 pub mod truncate;
 mod visible;
+
+pub(crate) use visible::control_picture;
 mod workspace;
 mod write;
 

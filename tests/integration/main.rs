@@ -28,5 +28,6 @@ mod robustness;
 mod run;
 mod selection;
 mod starter;
+mod terminal;
 mod test_helpers;
 mod xsd;

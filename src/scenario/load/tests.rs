@@ -1,9 +1,12 @@
 use std::path::Path;
+use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 
+use super::workspace::repeat_len;
 use super::*;
 use crate::agent::FauxArgs;
+use crate::agent::FauxStep;
 
 fn load(text: &str) -> (Vec<Scenario>, Vec<String>) {
     let (scenarios, errors) = load_text(Path::new("s/x.yaml"), text, &Suite::default());

@@ -1,0 +1,157 @@
+//! The run-level checks: the loop's own contract (on every scenario), and
+//! the run's `expect:` of `order` and `stats`.
+
+use crate::agent::Message;
+
+use super::failure::Failure;
+use super::input::CheckInput;
+
+/// The loop's own contract, checked on every scenario.
+pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
+    let contract = Some("loop contract");
+    let messages = &input.transcript.messages;
+    for (i, message) in messages.iter().enumerate() {
+        let Message::Assistant(a) = message else {
+            continue;
+        };
+        let expected: Vec<&str> = a.tool_calls().map(|c| c.id.as_str()).collect();
+        let got: Vec<&str> = messages[i + 1..]
+            .iter()
+            .map_while(|m| match m {
+                Message::ToolResult(r) => Some(r.tool_call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        if expected != got {
+            failures.push(Failure::new(
+                contract,
+                "one result per call, in call order",
+                format!("results for {expected:?}"),
+                format!("results for {got:?}"),
+            ));
+        }
+    }
+    for record in &input.transcript.calls {
+        if record.result.is_error && record.result.text().trim().is_empty() {
+            failures.push(Failure::new(
+                contract,
+                "error results say what to change",
+                format!("a text for the error result of {}", record.call.id),
+                "an empty text",
+            ));
+        }
+        if let Some(internal) = &record.result.internal_error {
+            failures.push(Failure::new(
+                Some(label_of(input, &record.call.id).as_str()),
+                "tool layer",
+                "no internal error",
+                format!("internal error: {internal}"),
+            ));
+        }
+    }
+    for failure in &input.report.capture_failures {
+        failures.push(Failure::new(
+            Some(label_of(input, &failure.call_id).as_str()),
+            &format!("capture.{}", failure.name),
+            format!("a match for /{}/", failure.regex),
+            format!("no match in: {}", failure.text),
+        ));
+    }
+    if let Some(overrun) = &input.report.overrun {
+        failures.push(Failure::new(
+            contract,
+            "script length",
+            "the run ends with the script",
+            overrun.clone(),
+        ));
+    }
+    if let Some(error) = &input.transcript.error
+        && input.report.overrun.is_none()
+    {
+        failures.push(Failure::new(
+            contract,
+            "run",
+            "the run ends normally",
+            error.clone(),
+        ));
+    }
+}
+
+fn label_of(input: &CheckInput<'_>, id: &str) -> String {
+    input
+        .scenario
+        .call_labels
+        .get(id)
+        .cloned()
+        .unwrap_or_else(|| format!("call {id}"))
+}
+
+pub(super) fn order_check(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
+    if let Some(want) = &input.scenario.run_check.expect.order {
+        let got: Vec<&str> = input
+            .transcript
+            .calls
+            .iter()
+            .map(|r| r.call.name.as_str())
+            .collect();
+        if got != want.iter().map(String::as_str).collect::<Vec<_>>() {
+            failures.push(Failure::new(
+                Some("order"),
+                "order",
+                format!("{want:?}"),
+                format!("{got:?}"),
+            ));
+        }
+    }
+}
+
+pub(super) fn stats_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
+    let Some(stats) = &input.scenario.run_check.expect.stats else {
+        return;
+    };
+    let f = input.figures;
+    let step = Some("stats");
+    let exact = [
+        ("stats.retries", stats.retries, f.retries),
+        ("stats.errors", stats.errors, f.errors),
+        ("stats.turns", stats.turns, f.turns),
+    ];
+    for (name, want, got) in exact {
+        if let Some(want) = want
+            && want != got
+        {
+            failures.push(Failure::new(step, name, want.to_string(), got.to_string()));
+        }
+    }
+    let bounds = [
+        ("stats.max_retries", stats.max_retries, f.retries),
+        ("stats.max_errors", stats.max_errors, f.errors),
+        (
+            "stats.max_result_tokens",
+            stats.max_result_tokens,
+            f.result_tokens,
+        ),
+        (
+            "stats.max_input_tokens",
+            stats.max_input_tokens,
+            f.input_tokens + f.cache_read_tokens,
+        ),
+        (
+            "stats.max_output_tokens",
+            stats.max_output_tokens,
+            f.output_tokens,
+        ),
+    ];
+    for (name, max, got) in bounds {
+        if let Some(max) = max
+            && got > max
+        {
+            failures.push(Failure::new(
+                step,
+                name,
+                format!("at most {max}"),
+                got.to_string(),
+            ));
+        }
+    }
+}

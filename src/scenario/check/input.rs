@@ -1,0 +1,75 @@
+//! What the checks look at ([`CheckInput`]), and the `${var}` an
+//! expectation sees.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::agent::FauxReport;
+use crate::agent::Presenter;
+use crate::agent::TokenCounter;
+use crate::agent::Transcript;
+use crate::scenario::figures::Figures;
+use crate::scenario::load::Scenario;
+use crate::scenario::updates::UpdateLog;
+use crate::scenario::vars;
+
+use super::failure::Failure;
+
+/// Everything the checks look at.
+pub struct CheckInput<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// What the loop produced.
+    pub transcript: &'a Transcript,
+    /// What the faux model did.
+    pub report: &'a FauxReport,
+    /// The figures.
+    pub figures: &'a Figures,
+    /// The workspace root (real path).
+    pub workspace: &'a Path,
+    /// The workspace as the model sees it: what `${workspace}` in an
+    /// expectation stands for.
+    pub workspace_name: &'a str,
+    /// How the model sees the machine's paths: file contents are checked
+    /// as the model would read them.
+    pub presenter: &'a Presenter,
+    /// The suite's tokenizer.
+    pub tokens: &'a dyn TokenCounter,
+    /// The stored snapshots of the scenario's file.
+    pub stored_snapshots: &'a BTreeMap<String, Value>,
+    /// The partial results calls streamed.
+    pub updates: &'a UpdateLog,
+}
+
+/// The variables an expectation sees: `bound` (those of its call, or the
+/// final ones), with `${workspace}` the workspace as the model sees it.
+pub(super) fn variables(input: &CheckInput<'_>, bound: Option<&vars::Vars>) -> vars::Vars {
+    let mut all = bound.unwrap_or(&input.report.vars).clone();
+    all.insert("workspace".to_owned(), input.workspace_name.to_owned());
+    all
+}
+
+/// A regex of an expectation after expansion; a failure when it no
+/// longer compiles (a value too large for the regex engine).
+pub(super) fn expanded_regex(
+    pattern: Option<&str>,
+    step: &str,
+    failures: &mut Vec<Failure>,
+) -> Option<std::sync::Arc<regex::Regex>> {
+    let pattern = pattern?;
+    match regex::Regex::new(pattern) {
+        Ok(regex) => Some(std::sync::Arc::new(regex)),
+        Err(err) => {
+            failures.push(Failure::new(
+                Some(step),
+                "expect",
+                "a regex that compiles once its variables are expanded",
+                err.to_string(),
+            ));
+            // A regex that matches nothing, so the check fails.
+            regex::Regex::new("[^\\s\\S]").ok().map(std::sync::Arc::new)
+        }
+    }
+}

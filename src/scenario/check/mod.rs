@@ -1,0 +1,69 @@
+//! Checks: a scenario's expectations, and the loop's own contract, applied
+//! to what a run produced. Every failure says where (the step), which check,
+//! what was expected and what happened.
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | `failure` | [`Failure`], [`CheckOutput`], the wording parts share |
+//! | `input` | [`CheckInput`]: what the checks look at; `${var}` values |
+//! | `contract` | the loop's contract, `order` and `stats` |
+//! | `call` | the checks of each call |
+//! | `files` | `expect.files`, read inside the workspace only |
+
+mod call;
+mod contract;
+mod failure;
+mod files;
+mod input;
+
+use std::collections::HashMap;
+
+use call::call_checks;
+use call::cancelled_check;
+use contract::loop_contract;
+use contract::order_check;
+use contract::stats_checks;
+use files::file_checks;
+
+pub use call::subset_mismatch;
+pub use call::truncation;
+pub use failure::CheckOutput;
+pub use failure::Failure;
+pub use failure::SnapshotOutcome;
+pub use files::MAX_CHECKED_FILE_BYTES;
+pub use input::CheckInput;
+
+/// Runs every check.
+pub fn check(input: &CheckInput<'_>) -> CheckOutput {
+    let mut out = CheckOutput::default();
+    loop_contract(input, &mut out.failures);
+    let results: HashMap<&str, &crate::agent::CallRecord> = input
+        .transcript
+        .calls
+        .iter()
+        .map(|r| (r.call.id.as_str(), r))
+        .collect();
+    for (id, check) in &input.scenario.call_checks {
+        match results.get(id.as_str()) {
+            Some(record) => {
+                call_checks(input, id, check, &record.result, record.updates, &mut out);
+                cancelled_check(&mut out.failures, check, record);
+            }
+            // A retry that was not needed is not a failure.
+            None if check.retry => {}
+            None => out.failures.push(Failure::new(
+                Some(&check.label),
+                "sent",
+                "the call was sent and has a result",
+                "the call was never sent (the run ended before this step)",
+            )),
+        }
+    }
+    file_checks(input, &mut out.failures);
+    order_check(input, &mut out.failures);
+    stats_checks(input, &mut out.failures);
+    out
+}
+
+#[cfg(test)]
+mod tests;

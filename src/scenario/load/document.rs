@@ -1,0 +1,230 @@
+//! Loading a scenario file: every document of it, each read into a tree,
+//! through serde, then validated into a [`Scenario`]; a valid document
+//! still runs when another one of the same file is broken.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::agent::DEFAULT_SYSTEM_PROMPT;
+use crate::agent::FauxScript;
+use crate::scenario::de;
+use crate::scenario::model::ScenarioDoc;
+use crate::scenario::model::ToolsSpec;
+use crate::scenario::text_file::read_regular;
+use crate::scenario::yaml;
+use crate::scenario::yaml::Kind;
+use crate::scenario::yaml::Node;
+use crate::tools::Limits;
+use crate::tools::Preset;
+
+use super::error::Problem;
+use super::error::ScenarioError;
+use super::error::into_errors;
+use super::limits::apply_limits;
+use super::scenario::Scenario;
+use super::suite::Suite;
+use super::validator::DEFAULT_TIMEOUT_SECS;
+use super::validator::Validator;
+use super::validator::k;
+
+/// Loads every scenario of a file: the valid ones, and every problem of
+/// the others, each located. A valid document still runs when another
+/// document of the same file is broken.
+pub fn load_file(path: &Path, suite: &Suite) -> (Vec<Scenario>, Vec<ScenarioError>) {
+    match read_regular(path) {
+        Ok(text) => load_text(path, &text, suite),
+        Err(err) => (
+            Vec::new(),
+            vec![ScenarioError::at_start(
+                path,
+                format!("cannot read the scenario file: {err}"),
+            )],
+        ),
+    }
+}
+
+/// Loads the scenarios of `text` as if read from `path`.
+pub fn load_text(path: &Path, text: &str, suite: &Suite) -> (Vec<Scenario>, Vec<ScenarioError>) {
+    let stream = yaml::parse(text);
+    let documents: Vec<yaml::Document> = stream
+        .documents
+        .into_iter()
+        .filter(|d| !d.root.is_null())
+        .collect();
+    let mut errors = Vec::new();
+    if documents.is_empty() && stream.fatal.is_none() {
+        errors.push(ScenarioError::at_start(
+            path,
+            "the file holds no scenario (it is empty or only comments); write one, or remove the \
+             file",
+        ));
+    }
+    let multi = documents.len() + usize::from(stream.fatal.is_some()) > 1;
+    let mut scenarios = Vec::new();
+    for document in documents {
+        match load_document(path, document, multi, suite) {
+            Ok(scenario) => scenarios.push(scenario),
+            Err(problems) => errors.extend(into_errors(problems, path)),
+        }
+    }
+    if let Some(fatal) = stream.fatal {
+        errors.push(Problem::from(fatal).into_error(path));
+    }
+    (scenarios, errors)
+}
+
+/// One document: its tree problems, its serde problems (each removed from
+/// the tree so the rest can be read), then the validation of what is left.
+fn load_document(
+    path: &Path,
+    mut document: yaml::Document,
+    multi: bool,
+    suite: &Suite,
+) -> Result<Scenario, Vec<Problem>> {
+    let mut problems: Vec<Problem> = document.problems.drain(..).map(Problem::from).collect();
+    let mut found = Vec::new();
+    let mut no_model = false;
+    let parsed = de::deserialize_all::<ScenarioDoc>(&mut document.root, &mut found, |root, err| {
+        // Without `model` nothing else could be checked: go on with none.
+        let at_root = err.at.as_ref().is_none_or(|at| at.steps.is_empty());
+        if at_root
+            && err.message == "missing field `model`"
+            && !no_model
+            && let Kind::Map(entries) = &mut root.kind
+        {
+            {
+                let pos = root.pos;
+                let node = |kind| Node { pos, kind };
+                entries.push((
+                    node(Kind::Scalar(yaml::Scalar {
+                        text: "model".to_owned(),
+                        plain: true,
+                        tag: None,
+                    })),
+                    node(Kind::Seq(Vec::new())),
+                ));
+                no_model = true;
+                return true;
+            }
+        }
+        false
+    });
+    problems.extend(found.into_iter().map(|mut p| {
+        if p.message == "missing field `model`" {
+            p.message
+                .push_str("; give the faux model's script, `model:` with at least one step");
+        }
+        Problem::from(p)
+    }));
+    let Some(doc) = parsed else {
+        return Err(problems);
+    };
+    let mut v = Validator::new(&document.root);
+    v.no_model = no_model;
+    v.reported = problems.iter().map(|p| p.path.clone()).collect();
+    let scenario = v.scenario(path, document.index, multi, doc, suite);
+    problems.extend(v.problems);
+    if problems.is_empty() {
+        Ok(scenario)
+    } else {
+        Err(problems)
+    }
+}
+
+impl Validator<'_> {
+    /// A whole scenario document.
+    pub(super) fn scenario(
+        &mut self,
+        path: &Path,
+        index: usize,
+        multi: bool,
+        doc: ScenarioDoc,
+        suite: &Suite,
+    ) -> Scenario {
+        self.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let name = doc.name.clone().unwrap_or_else(|| {
+            let stem = path.with_extension("");
+            if multi {
+                format!("{}#{}", stem.display(), index + 1)
+            } else {
+                stem.display().to_string()
+            }
+        });
+        if name.contains('\n') {
+            self.problem(&[k("name")], "must be one line");
+        }
+        if let Some(tools) = &doc.tools {
+            self.tools(&[k("tools")], tools);
+        }
+        if let Some(limits) = &doc.limits {
+            self.limits(&[k("limits")], limits);
+        }
+        let tools_spec = doc
+            .tools
+            .clone()
+            .or_else(|| suite.doc.tools.clone())
+            .unwrap_or(ToolsSpec::Preset("all".to_owned()));
+        let mut limits = Limits::default();
+        for spec in [&suite.doc.limits, &doc.limits].into_iter().flatten() {
+            apply_limits(&mut limits, spec);
+        }
+        let steps = self.script(&doc.model);
+        let workspace = self.workspace(&doc.workspace, suite);
+        let run_check = self.run_check(&doc.expect);
+        let conditions = self.conditions(&doc);
+        let replay_timeout = doc.replay.as_ref().and_then(|r| r.timeout);
+        self.seconds_in_range(&[k("replay"), k("timeout")], replay_timeout);
+        let timeout = replay_timeout
+            .or(suite.doc.timeout)
+            .unwrap_or(DEFAULT_TIMEOUT_SECS);
+        let replay = self.replay_plan(doc.replay.as_ref(), suite);
+        Scenario {
+            snapshot_file: snapshot_path(path),
+            snapshot_prefix: multi.then(|| name.clone()),
+            name,
+            file: path.to_path_buf(),
+            document: index,
+            description: doc.description,
+            tags: doc.tags,
+            tools: tool_names(&tools_spec),
+            limits,
+            confine: doc.confine.unwrap_or(true),
+            system: doc
+                .system
+                .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+            workspace,
+            script: FauxScript { steps },
+            call_checks: std::mem::take(&mut self.call_checks),
+            call_labels: std::mem::take(&mut self.call_labels),
+            run_check,
+            skip: doc.skip,
+            timeout: Duration::try_from_secs_f64(timeout)
+                .unwrap_or(Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS)),
+            tokenizer: suite.doc.tokenizer.clone(),
+            replay,
+            conditions,
+        }
+    }
+}
+
+fn tool_names(tools: &ToolsSpec) -> Vec<String> {
+    match tools {
+        ToolsSpec::Preset(name) => Preset::parse(name)
+            .unwrap_or(Preset::All)
+            .names()
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect(),
+        ToolsSpec::List(names) => names.clone(),
+    }
+}
+
+/// `dir/name.yaml` → `dir/name.snap.yaml`.
+pub fn snapshot_path(path: &Path) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!("{stem}.snap.yaml"))
+}

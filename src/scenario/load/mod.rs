@@ -1,0 +1,68 @@
+//! Loading scenario files: the positioned YAML tree
+//! ([`crate::scenario::yaml`]), serde from it ([`crate::scenario::de`]),
+//! and the validation that turns a
+//! [`ScenarioDoc`](crate::scenario::model::ScenarioDoc) into a runnable
+//! [`Scenario`] (a faux script plus checks).
+//!
+//! Every problem of a file is collected, not just the first, each at the
+//! node it concerns (`file:line:col: path: message; hint`): YAML syntax,
+//! nesting and aliases, duplicate keys, unknown keys (with a "did you
+//! mean"), wrong types, missing keys, and then what serde cannot see:
+//! step kinds, unknown tools, `${var}` used before it is captured (in
+//! arguments and in expectations), bad regexes, missing fixtures, paths
+//! that leave the workspace, files under a declared symlink, file modes,
+//! generated file sizes, and every number against its range.
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | `error` | [`ScenarioError`] and the problems of one document |
+//! | `suite` | the suite file, [`Suite`], and the checks of its values |
+//! | `limits` | `limits:` and limits files ([`load_limits`]) |
+//! | `document` | [`load_file`], [`load_text`]: documents into scenarios |
+//! | `scenario` | what loading makes: [`Scenario`] and its parts |
+//! | `validator` | the validation's state and what its parts share |
+//! | `script` | steps, calls, arguments, captures, retries |
+//! | `expectations` | a call's `expect:` and the run's |
+//! | `workspace` | fixtures, `git_checkout`, workspace files |
+//! | `replay` | `recorded:` results and the `replay:` plan |
+//! | `conditions` | `faults:`, `bash:`, `cancel_after_ms` |
+
+mod conditions;
+mod document;
+mod error;
+mod expectations;
+mod limits;
+mod replay;
+mod scenario;
+mod script;
+mod suite;
+mod validator;
+mod workspace;
+
+pub use crate::scenario::de::closest;
+pub use document::load_file;
+pub use document::load_text;
+pub use document::snapshot_path;
+pub use error::ScenarioError;
+pub use limits::MAX_LIMIT;
+pub use limits::MAX_LOG_BYTES;
+pub use limits::limits_from_text;
+pub use limits::load_limits;
+pub use scenario::CallCheck;
+pub use scenario::Conditions;
+pub use scenario::FileContent;
+pub use scenario::GitCheckout;
+pub use scenario::RunCheck;
+pub use scenario::Scenario;
+pub use scenario::WorkspacePlan;
+pub use suite::DEFAULT_MAX_GENERATED_BYTES;
+pub use suite::MAX_GENERATED_BYTES;
+pub use suite::MAX_JOBS;
+pub use suite::SUITE_FILE;
+pub use suite::Suite;
+pub use validator::DEFAULT_TIMEOUT_SECS;
+pub use validator::MAX_TIMEOUT_SECS;
+pub use validator::shared_regex;
+
+#[cfg(test)]
+mod tests;

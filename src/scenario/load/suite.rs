@@ -1,0 +1,165 @@
+//! The suite file, `harness.yaml`: reading it (one document) and the
+//! checks of its values.
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use crate::scenario::de;
+use crate::scenario::de::closest;
+use crate::scenario::model::SuiteDoc;
+use crate::scenario::model::ToolsSpec;
+use crate::scenario::text_file::read_regular;
+use crate::scenario::yaml;
+use crate::scenario::yaml::Seg;
+use crate::tools::ALL_TOOL_NAMES;
+use crate::tools::Preset;
+
+use super::error::Problem;
+use super::error::ScenarioError;
+use super::error::into_errors;
+use super::validator::Validator;
+use super::validator::join;
+use super::validator::k;
+use super::validator::unknown_tool_message;
+
+/// The name of the suite file.
+pub const SUITE_FILE: &str = "harness.yaml";
+/// The most scenarios a suite file may run at once.
+pub const MAX_JOBS: usize = 1024;
+/// Bytes of inline workspace files one scenario may generate, unless the
+/// suite file's `max_generated_bytes` says otherwise (256 MiB).
+pub const DEFAULT_MAX_GENERATED_BYTES: u64 = 256 * 1024 * 1024;
+/// The most `max_generated_bytes` may be set to (4 GiB).
+pub const MAX_GENERATED_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+
+/// A loaded `harness.yaml`.
+#[derive(Clone, Debug, Default)]
+pub struct Suite {
+    /// The directory holding the suite file (`None`: no suite file).
+    pub dir: Option<PathBuf>,
+    /// Its contents.
+    pub doc: SuiteDoc,
+}
+
+impl Suite {
+    /// Loads a suite file; the error is its first problem.
+    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        Self::load_all(path).map_err(|mut errors| errors.swap_remove(0))
+    }
+
+    /// Loads a suite file, or lists every problem of it (never empty).
+    pub fn load_all(path: &Path) -> Result<Self, Vec<ScenarioError>> {
+        let text = read_regular(path).map_err(|err| {
+            vec![ScenarioError::at_start(
+                path,
+                format!("cannot read the suite file: {err}"),
+            )]
+        })?;
+        Self::from_text(path, &text)
+    }
+
+    /// The suite file `text`, as if read from `path`.
+    pub fn from_text(path: &Path, text: &str) -> Result<Self, Vec<ScenarioError>> {
+        let stream = yaml::parse(text);
+        let mut problems: Vec<Problem> = Vec::new();
+        problems.extend(stream.fatal.map(Problem::from));
+        let mut documents = stream.documents.into_iter().filter(|d| !d.root.is_null());
+        let mut doc = SuiteDoc::default();
+        if let Some(mut document) = documents.next() {
+            problems.extend(document.problems.drain(..).map(Problem::from));
+            let mut found = Vec::new();
+            if let Some(parsed) =
+                de::deserialize_all::<SuiteDoc>(&mut document.root, &mut found, |_, _| false)
+            {
+                doc = parsed;
+            }
+            problems.extend(found.into_iter().map(Problem::from));
+            let mut v = Validator::new(&document.root);
+            v.suite(&doc);
+            problems.extend(v.problems);
+        }
+        if let Some(extra) = documents.next() {
+            problems.push(Problem {
+                pos: extra.pos,
+                path: String::new(),
+                message: format!(
+                    "{SUITE_FILE} holds one document; remove the `---` and what follows"
+                ),
+            });
+        }
+        if !problems.is_empty() {
+            return Err(into_errors(problems, path));
+        }
+        Ok(Self {
+            dir: path.parent().map(Path::to_path_buf),
+            doc,
+        })
+    }
+
+    /// The fixtures root: the suite's `fixtures` key (relative to the suite
+    /// file), else `fixtures/` beside the suite file, else `fixtures/` in
+    /// the current directory.
+    pub fn fixtures_root(&self) -> PathBuf {
+        match (&self.dir, &self.doc.fixtures) {
+            (Some(dir), Some(rel)) => dir.join(rel),
+            (Some(dir), None) => dir.join("fixtures"),
+            (None, Some(rel)) => PathBuf::from(rel),
+            (None, None) => PathBuf::from("fixtures"),
+        }
+    }
+
+    /// Bytes of inline files one scenario may generate.
+    pub fn max_generated_bytes(&self) -> u64 {
+        self.doc
+            .max_generated_bytes
+            .unwrap_or(DEFAULT_MAX_GENERATED_BYTES)
+    }
+}
+
+impl Validator<'_> {
+    /// The checks of a suite file's values.
+    pub(super) fn suite(&mut self, doc: &SuiteDoc) {
+        if let Some(tools) = &doc.tools {
+            self.tools(&[k("tools")], tools);
+        }
+        if let Some(limits) = &doc.limits {
+            self.limits(&[k("limits")], limits);
+        }
+        self.seconds_in_range(&[k("timeout")], doc.timeout);
+        self.count_in_range(&[k("jobs")], doc.jobs, MAX_JOBS);
+        if let Some(n) = doc.max_generated_bytes
+            && !(1..=MAX_GENERATED_BYTES).contains(&n)
+        {
+            self.problem(
+                &[k("max_generated_bytes")],
+                format!("must be a whole number of bytes from 1 to {MAX_GENERATED_BYTES} (4 GiB)"),
+            );
+        }
+    }
+
+    pub(super) fn tools(&mut self, at: &[Seg], tools: &ToolsSpec) {
+        match tools {
+            ToolsSpec::Preset(name) => {
+                if Preset::parse(name).is_none() {
+                    let hint = closest(name, ["coding", "readonly", "all"].into_iter())
+                        .map(|c| format!("; did you mean `{c}`?"))
+                        .unwrap_or_default();
+                    self.problem(
+                        at,
+                        format!(
+                            "unknown tool preset `{name}`: use coding, readonly, all or a list of \
+                             tool names{hint}"
+                        ),
+                    );
+                }
+            }
+            ToolsSpec::List(names) => {
+                for (i, name) in names.iter().enumerate() {
+                    if !ALL_TOOL_NAMES.contains(&name.as_str()) {
+                        self.problem(&join(at, [Seg::Index(i)]), unknown_tool_message(name));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The state of validating one document over its positioned tree, and
+//! what every part of the validation shares: placing a problem at a node,
+//! compiling a regex, numbers in range, paths inside the workspace.
+//!
+//! The parts live beside it: [`super::script`], [`super::expectations`],
+//! [`super::workspace`], [`super::replay`], [`super::conditions`], the
+//! suite's values in [`super::suite`] and its limits in [`super::limits`].
+
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+use std::collections::HashMap;
+use std::path::Component;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use regex::Regex;
+
+use crate::scenario::de::closest;
+use crate::scenario::replay::Recorded;
+use crate::scenario::vars;
+use crate::scenario::yaml::Node;
+use crate::scenario::yaml::PathText;
+use crate::scenario::yaml::Seg;
+use crate::tools::ALL_TOOL_NAMES;
+use crate::tools::truncate::format_number;
+
+use super::error::Problem;
+use super::scenario::CallCheck;
+
+/// Seconds a scenario may run when nothing else is configured.
+pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
+/// The most seconds a timeout in a scenario or suite file may give (one
+/// day).
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// `key` as a path segment.
+pub(super) fn k(key: &str) -> Seg {
+    Seg::Key(key.to_owned())
+}
+
+/// `base` followed by `more`.
+pub(super) fn join(base: &[Seg], more: impl IntoIterator<Item = Seg>) -> Vec<Seg> {
+    let mut path = base.to_vec();
+    path.extend(more);
+    path
+}
+
+/// The state of validating one document, over its tree.
+pub(super) struct Validator<'a> {
+    pub(super) root: &'a Node,
+    pub(super) problems: Vec<Problem>,
+    /// `model` was missing (already reported).
+    pub(super) no_model: bool,
+    /// Where the YAML reader already found a problem (the entry is gone
+    /// from the tree; saying it is missing too would mislead).
+    pub(super) reported: BTreeSet<String>,
+    pub(super) known_vars: BTreeSet<String>,
+    pub(super) ids: BTreeSet<String>,
+    pub(super) call_checks: BTreeMap<String, Box<CallCheck>>,
+    pub(super) call_labels: BTreeMap<String, String>,
+    /// The directory of the scenario file (sidecars and repositories are
+    /// relative to it).
+    pub(super) base_dir: PathBuf,
+    /// Recorded results by call id.
+    pub(super) recorded: BTreeMap<String, Recorded>,
+    /// `cancel_after_ms` by call id, and where each was written.
+    pub(super) cancel_after: BTreeMap<String, (Duration, Vec<Seg>)>,
+}
+
+impl<'a> Validator<'a> {
+    pub(super) fn new(root: &'a Node) -> Self {
+        Self {
+            root,
+            problems: Vec::new(),
+            no_model: false,
+            reported: BTreeSet::new(),
+            known_vars: BTreeSet::from(["workspace".to_owned()]),
+            ids: BTreeSet::new(),
+            call_checks: BTreeMap::new(),
+            call_labels: BTreeMap::new(),
+            base_dir: PathBuf::new(),
+            recorded: BTreeMap::new(),
+            cancel_after: BTreeMap::new(),
+        }
+    }
+
+    /// A problem at the value at `at`.
+    pub(super) fn problem(&mut self, at: &[Seg], message: impl Into<String>) {
+        self.push(at, false, message.into());
+    }
+
+    /// A problem at the key of the entry at `at`.
+    pub(super) fn problem_at_key(&mut self, at: &[Seg], message: impl Into<String>) {
+        self.push(at, true, message.into());
+    }
+
+    pub(super) fn push(&mut self, at: &[Seg], key: bool, message: String) {
+        self.problems.push(Problem {
+            pos: self.root.locate(at, key),
+            path: PathText(at).to_string(),
+            message,
+        });
+    }
+
+    /// The node at `at`, if the tree has it.
+    pub(super) fn node(&self, at: &[Seg]) -> Option<&'a Node> {
+        let mut node = self.root;
+        for seg in at {
+            node = match seg {
+                Seg::Key(key) => node.get(key)?,
+                Seg::Index(i) => node.item(*i)?,
+            };
+        }
+        Some(node)
+    }
+
+    pub(super) fn compile(&mut self, at: &[Seg], pattern: &str) -> Option<Arc<Regex>> {
+        match shared_regex(pattern) {
+            Ok(regex) => Some(regex),
+            Err(err) => {
+                self.problem(at, regex_problem(pattern, &err));
+                None
+            }
+        }
+    }
+
+    /// A regex of an expectation, which may hold `${var}`: its syntax is
+    /// checked with placeholders, and it is compiled here only when it has
+    /// none (else when the run is checked).
+    pub(super) fn compile_expect(&mut self, at: &[Seg], pattern: &str) -> Option<Arc<Regex>> {
+        let bare = vars::placeholder_pattern(pattern);
+        if bare == pattern {
+            return self.compile(at, pattern);
+        }
+        if let Err(err) = Regex::new(&bare) {
+            self.problem(at, regex_problem(pattern, &err));
+        }
+        None
+    }
+
+    /// A number that must lie in `1..=max`.
+    pub(super) fn count_in_range(&mut self, at: &[Seg], value: Option<usize>, max: usize) {
+        if let Some(n) = value
+            && !(1..=max).contains(&n)
+        {
+            self.problem(
+                at,
+                format!("must be a whole number from 1 to {max} (it is {n})"),
+            );
+        }
+    }
+
+    /// A number of seconds that must be positive and at most a day.
+    pub(super) fn seconds_in_range(&mut self, at: &[Seg], value: Option<f64>) {
+        if let Some(t) = value
+            && !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_SECS)
+        {
+            self.problem(
+                at,
+                format!(
+                    "must be a positive number of seconds, at most {MAX_TIMEOUT_SECS} (one day); \
+                     it is {}",
+                    format_number(t)
+                ),
+            );
+        }
+    }
+}
+
+/// Most distinct patterns whose compiled form is kept for sharing.
+const MAX_SHARED_REGEXES: usize = 4096;
+
+/// `pattern` compiled, shared with every scenario of the process that
+/// uses the same pattern (a compiled regex is about 15 KB; a suite of
+/// thousands of scenarios repeats its captures and checks).
+pub fn shared_regex(pattern: &str) -> Result<Arc<Regex>, regex::Error> {
+    use std::sync::Mutex;
+    use std::sync::PoisonError;
+    static SHARED: Mutex<Option<HashMap<String, Arc<Regex>>>> = Mutex::new(None);
+    let lock = || SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(found) = lock().as_ref().and_then(|m| m.get(pattern)) {
+        return Ok(Arc::clone(found));
+    }
+    let regex = Arc::new(Regex::new(pattern)?);
+    let mut shared = lock();
+    let shared = shared.get_or_insert_with(HashMap::new);
+    if shared.len() < MAX_SHARED_REGEXES {
+        shared.insert(pattern.to_owned(), Arc::clone(&regex));
+    }
+    Ok(regex)
+}
+
+/// A regex error on one line: the parser's own text spans several, with
+/// the pattern and a caret; its last line says what is wrong.
+fn regex_problem(pattern: &str, err: &regex::Error) -> String {
+    let text = err.to_string();
+    let what = text
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_start_matches("error: ");
+    format!("invalid regex `{pattern}`: {what}; regexes use Rust's regex syntax")
+}
+
+/// The problem of a file path with a NUL character in it.
+pub(super) const NUL_IN_PATH: &str =
+    "a path cannot contain a NUL character (`\\0`): no file name can";
+
+/// Whether `rel` is a non-empty relative path without `..`.
+pub(super) fn is_inside(rel: &str) -> bool {
+    let p = Path::new(rel);
+    !rel.is_empty()
+        && !p.is_absolute()
+        && p.components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+pub(super) fn unknown_tool_message(name: &str) -> String {
+    let hint = closest(name, ALL_TOOL_NAMES.into_iter())
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default();
+    format!(
+        "unknown tool `{name}` (the tools are {}){hint}",
+        ALL_TOOL_NAMES.join(", ")
+    )
+}
