@@ -65,6 +65,11 @@ pub struct ScenarioDoc {
     pub faults: Vec<FaultSpec>,
     /// How bash runs its commands.
     pub bash: Option<BashSpec>,
+    /// Turns the model may take before the loop stops it (default: no
+    /// limit: a scripted model ends with its script, and the time budget
+    /// bounds the run); overrides the suite's.
+    #[schemars(range(min = 1, max = 1000000000))]
+    pub max_turns: Option<usize>,
 }
 
 /// The suite file, `harness.yaml`: defaults for every scenario below it.
@@ -94,6 +99,10 @@ pub struct SuiteDoc {
     pub max_generated_bytes: Option<u64>,
     /// Defaults for imported scenarios (docs/replay.md).
     pub replay: Option<SuiteReplaySpec>,
+    /// Turns the model of each scenario may take before the loop stops it
+    /// (default: no limit).
+    #[schemars(range(min = 1, max = 1000000000))]
+    pub max_turns: Option<usize>,
 }
 
 /// Overrides of the tool limits.
