@@ -144,6 +144,13 @@ pub fn run(args: ImportArgs) -> u8 {
     }
     if options.sync_reads {
         line.push_str(&format!(", {} reads synced", w.synced_reads));
+        if w.synced_edits > 0 {
+            line.push_str(&format!(
+                " and {} edit{} (the file as recorded before it)",
+                w.synced_edits,
+                if w.synced_edits == 1 { "" } else { "s" }
+            ));
+        }
         let unsynced: usize = w.unsynced_reads.values().sum();
         if unsynced > 0 {
             let why: Vec<String> = w

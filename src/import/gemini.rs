@@ -40,6 +40,7 @@ use super::session::MAX_BASH_SECS;
 use super::session::Outcome;
 use super::session::Recording;
 use super::session::Sidecars;
+use crate::scenario::replay::FailureKind;
 
 /// One message of the file.
 #[derive(Deserialize)]
@@ -309,6 +310,7 @@ fn one_call(
         }
     };
     let mut replayed = raw.replayed_as(mapped.0, map.args(&mapped.1), mapped.2);
+    replayed.syncable = mapped.0 == "read";
     let status = call.status.as_deref().unwrap_or("");
     if status == "cancelled" {
         return Some((replayed, Answered::Not("the user cancelled it")));
@@ -335,6 +337,9 @@ fn one_call(
                 || text.contains("--- FILE CONTENT (truncated) ---")
             {
                 outcome.whole = Some(Err("its recorded text is cut (Gemini CLI's truncation)"));
+                if let Some((_, part)) = text.split_once("--- FILE CONTENT (truncated) ---\n") {
+                    outcome.answer = Some((Form::Text, part.to_owned()));
+                }
             } else {
                 outcome.answer = Some((Form::Text, text.clone()));
                 outcome.whole = Some(if partial {
@@ -406,6 +411,9 @@ fn one_call(
             }
         }
     }
+    if outcome.is_error && outcome.answer.is_none() {
+        outcome.answer = failure(&text).map(|k| (Form::Failure, k.as_str().to_owned()));
+    }
     outcome.text = text;
     Some((replayed, Answered::Yes(outcome)))
 }
@@ -434,6 +442,24 @@ fn response_text(result: &Value) -> (String, bool) {
         }
     }
     (texts.join("\n"), error)
+}
+
+/// The kind of a failure Gemini CLI's file tools report.
+fn failure(text: &str) -> Option<FailureKind> {
+    if text.contains("could not find the string to replace") {
+        return Some(FailureKind::TextNotFound);
+    }
+    if text.contains("expected 1 occurrence but found") {
+        return Some(FailureKind::TextNotUnique);
+    }
+    if text.starts_with("File not found") || text.contains("File not found:") {
+        return Some(FailureKind::NoSuchFile);
+    }
+    if text.contains("Path is a directory") || text.contains("is a directory") {
+        return Some(FailureKind::IsADirectory);
+    }
+    text.contains("No changes to apply")
+        .then_some(FailureKind::NoChange)
 }
 
 /// Gemini CLI's tools mapped onto ours.

@@ -122,7 +122,9 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     let side_stem = |n: usize| format!("{stem}-side-{n}");
     let sidecars = |n: usize| {
         let name = if n == 0 { stem.clone() } else { side_stem(n) };
-        Sidecars::new(Arc::clone(&out), format!("{name}.recorded"))
+        let mut sidecars = Sidecars::new(Arc::clone(&out), format!("{name}.recorded"));
+        sidecars.originals = options.sync_reads;
+        sidecars
     };
     let (recording, side_recordings) = match options.format {
         Format::Pi => (

@@ -199,6 +199,9 @@ impl Reader<'_> {
 /// text without a truncation or continuation notice.
 fn answer(tool: Option<&str>, mut outcome: Outcome) -> Outcome {
     if outcome.is_error {
+        // pi's failures are worded as ours: their kind is told the same way.
+        outcome.answer =
+            crate::run::failure_kind(&outcome.text).map(|k| (Form::Failure, k.as_str().to_owned()));
         return outcome;
     }
     match tool {

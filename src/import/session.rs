@@ -52,6 +52,8 @@ pub enum Form {
     Counts,
     /// A directory's entries, directories with a trailing `/`, sorted (ls).
     Entries,
+    /// A failure by its kind (`scenario::replay::FailureKind`).
+    Failure,
 }
 
 impl Form {
@@ -64,6 +66,7 @@ impl Form {
             Self::Matches => "matches",
             Self::Counts => "counts",
             Self::Entries => "entries",
+            Self::Failure => "failure",
         }
     }
 }
@@ -128,6 +131,8 @@ pub struct Sidecars {
     made: Option<OutDir>,
     /// Files written so far.
     pub written: usize,
+    /// Keep the file texts recorded before edits (for `--sync-reads`).
+    pub originals: bool,
 }
 
 impl Sidecars {
@@ -138,6 +143,7 @@ impl Sidecars {
             dir,
             made: None,
             written: 0,
+            originals: false,
         }
     }
 
@@ -428,10 +434,15 @@ impl Recording {
                 };
                 let answer = outcome.answer.map(|(form, answer)| Answer {
                     form,
-                    text: (answer != outcome.text).then(|| self.store(line, answer)),
+                    text: (form != Form::Done && answer != outcome.text)
+                        .then(|| self.store(line, answer)),
                 });
                 let text = self.store(line, outcome.text);
-                let original = outcome.original.map(|text| self.store(line, text));
+                let keep = self.sidecars.as_ref().is_some_and(|s| s.originals);
+                let original = outcome
+                    .original
+                    .filter(|_| keep)
+                    .map(|text| self.store(line, text));
                 if let Some(call) = self.find(id) {
                     call.result = Some(RecordedResult {
                         is_error: outcome.is_error,
@@ -488,6 +499,41 @@ impl Recording {
         self.skipped.extend(skipped);
         self.skipped.sort_by_key(|s| s.line);
         self.notes.sort_by_key(|n| n.line);
+    }
+
+    /// Batches cut as a client that runs a message's changes one at a time
+    /// ran them (Claude Code: read-only calls side by side, each edit or
+    /// write alone, in the order sent): a batch with an edit or write and
+    /// other calls becomes consecutive steps, so each call sees the files
+    /// as it saw them (this harness runs edits and reads of one batch side
+    /// by side). After [`Recording::finish`].
+    pub fn split_around_changes(&mut self) {
+        let batches = std::mem::take(&mut self.batches);
+        for batch in batches {
+            if batch.len() < 2
+                || !batch
+                    .iter()
+                    .any(|c| matches!(c.tool.as_str(), "edit" | "write"))
+            {
+                self.batches.push(batch);
+                continue;
+            }
+            let mut group: Vec<Call> = Vec::new();
+            for call in batch {
+                if matches!(call.tool.as_str(), "edit" | "write") {
+                    if !group.is_empty() {
+                        self.batches.push(std::mem::take(&mut group));
+                    }
+                    self.batches.push(vec![call]);
+                } else {
+                    group.push(call);
+                }
+            }
+            if !group.is_empty() {
+                self.batches.push(group);
+            }
+        }
+        self.index.clear();
     }
 
     /// Every call, in order.

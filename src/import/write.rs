@@ -49,6 +49,8 @@ pub struct Written {
     pub sidecars: usize,
     /// Reads marked to sync.
     pub synced_reads: usize,
+    /// Edits marked to sync (their recorded original written first).
+    pub synced_edits: usize,
     /// With `sync_reads`: the replayed reads not marked, by why not.
     pub unsynced_reads: BTreeMap<&'static str, usize>,
 }
@@ -164,18 +166,36 @@ fn split(batches: &[Vec<Call>], split: Option<usize>) -> Vec<Vec<&Vec<Call>>> {
 /// One call of the script, with `recorded:`.
 fn call_value(call: &Call, options: &WriteOptions, written: &mut Written) -> Value {
     let mut recorded = Map::new();
+    let text_or_file = |map: &mut Map<String, Value>, text: &Text| match text {
+        Text::Inline(text) => map.insert("text".into(), json!(text)),
+        Text::Sidecar(rel) => map.insert("file".into(), json!(rel)),
+    };
     if let Some(result) = &call.result {
         recorded.insert("is_error".into(), json!(result.is_error));
-        match &result.text {
-            Text::Inline(text) => recorded.insert("text".into(), json!(text)),
-            Text::Sidecar(rel) => recorded.insert("file".into(), json!(rel)),
-        };
+        text_or_file(&mut recorded, &result.text);
         if result.images > 0 {
             recorded.insert("images".into(), json!(result.images));
         }
         if options.sync_reads && sync_decision(call) == Ok(true) {
             recorded.insert("sync".into(), json!(true));
-            written.synced_reads += 1;
+            if call.tool == "read" {
+                written.synced_reads += 1;
+            } else {
+                written.synced_edits += 1;
+            }
+        }
+        if let Some(answer) = &result.answer {
+            let mut map = Map::new();
+            map.insert("form".into(), json!(answer.form.as_str()));
+            if let Some(text) = &answer.text {
+                text_or_file(&mut map, text);
+            }
+            recorded.insert("answer".into(), Value::Object(map));
+        }
+        if let Some(original) = result.original.as_ref().filter(|_| options.sync_reads) {
+            let mut map = Map::new();
+            text_or_file(&mut map, original);
+            recorded.insert("original".into(), Value::Object(map));
         }
     }
     written.calls += 1;
@@ -192,12 +212,15 @@ fn call_value(call: &Call, options: &WriteOptions, written: &mut Written) -> Val
 /// recorded text is the file's whole text is marked: no truncation or
 /// continuation notice of any kind, not an error, not an image.
 fn sync_decision(call: &Call) -> Result<bool, &'static str> {
-    if call.tool != "read" {
-        return Ok(false);
-    }
     let Some(result) = &call.result else {
         return Ok(false);
     };
+    if call.tool == "edit" {
+        return Ok(result.original.is_some());
+    }
+    if call.tool != "read" {
+        return Ok(false);
+    }
     if !call.syncable {
         return Err(
             if call.args.get("offset").is_some() || call.args.get("limit").is_some() {

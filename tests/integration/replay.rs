@@ -114,7 +114,7 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
     assert_eq!(
         replay_line,
         "replay: 6 calls compared (1 skipped at import) · is_error agrees on 6 · text same 4, \
-         paths 1, differs 1 · result tokens 73 recorded, 69 now (0.9452x)"
+         paths 1, presentation 1, differs 0 · result tokens 73 recorded, 69 now (0.9452x)"
     );
     // The per-tool table follows it, as in summary.md.
     let table: Vec<&str> = stdout
@@ -126,12 +126,12 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
     assert_eq!(
         table,
         [
-            "  tool   calls  is_error agrees  disagrees  same  paths  differs  recorded tokens  current tokens  ratio",
-            "  bash       2                2          0     1      1        0               26              23   0.88",
-            "  edit       1                1          0     0      0        1               13              12   0.92",
-            "  ls         1                1          0     1      0        0                8               8   1.00",
-            "  read       2                2          0     2      0        0               26              26   1.00",
-            "  total      6                6          0     4      1        1               73              69   0.95",
+            "  tool   calls  is_error agrees  disagrees  same  paths  presentation  differs  recorded tokens  current tokens  ratio",
+            "  bash       2                2          0     1      1             0        0               26              23   0.88",
+            "  edit       1                1          0     0      0             1        0               13              12   0.92",
+            "  ls         1                1          0     1      0             0        0                8               8   1.00",
+            "  read       2                2          0     2      0             0        0               26              26   1.00",
+            "  total      6                6          0     4      1             1        0               73              69   0.95",
         ]
     );
     let run = d.run_json();
@@ -141,14 +141,14 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
         run["replay"],
         json!({
             "calls": 6, "error_agree": 6, "error_disagree": 0,
-            "same": 4, "paths": 1, "differs": 1,
+            "same": 4, "paths": 1, "presentation": 1, "differs": 0,
             "recorded_tokens": 73, "current_tokens": 69,
             "skipped": 1, "unrecorded": 0, "not_replayed": 0, "synced_files": 1, "token_ratio": 0.9452,
             "tools": {
-                "bash": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 1, "paths": 1, "differs": 0, "recorded_tokens": 26, "current_tokens": 23},
-                "edit": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 0, "paths": 0, "differs": 1, "recorded_tokens": 13, "current_tokens": 12},
-                "ls": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 1, "paths": 0, "differs": 0, "recorded_tokens": 8, "current_tokens": 8},
-                "read": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 2, "paths": 0, "differs": 0, "recorded_tokens": 26, "current_tokens": 26}
+                "bash": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 1, "paths": 1, "presentation": 0, "differs": 0, "recorded_tokens": 26, "current_tokens": 23},
+                "edit": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 0, "paths": 0, "presentation": 1, "differs": 0, "recorded_tokens": 13, "current_tokens": 12},
+                "ls": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 1, "paths": 0, "presentation": 0, "differs": 0, "recorded_tokens": 8, "current_tokens": 8},
+                "read": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 2, "paths": 0, "presentation": 0, "differs": 0, "recorded_tokens": 26, "current_tokens": 26}
             }
         })
     );
@@ -177,14 +177,14 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
             ("c1", "same"),
             ("c2", "same"),
             ("c3", "same"),
-            ("c5", "differs"),
+            ("c5", "presentation"),
             ("c6", "same"),
             ("c8", "paths")
         ]
         .map(|(a, b)| (a.to_owned(), b.to_owned()))
     );
     let csv = d.read("out/calls.csv");
-    let durations = regex::Regex::new(r",\d+,(\d+,(same|paths|differs))").unwrap();
+    let durations = regex::Regex::new(r",\d+,(\d+,(same|paths|presentation|differs))").unwrap();
     assert_snapshot!(
         "pi_session_calls_csv",
         durations.replace_all(&csv, ",MS,$1")
@@ -232,6 +232,7 @@ fn a_claude_code_transcript_maps_onto_the_seven_tools() {
             &r["error_agree"],
             &r["same"],
             &r["paths"],
+            &r["presentation"],
             &r["differs"],
             &r["skipped"]
         ],
@@ -240,7 +241,8 @@ fn a_claude_code_transcript_maps_onto_the_seven_tools() {
             &json!(8),
             &json!(0),
             &json!(0),
-            &json!(8),
+            &json!(6),
+            &json!(2),
             &json!(1)
         ]
     );
@@ -272,6 +274,17 @@ fn require_text_fails_on_a_text_that_differs_and_none_only_reports() {
     assert_eq!(code, 0);
     let suite = d.work().join("imported/harness.yaml");
     std::fs::write(&suite, "fixtures: fixtures\nreplay: { require: text }\n").unwrap();
+    // The edit's wording is presentation, which `require: text` lets pass;
+    // without the importer's answer, the same texts differ.
+    let (code, stdout, _) = d.run(&["run", "imported"]);
+    assert_eq!(code, 0, "{stdout}");
+    let scenario = d.work().join("imported/pi-session.yaml");
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    std::fs::write(
+        &scenario,
+        text.replacen("      answer:\n        form: done\n", "", 1),
+    )
+    .unwrap();
     let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
     assert_eq!(code, 1, "{stdout}");
     let failures = &d.run_json()["scenarios"][0]["failures"];
@@ -496,8 +509,14 @@ fn a_git_checkout_workspace_replays_against_the_recorded_revision() {
     // The checkout has its `.git`, which ls lists: that text differs.
     let r = &d.run_json()["replay"];
     assert_eq!(
-        [&r["same"], &r["paths"], &r["differs"], &r["error_agree"]],
-        [&json!(3), &json!(1), &json!(2), &json!(6)]
+        [
+            &r["same"],
+            &r["paths"],
+            &r["presentation"],
+            &r["differs"],
+            &r["error_agree"]
+        ],
+        [&json!(3), &json!(1), &json!(1), &json!(1), &json!(6)]
     );
 }
 
@@ -780,13 +799,13 @@ fn a_replay_that_times_out_keeps_the_calls_answered_before() {
         scenario["replay"],
         json!({
             "calls": 2, "error_agree": 1, "error_disagree": 1,
-            "same": 2, "paths": 0, "differs": 0,
+            "same": 2, "paths": 0, "presentation": 0, "differs": 0,
             "recorded_tokens": 4, "current_tokens": 4,
             "skipped": 0, "unrecorded": 0, "not_replayed": 2, "synced_files": 0,
             "token_ratio": 1.0,
             "tools": {
-                "ls": {"calls": 1, "error_agree": 0, "error_disagree": 1, "same": 1, "paths": 0, "differs": 0, "recorded_tokens": 2, "current_tokens": 2},
-                "read": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 1, "paths": 0, "differs": 0, "recorded_tokens": 2, "current_tokens": 2}
+                "ls": {"calls": 1, "error_agree": 0, "error_disagree": 1, "same": 1, "paths": 0, "presentation": 0, "differs": 0, "recorded_tokens": 2, "current_tokens": 2},
+                "read": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 1, "paths": 0, "presentation": 0, "differs": 0, "recorded_tokens": 2, "current_tokens": 2}
             }
         })
     );
@@ -794,7 +813,7 @@ fn a_replay_that_times_out_keeps_the_calls_answered_before() {
     assert_eq!(
         replay_line,
         "replay: 2 calls compared (0 skipped at import, 2 not reached) · is_error agrees on 1 · \
-         text same 2, paths 0, differs 0 · result tokens 4 recorded, 4 now (1x)"
+         text same 2, paths 0, presentation 0, differs 0 · result tokens 4 recorded, 4 now (1x)"
     );
 }
 

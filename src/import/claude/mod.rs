@@ -165,6 +165,7 @@ pub fn read(path: &Path, options: Options<'_>) -> Result<Vec<Recording>, String>
             }
         }
         rec.finish();
+        rec.split_around_changes();
         out.push(chain.rec);
     }
     if let Some(main) = out.first_mut() {
@@ -326,6 +327,9 @@ impl Reader {
                     }
                     let mut call =
                         raw.replayed_as(mapped.tool, chain.map.args(&mapped.args), mapped.note);
+                    // Whether a read's text is the whole file is told by
+                    // its structured result (`whole`).
+                    call.syncable = mapped.tool == "read";
                     if mapped.refine {
                         call.refine = Some(raw.args.clone());
                     }

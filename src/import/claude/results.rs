@@ -12,6 +12,7 @@ use crate::import::paths::join_relative;
 use crate::import::paths::mapped_relative;
 use crate::import::session::Form;
 use crate::import::session::Outcome;
+use crate::scenario::replay::FailureKind;
 
 /// Texts Claude Code records for a call that no tool answered, as they
 /// begin (after `Error: ` or `<tool_use_error>`), and why the call is not
@@ -172,8 +173,50 @@ pub fn outcome(
     if is_error && out.answer.as_ref().is_some_and(|(f, _)| *f != Form::Done) {
         out.answer = None;
     }
+    if is_error {
+        out.answer = match tool {
+            "Bash" => exit_output(&text).map(|o| (Form::Text, o)),
+            _ => failure(&text).map(|k| (Form::Failure, k.as_str().to_owned())),
+        };
+    }
     out.text = text;
     out
+}
+
+/// The kind of a failure Claude Code's file tools report.
+fn failure(text: &str) -> Option<FailureKind> {
+    let t = text.trim_start();
+    let t = t.strip_prefix("<tool_use_error>").unwrap_or(t);
+    let t = t.strip_prefix("Error: ").unwrap_or(t);
+    let starts = [
+        (
+            "String to replace not found in file",
+            FailureKind::TextNotFound,
+        ),
+        (
+            "No changes to make: old_string and new_string are exactly the same",
+            FailureKind::NoChange,
+        ),
+        ("File does not exist", FailureKind::NoSuchFile),
+    ];
+    if let Some((_, kind)) = starts.iter().find(|(p, _)| t.starts_with(p)) {
+        return Some(*kind);
+    }
+    if t.starts_with("Found ") && t.contains(" matches of the string to replace") {
+        return Some(FailureKind::TextNotUnique);
+    }
+    (t.starts_with("EISDIR") || t.contains("EISDIR: illegal operation on a directory"))
+        .then_some(FailureKind::IsADirectory)
+}
+
+/// A failed command's text (`Exit code 2` or `Error: Exit code 2` on
+/// the first line): the output after it.
+fn exit_output(text: &str) -> Option<String> {
+    let t = text.strip_prefix("Error: ").unwrap_or(text);
+    let (first, rest) = t.split_once('\n').unwrap_or((t, ""));
+    let code = first.strip_prefix("Exit code ")?;
+    code.trim().parse::<i64>().ok()?;
+    Some(without_reset(rest).trim_end().to_owned())
 }
 
 /// A read's text without Claude Code's line numbers (`   12→text` or
