@@ -1077,3 +1077,125 @@ proptest::proptest! {
         proptest::prop_assert_eq!(synced, content.as_bytes().to_vec());
     }
 }
+
+/// Issue 21 item 6: a link planted in the import's output directory made
+/// it write outside (the scenario, its `.recorded/` sidecars, the
+/// `--workspace` copy, `harness.yaml`); and a `recorded: { file }`, a
+/// fixture or a pending `.snap.yaml.new` that is a link leading out of
+/// the suite was followed.
+#[test]
+fn no_link_leads_the_importer_or_the_loader_out() {
+    use std::os::unix::fs::symlink;
+    let d = Dirs::new();
+    let outside = d.root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret\n").unwrap();
+    let session = d.root.path().join("s.jsonl");
+    let big = "y".repeat(5000);
+    std::fs::write(
+        &session,
+        format!(
+            "{}\n{}\n{}\n",
+            json!({"type": "session", "version": 3, "id": "s", "cwd": "/p"}),
+            json!({"type": "message", "id": "a", "parentId": null, "message": {"role": "assistant",
+                "content": [{"type": "toolCall", "id": "k", "name": "read", "arguments": {"path": "/p/a.txt"}}]}}),
+            json!({"type": "message", "id": "b", "parentId": "a", "message": {"role": "toolResult",
+                "toolCallId": "k", "toolName": "read", "content": [{"type": "text", "text": big}], "isError": false}}),
+        ),
+    )
+    .unwrap();
+    let out = d.work().join("imported");
+    std::fs::create_dir_all(&out).unwrap();
+    symlink(outside.join("s.yaml"), out.join("s.yaml")).unwrap();
+    symlink(&outside, out.join("s.recorded")).unwrap();
+    symlink(outside.join("harness.yaml"), out.join("harness.yaml")).unwrap();
+    let (code, stdout, stderr) =
+        d.run(&["import", "pi", session.to_str().unwrap(), "-o", "imported"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 1 call replayed, 0 not replayed, 1 problem in the session \
+         (above)\n"
+    );
+    let work = d.work().display().to_string();
+    assert_eq!(
+        redact(&stderr).replace(&work, "WORK"),
+        format!(
+            "{}:3: cannot make imported/s.recorded: imported/s.recorded is a symlink; the \
+             importer does not write through links (remove it, or choose another -o); the \
+             recorded text is kept inline\n",
+            session.display()
+        )
+    );
+    assert!(!out.join("s.yaml").is_symlink());
+    // With --workspace, a link where the fixture goes stops the import.
+    symlink(&outside, out.join("fixtures")).unwrap();
+    std::fs::create_dir_all(d.work().join("ws")).unwrap();
+    std::fs::write(d.work().join("ws/a.txt"), "a\n").unwrap();
+    let (code, _, stderr) = d.run(&[
+        "import",
+        "pi",
+        session.to_str().unwrap(),
+        "-o",
+        "imported",
+        "--workspace",
+        "ws",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.ends_with(
+            "imported/fixtures is a symlink; the importer does not write through links (remove \
+             it, or choose another -o)\n"
+        ),
+        "{stderr}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["secret.txt"]);
+
+    // The loader: a sidecar or a fixture that leads out is refused.
+    let suite = d.work().join("suite");
+    std::fs::create_dir_all(suite.join("fixtures")).unwrap();
+    symlink(outside.join("secret.txt"), suite.join("leak.txt")).unwrap();
+    symlink(&outside, suite.join("fixtures/evil")).unwrap();
+    std::fs::write(suite.join("harness.yaml"), "fixtures: fixtures\n").unwrap();
+    std::fs::write(
+        suite.join("a.yaml"),
+        "model:\n  - call: ls\n    recorded: { is_error: false, file: leak.txt }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        suite.join("b.yaml"),
+        "workspace: { fixture: evil }\nmodel:\n  - call: ls\n",
+    )
+    .unwrap();
+    let (code, stdout, _) = d.run(&["check", "suite"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stdout.replace(&work, "WORK"),
+        "suite/a.yaml:3:40: model[0].recorded.file: step 1 (ls): the recorded text file \
+         suite/leak.txt is a symlink that leads out of the scenario's directory; it is not \
+         followed\n\
+         suite/b.yaml:1:23: workspace.fixture: fixture `evil` is a symlink that leads out of \
+         the fixtures directory WORK/suite/fixtures; it is not followed (copy the directory there \
+         instead)\n\
+         2 problems found (0 valid scenarios)\n"
+    );
+
+    // A pending snapshot file that is a link is replaced, not written
+    // through.
+    let snap = d.work().join("snap");
+    std::fs::create_dir_all(&snap).unwrap();
+    std::fs::write(
+        snap.join("s.yaml"),
+        "model:\n  - call: ls\n    expect: { snapshot: true }\n",
+    )
+    .unwrap();
+    symlink(outside.join("new.yaml"), snap.join("s.snap.yaml.new")).unwrap();
+    let (code, _, _) = d.run(&["run", "snap"]);
+    assert_eq!(code, 1);
+    assert!(!snap.join("s.snap.yaml.new").is_symlink());
+    assert!(!outside.join("new.yaml").exists());
+}
