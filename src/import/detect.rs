@@ -26,6 +26,9 @@ pub enum Looks {
     Claude,
     /// Gemini CLI's JSON document.
     Gemini,
+    /// Gemini CLI's `--output-format stream-json` output: JSON lines, but
+    /// no session file.
+    GeminiStream,
 }
 
 impl Looks {
@@ -39,6 +42,11 @@ impl Looks {
             Self::Gemini => {
                 "a Gemini CLI session (one JSON object with `messages`); import it with `harness \
                  import gemini`"
+            }
+            Self::GeminiStream => {
+                "Gemini CLI's stream-json output (`gemini --output-format stream-json`), not a \
+                 session file; `harness import gemini` reads the session files in \
+                 ~/.gemini/tmp/<project hash>/chats/"
             }
         }
     }
@@ -58,6 +66,19 @@ pub fn sniff(path: &Path) -> Option<Looks> {
     if let Ok(Value::Object(entry)) = serde_json::from_str::<Value>(first) {
         if entry.contains_key("messages") && entry.contains_key("sessionId") {
             return Some(Looks::Gemini);
+        }
+        // stream-json: `{type: init, session_id}`, `{type: message, role}`,
+        // `{type: tool_use, tool_name}` at the top of each line.
+        let stream = |e: &serde_json::Map<String, Value>| {
+            matches!(
+                e.get("type").and_then(Value::as_str),
+                Some("init" | "message" | "tool_use" | "tool_result")
+            ) && (e.contains_key("session_id")
+                || e.contains_key("tool_name")
+                || (e.contains_key("role") && !e.contains_key("message")))
+        };
+        if stream(&entry) {
+            return Some(Looks::GeminiStream);
         }
         let kind = entry.get("type").and_then(Value::as_str).unwrap_or("");
         if PI_ENTRY_TYPES.contains(&kind) && !entry.contains_key("uuid") {
@@ -80,9 +101,58 @@ pub fn check(path: &Path, wanted: Looks) -> Result<(), String> {
     let Some(looks) = sniff(path) else {
         return Ok(());
     };
-    let wrong = (wanted == Looks::Gemini) != (looks == Looks::Gemini);
+    let wrong =
+        looks == Looks::GeminiStream || (wanted == Looks::Gemini) != (looks == Looks::Gemini);
     if wrong {
         return Err(format!("{} looks like {}", path.display(), looks.said()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_of_file_is_told_from_its_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/p\"}\n",
+                Some(Looks::Pi),
+            ),
+            (
+                "{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"u\"}\n",
+                Some(Looks::Claude),
+            ),
+            (
+                "{\"parentUuid\":null,\"type\":\"user\",\"uuid\":\"u\"}\n",
+                Some(Looks::Claude),
+            ),
+            (
+                "{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": []\n}\n",
+                Some(Looks::Gemini),
+            ),
+            (
+                "{\"type\": \"message\", \"role\": \"user\", \"content\": \"x\"}\n",
+                Some(Looks::GeminiStream),
+            ),
+            (
+                "{\"type\": \"init\", \"session_id\": \"s\"}\n",
+                Some(Looks::GeminiStream),
+            ),
+            ("not json\n", None),
+        ];
+        let got: Vec<Option<Looks>> = cases
+            .iter()
+            .enumerate()
+            .map(|(n, (text, _))| {
+                let path = dir.path().join(format!("{n}"));
+                std::fs::write(&path, text).unwrap();
+                sniff(&path)
+            })
+            .collect();
+        let want: Vec<Option<Looks>> = cases.iter().map(|(_, w)| *w).collect();
+        assert_eq!(got, want);
+    }
 }
