@@ -40,8 +40,8 @@ impl Looks {
                 "a Claude Code transcript (JSON lines); import it with `harness import claude`"
             }
             Self::Gemini => {
-                "a Gemini CLI session (one JSON object with `messages`); import it with `harness \
-                 import gemini`"
+                "a Gemini CLI session (one JSON object with `messages`, or its JSON lines: \
+                 metadata, then messages); import it with `harness import gemini`"
             }
             Self::GeminiStream => {
                 "Gemini CLI's stream-json output (`gemini --output-format stream-json`), not a \
@@ -64,7 +64,11 @@ pub fn sniff(path: &Path) -> Option<Looks> {
     let body = text.trim_start();
     let first = body.lines().next()?;
     if let Ok(Value::Object(entry)) = serde_json::from_str::<Value>(first) {
-        if entry.contains_key("messages") && entry.contains_key("sessionId") {
+        // The document on one line, or the first line of the JSON-lines
+        // layout (the session's metadata).
+        if entry.contains_key("sessionId")
+            && (entry.contains_key("messages") || entry.contains_key("projectHash"))
+        {
             return Some(Looks::Gemini);
         }
         // stream-json: `{type: init, session_id}`, `{type: message, role}`,

@@ -46,10 +46,38 @@ use crate::scenario::replay::FailureKind;
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Message {
+    #[serde(default)]
+    id: Option<String>,
     #[serde(rename = "type", default)]
     kind: Option<String>,
     #[serde(default)]
     tool_calls: Vec<ToolCall>,
+}
+
+/// One line of the JSON-lines layout of newer Gemini CLI versions: the
+/// session's metadata first, then one message a line, `{"$set": {…}}`
+/// updates of the metadata and `{"$rewindTo": ID}` when the user rewound
+/// the conversation to a message.
+#[derive(Deserialize)]
+struct LineEntry {
+    #[serde(default, rename = "projectHash")]
+    project_hash: Option<String>,
+    #[serde(default, rename = "$rewindTo")]
+    rewind_to: Option<String>,
+    #[serde(default, rename = "$set")]
+    set: Option<Value>,
+    #[serde(flatten)]
+    message: Message,
+}
+
+/// What reading a session hands on, in order.
+enum Item {
+    /// A message, on the line it begins on.
+    Message(usize, Message),
+    /// The conversation was rewound to the message with this id.
+    Rewind(usize, String),
+    /// A line that is not an entry, and why.
+    Bad(usize, String),
 }
 
 /// One tool call with its result.
@@ -155,6 +183,76 @@ impl<'de, F: FnMut(usize, Message)> Visitor<'de> for Messages<'_, F> {
     }
 }
 
+/// Whether the session at `path` is in the JSON-lines layout: its first
+/// line is a whole JSON object without `messages`.
+fn is_lines(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    let mut reader = BufReader::new(Read::take(file, 1 << 20));
+    while first.trim().is_empty() {
+        first.clear();
+        match std::io::BufRead::read_line(&mut reader, &mut first) {
+            Ok(0) | Err(_) => return false,
+            Ok(_) => {}
+        }
+    }
+    matches!(
+        serde_json::from_str::<Value>(first.trim()),
+        Ok(Value::Object(map)) if !map.contains_key("messages")
+    )
+}
+
+/// Reads the session at `path` in either layout, handing on each message,
+/// rewind and unreadable line; the `projectHash`, whether there were
+/// messages at all, and the lines read.
+fn items(path: &Path, mut each: impl FnMut(Item)) -> Result<(Option<String>, bool, usize), String> {
+    if !is_lines(path) {
+        return stream(path, |line, message| each(Item::Message(line, message)));
+    }
+    let mut hash = None;
+    let mut lines = 0;
+    let mut header = true;
+    super::lines::for_each_line(path, |number, line| {
+        lines = number;
+        let super::lines::Line::Text {
+            bytes,
+            last_unterminated,
+        } = line
+        else {
+            each(Item::Bad(number, super::lines::too_long()));
+            return;
+        };
+        match serde_json::from_slice::<LineEntry>(bytes) {
+            Ok(entry) => {
+                if let Some(h) = entry.project_hash.or_else(|| {
+                    entry
+                        .set
+                        .as_ref()
+                        .and_then(|s| s.get("projectHash"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                }) {
+                    hash = Some(h);
+                }
+                if let Some(to) = entry.rewind_to {
+                    each(Item::Rewind(number, to));
+                } else if !header || entry.message.kind.is_some() {
+                    each(Item::Message(number, entry.message));
+                }
+                header = false;
+            }
+            Err(err) => each(Item::Bad(
+                number,
+                super::lines::unreadable(&err, last_unterminated),
+            )),
+        }
+    })
+    .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    Ok((hash, true, lines))
+}
+
 /// Reads the document at `path`, handing each message (with the line it
 /// begins on) to `each`; the `projectHash`, and whether there was a
 /// `messages` list.
@@ -231,9 +329,11 @@ fn collect_dirs(args: &Value, dirs: &mut BTreeSet<String>) {
 /// Reads the session at `path`.
 pub fn read(path: &Path, bash_timeout: f64, sidecars: Sidecars) -> Result<Recording, String> {
     let mut dirs = BTreeSet::new();
-    let (hash, messages, _) = stream(path, |_, message| {
-        for call in &message.tool_calls {
-            collect_dirs(&call.args, &mut dirs);
+    let (hash, messages, _) = items(path, |item| {
+        if let Item::Message(_, message) = item {
+            for call in &message.tool_calls {
+                collect_dirs(&call.args, &mut dirs);
+            }
         }
     })?;
     let mut rec = Recording::new("gemini", Some(sidecars));
@@ -251,10 +351,41 @@ pub fn read(path: &Path, bash_timeout: f64, sidecars: Sidecars) -> Result<Record
     }
     rec.cwd.clone_from(&cwd);
     let map = PathMap::new(cwd.as_deref());
-    let (_, _, lines) = stream(path, |line, message| {
+    // Each message's id, with the batches made up to and with it.
+    let mut order: Vec<(Option<String>, usize)> = Vec::new();
+    let (_, _, lines) = items(path, |item| {
+        let (line, message) = match item {
+            Item::Message(line, message) => (line, message),
+            Item::Bad(line, why) => return rec.note(line, why),
+            Item::Rewind(line, to) => {
+                match order.iter().rposition(|(id, _)| id.as_deref() == Some(to.as_str())) {
+                    Some(at) => {
+                        let keep = order[at].1;
+                        order.truncate(at + 1);
+                        let dropped = rec.rewind(keep);
+                        rec.note(
+                            line,
+                            format!(
+                                "the session was rewound to message `{to}`: the {dropped} call{} \
+                                 made after it {} left out",
+                                if dropped == 1 { "" } else { "s" },
+                                if dropped == 1 { "is" } else { "are" }
+                            ),
+                        );
+                    }
+                    None => rec.note(
+                        line,
+                        format!("the session was rewound to message `{to}`, which no line holds; nothing is left out"),
+                    ),
+                }
+                return;
+            }
+        };
         if message.kind.as_deref() != Some("gemini") {
+            order.push((message.id, rec.batches.len()));
             return;
         }
+        let id = message.id.clone();
         let mut batch = Vec::new();
         let mut answers = Vec::new();
         for call in message.tool_calls {
@@ -271,6 +402,7 @@ pub fn read(path: &Path, bash_timeout: f64, sidecars: Sidecars) -> Result<Record
                 Answered::Never => {}
             }
         }
+        order.push((id, rec.batches.len()));
     })?;
     rec.lines = lines;
     rec.finish();
@@ -479,8 +611,20 @@ fn map_call(
                 out.insert("path".into(), p);
             }
             // Gemini CLI counts lines from 0; read from 1.
-            if let Some(offset) = args.get("offset").and_then(Value::as_f64) {
-                out.insert("offset".into(), Value::from(offset + 1.0));
+            match args.get("offset") {
+                Some(Value::Number(n)) if n.as_u64().is_some() => {
+                    let next = n.as_u64().unwrap_or(0).saturating_add(1);
+                    out.insert("offset".into(), Value::from(next));
+                }
+                Some(Value::Number(n)) => {
+                    let next = n.as_f64().unwrap_or(0.0) + 1.0;
+                    out.insert("offset".into(), Value::from(next));
+                }
+                Some(other) if !other.is_null() => {
+                    // Not a number: sent as recorded, for read to refuse.
+                    out.insert("offset".into(), other.clone());
+                }
+                _ => {}
             }
             if let Some(limit) = get("limit") {
                 out.insert("limit".into(), limit);

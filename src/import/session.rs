@@ -501,6 +501,22 @@ impl Recording {
         self.notes.sort_by_key(|n| n.line);
     }
 
+    /// Takes back every batch after the first `keep` (a conversation
+    /// rewound): their calls were made on a branch the session left.
+    /// Returns how many calls were taken back.
+    pub fn rewind(&mut self, keep: usize) -> usize {
+        let mut dropped = 0;
+        for batch in self.batches.drain(keep.min(self.batches.len())..) {
+            for call in batch {
+                self.index.remove(&call.id);
+                self.made.remove(&call.id);
+                dropped += 1;
+            }
+        }
+        self.groups.retain(|_, b| *b < keep);
+        dropped
+    }
+
     /// Batches cut as a client that runs a message's changes one at a time
     /// ran them (Claude Code: read-only calls side by side, each edit or
     /// write alone, in the order sent): a batch with an edit or write and

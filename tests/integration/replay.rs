@@ -967,6 +967,37 @@ fn a_gemini_cli_session_is_imported_and_formats_are_told_apart() {
         [&run["replay"]["error_agree"], &run["replay"]["same"]],
         [&json!(10), &json!(1)]
     );
+    // The JSON-lines layout of newer versions (metadata, then a message a
+    // line), with a rewind: the call made after the message the user
+    // rewound to is left out, and said.
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "gemini",
+        &fixture("gemini-lines.jsonl"),
+        "-o",
+        "lines",
+        "--workspace",
+        &fixture("claude-ws"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        (stdout.as_str(), redact(&stderr).as_str()),
+        (
+            "wrote 1 scenario to lines: 10 calls replayed, 2 not replayed, 2 problems in the \
+             session (above)\n",
+            "FIXTURES/gemini-lines.jsonl:8: the session was rewound to message `m3`: the 1 call \
+             made after it is left out\n\
+             FIXTURES/gemini-lines.jsonl:13: Gemini CLI's `google_web_search` reaches the web; \
+             its call is skipped\n"
+        )
+    );
+    let body = |text: String| text[text.find("\nname: ").unwrap()..].to_owned();
+    assert_eq!(
+        body(d.read("lines/gemini-lines.yaml"))
+            .replace("gemini-lines.jsonl", "gemini-session.json")
+            .replace("gemini-lines", "gemini-session"),
+        body(d.read("imported/gemini-session.yaml"))
+    );
     // The wrong importer says which one the file belongs to, and writes
     // nothing.
     let (code, stdout, stderr) = d.run(&[
@@ -982,7 +1013,8 @@ fn a_gemini_cli_session_is_imported_and_formats_are_told_apart() {
             2,
             "",
             "error: FIXTURES/gemini-session.json looks like a Gemini CLI session (one JSON object \
-             with `messages`); import it with `harness import gemini`\n"
+             with `messages`, or its JSON lines: metadata, then messages); import it with \
+             `harness import gemini`\n"
         )
     );
     let (code, _, stderr) = d.run(&["import", "gemini", &fixture("pi-session.jsonl"), "-o", "x"]);
