@@ -222,13 +222,7 @@ fn sync_decision(call: &Call) -> Result<bool, &'static str> {
         return Ok(false);
     }
     if !call.syncable {
-        return Err(
-            if call.args.get("offset").is_some() || call.args.get("limit").is_some() {
-                "it reads part of the file (offset or limit)"
-            } else {
-                "its recorded text is not the file's (Claude Code numbers the lines it reads)"
-            },
-        );
+        return Err("it reads part of the file (offset or limit)");
     }
     if result.is_error {
         return Err("its recorded result is an error");
