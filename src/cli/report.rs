@@ -170,8 +170,12 @@ impl GateArgs {
         };
         let text = read_regular(path)
             .map_err(|err| format!("cannot read the baseline {}: {err}", path.display()))?;
-        let baseline =
-            read_baseline(&text).map_err(|err| format!("baseline {}: {err}", path.display()))?;
+        let baseline = read_baseline(&text).map_err(|err| {
+            format!(
+                "baseline {}",
+                crate::report::json_file::in_file(path, err.place(), &err.to_string())
+            )
+        })?;
         baseline
             .counted_with(tokenizer)
             .map_err(|err| err.to_string())?;
@@ -394,7 +398,9 @@ fn merged(args: &MergeArgs) -> Result<(RunSummary, Option<Comparison>), String> 
     for file in &args.files {
         let text =
             read_regular(file).map_err(|err| format!("cannot read {}: {err}", file.display()))?;
-        let report = json::parse(&text).map_err(|err| format!("{}: {err}", file.display()))?;
+        let report = json::parse(&text).map_err(|err| {
+            crate::report::json_file::in_file(file, err.place(), &err.to_string())
+        })?;
         parts.push(merge::Part {
             source: file.display().to_string(),
             schema_version: report.schema_version,

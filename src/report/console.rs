@@ -10,6 +10,7 @@ use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
 use crate::run::replay::ReplayCounts;
+use crate::run::servers::ServerOutcome;
 use crate::scenario::Failure;
 use crate::scenario::focus::line_count;
 
@@ -119,12 +120,58 @@ pub fn failure_details(summary: &RunSummary, colour: Colour) -> String {
         );
         for failure in &outcome.failures {
             out.push_str(&render_failure_in(failure, colour));
+            if failure.check == "snapshot"
+                && failure.step.is_some()
+                && let Some(file) = &outcome.snapshot_file
+            {
+                let _ = writeln!(
+                    out,
+                    "    the new value is written to {}; accept it with --update-snapshots",
+                    crate::scenario::snapshot::new_path(file).display()
+                );
+            }
         }
+        out.push_str(&server_lines(outcome, "  "));
         if let Some(ws) = &outcome.workspace {
             let _ = writeln!(out, "  workspace kept at {ws}");
         }
     }
     out
+}
+
+/// What the run did to snapshot files, one line per file with new or
+/// changed snapshots: written into the file with `update`, otherwise into
+/// its `.snap.yaml.new` for review.
+pub fn snapshot_lines(summary: &RunSummary, update: bool) -> Vec<String> {
+    let mut changed: std::collections::BTreeMap<&std::path::Path, usize> = Default::default();
+    for outcome in &summary.scenarios {
+        if let Some(file) = &outcome.snapshot_file {
+            let count = outcome.snapshots.iter().filter(|s| !s.matched).count();
+            if count > 0 {
+                *changed.entry(file.as_path()).or_default() += count;
+            }
+        }
+    }
+    changed
+        .into_iter()
+        .map(|(file, count)| {
+            let what = if count == 1 {
+                "1 new or changed snapshot".to_owned()
+            } else {
+                format!("{count} new or changed snapshots")
+            };
+            if update {
+                format!("snapshots: wrote {what} into {}", file.display())
+            } else {
+                format!(
+                    "snapshots: {what} of {} written to {} for review; accept with \
+                     --update-snapshots",
+                    file.display(),
+                    crate::scenario::snapshot::new_path(file).display()
+                )
+            }
+        })
+        .collect()
 }
 
 /// Lines of one value shown on the console: the first and the last half of
@@ -240,10 +287,23 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
             let _ = writeln!(out, "              {line}");
         }
     } else if is_long(&failure.expected) && is_long(&failure.actual) {
-        let _ = writeln!(out, "    diff (- expected, + actual):");
+        let whitespace = only_whitespace_differs(&failure.expected, &failure.actual);
+        let _ = writeln!(
+            out,
+            "    diff (- expected, + actual{}):",
+            if whitespace {
+                "; they differ only in whitespace, each line quoted"
+            } else {
+                ""
+            }
+        );
         let (lines, cut) = diff_lines(&failure.expected, &failure.actual, MAX_SHOWN_LINES * 2);
         for (sign, line) in lines {
-            let text = format!("{sign}{line}");
+            let text = if whitespace {
+                format!("{sign}{line:?}")
+            } else {
+                format!("{sign}{line}")
+            };
             let painted = match sign {
                 '-' => colour.paint(REMOVED, &text),
                 '+' => colour.paint(ADDED, &text),
@@ -254,6 +314,13 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
         if cut {
             let _ = writeln!(out, "      … (diff cut at {} lines)", MAX_SHOWN_LINES * 2);
         }
+    } else if only_whitespace_differs(&failure.expected, &failure.actual) {
+        let _ = writeln!(out, "    expected: {:?}", failure.expected);
+        let _ = writeln!(out, "    actual:   {:?}", failure.actual);
+        let _ = writeln!(
+            out,
+            "              (they differ only in whitespace: both are quoted, \\n is a newline)"
+        );
     } else {
         let _ = writeln!(
             out,
@@ -267,6 +334,18 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
         );
     }
     out
+}
+
+/// Whether two different texts hold the same characters but whitespace
+/// (a final newline, trailing spaces, a tab for spaces), so that printed
+/// as they are they would look the same.
+fn only_whitespace_differs(expected: &str, actual: &str) -> bool {
+    let visible = |text: &str| {
+        text.chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+    };
+    expected != actual && visible(expected) == visible(actual)
 }
 
 /// `60 scenarios: 58 passed, 1 failed, 1 skipped in 3.2 s`.
@@ -432,6 +511,57 @@ pub fn comparison_text(comparison: &Comparison) -> String {
 }
 
 /// One line per tool call of a scenario, for `harness run --verbose`:
+/// One MCP server of a scenario in one line: `server fs: stdio,
+/// secure-filesystem-server 0.2.0, protocol 2025-11-25, started in 412 ms,
+/// exit status 0` (what is known of it), or why it did not start.
+pub fn server_line(server: &ServerOutcome) -> String {
+    let mut parts = vec![server.transport.clone()];
+    if server.shared {
+        parts.push("shared".to_owned());
+    }
+    match (&server.server_name, &server.server_version) {
+        (Some(name), Some(version)) => parts.push(format!("{name} {version}")),
+        (Some(name), None) => parts.push(name.clone()),
+        _ => {}
+    }
+    if let Some(protocol) = &server.protocol_version {
+        parts.push(format!("protocol {protocol}"));
+    }
+    if let Some(ms) = server.startup_ms {
+        parts.push(format!("started in {ms} ms"));
+    }
+    if let Some(error) = &server.error {
+        parts.push(format!("did not start: {error}"));
+    }
+    if let Some(status) = &server.exit_status {
+        parts.push(if server.ended_early {
+            format!("ended early: {status}")
+        } else {
+            status.clone()
+        });
+    }
+    if server.junk_lines > 0 {
+        parts.push(format!("{} junk lines on stdout", server.junk_lines));
+    }
+    format!("server {}: {}", server.name, parts.join(", "))
+}
+
+/// The lines of a scenario's servers, each with its last stderr lines
+/// when the report kept them, indented by `prefix`.
+pub fn server_lines(outcome: &ScenarioOutcome, prefix: &str) -> String {
+    let mut out = String::new();
+    for server in &outcome.servers {
+        let _ = writeln!(out, "{prefix}{}", server_line(server));
+        if let Some(tail) = &server.stderr_tail {
+            let _ = writeln!(out, "{prefix}  its last stderr lines:");
+            for line in tail.lines() {
+                let _ = writeln!(out, "{prefix}    {line}");
+            }
+        }
+    }
+    out
+}
+
 /// `    1. read  ok, 12 result tokens, 3 ms`, and for a replayed call how
 /// it compares with the recorded one (`, replay: text same, is_error
 /// agrees`).
@@ -466,6 +596,33 @@ pub fn call_lines(outcome: &ScenarioOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_that_differ_only_in_whitespace_are_quoted() {
+        let short = Failure::new(Some("step 1 (bash)"), "equals", "hi", "hi\n");
+        assert_eq!(
+            render_failure(&short),
+            "  step 1 (bash) · equals\n    expected: \"hi\"\n    actual:   \"hi\\n\"\n              \
+             (they differ only in whitespace: both are quoted, \\n is a newline)\n"
+        );
+        let long = Failure::new(
+            Some("step 3 (bash)"),
+            "equals",
+            "1\n2\n3\n4\n5\nx\n",
+            "1\n2\n3\n4\n5\nx \n",
+        );
+        assert_eq!(
+            render_failure(&long),
+            "  step 3 (bash) · equals\n    diff (- expected, + actual; they differ only in \
+             whitespace, each line quoted):\n       \"3\"\n       \"4\"\n       \"5\"\n      \
+             -\"x\"\n      +\"x \"\n"
+        );
+        let different = Failure::new(None, "equals", "hi", "ho");
+        assert_eq!(
+            render_failure(&different),
+            "  scenario · equals\n    expected: hi\n    actual:   ho\n"
+        );
+    }
 
     #[test]
     fn short_failures_show_expected_and_actual() {

@@ -13,6 +13,7 @@
 //! The suite file that gives defaults is the first one discovery used.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::tokens::tokenizer_by_name;
@@ -247,6 +248,8 @@ impl RunnerBuilder {
                 tokens,
                 coverage: self.coverage,
                 transcripts: self.transcripts.unwrap_or(true),
+                harness: super::servers::harness_binary(),
+                servers: Arc::default(),
             },
             scenarios,
             positions,

@@ -36,6 +36,7 @@ mod pipeline;
 mod presentation;
 pub mod replay;
 pub mod runner;
+pub mod servers;
 mod snapshots;
 pub mod stats;
 pub mod transcript;

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 
+use crate::scenario::expect::CallExpectation;
 use crate::scenario::load::Scenario;
 use crate::scenario::load::Suite;
 use crate::scenario::load::load_text;
@@ -55,8 +56,8 @@ fn faults_bash_and_cancellations_are_loaded() {
         vec![(&"call_2_1".to_owned(), &Duration::from_millis(250))]
     );
     assert_eq!(
-        scenarios[0].call_checks["call_2_1"].expect.cancelled,
-        Some(true)
+        scenarios[0].call_checks["call_2_1"].checks,
+        [CallExpectation::Cancelled(true)]
     );
 }
 

@@ -12,6 +12,7 @@
 //! | [`load`] | loading and validating files into [`Scenario`]s (errors, the suite file, the validator by part) |
 //! | [`workspace`] | building a scenario's temporary workspace |
 //! | [`figures`] | a run's [`Figures`] (turns, calls, retries, tokens …) |
+//! | [`expect`] | expectations as loading compiles them: typed checks, regexes compiled |
 //! | [`vars`] | `${name}` in expectations: found at load, expanded at check |
 //! | [`check`] | the checks (run-level contract, per call, files), and the [`Failure`]s they find |
 //! | [`focus`] | where to look in a long text that failed a check |
@@ -27,6 +28,7 @@ pub mod check;
 pub mod conditions;
 pub mod de;
 pub mod exact;
+pub mod expect;
 pub mod figures;
 pub mod focus;
 pub mod images;
@@ -46,8 +48,12 @@ pub use check::CheckInput;
 pub use check::CheckOutput;
 pub use check::Failure;
 pub use figures::Figures;
+pub use load::OpenCall;
 pub use load::Scenario;
 pub use load::ScenarioError;
+pub use load::ServerLaunch;
+pub use load::ServerPlan;
 pub use load::Suite;
+pub use load::ToolEntry;
 pub use load::load_file;
 pub use load::load_text;

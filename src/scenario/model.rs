@@ -21,6 +21,8 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::value::SeqAccessDeserializer;
 use serde_json::Value;
 
+use crate::tools::Limits;
+
 use super::replay::GitCheckoutSpec;
 use super::replay::RecordedSpec;
 use super::replay::ReplaySpec;
@@ -39,8 +41,13 @@ pub struct ScenarioDoc {
     #[serde(default)]
     pub tags: Vec<String>,
     /// Active tools: a preset (`coding`, `readonly`, `all`) or a list of
-    /// names (default `all`).
+    /// names (default `all`): built-in tools, MCP servers (all their
+    /// tools) and `SERVER/TOOL`.
     pub tools: Option<ToolsSpec>,
+    /// MCP tool servers by name (docs/scenarios.md, "MCP servers"); they
+    /// add to and replace those of harness.yaml.
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerSpec>,
     /// Overrides of the tool limits.
     pub limits: Option<LimitsSpec>,
     /// Refuse paths outside the workspace (default true).
@@ -80,6 +87,9 @@ pub struct SuiteDoc {
     pub fixtures: Option<String>,
     /// Default active tools.
     pub tools: Option<ToolsSpec>,
+    /// MCP tool servers every scenario below may use.
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerSpec>,
     /// Default limit overrides.
     pub limits: Option<LimitsSpec>,
     /// Tokenizer for token figures (`o200k`, `cl100k`, `chars4`).
@@ -105,37 +115,96 @@ pub struct SuiteDoc {
     pub max_turns: Option<usize>,
 }
 
-/// Overrides of the tool limits.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LimitsSpec {
+/// Declares [`LimitsSpec`] from the one list of the tool limits a file may
+/// set: each key's doc (the schema's description), its schema range, its
+/// type and the kind of number it is. The list gives the struct's fields,
+/// [`LimitsSpec::values`] (how the loader checks each) and
+/// [`LimitsSpec::apply`] (how each is set over [`Limits`], checked against
+/// its fields by the compiler).
+macro_rules! limits_spec {
+    ($(
+        $(#[doc = $doc:literal])*
+        #[schemars($($schema:tt)*)]
+        $name:ident: $ty:ty => $kind:ident,
+    )*) => {
+        /// Overrides of the tool limits.
+        #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct LimitsSpec {
+            $(
+                $(#[doc = $doc])*
+                #[schemars($($schema)*)]
+                pub $name: Option<$ty>,
+            )*
+        }
+
+        impl LimitsSpec {
+            /// The keys this spec sets, in the order declared, each with its
+            /// value as the kind of number it is.
+            pub fn values(&self) -> Vec<(&'static str, LimitValue)> {
+                let mut values = Vec::new();
+                $(
+                    if let Some(value) = self.$name {
+                        values.push((stringify!($name), LimitValue::$kind(value)));
+                    }
+                )*
+                values
+            }
+
+            /// `limits` with every key this spec sets over it.
+            pub fn apply(&self, limits: &mut Limits) {
+                $(
+                    if let Some(value) = self.$name {
+                        limits.$name = value.into();
+                    }
+                )*
+            }
+
+            /// Every key a file may set, in the order declared.
+            pub const KEYS: &[&str] = &[$(stringify!($name)),*];
+        }
+    };
+}
+
+/// The value of one key of `limits:`, as the kind of number it is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LimitValue {
+    /// A count or a size: 1 to `u32::MAX`.
+    Count(usize),
+    /// Seconds: more than 0, at most a day.
+    Seconds(f64),
+    /// Bytes of a log: 0 to 4 GiB.
+    LogBytes(u64),
+}
+
+limits_spec! {
     /// Lines kept by read and bash.
     #[schemars(range(min = 1, max = 4294967295u64))]
-    pub max_lines: Option<usize>,
+    max_lines: usize => Count,
     /// Bytes kept by every tool.
     #[schemars(range(min = 1, max = 4294967295u64))]
-    pub max_bytes: Option<usize>,
+    max_bytes: usize => Count,
     /// Characters after which a grep line is cut.
     #[schemars(range(min = 1, max = 4294967295u64))]
-    pub grep_max_line: Option<usize>,
+    grep_max_line: usize => Count,
     /// Default grep limit.
     #[schemars(range(min = 1, max = 4294967295u64))]
-    pub grep_limit: Option<usize>,
+    grep_limit: usize => Count,
     /// Default find limit.
     #[schemars(range(min = 1, max = 4294967295u64))]
-    pub find_limit: Option<usize>,
+    find_limit: usize => Count,
     /// Default ls limit.
     #[schemars(range(min = 1, max = 4294967295u64))]
-    pub ls_limit: Option<usize>,
+    ls_limit: usize => Count,
     /// Default bash timeout in seconds (at most a day).
     #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
-    pub bash_timeout: Option<f64>,
+    bash_timeout: f64 => Seconds,
     /// Bytes kept in a bash full-output file (0: keep no file; at most 4 GiB).
     #[schemars(range(min = 0, max = 4294967296u64))]
-    pub max_log_bytes: Option<u64>,
+    max_log_bytes: u64 => LogBytes,
     /// Seconds one grep call may search before it stops (at most a day).
     #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
-    pub grep_timeout: Option<f64>,
+    grep_timeout: f64 => Seconds,
 }
 
 /// What the workspace holds.
@@ -414,6 +483,38 @@ pub enum TruncatedExpect {
     Bytes,
 }
 
+/// One MCP tool server: a command to start, or a URL to reach.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSpec {
+    /// The program and its arguments (`${workspace}`, `${dir}`,
+    /// `${harness}` are expanded); the program is looked up on `PATH`.
+    #[schemars(length(min = 1))]
+    pub command: Option<Vec<String>>,
+    /// Instead of `command`: `http://HOST:PORT/PATH` of a running server,
+    /// reached over Streamable HTTP.
+    pub url: Option<String>,
+    /// HTTP headers sent with every request (with `url`).
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Variables added to the server's minimal environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Seconds to start and answer `tools/list` (default 10).
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    pub startup_timeout: Option<f64>,
+    /// Seconds one call may take (default: the scenario's budget).
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    pub call_timeout: Option<f64>,
+    /// Prepended to every tool name of this server.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_.-]*$"))]
+    pub prefix: Option<String>,
+    /// `run`: one process per worker, reused across scenarios (for a
+    /// server that keeps no state between calls); `scenario` (the
+    /// default): one process per scenario.
+    #[schemars(extend("enum" = ["run", "scenario"]))]
+    pub share: Option<String>,
+}
+
 /// Active tools: a preset name or a list of names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolsSpec {
@@ -654,7 +755,10 @@ schema!(ToolsSpec, |_| {
     json_schema!({
         "anyOf": [
             {"enum": ["coding", "readonly", "read-only", "all"]},
-            {"type": "array", "items": {"enum": names}}
+            {"type": "array", "items": {"anyOf": [
+                {"enum": names},
+                {"description": "an MCP server's name (all its tools) or SERVER/TOOL", "type": "string", "pattern": "^[A-Za-z0-9_-]+(/.+)?$"}
+            ]}}
         ]
     })
 });

@@ -5,10 +5,10 @@
 //! A check returns the matchers that failed, each with what was expected
 //! and what was found; the check layer turns them into failures.
 
-use regex::Regex;
 use serde_json::Value;
 
-use super::model::DetailCheck;
+use super::expect::DetailExpect;
+use super::expect::DetailMatcher;
 use super::model::DetailMatchers;
 
 /// Why `pointer` is not a JSON pointer, if it is not one.
@@ -96,110 +96,90 @@ pub fn same(a: &Value, b: &Value) -> bool {
 }
 
 /// The matchers of `check` that fail on the value at `pointer` in
-/// `details`; `regex` is the compiled `matches`.
-pub fn misses(
-    details: Option<&Value>,
-    pointer: &str,
-    check: &DetailCheck,
-    regex: Option<&Regex>,
-) -> Vec<Miss> {
+/// `details`.
+pub fn misses(details: Option<&Value>, pointer: &str, check: &DetailExpect) -> Vec<Miss> {
     // A result without details has `null` there, as its snapshot shows.
     let found = details.unwrap_or(&Value::Null).pointer(pointer);
     let mut out = Vec::new();
-    let matchers;
-    let m = match check {
-        DetailCheck::Equals(want) => {
+    let matchers = match check {
+        DetailExpect::Equals(want) => {
             equals(found, want, &mut out);
             return out;
         }
-        DetailCheck::Matchers(m) => {
-            matchers = m;
-            matchers
-        }
+        DetailExpect::Matchers(matchers) => matchers,
     };
     let nothing = "nothing at this pointer".to_owned();
-    if let Some(want) = m.exists
-        && want != found.is_some()
-    {
-        let expected = if want { "a value" } else { "nothing" };
-        out.push((
-            "exists",
-            expected.to_owned(),
-            found.map_or(nothing.clone(), shown),
-        ));
-    }
-    if let Some(want) = m.absent
-        && want == found.is_some()
-    {
-        let expected = if want { "nothing" } else { "a value" };
-        out.push((
-            "absent",
-            expected.to_owned(),
-            found.map_or(nothing.clone(), shown),
-        ));
-    }
-    if let Some(want) = &m.equals {
-        equals(found, want, &mut out);
-    }
-    for needle in m.contains.iter().flat_map(|l| l.0.iter()) {
-        if !holds(found, needle) {
-            out.push((
-                "contains",
-                format!("a string containing {needle:?}, or a list with that item"),
-                found.map_or(nothing.clone(), shown),
-            ));
-        }
-    }
-    for needle in m.not_contains.iter().flat_map(|l| l.0.iter()) {
-        let ok = match found {
-            Some(Value::String(_) | Value::Array(_)) => !holds(found, needle),
-            _ => false,
-        };
-        if !ok {
-            out.push((
-                "not_contains",
-                format!("a string without {needle:?}, or a list without that item"),
-                found.map_or(nothing.clone(), shown),
-            ));
-        }
-    }
-    if let Some(pattern) = &m.matches {
-        let ok = match (found, regex) {
-            (Some(Value::String(s)), Some(regex)) => regex.is_match(s),
-            _ => false,
-        };
-        if !ok {
-            out.push((
-                "matches",
-                format!("a string matching /{pattern}/"),
-                found.map_or(nothing.clone(), shown),
-            ));
-        }
-    }
-    let bounds: [(&'static str, Option<f64>, &str, Compare); 4] = [
-        ("lt", m.lt, "below", |v, b| v < b),
-        ("le", m.le, "at most", |v, b| v <= b),
-        ("gt", m.gt, "above", |v, b| v > b),
-        ("ge", m.ge, "at least", |v, b| v >= b),
-    ];
-    for (name, bound, words, test) in bounds {
-        let Some(bound) = bound else { continue };
-        let ok = found
-            .and_then(Value::as_f64)
-            .is_some_and(|v| test(v, bound));
-        if !ok {
-            out.push((
-                name,
-                format!("a number {words} {bound}"),
-                found.map_or(nothing.clone(), shown),
-            ));
+    let shown_found = || found.map_or(nothing.clone(), shown);
+    for matcher in matchers {
+        match matcher {
+            DetailMatcher::Exists(want) => {
+                if *want != found.is_some() {
+                    let expected = if *want { "a value" } else { "nothing" };
+                    out.push(("exists", expected.to_owned(), shown_found()));
+                }
+            }
+            DetailMatcher::Absent(want) => {
+                if *want == found.is_some() {
+                    let expected = if *want { "nothing" } else { "a value" };
+                    out.push(("absent", expected.to_owned(), shown_found()));
+                }
+            }
+            DetailMatcher::Equals(want) => equals(found, want, &mut out),
+            DetailMatcher::Contains(needles) => {
+                for needle in needles {
+                    if !holds(found, needle) {
+                        out.push((
+                            "contains",
+                            format!("a string containing {needle:?}, or a list with that item"),
+                            shown_found(),
+                        ));
+                    }
+                }
+            }
+            DetailMatcher::NotContains(needles) => {
+                for needle in needles {
+                    let ok = match found {
+                        Some(Value::String(_) | Value::Array(_)) => !holds(found, needle),
+                        _ => false,
+                    };
+                    if !ok {
+                        out.push((
+                            "not_contains",
+                            format!("a string without {needle:?}, or a list without that item"),
+                            shown_found(),
+                        ));
+                    }
+                }
+            }
+            DetailMatcher::Matches(pattern) => {
+                let ok = match (found, &pattern.regex) {
+                    (Some(Value::String(s)), Some(regex)) => regex.is_match(s),
+                    _ => false,
+                };
+                if !ok {
+                    out.push((
+                        "matches",
+                        format!("a string matching /{}/", pattern.text),
+                        shown_found(),
+                    ));
+                }
+            }
+            DetailMatcher::Bound(bound, limit) => {
+                let ok = found
+                    .and_then(Value::as_f64)
+                    .is_some_and(|v| bound.holds(v, *limit));
+                if !ok {
+                    out.push((
+                        bound.key(),
+                        format!("a number {} {limit}", bound.words()),
+                        shown_found(),
+                    ));
+                }
+            }
         }
     }
     out
 }
-
-/// A number bound: the value, then the bound.
-type Compare = fn(f64, f64) -> bool;
 
 fn equals(found: Option<&Value>, want: &Value, out: &mut Vec<Miss>) {
     if !found.is_some_and(|v| same(v, want)) {
@@ -222,7 +202,12 @@ fn holds(found: Option<&Value>, needle: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use regex::Regex;
+
     use super::*;
+    use crate::scenario::model::DetailCheck;
     use crate::scenario::model::StringList;
     use serde_json::json;
 
@@ -246,6 +231,21 @@ mod tests {
         assert!(pointer_problem("/a~").is_some());
     }
 
+    /// The misses of a `details_at` entry as written, `regex` its
+    /// compiled `matches`.
+    fn written(
+        details: Option<&Value>,
+        pointer: &str,
+        check: &DetailCheck,
+        regex: Option<&Regex>,
+    ) -> Vec<Miss> {
+        misses(
+            details,
+            pointer,
+            &DetailExpect::new(check, regex.cloned().map(Arc::new)),
+        )
+    }
+
     #[test]
     fn every_matcher_can_pass_and_fail() {
         let details = json!({
@@ -256,9 +256,9 @@ mod tests {
             "matches": 4
         });
         let d = Some(&details);
-        let pass = |p: &str, m: DetailMatchers| misses(d, p, &DetailCheck::Matchers(m), None);
+        let pass = |p: &str, m: DetailMatchers| written(d, p, &DetailCheck::Matchers(m), None);
         assert_eq!(
-            misses(
+            written(
                 d,
                 "/truncation/truncated_by",
                 &DetailCheck::Equals(json!("lines")),
@@ -267,11 +267,11 @@ mod tests {
             []
         );
         assert_eq!(
-            misses(d, "/matches", &DetailCheck::Equals(json!(4.0)), None),
+            written(d, "/matches", &DetailCheck::Equals(json!(4.0)), None),
             []
         );
         assert_eq!(
-            misses(d, "/matches", &DetailCheck::Equals(json!(5)), None),
+            written(d, "/matches", &DetailCheck::Equals(json!(5)), None),
             [("equals", "5".to_owned(), "4".to_owned())]
         );
         let contains = DetailMatchers {
@@ -344,15 +344,15 @@ mod tests {
             matches: Some(r"^-a\n\+x".to_owned()),
             ..DetailMatchers::default()
         });
-        assert_eq!(misses(d, "/diff", &matches, Some(&regex)), []);
-        assert_eq!(misses(d, "/matches", &matches, Some(&regex)).len(), 1);
+        assert_eq!(written(d, "/diff", &matches, Some(&regex)), []);
+        assert_eq!(written(d, "/matches", &matches, Some(&regex)).len(), 1);
         // A result without details has `null` there.
         assert_eq!(
-            misses(None, "", &DetailCheck::Equals(json!(null)), None),
+            written(None, "", &DetailCheck::Equals(json!(null)), None),
             []
         );
         assert_eq!(
-            misses(None, "/a", &DetailCheck::Equals(json!(null)), None).len(),
+            written(None, "/a", &DetailCheck::Equals(json!(null)), None).len(),
             1
         );
     }

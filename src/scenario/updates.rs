@@ -60,12 +60,7 @@ impl UpdateLog {
         let keep = scenario
             .call_checks
             .iter()
-            .filter(|(_, c)| {
-                c.expect
-                    .updates
-                    .as_ref()
-                    .is_some_and(|u| u.contains.is_some())
-            })
+            .filter(|(_, c)| c.keeps_update_texts)
             .map(|(id, _)| id.clone())
             .collect();
         Self {

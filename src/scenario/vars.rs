@@ -18,12 +18,9 @@ use crate::agent::faux::var_refs;
 
 use super::model::CallExpect;
 use super::model::DetailCheck;
-use super::model::DetailMatchers;
 use super::model::ErrorExpect;
-use super::model::FileChecks;
 use super::model::FileExpect;
 use super::model::StringList;
-use super::model::UpdatesExpect;
 use super::yaml::Seg;
 
 /// Variables by name.
@@ -237,11 +234,8 @@ pub fn placeholder_pattern(pattern: &str) -> String {
     expand_pattern(pattern, &vars)
 }
 
-fn expand_list(list: Option<&StringList>, vars: &Vars) -> Option<StringList> {
-    list.map(|l| StringList(l.0.iter().map(|s| substitute(s, vars)).collect()))
-}
-
-fn expand_value(value: &Value, vars: &Vars) -> Value {
+/// A JSON value with every string in it expanded.
+pub fn expand_value(value: &Value, vars: &Vars) -> Value {
     match value {
         Value::String(s) => Value::String(substitute(s, vars)),
         Value::Array(items) => Value::Array(items.iter().map(|v| expand_value(v, vars)).collect()),
@@ -251,62 +245,5 @@ fn expand_value(value: &Value, vars: &Vars) -> Value {
                 .collect(),
         ),
         other => other.clone(),
-    }
-}
-
-/// A call's expectations with every string expanded.
-pub fn expand_call_expect(e: &CallExpect, vars: &Vars) -> CallExpect {
-    CallExpect {
-        error: match &e.error {
-            Some(ErrorExpect::Matches(p)) => Some(ErrorExpect::Matches(expand_pattern(p, vars))),
-            other => other.clone(),
-        },
-        contains: expand_list(e.contains.as_ref(), vars),
-        not_contains: expand_list(e.not_contains.as_ref(), vars),
-        matches: e.matches.as_deref().map(|p| expand_pattern(p, vars)),
-        equals: e.equals.as_deref().map(|t| substitute(t, vars)),
-        details: e.details.as_ref().map(|d| expand_value(d, vars)),
-        details_at: e.details_at.as_ref().map(|checks| {
-            checks
-                .iter()
-                .map(|(pointer, check)| (pointer.clone(), expand_detail_check(check, vars)))
-                .collect()
-        }),
-        updates: e.updates.as_ref().map(|u| UpdatesExpect {
-            contains: expand_list(u.contains.as_ref(), vars),
-            last_contains: expand_list(u.last_contains.as_ref(), vars),
-            ..u.clone()
-        }),
-        ..e.clone()
-    }
-}
-
-/// One `details_at` entry with its strings expanded (a regex's values as
-/// literal text).
-fn expand_detail_check(check: &DetailCheck, vars: &Vars) -> DetailCheck {
-    match check {
-        DetailCheck::Equals(value) => DetailCheck::Equals(expand_value(value, vars)),
-        DetailCheck::Matchers(m) => DetailCheck::Matchers(DetailMatchers {
-            equals: m.equals.as_ref().map(|v| expand_value(v, vars)),
-            contains: expand_list(m.contains.as_ref(), vars),
-            not_contains: expand_list(m.not_contains.as_ref(), vars),
-            matches: m.matches.as_deref().map(|p| expand_pattern(p, vars)),
-            ..m.clone()
-        }),
-    }
-}
-
-/// One file's checks with every string expanded.
-pub fn expand_file_expect(e: &FileExpect, vars: &Vars) -> FileExpect {
-    match e {
-        FileExpect::Equals(t) => FileExpect::Equals(substitute(t, vars)),
-        FileExpect::Checks(c) => FileExpect::Checks(FileChecks {
-            equals: c.equals.as_deref().map(|t| substitute(t, vars)),
-            contains: expand_list(c.contains.as_ref(), vars),
-            not_contains: expand_list(c.not_contains.as_ref(), vars),
-            matches: c.matches.as_deref().map(|p| expand_pattern(p, vars)),
-            symlink: c.symlink.as_deref().map(|t| substitute(t, vars)),
-            ..c.clone()
-        }),
     }
 }

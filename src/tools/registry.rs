@@ -13,6 +13,7 @@
 //! task (a panic becomes an error result, not a crash), and maps every
 //! error to a result with `is_error: true` that keeps its `details` (D14).
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,6 +43,8 @@ use super::contract::UpdateSink;
 use super::edit::EditTool;
 use super::error::ToolError;
 use super::error::facts_value;
+use super::facts::ErrorKind;
+use super::facts::Facts;
 use super::ls::LsTool;
 use super::mutation_queue::MutationQueue;
 use super::mutation_queue::Ticket;
@@ -208,9 +211,19 @@ impl RegistryBuilder {
     }
 
     /// Adds a tool of your own (it is active when listed in `allow`, or
-    /// always when no allow list was given after it).
+    /// always when no allow list was given after it). A tool with a
+    /// built-in tool's name takes its place (an MCP server's `read`
+    /// instead of ours); two tools of your own with one name are an error
+    /// at build.
     pub fn tool(mut self, tool: Arc<dyn AnyTool>) -> Self {
-        let name = tool.spec(&self.limits).name.to_owned();
+        let name = tool.spec(&self.limits).name.into_owned();
+        if let Some(index) = self.tools[..self.builtin]
+            .iter()
+            .position(|t| t.spec(&self.limits).name == name)
+        {
+            self.tools.remove(index);
+            self.builtin -= 1;
+        }
         self.tools.push(tool);
         if !self.active.contains(&name) {
             self.active.push(name);
@@ -229,13 +242,13 @@ impl RegistryBuilder {
         let mut seen = BTreeSet::new();
         for (index, tool) in self.tools.into_iter().enumerate() {
             let spec = tool.spec(&self.limits);
-            if !seen.insert(spec.name) {
-                return Err(RegistryError::Duplicate(spec.name.to_owned()));
+            if !seen.insert(spec.name.clone()) {
+                return Err(RegistryError::Duplicate(spec.name.into_owned()));
             }
             let validator = OnceLock::new();
-            if index >= self.builtin {
-                let compiled =
-                    validator_for(spec.name, &spec.parameters).map_err(RegistryError::BadSchema)?;
+            if index >= self.builtin && tool.checks_arguments() {
+                let compiled = validator_for(&spec.name, &spec.parameters)
+                    .map_err(RegistryError::BadSchema)?;
                 let _ = validator.set(compiled);
             }
             entries.push(Entry {
@@ -247,7 +260,7 @@ impl RegistryBuilder {
         let known = || {
             entries
                 .iter()
-                .map(|e| e.spec.name)
+                .map(|e| e.spec.name.as_ref())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -294,7 +307,7 @@ impl Entry {
             return Ok(v);
         }
         let compiled =
-            validator_for(self.spec.name, &self.spec.parameters).map_err(ToolError::fatal)?;
+            validator_for(&self.spec.name, &self.spec.parameters).map_err(ToolError::fatal)?;
         Ok(self.validator.get_or_init(|| compiled))
     }
 }
@@ -363,8 +376,8 @@ impl Registry {
     }
 
     /// The names of the active tools.
-    pub fn active_names(&self) -> Vec<&'static str> {
-        self.specs().map(|s| s.name).collect()
+    pub fn active_names(&self) -> Vec<&str> {
+        self.specs().map(|s| s.name.as_ref()).collect()
     }
 
     /// The spec of an active tool.
@@ -388,7 +401,9 @@ impl Registry {
         let mut text = String::from("Available tools:\n");
         let mut guidelines: Vec<&str> = Vec::new();
         for spec in self.specs() {
-            text.push_str(&format!("- {}: {}\n", spec.name, spec.prompt_snippet));
+            if !spec.prompt_snippet.is_empty() {
+                text.push_str(&format!("- {}: {}\n", spec.name, spec.prompt_snippet));
+            }
             for line in &spec.prompt_guidelines {
                 if !guidelines.contains(&line.as_str()) {
                     guidelines.push(line);
@@ -424,7 +439,8 @@ impl Registry {
                  its exact name."
             )
         };
-        ToolResult::from(ToolError::failed_with_facts(
+        ToolResult::from(ToolError::failure_with(
+            ErrorKind::UnknownTool,
             message,
             &UnavailableDetails {
                 available_tools: self.active_names(),
@@ -450,12 +466,23 @@ impl Registry {
             CallArguments::Text(text) => parse_argument_text(&call.name, text),
         };
         let mut args = entry.tool.prepare_arguments(raw()?);
-        let notes = normalize(&entry.spec.parameters, &mut args);
-        let validator = entry
-            .validator()
-            .map_err(|err| Box::new(ToolResult::from(err)))?;
-        let problems = validator.problems(&args);
+        let checks = entry.tool.checks_arguments();
+        let notes = if checks {
+            normalize(&entry.spec.parameters, &mut args)
+        } else {
+            Normalization::default()
+        };
+        let problems = match checks {
+            true => entry
+                .validator()
+                .map_err(|err| Box::new(ToolResult::from(err)))?
+                .problems(&args),
+            false => Vec::new(),
+        };
         if !problems.is_empty() {
+            let validator = entry
+                .validator()
+                .map_err(|err| Box::new(ToolResult::from(err)))?;
             let raw = raw()?;
             let facts = ValidationDetails {
                 validation_errors: &problems,
@@ -465,9 +492,12 @@ impl Registry {
                 Err(err) => return Err(Box::new(ToolResult::from(err))),
             };
             merge_notes(&mut details, &notes);
+            let facts =
+                Facts::error(ErrorKind::InvalidArguments).with_normalised(!notes.is_empty());
             return Err(Box::new(ToolResult::from(ToolError::InvalidArgs {
                 message: validator.message(&problems, &raw),
                 details: Some(details),
+                facts: Some(facts),
             })));
         }
         let typed = entry.tool.parse(args).map_err(|err| {
@@ -485,7 +515,7 @@ impl Registry {
             .map(|resolved| self.queue.ticket(&resolved.real));
         Ok(PreparedCall {
             id: call.id.clone(),
-            name: entry.spec.name,
+            name: entry.spec.name.clone(),
             mode: entry.spec.execution_mode,
             tool: Arc::clone(&entry.tool),
             args: typed,
@@ -519,8 +549,8 @@ impl Registry {
 
 /// `details` of a call to a tool that is not available.
 #[derive(Debug, Serialize)]
-struct UnavailableDetails {
-    available_tools: Vec<&'static str>,
+struct UnavailableDetails<'a> {
+    available_tools: Vec<&'a str>,
 }
 
 /// `details` of argument text that is not JSON.
@@ -536,7 +566,8 @@ fn parse_argument_text(tool: &str, text: &str) -> Result<Value, Box<ToolResult>>
         } else {
             "The text is not a JSON object."
         };
-        Box::new(ToolResult::from(ToolError::failed_with_facts(
+        Box::new(ToolResult::from(ToolError::failure_with(
+            ErrorKind::ArgumentsCutOff,
             format!(
                 "The arguments of tool \"{tool}\" are not valid JSON ({err}). {hint} Received: \
                  {}\nSend the call again with a complete JSON object.",
@@ -564,7 +595,7 @@ fn merge_notes(details: &mut Value, notes: &Normalization) {
 /// A validated call, ready to run.
 pub struct PreparedCall {
     id: String,
-    name: &'static str,
+    name: Cow<'static, str>,
     mode: ExecutionMode,
     tool: Arc<dyn AnyTool>,
     args: ErasedArgs,
@@ -585,8 +616,8 @@ impl std::fmt::Debug for PreparedCall {
 
 impl PreparedCall {
     /// The tool's name.
-    pub fn name(&self) -> &'static str {
-        self.name
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The tool's execution mode.
@@ -644,6 +675,9 @@ impl PreparedCall {
         if !notes.is_empty() {
             let details = result.details.get_or_insert_with(|| serde_json::json!({}));
             merge_notes(details, &notes);
+            if let Some(facts) = result.facts.as_mut() {
+                facts.normalised = true;
+            }
         }
         result
     }

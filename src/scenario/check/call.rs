@@ -1,53 +1,166 @@
 //! The checks of one call: its outcome, text, truncation, details,
-//! images, updates, cost and snapshot.
-
-use std::borrow::Cow;
-use std::collections::BTreeMap;
+//! images, updates, cost, snapshot and cancellation, each judged in the
+//! order the call's [`CallCheck`] lists them.
 
 use serde_json::Value;
 
+use crate::agent::CallRecord;
+use crate::scenario::expect::CallCheck;
+use crate::scenario::expect::CallExpectation;
+use crate::scenario::expect::Pattern;
 use crate::scenario::figures::priced_text;
 use crate::scenario::focus;
 use crate::scenario::images;
-use crate::scenario::load::CallCheck;
-use crate::scenario::model::CallExpect;
-use crate::scenario::model::DetailCheck;
-use crate::scenario::model::ErrorExpect;
 use crate::scenario::model::ImageChecks;
-use crate::scenario::model::ImageExpect;
-use crate::scenario::model::ImagesExpect;
 use crate::scenario::model::TruncatedExpect;
-use crate::scenario::model::UpdatesExpect;
 use crate::scenario::pointer;
 use crate::scenario::snapshot;
 use crate::scenario::updates::CallUpdates;
 use crate::scenario::updates::MAX_KEPT_BYTES;
-use crate::scenario::vars;
 use crate::tools::Content;
 use crate::tools::ToolResult;
+use crate::tools::facts_of;
 use crate::tools::truncate::TruncatedBy;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::count_lines;
 
+use super::expand;
 use super::failure::CheckOutput;
 use super::failure::Failure;
 use super::failure::SnapshotOutcome;
+use super::failure::contains_check;
 use super::failure::either;
 use super::failure::flag_check;
-use super::failure::substring_checks;
+use super::failure::matches_check;
+use super::failure::not_contains_check;
 use super::input::CheckInput;
-use super::input::expanded_regex;
 use super::input::variables;
 
-/// `cancelled`: whether the run's cancellation reached the call.
-pub(super) fn cancelled_check(
-    failures: &mut Vec<Failure>,
+/// Judges one call's result (and how it ended): each of its checks, in
+/// order, after its `${var}` are expanded with the call's variables.
+pub(super) fn call_checks(
+    input: &CheckInput<'_>,
+    id: &str,
     check: &CallCheck,
-    record: &crate::agent::CallRecord,
+    record: &CallRecord,
+    out: &mut CheckOutput,
 ) {
-    let Some(want) = check.expect.cancelled else {
-        return;
-    };
+    let vars = variables(input, input.report.call_vars.get(id));
+    let checks = expand::call_checks(check, &vars, &mut out.failures);
+    let step = Some(check.label.as_str());
+    let result = &record.result;
+    let text = result.text();
+    for expectation in checks.iter() {
+        let failures = &mut out.failures;
+        match expectation {
+            CallExpectation::Ok(_)
+            | CallExpectation::Error(_)
+            | CallExpectation::ErrorMatches(_) => {
+                outcome_check(failures, step, expectation, result, &text);
+            }
+            CallExpectation::Contains(needles) => {
+                contains_check(failures, step, "text", &text, needles);
+            }
+            CallExpectation::NotContains(needles) => {
+                not_contains_check(failures, step, "text", &text, needles);
+            }
+            CallExpectation::Matches(pattern) => {
+                if let Some(regex) = &pattern.regex {
+                    matches_check(failures, step, "text", &text, regex);
+                }
+            }
+            CallExpectation::Equals(want) => {
+                if *want != text {
+                    failures.push(Failure::new(step, "equals", want.clone(), text.clone()));
+                }
+            }
+            CallExpectation::Lines(want) => {
+                let got = count_lines(&text);
+                if got != *want {
+                    failures.push(Failure::new(
+                        step,
+                        "lines",
+                        format!("{want} lines"),
+                        format!("{got} lines"),
+                    ));
+                }
+            }
+            CallExpectation::Truncated(want) => {
+                truncation_check(failures, step, *want, truncation(&record.call.name, result));
+            }
+            CallExpectation::Details(want) => details_check(failures, step, want, result),
+            CallExpectation::DetailsAt { pointer, check } => {
+                for (matcher, expected, actual) in
+                    pointer::misses(result.details.as_ref(), pointer, check)
+                {
+                    failures.push(Failure::new(
+                        step,
+                        &format!(
+                            "details_at {} {matcher}",
+                            if pointer.is_empty() {
+                                "(root)"
+                            } else {
+                                pointer
+                            }
+                        ),
+                        expected,
+                        actual,
+                    ));
+                }
+            }
+            CallExpectation::HasImage(want) => {
+                let has = result
+                    .content
+                    .iter()
+                    .any(|c| matches!(c, Content::Image { .. }));
+                flag_check(
+                    failures,
+                    step,
+                    "image",
+                    (*want, has),
+                    ("an image block", "no image block"),
+                );
+            }
+            CallExpectation::MaxTokens(max) => {
+                let got = input.tokens.count(&priced_text(&result.content));
+                if got > *max {
+                    failures.push(Failure::new(
+                        step,
+                        "max_tokens",
+                        format!("at most {max} tokens ({})", input.tokens.name()),
+                        format!("{got} tokens"),
+                    ));
+                }
+            }
+            CallExpectation::EachImage(want) => each_image_check(failures, step, want, result),
+            CallExpectation::Images { count, each } => {
+                images_check(failures, step, (*count, each), result);
+            }
+            CallExpectation::UpdatesMin(_)
+            | CallExpectation::UpdatesMax(_)
+            | CallExpectation::UpdatesContains(_)
+            | CallExpectation::UpdatesLastContains(_) => {
+                updates_check(
+                    failures,
+                    step,
+                    expectation,
+                    record.updates,
+                    input.updates.of(id),
+                );
+            }
+            CallExpectation::Snapshot => snapshot_check(input, id, step, result, out),
+            CallExpectation::Cancelled(want) => cancelled_check(failures, step, *want, record),
+        }
+    }
+}
+
+/// `cancelled`: whether the run's cancellation reached the call.
+fn cancelled_check(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    want: bool,
+    record: &CallRecord,
+) {
     if want == record.cancelled {
         return;
     }
@@ -59,16 +172,38 @@ pub(super) fn cancelled_check(
         )
     };
     failures.push(Failure::new(
-        Some(check.label.as_str()),
+        step,
         "cancelled",
         state(want),
         format!("{}: {}", state(record.cancelled), record.result.text()),
     ));
 }
 
-/// The truncation facts a tool put in `details.truncation`, if any.
-pub fn truncation(result: &ToolResult) -> Option<Truncation> {
-    Truncation::from_details(result.details.as_ref()?)
+/// `details`: the result's details hold these (a subset).
+fn details_check(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    want: &Value,
+    result: &ToolResult,
+) {
+    let actual = result.details.clone().unwrap_or(Value::Null);
+    if let Some(path) = subset_mismatch(want, &actual, String::new()) {
+        failures.push(Failure::new(
+            step,
+            "details",
+            format!(
+                "details containing {want} (first difference at {})",
+                if path.is_empty() { "/" } else { &path }
+            ),
+            actual.to_string(),
+        ));
+    }
+}
+
+/// The truncation facts of a result of `tool` (the typed facts of its
+/// details, `details.truncation`), if its output was cut.
+pub fn truncation(tool: &str, result: &ToolResult) -> Option<Truncation> {
+    facts_of(tool, result).truncation().cloned()
 }
 
 pub(super) fn truncated_by(by: TruncatedBy) -> &'static str {
@@ -78,94 +213,28 @@ pub(super) fn truncated_by(by: TruncatedBy) -> &'static str {
     }
 }
 
-pub(super) fn call_checks(
-    input: &CheckInput<'_>,
-    id: &str,
-    check: &CallCheck,
-    result: &ToolResult,
-    updates: usize,
-    out: &mut CheckOutput,
-) {
-    let vars = variables(input, input.report.call_vars.get(id));
-    let expanded = expanded_call_check(check, &vars, &mut out.failures);
-    let check = expanded.as_ref();
-    let step = Some(check.label.as_str());
-    let e = &check.expect;
-    let text = result.text();
-    let failures = &mut out.failures;
-    outcome_checks(failures, step, check, result, &text);
-    substring_checks(
-        failures,
-        step,
-        "text",
-        &text,
-        (e.contains.as_ref(), e.not_contains.as_ref()),
-        check.matches.as_deref(),
-    );
-    if let Some(want) = &e.equals
-        && *want != text
-    {
-        failures.push(Failure::new(step, "equals", want.clone(), text.clone()));
-    }
-    if let Some(want) = e.lines {
-        let got = count_lines(&text);
-        if got != want {
-            failures.push(Failure::new(
-                step,
-                "lines",
-                format!("{want} lines"),
-                format!("{got} lines"),
-            ));
-        }
-    }
-    if let Some(want) = e.truncated {
-        truncation_check(failures, step, want, truncation(result));
-    }
-    if let Some(want) = &e.details {
-        let actual = result.details.clone().unwrap_or(Value::Null);
-        if let Some(path) = subset_mismatch(want, &actual, String::new()) {
-            failures.push(Failure::new(
-                step,
-                "details",
-                format!(
-                    "details containing {want} (first difference at {})",
-                    if path.is_empty() { "/" } else { &path }
-                ),
-                actual.to_string(),
-            ));
-        }
-    }
-    details_at_checks(failures, step, check, result);
-    content_checks(input, failures, step, e, result);
-    images_checks(failures, step, e, result);
-    if let Some(want) = &e.updates {
-        updates_checks(failures, step, want, updates, input.updates.of(id));
-    }
-    if e.snapshot == Some(true) {
-        snapshot_check(input, id, step, result, out);
-    }
-}
-
-/// `ok` and `error`: whether the result is an error (and what it says).
-fn outcome_checks(
+/// `ok`, `error` and `error: REGEX`: whether the result is an error (and
+/// what it says).
+fn outcome_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    check: &CallCheck,
+    expectation: &CallExpectation,
     result: &ToolResult,
     text: &str,
 ) {
     let state = |is_error: bool| either(is_error, "an error result", "a successful result");
     let actual = || format!("{}: {text}", state(result.is_error));
-    if let Some(ok) = check.expect.ok
-        && ok == result.is_error
-    {
-        failures.push(Failure::new(step, "ok", state(!ok), actual()));
-    }
-    match &check.expect.error {
-        Some(ErrorExpect::Flag(want)) if *want != result.is_error => {
+    match expectation {
+        CallExpectation::Ok(ok) if *ok == result.is_error => {
+            failures.push(Failure::new(step, "ok", state(!ok), actual()));
+        }
+        CallExpectation::Error(want) if *want != result.is_error => {
             failures.push(Failure::new(step, "error", state(*want), actual()));
         }
-        Some(ErrorExpect::Matches(pattern)) => {
+        CallExpectation::ErrorMatches(Pattern {
+            text: pattern,
+            regex,
+        }) => {
             if !result.is_error {
                 failures.push(Failure::new(
                     step,
@@ -173,7 +242,7 @@ fn outcome_checks(
                     format!("an error result matching /{pattern}/"),
                     actual(),
                 ));
-            } else if let Some(regex) = &check.error_regex
+            } else if let Some(regex) = regex
                 && !regex.is_match(text)
             {
                 failures.push(
@@ -221,106 +290,59 @@ pub(super) fn truncation_check(
     failures.push(Failure::new(step, "truncated", expected, actual));
 }
 
-/// `image`, `updates` and `max_tokens`: what the result holds and costs.
-fn content_checks(
-    input: &CheckInput<'_>,
+/// The failures of image block `i` of `blocks` against `want`, each named
+/// `{name} {what}`.
+fn image_block_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    e: &CallExpect,
-    result: &ToolResult,
+    (blocks, i, name): (&[images::Block], usize, &str),
+    want: &ImageChecks,
 ) {
-    if let Some(ImageExpect::Flag(want)) = e.image {
-        let has = result
-            .content
-            .iter()
-            .any(|c| matches!(c, Content::Image { .. }));
-        flag_check(
-            failures,
+    let Some(block) = blocks.get(i) else { return };
+    for (what, expected, actual) in images::misses(block, want) {
+        failures.push(Failure::new(
             step,
-            "image",
-            (want, has),
-            ("an image block", "no image block"),
-        );
-    }
-    if let Some(max) = e.max_tokens {
-        let got = input.tokens.count(&priced_text(&result.content));
-        if got > max {
-            failures.push(Failure::new(
-                step,
-                "max_tokens",
-                format!("at most {max} tokens ({})", input.tokens.name()),
-                format!("{got} tokens"),
-            ));
-        }
+            &format!("{name} {what}"),
+            expected,
+            actual,
+        ));
     }
 }
 
-/// `details_at`: each pointer's matchers on the result's details.
-fn details_at_checks(
+/// `image: {checks}`: there is an image block, and every one passes.
+fn each_image_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    check: &CallCheck,
-    result: &ToolResult,
-) {
-    for (at, want) in check.expect.details_at.iter().flatten() {
-        let regex = check.details_regexes.get(at).map(|r| &**r);
-        for (matcher, expected, actual) in pointer::misses(result.details.as_ref(), at, want, regex)
-        {
-            failures.push(Failure::new(
-                step,
-                &format!(
-                    "details_at {} {matcher}",
-                    if at.is_empty() { "(root)" } else { at }
-                ),
-                expected,
-                actual,
-            ));
-        }
-    }
-}
-
-/// `image: {checks}` and `images`: the image blocks, each checked.
-fn images_checks(
-    failures: &mut Vec<Failure>,
-    step: Option<&str>,
-    e: &CallExpect,
+    want: &ImageChecks,
     result: &ToolResult,
 ) {
     let blocks = images::blocks(&result.content);
-    let each = |failures: &mut Vec<Failure>, name: &str, i: usize, want: &ImageChecks| {
-        let Some(block) = blocks.get(i) else { return };
-        for (what, expected, actual) in images::misses(block, want) {
-            failures.push(Failure::new(
-                step,
-                &format!("{name} {what}"),
-                expected,
-                actual,
-            ));
-        }
-    };
-    if let Some(ImageExpect::Checks(want)) = &e.image {
-        if blocks.is_empty() {
-            failures.push(Failure::new(
-                step,
-                "image",
-                "an image block",
-                "no image block",
-            ));
-        }
-        for i in 0..blocks.len() {
-            let name = if blocks.len() == 1 {
-                "image".to_owned()
-            } else {
-                format!("image {}", i + 1)
-            };
-            each(failures, &name, i, want);
-        }
+    if blocks.is_empty() {
+        failures.push(Failure::new(
+            step,
+            "image",
+            "an image block",
+            "no image block",
+        ));
     }
-    let (count, list): (usize, &[ImageChecks]) = match &e.images {
-        None => return,
-        Some(ImagesExpect::Count(n)) => (*n, &[]),
-        Some(ImagesExpect::Each(list)) => (list.len(), list),
-    };
+    for i in 0..blocks.len() {
+        let name = if blocks.len() == 1 {
+            "image".to_owned()
+        } else {
+            format!("image {}", i + 1)
+        };
+        image_block_check(failures, step, (&blocks, i, &name), want);
+    }
+}
+
+/// `images`: how many image blocks, and each one's checks in order.
+fn images_check(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    (count, each): (usize, &[ImageChecks]),
+    result: &ToolResult,
+) {
+    let blocks = images::blocks(&result.content);
     if blocks.len() != count {
         failures.push(Failure::new(
             step,
@@ -329,8 +351,8 @@ fn images_checks(
             blocks_text(blocks.len()),
         ));
     }
-    for (i, want) in list.iter().enumerate() {
-        each(failures, &format!("images[{i}]"), i, want);
+    for (i, want) in each.iter().enumerate() {
+        image_block_check(failures, step, (&blocks, i, &format!("images[{i}]")), want);
     }
 }
 
@@ -353,71 +375,74 @@ fn blocks_text(n: usize) -> String {
 
 /// `updates`: how many partial results the call streamed, and what they
 /// said. `count` is the loop's own count.
-fn updates_checks(
+fn updates_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    want: &UpdatesExpect,
+    expectation: &CallExpectation,
     count: usize,
     log: Option<&CallUpdates>,
 ) {
-    if let Some(min) = want.min
-        && count < min
-    {
-        failures.push(Failure::new(
-            step,
-            "updates",
-            format!("at least {min} updates"),
-            updates_text(count),
-        ));
-    }
-    if let Some(max) = want.max
-        && count > max
-    {
-        failures.push(Failure::new(
-            step,
-            "updates.max",
-            format!("at most {max} updates"),
-            updates_text(count),
-        ));
-    }
-    let kept: &[String] = log.map_or(&[], |l| l.kept.as_slice());
-    let unkept = log.map_or(0, |l| l.unkept);
-    for needle in want.contains.iter().flat_map(|l| l.0.iter()) {
-        if !kept.iter().any(|t| t.contains(needle.as_str())) {
-            let note = if unkept > 0 {
-                format!(
-                    " ({unkept} later updates were past the {} the checks keep)",
-                    crate::tools::truncate::format_size(MAX_KEPT_BYTES)
-                )
-            } else {
-                String::new()
-            };
+    match expectation {
+        CallExpectation::UpdatesMin(min) if count < *min => {
             failures.push(Failure::new(
                 step,
-                "updates.contains",
-                format!("an update containing {needle:?}"),
-                format!(
-                    "{}, none containing it{note}; the last: {}",
-                    updates_text(count),
-                    shown_update(log.and_then(|l| l.last.as_deref()))
-                ),
+                "updates",
+                format!("at least {min} updates"),
+                updates_text(count),
             ));
         }
-    }
-    for needle in want.last_contains.iter().flat_map(|l| l.0.iter()) {
-        let last = log.and_then(|l| l.last.as_deref());
-        if !last.is_some_and(|t| t.contains(needle.as_str())) {
-            let text = last.unwrap_or("");
-            failures.push(
-                Failure::new(
-                    step,
-                    "updates.last_contains",
-                    format!("a last update containing {needle:?}"),
-                    shown_update(last),
-                )
-                .with_focus(focus::for_contains(text, needle)),
-            );
+        CallExpectation::UpdatesMax(max) if count > *max => {
+            failures.push(Failure::new(
+                step,
+                "updates.max",
+                format!("at most {max} updates"),
+                updates_text(count),
+            ));
         }
+        CallExpectation::UpdatesContains(needles) => {
+            let kept: &[String] = log.map_or(&[], |l| l.kept.as_slice());
+            let unkept = log.map_or(0, |l| l.unkept);
+            for needle in needles {
+                if !kept.iter().any(|t| t.contains(needle.as_str())) {
+                    let note = if unkept > 0 {
+                        format!(
+                            " ({unkept} later updates were past the {} the checks keep)",
+                            crate::tools::truncate::format_size(MAX_KEPT_BYTES)
+                        )
+                    } else {
+                        String::new()
+                    };
+                    failures.push(Failure::new(
+                        step,
+                        "updates.contains",
+                        format!("an update containing {needle:?}"),
+                        format!(
+                            "{}, none containing it{note}; the last: {}",
+                            updates_text(count),
+                            shown_update(log.and_then(|l| l.last.as_deref()))
+                        ),
+                    ));
+                }
+            }
+        }
+        CallExpectation::UpdatesLastContains(needles) => {
+            for needle in needles {
+                let last = log.and_then(|l| l.last.as_deref());
+                if !last.is_some_and(|t| t.contains(needle.as_str())) {
+                    let text = last.unwrap_or("");
+                    failures.push(
+                        Failure::new(
+                            step,
+                            "updates.last_contains",
+                            format!("a last update containing {needle:?}"),
+                            shown_update(last),
+                        )
+                        .with_focus(focus::for_contains(text, needle)),
+                    );
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -488,38 +513,4 @@ pub fn subset_mismatch(want: &Value, actual: &Value, path: String) -> Option<Str
         (Value::Number(w), Value::Number(a)) => (w.as_f64() != a.as_f64()).then_some(path),
         (w, a) => (w != a).then_some(path),
     }
-}
-
-/// A call's checks with their `${var}` expanded (docs/scenarios.md,
-/// "Variables"); unchanged when they have none.
-fn expanded_call_check<'c>(
-    check: &'c CallCheck,
-    vars: &vars::Vars,
-    failures: &mut Vec<Failure>,
-) -> Cow<'c, CallCheck> {
-    if !vars::call_expect_has_vars(&check.expect) {
-        return Cow::Borrowed(check);
-    }
-    let expect = vars::expand_call_expect(&check.expect, vars);
-    let error_pattern = match &expect.error {
-        Some(ErrorExpect::Matches(p)) => Some(p.as_str()),
-        _ => None,
-    };
-    let error_regex = expanded_regex(error_pattern, &check.label, failures);
-    let matches = expanded_regex(expect.matches.as_deref(), &check.label, failures);
-    let mut details_regexes = BTreeMap::new();
-    for (at, detail) in expect.details_at.iter().flatten() {
-        if let DetailCheck::Matchers(m) = detail
-            && let Some(regex) = expanded_regex(m.matches.as_deref(), &check.label, failures)
-        {
-            details_regexes.insert(at.clone(), regex);
-        }
-    }
-    Cow::Owned(CallCheck {
-        expect,
-        error_regex,
-        matches,
-        details_regexes,
-        ..check.clone()
-    })
 }

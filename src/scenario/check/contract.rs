@@ -2,6 +2,8 @@
 //! the run's `expect:` of `order` and `stats`.
 
 use crate::agent::Message;
+use crate::scenario::expect::Figure;
+use crate::scenario::expect::StatBound;
 
 use super::failure::Failure;
 use super::input::CheckInput;
@@ -86,8 +88,9 @@ fn label_of(input: &CheckInput<'_>, id: &str) -> String {
         .unwrap_or_else(|| format!("call {id}"))
 }
 
+/// `order`: the tools called, in order.
 pub(super) fn order_check(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
-    if let Some(want) = &input.scenario.run_check.expect.order {
+    if let Some(want) = &input.scenario.run_check.order {
         let got: Vec<&str> = input
             .transcript
             .calls
@@ -105,53 +108,37 @@ pub(super) fn order_check(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
     }
 }
 
+/// `stats`: the run's figures, exactly or at most.
 pub(super) fn stats_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
-    let Some(stats) = &input.scenario.run_check.expect.stats else {
-        return;
-    };
     let f = input.figures;
     let step = Some("stats");
-    let exact = [
-        ("stats.retries", stats.retries, f.retries),
-        ("stats.errors", stats.errors, f.errors),
-        ("stats.turns", stats.turns, f.turns),
-    ];
-    for (name, want, got) in exact {
-        if let Some(want) = want
-            && want != got
-        {
-            failures.push(Failure::new(step, name, want.to_string(), got.to_string()));
-        }
-    }
-    let bounds = [
-        ("stats.max_retries", stats.max_retries, f.retries),
-        ("stats.max_errors", stats.max_errors, f.errors),
-        (
-            "stats.max_result_tokens",
-            stats.max_result_tokens,
-            f.result_tokens,
-        ),
-        (
-            "stats.max_input_tokens",
-            stats.max_input_tokens,
-            f.input_tokens + f.cache_read_tokens,
-        ),
-        (
-            "stats.max_output_tokens",
-            stats.max_output_tokens,
-            f.output_tokens,
-        ),
-    ];
-    for (name, max, got) in bounds {
-        if let Some(max) = max
-            && got > max
-        {
-            failures.push(Failure::new(
-                step,
-                name,
-                format!("at most {max}"),
-                got.to_string(),
-            ));
+    for stat in &input.scenario.run_check.stats {
+        let got = match stat.figure {
+            Figure::Retries => f.retries,
+            Figure::Errors => f.errors,
+            Figure::Turns => f.turns,
+            Figure::ResultTokens => f.result_tokens,
+            Figure::InputTokens => f.input_tokens + f.cache_read_tokens,
+            Figure::OutputTokens => f.output_tokens,
+        };
+        match stat.want {
+            StatBound::Exactly(want) if want != got => {
+                failures.push(Failure::new(
+                    step,
+                    stat.name,
+                    want.to_string(),
+                    got.to_string(),
+                ));
+            }
+            StatBound::AtMost(max) if got > max => {
+                failures.push(Failure::new(
+                    step,
+                    stat.name,
+                    format!("at most {max}"),
+                    got.to_string(),
+                ));
+            }
+            _ => {}
         }
     }
 }

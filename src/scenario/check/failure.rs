@@ -2,13 +2,13 @@
 //! wording the parts share (yes-or-no checks, substrings and regexes on a
 //! text).
 
+use regex::Regex;
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::scenario::focus;
 use crate::scenario::focus::Focus;
-use crate::scenario::model::StringList;
 
 /// One failed check.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -94,17 +94,16 @@ pub(super) fn flag_check(
     }
 }
 
-/// `contains`, `not_contains` and `matches` on a text; `noun` names it in
+/// `contains` on a text: each needle is in it; `noun` names the text in
 /// the expectation (`text` of a result, `content` of a file).
-pub(super) fn substring_checks(
+pub(super) fn contains_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
     noun: &str,
     text: &str,
-    (contains, not_contains): (Option<&StringList>, Option<&StringList>),
-    matches: Option<&regex::Regex>,
+    needles: &[String],
 ) {
-    for needle in contains.iter().flat_map(|l| l.0.iter()) {
+    for needle in needles {
         if !text.contains(needle.as_str()) {
             failures.push(
                 Failure::new(
@@ -117,7 +116,17 @@ pub(super) fn substring_checks(
             );
         }
     }
-    for needle in not_contains.iter().flat_map(|l| l.0.iter()) {
+}
+
+/// `not_contains` on a text: no needle is in it.
+pub(super) fn not_contains_check(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    noun: &str,
+    text: &str,
+    needles: &[String],
+) {
+    for needle in needles {
         if text.contains(needle.as_str()) {
             failures.push(
                 Failure::new(
@@ -130,9 +139,17 @@ pub(super) fn substring_checks(
             );
         }
     }
-    if let Some(regex) = matches
-        && !regex.is_match(text)
-    {
+}
+
+/// `matches` on a text.
+pub(super) fn matches_check(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
+    noun: &str,
+    text: &str,
+    regex: &Regex,
+) {
+    if !regex.is_match(text) {
         failures.push(
             Failure::new(
                 step,

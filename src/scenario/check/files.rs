@@ -1,23 +1,26 @@
 //! The run's `expect.files`: each file read through a handle confined to
 //! the workspace, and checked as the model would read it.
 
-use std::borrow::Cow;
 use std::path::Path;
 
 use crate::agent::Presenter;
 use crate::scenario::exact;
+use crate::scenario::expect::ContentCheck;
+use crate::scenario::expect::FileChecks;
+use crate::scenario::expect::FileExpectation;
+use crate::scenario::expect::ModeCheck;
+use crate::scenario::expect::Presence;
 use crate::scenario::model::Eol;
-use crate::scenario::model::FileChecks;
-use crate::scenario::model::FileExpect;
-use crate::scenario::vars;
 use crate::tools::ops::ConfinedFs;
 use crate::tools::ops::FsOps;
 
+use super::expand;
 use super::failure::Failure;
+use super::failure::contains_check;
 use super::failure::flag_check;
-use super::failure::substring_checks;
+use super::failure::matches_check;
+use super::failure::not_contains_check;
 use super::input::CheckInput;
-use super::input::expanded_regex;
 use super::input::variables;
 
 /// The largest file a file check reads.
@@ -90,27 +93,17 @@ impl CheckedFiles {
     }
 }
 
+/// `expect.files`: each file's checks, in path order.
 pub(super) fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
     let files = CheckedFiles::new(input.workspace);
     let vars = variables(input, None);
-    for (rel, expect) in &input.scenario.run_check.expect.files {
-        let expect: &FileExpect = expect;
+    for file in &input.scenario.run_check.files {
+        let rel = file.path.as_str();
         let label = format!("files: {rel}");
         let step = Some(label.as_str());
-        let (expect, expanded_regex) = if vars::file_expect_has_vars(expect) {
-            let expanded = vars::expand_file_expect(expect, &vars);
-            let pattern = match &expanded {
-                FileExpect::Checks(c) => c.matches.clone(),
-                FileExpect::Equals(_) => None,
-            };
-            let regex = expanded_regex(pattern.as_deref(), &label, failures);
-            (Cow::Owned(expanded), regex)
-        } else {
-            (Cow::Borrowed(expect), None)
-        };
-        let expect = expect.as_ref();
-        match expect {
-            FileExpect::Equals(want) => match files.read(rel) {
+        let expect = expand::file_check(file, &vars, &label, failures);
+        match expect.as_ref() {
+            FileExpectation::Equals(want) => match files.read(rel) {
                 Ok(bytes) => {
                     let got = input.presenter.text(&String::from_utf8_lossy(&bytes));
                     if got != *want {
@@ -124,45 +117,35 @@ pub(super) fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
                     format!("cannot read the file: {err}"),
                 )),
             },
-            FileExpect::Checks(checks) => {
-                let regex = expanded_regex
-                    .as_deref()
-                    .or_else(|| input.scenario.run_check.file_regexes.get(rel).map(|r| &**r));
-                let bytes = input.scenario.run_check.file_bytes.get(rel);
-                file_object_checks(
-                    failures,
-                    step,
-                    (&files, rel, input.presenter),
-                    checks,
-                    (regex, bytes.map(Vec::as_slice)),
-                );
+            FileExpectation::Checks(checks) => {
+                file_object_checks(failures, step, (&files, rel, input.presenter), checks);
             }
         }
     }
 }
 
-/// The object form of a file's checks; `regex` is its compiled `matches`.
-/// The file's text is checked as `presenter` shows it to the model.
+/// The object form of a file's checks. The file's text is checked as
+/// `presenter` shows it to the model.
 fn file_object_checks(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
     (files, rel, presenter): (&CheckedFiles, &str, &Presenter),
     checks: &FileChecks,
-    (regex, want_bytes): (Option<&regex::Regex>, Option<&[u8]>),
 ) {
     let exists = files.exists(rel);
-    let presence = ("the file exists", "no such file");
-    if let Some(absent) = checks.absent
-        && absent == exists
-    {
-        flag_check(failures, step, "absent", (!absent, exists), presence);
-        return;
-    }
-    if let Some(want) = checks.exists
-        && want != exists
-    {
-        flag_check(failures, step, "exists", (want, exists), presence);
-        return;
+    let shown = ("the file exists", "no such file");
+    for presence in &checks.presence {
+        match *presence {
+            Presence::Absent(absent) if absent == exists => {
+                flag_check(failures, step, "absent", (!absent, exists), shown);
+                return;
+            }
+            Presence::Exists(want) if want != exists => {
+                flag_check(failures, step, "exists", (want, exists), shown);
+                return;
+            }
+            _ => {}
+        }
     }
     if let Some(target) = &checks.symlink {
         let found = files.link(rel).map(|t| presenter.text(&t));
@@ -179,36 +162,12 @@ fn file_object_checks(
             ));
         }
     }
-    let needs_content = checks.equals.is_some()
-        || checks.contains.is_some()
-        || checks.not_contains.is_some()
-        || checks.matches.is_some()
-        || checks.bom.is_some()
-        || checks.eol.is_some()
-        || checks.bytes_base64.is_some()
-        || checks.sha256.is_some();
-    if needs_content {
+    if !checks.content.is_empty() {
         match files.read(rel) {
             Ok(bytes) => {
                 let text = presenter.text(&String::from_utf8_lossy(&bytes));
-                content_of_file_checks(failures, step, (&bytes, &text), checks, regex);
-                let exact = [
-                    (
-                        "bytes_base64",
-                        want_bytes.and_then(|w| exact::bytes(w, &bytes)),
-                    ),
-                    (
-                        "sha256",
-                        checks
-                            .sha256
-                            .as_deref()
-                            .and_then(|w| exact::sha256(w, &bytes)),
-                    ),
-                ];
-                for (check, miss) in exact {
-                    if let Some((expected, actual)) = miss {
-                        failures.push(Failure::new(step, check, expected, actual));
-                    }
+                for check in &checks.content {
+                    content_check(failures, step, (&bytes, &text), check);
                 }
             }
             Err(err) => {
@@ -227,52 +186,64 @@ fn file_object_checks(
     }
 }
 
-/// `equals`, `contains`, `not_contains`, `matches` on a file's text (as
-/// presented), `bom` and `eol` on its bytes.
-fn content_of_file_checks(
+/// One check of what a file holds: on its text (as presented) or on its
+/// bytes.
+fn content_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
     (bytes, text): (&[u8], &str),
-    checks: &FileChecks,
-    regex: Option<&regex::Regex>,
+    check: &ContentCheck,
 ) {
-    if let Some(want) = &checks.equals
-        && *want != text
-    {
-        failures.push(Failure::new(step, "equals", want.clone(), text));
-    }
-    substring_checks(
-        failures,
-        step,
-        "content",
-        text,
-        (checks.contains.as_ref(), checks.not_contains.as_ref()),
-        regex,
-    );
-    if let Some(want) = checks.bom {
-        let has = bytes.starts_with(b"\xEF\xBB\xBF");
-        flag_check(
-            failures,
-            step,
-            "bom",
-            (want, has),
-            ("a UTF-8 BOM", "no BOM"),
-        );
-    }
-    if let Some(want) = checks.eol {
-        let crlf = bytes.windows(2).filter(|w| w == b"\r\n").count();
-        let lf = bytes.iter().filter(|b| **b == b'\n').count();
-        let (ok, what) = match want {
-            Eol::Lf => (crlf == 0, "LF line endings only"),
-            Eol::Crlf => (lf > 0 && crlf == lf, "CRLF line endings only"),
-        };
-        if !ok {
-            failures.push(Failure::new(
+    match check {
+        ContentCheck::Equals(want) => {
+            if *want != text {
+                failures.push(Failure::new(step, "equals", want.clone(), text));
+            }
+        }
+        ContentCheck::Contains(needles) => contains_check(failures, step, "content", text, needles),
+        ContentCheck::NotContains(needles) => {
+            not_contains_check(failures, step, "content", text, needles);
+        }
+        ContentCheck::Matches(pattern) => {
+            if let Some(regex) = &pattern.regex {
+                matches_check(failures, step, "content", text, regex);
+            }
+        }
+        ContentCheck::Bom(want) => {
+            let has = bytes.starts_with(b"\xEF\xBB\xBF");
+            flag_check(
+                failures,
                 step,
-                "eol",
-                what,
-                format!("{} CRLF and {} bare LF line endings", crlf, lf - crlf),
-            ));
+                "bom",
+                (*want, has),
+                ("a UTF-8 BOM", "no BOM"),
+            );
+        }
+        ContentCheck::Eol(want) => {
+            let crlf = bytes.windows(2).filter(|w| w == b"\r\n").count();
+            let lf = bytes.iter().filter(|b| **b == b'\n').count();
+            let (ok, what) = match want {
+                Eol::Lf => (crlf == 0, "LF line endings only"),
+                Eol::Crlf => (lf > 0 && crlf == lf, "CRLF line endings only"),
+            };
+            if !ok {
+                failures.push(Failure::new(
+                    step,
+                    "eol",
+                    what,
+                    format!("{} CRLF and {} bare LF line endings", crlf, lf - crlf),
+                ));
+            }
+        }
+        ContentCheck::Bytes(want) => {
+            if let Some((expected, actual)) = exact::bytes(want, bytes) {
+                failures.push(Failure::new(step, "bytes_base64", expected, actual));
+            }
+        }
+        ContentCheck::Sha256(want) => {
+            if let Some((expected, actual)) = exact::sha256(want, bytes) {
+                failures.push(Failure::new(step, "sha256", expected, actual));
+            }
         }
     }
 }
@@ -282,22 +253,19 @@ fn mode_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
     found: Result<u32, String>,
-    mode: &str,
+    mode: &ModeCheck,
 ) {
     match found {
         Ok(found) => {
             let got = format!("{:o}", found & 0o7777);
-            let want = u32::from_str_radix(mode, 8)
-                .map(|m| format!("{m:o}"))
-                .unwrap_or_else(|_| mode.to_owned());
-            if got != want {
-                failures.push(Failure::new(step, "mode", want, got));
+            if got != mode.octal {
+                failures.push(Failure::new(step, "mode", mode.octal.clone(), got));
             }
         }
         Err(err) => failures.push(Failure::new(
             step,
             "mode",
-            mode,
+            mode.written.as_str(),
             format!("cannot stat it: {err}"),
         )),
     }

@@ -15,8 +15,6 @@ use crate::scenario::load::Scenario;
 use crate::scenario::updates::UpdateLog;
 use crate::scenario::vars;
 
-use super::failure::Failure;
-
 /// Everything the checks look at.
 pub struct CheckInput<'a> {
     /// The scenario.
@@ -49,27 +47,4 @@ pub(super) fn variables(input: &CheckInput<'_>, bound: Option<&vars::Vars>) -> v
     let mut all = bound.unwrap_or(&input.report.vars).clone();
     all.insert("workspace".to_owned(), input.workspace_name.to_owned());
     all
-}
-
-/// A regex of an expectation after expansion; a failure when it no
-/// longer compiles (a value too large for the regex engine).
-pub(super) fn expanded_regex(
-    pattern: Option<&str>,
-    step: &str,
-    failures: &mut Vec<Failure>,
-) -> Option<std::sync::Arc<regex::Regex>> {
-    let pattern = pattern?;
-    match regex::Regex::new(pattern) {
-        Ok(regex) => Some(std::sync::Arc::new(regex)),
-        Err(err) => {
-            failures.push(Failure::new(
-                Some(step),
-                "expect",
-                "a regex that compiles once its variables are expanded",
-                err.to_string(),
-            ));
-            // A regex that matches nothing, so the check fails.
-            regex::Regex::new("[^\\s\\S]").ok().map(std::sync::Arc::new)
-        }
-    }
 }

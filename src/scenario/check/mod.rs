@@ -9,9 +9,11 @@
 //! | `contract` | the loop's contract, `order` and `stats` |
 //! | `call` | the checks of each call |
 //! | `files` | `expect.files`, read inside the workspace only |
+//! | `expand` | `${var}` in the checks, expanded with the run's values |
 
 mod call;
 mod contract;
+mod expand;
 mod failure;
 mod files;
 mod input;
@@ -19,7 +21,6 @@ mod input;
 use std::collections::HashMap;
 
 use call::call_checks;
-use call::cancelled_check;
 use contract::loop_contract;
 use contract::order_check;
 use contract::stats_checks;
@@ -46,8 +47,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckOutput {
     for (id, check) in &input.scenario.call_checks {
         match results.get(id.as_str()) {
             Some(record) => {
-                call_checks(input, id, check, &record.result, record.updates, &mut out);
-                cancelled_check(&mut out.failures, check, record);
+                call_checks(input, id, check, record, &mut out);
             }
             // A retry that was not needed is not a failure.
             None if check.retry => {}

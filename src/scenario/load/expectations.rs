@@ -1,24 +1,39 @@
-//! The expectations: a call's `expect:` and the run's, their regexes
-//! compiled (those without `${var}`), their values checked.
+//! The expectations: a call's `expect:` and the run's, checked and
+//! compiled into lists of typed checks ([`crate::scenario::expect`]), their
+//! regexes compiled in them (those without `${var}`).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use regex::Regex;
 
 use crate::scenario::exact;
+use crate::scenario::expect::CallCheck;
+use crate::scenario::expect::CallExpectation;
+use crate::scenario::expect::ContentCheck;
+use crate::scenario::expect::DetailExpect;
+use crate::scenario::expect::Figure;
+use crate::scenario::expect::FileCheck;
+use crate::scenario::expect::FileChecks;
+use crate::scenario::expect::FileExpectation;
+use crate::scenario::expect::ModeCheck;
+use crate::scenario::expect::Pattern;
+use crate::scenario::expect::Presence;
+use crate::scenario::expect::RunCheck;
+use crate::scenario::expect::StatBound;
+use crate::scenario::expect::StatCheck;
 use crate::scenario::model::CallExpect;
 use crate::scenario::model::DetailCheck;
 use crate::scenario::model::ErrorExpect;
 use crate::scenario::model::FileExpect;
+use crate::scenario::model::ImageExpect;
+use crate::scenario::model::ImagesExpect;
 use crate::scenario::model::RunExpect;
+use crate::scenario::model::StatsExpect;
 use crate::scenario::pointer;
 use crate::scenario::vars;
 use crate::scenario::yaml::Seg;
 use crate::tools::ALL_TOOL_NAMES;
 
-use super::scenario::CallCheck;
-use super::scenario::RunCheck;
 use super::validator::NUL_IN_PATH;
 use super::validator::Validator;
 use super::validator::is_inside;
@@ -27,7 +42,17 @@ use super::validator::k;
 use super::validator::unknown_tool_message;
 
 impl Validator<'_> {
-    /// The checks of one call, with their regexes compiled.
+    /// A regex of an expectation at `at`: checked, and compiled unless it
+    /// holds `${var}`.
+    fn pattern(&mut self, at: &[Seg], text: &str) -> Pattern {
+        Pattern {
+            text: text.to_owned(),
+            regex: self.compile_expect(at, text),
+        }
+    }
+
+    /// The checks of one call, in the order they are judged, with their
+    /// regexes compiled.
     pub(super) fn call_check(
         &mut self,
         expect: &CallExpect,
@@ -35,14 +60,17 @@ impl Validator<'_> {
         label: &str,
         retry: bool,
     ) -> CallCheck {
-        let error_regex = match &expect.error {
-            Some(ErrorExpect::Matches(p)) => self.compile_expect(&join(at, [k("error")]), p),
-            _ => None,
-        };
-        let matches = match &expect.matches {
-            Some(p) => self.compile_expect(&join(at, [k("matches")]), p),
+        let error = match &expect.error {
+            Some(ErrorExpect::Flag(want)) => Some(CallExpectation::Error(*want)),
+            Some(ErrorExpect::Matches(p)) => Some(CallExpectation::ErrorMatches(
+                self.pattern(&join(at, [k("error")]), p),
+            )),
             None => None,
         };
+        let matches = expect
+            .matches
+            .as_ref()
+            .map(|p| self.pattern(&join(at, [k("matches")]), p));
         if expect.ok == Some(true)
             && matches!(
                 expect.error,
@@ -54,51 +82,107 @@ impl Validator<'_> {
                 format!("{label}: `ok: true` and `error` contradict each other; keep one"),
             );
         }
-        let details_regexes = self.details_at(expect, at, label);
+        let details_at = self.details_at(expect, at, label);
         self.updates_bounds(expect, at, label);
+        let mut checks = Vec::new();
+        checks.extend(expect.ok.map(CallExpectation::Ok));
+        checks.extend(error);
+        checks.extend(
+            expect
+                .contains
+                .clone()
+                .map(|l| CallExpectation::Contains(l.0)),
+        );
+        checks.extend(
+            expect
+                .not_contains
+                .clone()
+                .map(|l| CallExpectation::NotContains(l.0)),
+        );
+        checks.extend(matches.map(CallExpectation::Matches));
+        checks.extend(expect.equals.clone().map(CallExpectation::Equals));
+        checks.extend(expect.lines.map(CallExpectation::Lines));
+        checks.extend(expect.truncated.map(CallExpectation::Truncated));
+        checks.extend(expect.details.clone().map(CallExpectation::Details));
+        checks.extend(details_at);
+        if let Some(ImageExpect::Flag(want)) = expect.image {
+            checks.push(CallExpectation::HasImage(want));
+        }
+        checks.extend(expect.max_tokens.map(CallExpectation::MaxTokens));
+        if let Some(ImageExpect::Checks(want)) = &expect.image {
+            checks.push(CallExpectation::EachImage(want.clone()));
+        }
+        match &expect.images {
+            Some(ImagesExpect::Count(n)) => checks.push(CallExpectation::Images {
+                count: *n,
+                each: Vec::new(),
+            }),
+            Some(ImagesExpect::Each(list)) => checks.push(CallExpectation::Images {
+                count: list.len(),
+                each: list.clone(),
+            }),
+            None => {}
+        }
+        if let Some(u) = &expect.updates {
+            checks.extend(u.min.map(CallExpectation::UpdatesMin));
+            checks.extend(u.max.map(CallExpectation::UpdatesMax));
+            checks.extend(
+                u.contains
+                    .clone()
+                    .map(|l| CallExpectation::UpdatesContains(l.0)),
+            );
+            checks.extend(
+                u.last_contains
+                    .clone()
+                    .map(|l| CallExpectation::UpdatesLastContains(l.0)),
+            );
+        }
+        if expect.snapshot == Some(true) {
+            checks.push(CallExpectation::Snapshot);
+        }
+        checks.extend(expect.cancelled.map(CallExpectation::Cancelled));
         CallCheck {
             label: label.to_owned(),
             retry,
-            expect: expect.clone(),
-            error_regex,
-            matches,
-            details_regexes,
+            checks,
+            has_vars: vars::call_expect_has_vars(expect),
+            keeps_update_texts: expect
+                .updates
+                .as_ref()
+                .is_some_and(|u| u.contains.is_some()),
         }
     }
 
-    /// `details_at`: pointers, matchers and regexes checked; the regexes
-    /// compiled (those without `${var}`), by pointer.
-    pub(super) fn details_at(
-        &mut self,
-        expect: &CallExpect,
-        at: &[Seg],
-        label: &str,
-    ) -> BTreeMap<String, Arc<Regex>> {
-        let mut regexes = BTreeMap::new();
+    /// `details_at`: pointers, matchers and regexes checked; each entry a
+    /// check, its regex compiled (unless it holds `${var}`).
+    fn details_at(&mut self, expect: &CallExpect, at: &[Seg], label: &str) -> Vec<CallExpectation> {
+        let mut checks = Vec::new();
         for (pointer, check) in expect.details_at.iter().flatten() {
             let entry = join(at, [k("details_at"), k(pointer)]);
             if let Some(problem) = pointer::pointer_problem(pointer) {
                 self.problem_at_key(&entry, format!("{label}: {problem}"));
                 continue;
             }
-            let DetailCheck::Matchers(m) = check else {
-                continue;
-            };
-            if let Some((key, problem)) = pointer::matchers_problem(m) {
-                let place = if key.is_empty() {
-                    entry.clone()
-                } else {
-                    join(&entry, [k(key)])
-                };
-                self.problem(&place, format!("{label}: {problem}"));
+            let mut regex: Option<Arc<Regex>> = None;
+            if let DetailCheck::Matchers(m) = check {
+                if let Some((key, problem)) = pointer::matchers_problem(m) {
+                    let place = if key.is_empty() {
+                        entry.clone()
+                    } else {
+                        join(&entry, [k(key)])
+                    };
+                    self.problem(&place, format!("{label}: {problem}"));
+                }
+                if let Some(pattern) = &m.matches {
+                    regex = self.compile_expect(&join(&entry, [k("matches")]), pattern);
+                }
             }
-            if let Some(pattern) = &m.matches
-                && let Some(regex) = self.compile_expect(&join(&entry, [k("matches")]), pattern)
-            {
-                regexes.insert(pointer.clone(), regex);
-            }
+            checks.push(CallExpectation::DetailsAt {
+                pointer: pointer.clone(),
+                check: DetailExpect::new(check, regex),
+            });
         }
-        regexes
+        checks
     }
 
     /// `updates: { min, max }`: a range that some count can be in.
@@ -117,11 +201,7 @@ impl Validator<'_> {
     /// The run checks, with their regexes compiled; `${var}` in them may be
     /// anything the script captures.
     pub(super) fn run_check(&mut self, expect: &RunExpect) -> RunCheck {
-        let mut run_check = RunCheck {
-            expect: expect.clone(),
-            file_regexes: BTreeMap::new(),
-            file_bytes: BTreeMap::new(),
-        };
+        let mut files = Vec::new();
         let files_at = [k("expect"), k("files")];
         let known = self.known_vars.clone();
         for (rel, file) in &expect.files {
@@ -139,52 +219,154 @@ impl Validator<'_> {
             }
             let refs = vars::file_expect_refs(file);
             self.unknown_refs(&at, refs, &known, None, "in a step");
-            let FileExpect::Checks(checks) = &**file else {
-                continue;
-            };
-            if let Some(pattern) = &checks.matches
-                && let Some(regex) = self.compile_expect(&join(&at, [k("matches")]), pattern)
-            {
-                run_check.file_regexes.insert(rel.clone(), regex);
-            }
-            if let Some(mode) = &checks.mode
-                && parse_mode(mode).is_none()
-            {
-                self.problem(
-                    &join(&at, [k("mode")]),
-                    format!("`{mode}` is not an octal mode like \"644\""),
-                );
-            }
-            if let Some(encoded) = &checks.bytes_base64 {
-                match exact::decode_base64(encoded) {
-                    Ok(bytes) => {
-                        run_check.file_bytes.insert(rel.clone(), bytes);
-                    }
-                    Err(problem) => self.problem(&join(&at, [k("bytes_base64")]), problem),
+            let expectation = match &**file {
+                FileExpect::Equals(want) => FileExpectation::Equals(want.clone()),
+                FileExpect::Checks(checks) => {
+                    FileExpectation::Checks(self.file_checks(&at, checks))
                 }
-            }
-            if let Some(digest) = &checks.sha256
-                && !exact::is_sha256(digest)
-            {
-                self.problem(
-                    &join(&at, [k("sha256")]),
-                    format!(
-                        "`{digest}` is not a SHA-256 digest: give 64 hex digits (`sha256sum \
-                         FILE` prints them)"
-                    ),
-                );
-            }
+            };
+            files.push(FileCheck {
+                path: rel.clone(),
+                expect: expectation,
+                has_vars: vars::file_expect_has_vars(file),
+            });
         }
         for (i, name) in expect.order.iter().flatten().enumerate() {
-            if !ALL_TOOL_NAMES.contains(&name.as_str()) {
+            let known = ALL_TOOL_NAMES.contains(&name.as_str())
+                || self.server_tools.contains(name)
+                || self.open_tools;
+            if !known {
                 self.problem(
                     &[k("expect"), k("order"), Seg::Index(i)],
-                    unknown_tool_message(name),
+                    unknown_tool_message(name, &self.server_tools),
                 );
             }
         }
-        run_check
+        RunCheck {
+            files,
+            order: expect.order.clone(),
+            stats: expect.stats.as_ref().map(stat_checks).unwrap_or_default(),
+        }
     }
+
+    /// The object form of a file's checks (at `at`), checked and compiled.
+    fn file_checks(
+        &mut self,
+        at: &[Seg],
+        checks: &crate::scenario::model::FileChecks,
+    ) -> FileChecks {
+        let matches = checks
+            .matches
+            .as_ref()
+            .map(|p| self.pattern(&join(at, [k("matches")]), p));
+        if let Some(mode) = &checks.mode
+            && parse_mode(mode).is_none()
+        {
+            self.problem(
+                &join(at, [k("mode")]),
+                format!("`{mode}` is not an octal mode like \"644\""),
+            );
+        }
+        let bytes = match &checks.bytes_base64 {
+            Some(encoded) => match exact::decode_base64(encoded) {
+                Ok(bytes) => Some(bytes),
+                Err(problem) => {
+                    self.problem(&join(at, [k("bytes_base64")]), problem);
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(digest) = &checks.sha256
+            && !exact::is_sha256(digest)
+        {
+            self.problem(
+                &join(at, [k("sha256")]),
+                format!(
+                    "`{digest}` is not a SHA-256 digest: give 64 hex digits (`sha256sum \
+                     FILE` prints them)"
+                ),
+            );
+        }
+        let mut presence = Vec::new();
+        presence.extend(checks.absent.map(Presence::Absent));
+        presence.extend(checks.exists.map(Presence::Exists));
+        let mut content = Vec::new();
+        content.extend(checks.equals.clone().map(ContentCheck::Equals));
+        content.extend(checks.contains.clone().map(|l| ContentCheck::Contains(l.0)));
+        content.extend(
+            checks
+                .not_contains
+                .clone()
+                .map(|l| ContentCheck::NotContains(l.0)),
+        );
+        content.extend(matches.map(ContentCheck::Matches));
+        content.extend(checks.bom.map(ContentCheck::Bom));
+        content.extend(checks.eol.map(ContentCheck::Eol));
+        content.extend(bytes.map(ContentCheck::Bytes));
+        content.extend(checks.sha256.clone().map(ContentCheck::Sha256));
+        FileChecks {
+            presence,
+            symlink: checks.symlink.clone(),
+            content,
+            mode: checks.mode.as_ref().map(|written| ModeCheck {
+                octal: u32::from_str_radix(written, 8)
+                    .map(|m| format!("{m:o}"))
+                    .unwrap_or_else(|_| written.clone()),
+                written: written.clone(),
+            }),
+        }
+    }
+}
+
+/// `stats`, in the order they are judged: the exact figures, then the
+/// bounds.
+fn stat_checks(stats: &StatsExpect) -> Vec<StatCheck> {
+    let all = [
+        (
+            "stats.retries",
+            Figure::Retries,
+            stats.retries.map(StatBound::Exactly),
+        ),
+        (
+            "stats.errors",
+            Figure::Errors,
+            stats.errors.map(StatBound::Exactly),
+        ),
+        (
+            "stats.turns",
+            Figure::Turns,
+            stats.turns.map(StatBound::Exactly),
+        ),
+        (
+            "stats.max_retries",
+            Figure::Retries,
+            stats.max_retries.map(StatBound::AtMost),
+        ),
+        (
+            "stats.max_errors",
+            Figure::Errors,
+            stats.max_errors.map(StatBound::AtMost),
+        ),
+        (
+            "stats.max_result_tokens",
+            Figure::ResultTokens,
+            stats.max_result_tokens.map(StatBound::AtMost),
+        ),
+        (
+            "stats.max_input_tokens",
+            Figure::InputTokens,
+            stats.max_input_tokens.map(StatBound::AtMost),
+        ),
+        (
+            "stats.max_output_tokens",
+            Figure::OutputTokens,
+            stats.max_output_tokens.map(StatBound::AtMost),
+        ),
+    ];
+    all.into_iter()
+        .filter_map(|(name, figure, want)| want.map(|want| StatCheck { name, figure, want }))
+        .collect()
 }
 
 /// Octal permission bits for a check: up to four digits.

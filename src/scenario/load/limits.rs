@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::scenario::de;
+use crate::scenario::model::LimitValue;
 use crate::scenario::model::LimitsSpec;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
@@ -60,7 +61,7 @@ pub fn limits_from_text(path: &Path, text: &str) -> Result<Limits, Vec<ScenarioE
             let mut v = Validator::new(&document.root);
             v.limits(&[], &spec);
             problems.extend(v.problems);
-            apply_limits(&mut limits, &spec);
+            spec.apply(&mut limits);
         }
     }
     if let Some(extra) = documents.next() {
@@ -79,54 +80,25 @@ pub fn limits_from_text(path: &Path, text: &str) -> Result<Limits, Vec<ScenarioE
 }
 
 impl Validator<'_> {
+    /// The keys of `limits:` (at `at`), each against its range.
     pub(super) fn limits(&mut self, at: &[Seg], limits: &LimitsSpec) {
-        let counts = [
-            ("max_lines", limits.max_lines),
-            ("max_bytes", limits.max_bytes),
-            ("grep_max_line", limits.grep_max_line),
-            ("grep_limit", limits.grep_limit),
-            ("find_limit", limits.find_limit),
-            ("ls_limit", limits.ls_limit),
-        ];
-        for (key, value) in counts {
-            self.count_in_range(&join(at, [k(key)]), value, MAX_LIMIT);
+        for (key, value) in limits.values() {
+            let at = join(at, [k(key)]);
+            match value {
+                LimitValue::Count(n) => self.count_in_range(&at, Some(n), MAX_LIMIT),
+                LimitValue::Seconds(t) => self.seconds_in_range(&at, Some(t)),
+                LimitValue::LogBytes(n) => {
+                    if n > MAX_LOG_BYTES {
+                        self.problem(
+                            &at,
+                            format!(
+                                "must be a whole number of bytes from 0 to {MAX_LOG_BYTES} (4 \
+                                 GiB); it is {n}"
+                            ),
+                        );
+                    }
+                }
+            }
         }
-        self.seconds_in_range(&join(at, [k("bash_timeout")]), limits.bash_timeout);
-        self.seconds_in_range(&join(at, [k("grep_timeout")]), limits.grep_timeout);
-        if let Some(n) = limits.max_log_bytes
-            && n > MAX_LOG_BYTES
-        {
-            self.problem(
-                &join(at, [k("max_log_bytes")]),
-                format!(
-                    "must be a whole number of bytes from 0 to {MAX_LOG_BYTES} (4 GiB); it is {n}"
-                ),
-            );
-        }
-    }
-}
-
-pub(super) fn apply_limits(limits: &mut Limits, spec: &LimitsSpec) {
-    let pairs = [
-        (&mut limits.max_lines, spec.max_lines),
-        (&mut limits.max_bytes, spec.max_bytes),
-        (&mut limits.grep_max_line, spec.grep_max_line),
-        (&mut limits.grep_limit, spec.grep_limit),
-        (&mut limits.find_limit, spec.find_limit),
-        (&mut limits.ls_limit, spec.ls_limit),
-    ];
-    for (slot, value) in pairs {
-        if let Some(value) = value {
-            *slot = value;
-        }
-    }
-    if spec.bash_timeout.is_some() {
-        limits.bash_timeout = spec.bash_timeout;
-    }
-    if let Some(bytes) = spec.max_log_bytes {
-        limits.max_log_bytes = bytes;
-    }
-    if spec.grep_timeout.is_some() {
-        limits.grep_timeout = spec.grep_timeout;
     }
 }

@@ -3,14 +3,11 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use regex::Regex;
-
 use crate::agent::FauxScript;
-use crate::scenario::model::CallExpect;
-use crate::scenario::model::RunExpect;
+use crate::scenario::expect::CallCheck;
+use crate::scenario::expect::RunCheck;
 use crate::scenario::replay::ReplayPlan;
 use crate::scenario::template::Template;
 use crate::tools::Limits;
@@ -92,34 +89,73 @@ impl FileContent {
     }
 }
 
-/// The checks of one call, with compiled regexes.
-#[derive(Clone, Debug)]
-pub struct CallCheck {
-    /// Where the call is, for messages: `step 2 (grep)` or
-    /// `step 2 (grep), retry 1`.
-    pub label: String,
-    /// Whether the call is a `retry:` of another, sent only when the call
-    /// before it failed; a retry that was never sent is not a failure.
-    pub retry: bool,
-    /// The checks as written.
-    pub expect: CallExpect,
-    /// `error: REGEX`, compiled.
-    pub error_regex: Option<Arc<Regex>>,
-    /// `matches`, compiled.
-    pub matches: Option<Arc<Regex>>,
-    /// The `matches` of `details_at`, compiled, by pointer.
-    pub details_regexes: BTreeMap<String, Arc<Regex>>,
+/// How a scenario reaches one MCP server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerLaunch {
+    /// Start this program (`argv[0]`, looked up on `PATH`) with these
+    /// arguments; `${dir}` is expanded, `${workspace}` and `${harness}`
+    /// are expanded when the scenario runs.
+    Command {
+        /// The program and its arguments.
+        argv: Vec<String>,
+        /// Variables added to its minimal environment.
+        env: Vec<(String, String)>,
+    },
+    /// A running server, over Streamable HTTP.
+    Url {
+        /// Its endpoint.
+        url: String,
+        /// Sent with every request.
+        headers: Vec<(String, String)>,
+    },
 }
 
-/// The run checks, with compiled regexes.
-#[derive(Clone, Debug, Default)]
-pub struct RunCheck {
-    /// As written.
-    pub expect: RunExpect,
-    /// Compiled `matches` of `files`, by path.
-    pub file_regexes: BTreeMap<String, Arc<Regex>>,
-    /// Decoded `bytes_base64` of `files`, by path.
-    pub file_bytes: BTreeMap<String, Vec<u8>>,
+/// One MCP server as a scenario uses it (`servers:`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerPlan {
+    /// Its name.
+    pub name: String,
+    /// How to reach it.
+    pub launch: ServerLaunch,
+    /// How long it may take to answer `initialize` and `tools/list`.
+    pub startup_timeout: Duration,
+    /// How long one call may take (`None`: the scenario's budget).
+    pub call_timeout: Option<Duration>,
+    /// Prepended to each of its tool names.
+    pub prefix: String,
+    /// `share: run`: one process per worker, reused across scenarios.
+    pub share: bool,
+    /// The directory of the file that declares it (`${dir}`; the working
+    /// directory of a shared server).
+    pub dir: PathBuf,
+}
+
+/// One entry of `tools`, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolEntry {
+    /// A built-in tool.
+    Builtin(String),
+    /// Every tool of a server, in its `tools/list` order.
+    Server(String),
+    /// One tool of a server, by its name there.
+    ServerTool {
+        /// The server.
+        server: String,
+        /// The tool's name on the server (without the prefix).
+        tool: String,
+    },
+}
+
+/// A scripted call whose name only a whole server's tools can hold: it is
+/// checked against their `tools/list` when the scenario starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenCall {
+    /// The call's id.
+    pub id: String,
+    /// Where it is (`step 2 (read_text_file)`).
+    pub label: String,
+    /// The name called.
+    pub name: String,
 }
 
 /// A validated scenario, ready to run.
@@ -135,8 +171,16 @@ pub struct Scenario {
     pub description: Option<String>,
     /// Tags.
     pub tags: Vec<String>,
-    /// Active tool names, in order.
+    /// Active built-in tool names, in order.
     pub tools: Vec<String>,
+    /// Every entry of `tools` in order: built-in tools, servers and
+    /// server tools.
+    pub tool_entries: Vec<ToolEntry>,
+    /// The MCP servers the scenario uses, in the order `tools` first
+    /// names them.
+    pub servers: Vec<ServerPlan>,
+    /// Calls to names no built-in tool has, checked when it starts.
+    pub open_calls: Vec<OpenCall>,
     /// Limits in force.
     pub limits: Limits,
     /// Confinement.

@@ -4,23 +4,19 @@
 use std::path::Path;
 use std::path::PathBuf;
 
+use std::collections::BTreeMap;
+
 use crate::scenario::de;
-use crate::scenario::de::closest;
 use crate::scenario::model::SuiteDoc;
-use crate::scenario::model::ToolsSpec;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
-use crate::scenario::yaml::Seg;
-use crate::tools::ALL_TOOL_NAMES;
-use crate::tools::Preset;
 
 use super::error::Problem;
 use super::error::ScenarioError;
 use super::error::into_errors;
+use super::scenario::ServerPlan;
 use super::validator::Validator;
-use super::validator::join;
 use super::validator::k;
-use super::validator::unknown_tool_message;
 
 /// The name of the suite file.
 pub const SUITE_FILE: &str = "harness.yaml";
@@ -42,6 +38,8 @@ pub struct Suite {
     pub dir: Option<PathBuf>,
     /// Its contents.
     pub doc: SuiteDoc,
+    /// Its MCP servers, checked (`${dir}` is the suite file's directory).
+    pub servers: BTreeMap<String, ServerPlan>,
 }
 
 impl Suite {
@@ -68,6 +66,7 @@ impl Suite {
         problems.extend(stream.fatal.map(Problem::from));
         let mut documents = stream.documents.into_iter().filter(|d| !d.root.is_null());
         let mut doc = SuiteDoc::default();
+        let mut servers = BTreeMap::new();
         if let Some(mut document) = documents.next() {
             problems.extend(document.problems.drain(..).map(Problem::from));
             let mut found = Vec::new();
@@ -78,7 +77,8 @@ impl Suite {
             }
             problems.extend(found.into_iter().map(Problem::from));
             let mut v = Validator::new(&document.root);
-            v.suite(&doc);
+            servers = v.servers(&doc.servers, path.parent().unwrap_or(Path::new(".")));
+            v.suite(&doc, &doc.servers.keys().cloned().collect());
             problems.extend(v.problems);
         }
         if let Some(extra) = documents.next() {
@@ -96,6 +96,7 @@ impl Suite {
         Ok(Self {
             dir: path.parent().map(Path::to_path_buf),
             doc,
+            servers,
         })
     }
 
@@ -121,9 +122,9 @@ impl Suite {
 
 impl Validator<'_> {
     /// The checks of a suite file's values.
-    pub(super) fn suite(&mut self, doc: &SuiteDoc) {
+    pub(super) fn suite(&mut self, doc: &SuiteDoc, servers: &std::collections::BTreeSet<String>) {
         if let Some(tools) = &doc.tools {
-            self.tools(&[k("tools")], tools);
+            self.tools(&[k("tools")], tools, servers);
         }
         if let Some(limits) = &doc.limits {
             self.limits(&[k("limits")], limits);
@@ -138,32 +139,6 @@ impl Validator<'_> {
                 &[k("max_generated_bytes")],
                 format!("must be a whole number of bytes from 1 to {MAX_GENERATED_BYTES} (4 GiB)"),
             );
-        }
-    }
-
-    pub(super) fn tools(&mut self, at: &[Seg], tools: &ToolsSpec) {
-        match tools {
-            ToolsSpec::Preset(name) => {
-                if Preset::parse(name).is_none() {
-                    let hint = closest(name, ["coding", "readonly", "all"].into_iter())
-                        .map(|c| format!("; did you mean `{c}`?"))
-                        .unwrap_or_default();
-                    self.problem(
-                        at,
-                        format!(
-                            "unknown tool preset `{name}`: use coding, readonly, all or a list of \
-                             tool names{hint}"
-                        ),
-                    );
-                }
-            }
-            ToolsSpec::List(names) => {
-                for (i, name) in names.iter().enumerate() {
-                    if !ALL_TOOL_NAMES.contains(&name.as_str()) {
-                        self.problem(&join(at, [Seg::Index(i)]), unknown_tool_message(name));
-                    }
-                }
-            }
         }
     }
 }
