@@ -158,6 +158,9 @@ impl Job<'_> {
             cancel: self.cancel.child_token(),
             cancel_after: scenario.conditions.cancel_after.clone(),
             presenter: presenter.clone(),
+            // A scripted model ends with its script: no turn limit unless
+            // the scenario sets one (docs/scenarios.md, `max_turns`).
+            max_turns: scenario.max_turns.unwrap_or(usize::MAX),
             ..LoopOptions::default()
         };
         let budget = self.config.timeout.unwrap_or(scenario.timeout);

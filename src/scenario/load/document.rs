@@ -213,6 +213,8 @@ impl Validator<'_> {
             .or(suite.doc.timeout)
             .unwrap_or(DEFAULT_TIMEOUT_SECS);
         let replay = self.replay_plan(doc.replay.as_ref(), suite);
+        self.count_in_range(&[k("max_turns")], doc.max_turns, super::suite::MAX_TURNS);
+        let max_turns = doc.max_turns.or(suite.doc.max_turns);
         Scenario {
             snapshot_file: snapshot_path(path),
             snapshot_prefix: multi.then(|| name.clone()),
@@ -247,6 +249,7 @@ impl Validator<'_> {
             tokenizer: suite.doc.tokenizer.clone(),
             replay,
             conditions,
+            max_turns,
         }
     }
 }

@@ -22,6 +22,9 @@ use super::validator::k;
 pub const SUITE_FILE: &str = "harness.yaml";
 /// The most scenarios a suite file may run at once.
 pub const MAX_JOBS: usize = 1024;
+
+/// The largest `max_turns` a scenario or suite may give.
+pub const MAX_TURNS: usize = 1_000_000_000;
 /// Bytes of inline workspace files one scenario may generate, unless the
 /// suite file's `max_generated_bytes` says otherwise (256 MiB).
 pub const DEFAULT_MAX_GENERATED_BYTES: u64 = 256 * 1024 * 1024;
@@ -128,6 +131,7 @@ impl Validator<'_> {
         }
         self.seconds_in_range(&[k("timeout")], doc.timeout);
         self.count_in_range(&[k("jobs")], doc.jobs, MAX_JOBS);
+        self.count_in_range(&[k("max_turns")], doc.max_turns, MAX_TURNS);
         if let Some(n) = doc.max_generated_bytes
             && !(1..=MAX_GENERATED_BYTES).contains(&n)
         {
