@@ -4,13 +4,13 @@
 
 use std::path::Path;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::agent::DEFAULT_SYSTEM_PROMPT;
 use crate::agent::FauxScript;
 use crate::scenario::de;
 use crate::scenario::model::ScenarioDoc;
 use crate::scenario::model::ToolsSpec;
+use crate::scenario::settings::Budget;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
 use crate::scenario::yaml::Kind;
@@ -23,7 +23,6 @@ use super::error::ScenarioError;
 use super::error::into_errors;
 use super::scenario::Scenario;
 use super::suite::Suite;
-use super::validator::DEFAULT_TIMEOUT_SECS;
 use super::validator::Validator;
 use super::validator::k;
 
@@ -173,10 +172,10 @@ impl Validator<'_> {
         let run_check = self.run_check(&doc.expect);
         let conditions = self.conditions(&doc);
         let replay_timeout = doc.replay.as_ref().and_then(|r| r.timeout);
-        self.seconds_in_range(&[k("replay"), k("timeout")], replay_timeout);
-        let timeout = replay_timeout
-            .or(suite.doc.timeout)
-            .unwrap_or(DEFAULT_TIMEOUT_SECS);
+        let timeout = self
+            .budget(&[k("replay"), k("timeout")], replay_timeout)
+            .or(suite.timeout)
+            .unwrap_or(Budget::DEFAULT);
         let replay = self.replay_plan(doc.replay.as_ref(), suite);
         Scenario {
             snapshot_file: snapshot_path(path),
@@ -198,8 +197,7 @@ impl Validator<'_> {
             call_labels: std::mem::take(&mut self.call_labels),
             run_check,
             skip: doc.skip,
-            timeout: Duration::try_from_secs_f64(timeout)
-                .unwrap_or(Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS)),
+            timeout: timeout.duration(),
             tokenizer: suite.doc.tokenizer.clone(),
             replay,
             conditions,

@@ -8,6 +8,8 @@ use crate::scenario::de;
 use crate::scenario::de::closest;
 use crate::scenario::model::SuiteDoc;
 use crate::scenario::model::ToolsSpec;
+use crate::scenario::settings::Budget;
+use crate::scenario::settings::Jobs;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
 use crate::scenario::yaml::Seg;
@@ -24,8 +26,6 @@ use super::validator::unknown_tool_message;
 
 /// The name of the suite file.
 pub const SUITE_FILE: &str = "harness.yaml";
-/// The most scenarios a suite file may run at once.
-pub const MAX_JOBS: usize = 1024;
 /// Bytes of inline workspace files one scenario may generate, unless the
 /// suite file's `max_generated_bytes` says otherwise (256 MiB).
 pub const DEFAULT_MAX_GENERATED_BYTES: u64 = 256 * 1024 * 1024;
@@ -39,6 +39,10 @@ pub struct Suite {
     pub dir: Option<PathBuf>,
     /// Its contents.
     pub doc: SuiteDoc,
+    /// `jobs`, checked.
+    pub jobs: Option<Jobs>,
+    /// `timeout`, checked: every scenario's budget unless it has its own.
+    pub timeout: Option<Budget>,
 }
 
 impl Suite {
@@ -65,6 +69,7 @@ impl Suite {
         problems.extend(stream.fatal.map(Problem::from));
         let mut documents = stream.documents.into_iter().filter(|d| !d.root.is_null());
         let mut doc = SuiteDoc::default();
+        let mut settings = (None, None);
         if let Some(mut document) = documents.next() {
             problems.extend(document.problems.drain(..).map(Problem::from));
             let mut found = Vec::new();
@@ -75,7 +80,7 @@ impl Suite {
             }
             problems.extend(found.into_iter().map(Problem::from));
             let mut v = Validator::new(&document.root);
-            v.suite(&doc);
+            settings = v.suite(&doc);
             problems.extend(v.problems);
         }
         if let Some(extra) = documents.next() {
@@ -90,9 +95,12 @@ impl Suite {
         if !problems.is_empty() {
             return Err(into_errors(problems, path));
         }
+        let (jobs, timeout) = settings;
         Ok(Self {
             dir: path.parent().map(Path::to_path_buf),
             doc,
+            jobs,
+            timeout,
         })
     }
 
@@ -117,16 +125,23 @@ impl Suite {
 }
 
 impl Validator<'_> {
-    /// The checks of a suite file's values.
-    pub(super) fn suite(&mut self, doc: &SuiteDoc) {
+    /// The checks of a suite file's values; its `jobs` and `timeout`
+    /// typed.
+    pub(super) fn suite(&mut self, doc: &SuiteDoc) -> (Option<Jobs>, Option<Budget>) {
         if let Some(tools) = &doc.tools {
             self.tools(&[k("tools")], tools);
         }
         if let Some(limits) = &doc.limits {
             self.limits(&[k("limits")], limits);
         }
-        self.seconds_in_range(&[k("timeout")], doc.timeout);
-        self.count_in_range(&[k("jobs")], doc.jobs, MAX_JOBS);
+        let timeout = self.budget(&[k("timeout")], doc.timeout);
+        let jobs = doc.jobs.and_then(|n| match Jobs::new(n) {
+            Ok(jobs) => Some(jobs),
+            Err(_) => {
+                self.problem(&[k("jobs")], Jobs::problem(n));
+                None
+            }
+        });
         if let Some(n) = doc.max_generated_bytes
             && !(1..=MAX_GENERATED_BYTES).contains(&n)
         {
@@ -135,6 +150,7 @@ impl Validator<'_> {
                 format!("must be a whole number of bytes from 1 to {MAX_GENERATED_BYTES} (4 GiB)"),
             );
         }
+        (jobs, timeout)
     }
 
     pub(super) fn tools(&mut self, at: &[Seg], tools: &ToolsSpec) {
