@@ -141,6 +141,7 @@ impl Presenter {
             content: self.content(result.content),
             details: result.details.map(|d| self.value(&d)),
             internal_error: result.internal_error.map(|e| self.text(&e)),
+            facts: result.facts,
         }
     }
 
@@ -387,6 +388,7 @@ mod tests {
                                  "nested": [{"/tmp/x/harness-ws-AbC": "/tmp/x/harness-ws-AbC"}]}),
             ),
             internal_error: Some("panic in /tmp/x/harness-ws-AbC".into()),
+            facts: None,
         };
         assert_eq!(
             p.result(result),
@@ -402,6 +404,7 @@ mod tests {
                 details: Some(json!({"full_output_path": "/scratch/bash-1.log",
                                      "nested": [{"/tmp/x/harness-ws-AbC": "/workspace"}]})),
                 internal_error: Some("panic in /workspace".into()),
+                facts: None,
             }
         );
         let update = ToolUpdate {
@@ -434,6 +437,7 @@ mod tests {
             ))],
             details: Some(json!({"bytes": bytes, "created": true})),
             internal_error: None,
+            facts: None,
         };
         assert_eq!(p.result_for(&call, written(29)), written(18));
         // Raw argument text too; other tools and errors are left alone.

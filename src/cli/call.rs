@@ -96,7 +96,7 @@ pub fn run(args: CallArgs) -> u8 {
     runtime.shutdown_background();
     match serde_json::to_string(&result) {
         Ok(json) => {
-            println!("{json}");
+            println!("{}", super::output::json_text(&json));
             exit::SUCCESS
         }
         Err(err) => super::usage_error(format!("cannot encode the result: {err}")),

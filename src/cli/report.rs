@@ -170,8 +170,12 @@ impl GateArgs {
         };
         let text = read_regular(path)
             .map_err(|err| format!("cannot read the baseline {}: {err}", path.display()))?;
-        let baseline =
-            read_baseline(&text).map_err(|err| format!("baseline {}: {err}", path.display()))?;
+        let baseline = read_baseline(&text).map_err(|err| {
+            format!(
+                "baseline {}",
+                crate::report::json_file::in_file(path, err.place(), &err.to_string())
+            )
+        })?;
         baseline
             .counted_with(tokenizer)
             .map_err(|err| err.to_string())?;
@@ -201,9 +205,13 @@ pub fn shares_a_scenario<'a>(
 /// Prints the end of a run: failures, the summary line and the
 /// comparison.
 pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
-    let details = console::failure_details(summary, stdout_colour());
+    let colour = stdout_colour();
+    let details = console::failure_details(summary, colour);
     if !details.is_empty() {
-        println!("\nfailures:{details}");
+        super::output::write_out_styled(
+            &format!("\nfailures:{details}\n"),
+            &console::style_sequences(colour),
+        );
     }
     println!("\n{}", console::summary_line(summary));
     if let Some(line) = console::replay_line(summary) {
@@ -390,7 +398,9 @@ fn merged(args: &MergeArgs) -> Result<(RunSummary, Option<Comparison>), String> 
     for file in &args.files {
         let text =
             read_regular(file).map_err(|err| format!("cannot read {}: {err}", file.display()))?;
-        let report = json::parse(&text).map_err(|err| format!("{}: {err}", file.display()))?;
+        let report = json::parse(&text).map_err(|err| {
+            crate::report::json_file::in_file(file, err.place(), &err.to_string())
+        })?;
         parts.push(merge::Part {
             source: file.display().to_string(),
             schema_version: report.schema_version,

@@ -49,7 +49,8 @@ pub struct RunArgs {
     #[command(flatten)]
     select: SelectionArgs,
     /// Only the scenarios that failed in the last run (as recorded in
-    /// target/harness/last-run.json); combines with the other selection
+    /// target/harness/last-run.json), looked for in the files they were
+    /// in unless paths are given; combines with the other selection
     /// flags.
     #[arg(long)]
     last_failed: bool,
@@ -109,8 +110,9 @@ pub fn last_run_file() -> PathBuf {
         .join(LAST_RUN_FILE)
 }
 
-/// The names of the scenarios that failed in the recorded last run.
-fn last_failed() -> Result<BTreeSet<String>, String> {
+/// The names of the scenarios that failed in the recorded last run, and
+/// the files they are in (as that run found them).
+fn last_failed() -> Result<(BTreeSet<String>, BTreeSet<PathBuf>), String> {
     let file = last_run_file();
     let text = read_regular(&file).map_err(|err| {
         if err.kind() == std::io::ErrorKind::NotFound {
@@ -123,14 +125,18 @@ fn last_failed() -> Result<BTreeSet<String>, String> {
             format!("--last-failed: cannot read {}: {err}", file.display())
         }
     })?;
-    let report =
-        json::parse(&text).map_err(|err| format!("--last-failed: {}: {err}", file.display()))?;
+    let report = json::parse(&text).map_err(|err| {
+        format!(
+            "--last-failed: {}",
+            crate::report::json_file::in_file(&file, err.place(), &err.to_string())
+        )
+    })?;
     Ok(report
         .scenarios
         .into_iter()
         .filter(|s| s.status == Status::Failed)
-        .map(|s| s.name)
-        .collect())
+        .map(|s| (s.name, PathBuf::from(s.file)))
+        .unzip())
 }
 
 /// Records the run for `--last-failed`; a failure is only a warning.
@@ -153,7 +159,7 @@ fn record_last_run(summary: &RunSummary, comparison: Option<&crate::report::Comp
 }
 
 pub fn run(args: RunArgs) -> u8 {
-    let paths = if args.paths.is_empty() {
+    let mut paths = if args.paths.is_empty() {
         vec![PathBuf::from("scenarios")]
     } else {
         args.paths.clone()
@@ -163,10 +169,14 @@ pub fn run(args: RunArgs) -> u8 {
         Err(err) => return super::usage_error(err),
     };
     if args.last_failed {
-        let names = match last_failed() {
-            Ok(names) => names,
+        let (names, files) = match last_failed() {
+            Ok(failed) => failed,
             Err(err) => return super::usage_error(err),
         };
+        // Without paths, what failed is looked for where it was.
+        if args.paths.is_empty() && !files.is_empty() {
+            paths = files.into_iter().collect();
+        }
         if names.is_empty() {
             println!(
                 "no scenario failed in the last run ({}); nothing to run",
@@ -242,6 +252,9 @@ pub fn run(args: RunArgs) -> u8 {
         }
     }
     super::report::print_result(&summary, comparison.as_ref());
+    for line in console::snapshot_lines(&summary, args.update_snapshots) {
+        println!("{line}");
+    }
     if args.coverage {
         print!("{}", crate::report::coverage::console(&summary));
     }
@@ -350,9 +363,12 @@ impl Progress<'_> {
             RunEvent::Finished(outcome) => match (&self.bar, self.verbosity) {
                 (Some(bar), _) => {
                     if outcome.status == Status::Failed {
-                        bar.println(console::scenario_line(outcome));
+                        bar.println(super::output::terminal_text(
+                            &console::scenario_line(outcome),
+                            &[],
+                        ));
                     }
-                    bar.set_message(outcome.name.clone());
+                    bar.set_message(super::output::terminal_text(&outcome.name, &[]).into_owned());
                     bar.inc(1);
                 }
                 (None, Verbosity::Quiet) => {}

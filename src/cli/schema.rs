@@ -33,7 +33,7 @@ pub fn run(args: SchemaArgs) -> u8 {
     };
     match serde_json::to_string_pretty(&schema) {
         Ok(text) => {
-            println!("{text}");
+            println!("{}", super::output::json_text(&text));
             exit::SUCCESS
         }
         Err(err) => super::usage_error(err),

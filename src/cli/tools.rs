@@ -45,7 +45,7 @@ pub fn run(args: ToolsArgs) -> u8 {
     if args.json {
         let definitions: Vec<_> = registry.specs().map(|s| s.definition()).collect();
         match serde_json::to_string_pretty(&definitions) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => println!("{}", super::output::json_text(&json)),
             Err(err) => return super::usage_error(err),
         }
         return exit::SUCCESS;
@@ -91,7 +91,7 @@ fn print_costs(registry: &Registry, args: &ToolsArgs) -> u8 {
     let costs = crate::run::stats::definition_costs(registry.specs(), tokens.as_ref());
     if args.json {
         match serde_json::to_string_pretty(&costs) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => println!("{}", super::output::json_text(&json)),
             Err(err) => return super::usage_error(err),
         }
         return exit::SUCCESS;

@@ -32,6 +32,7 @@ pub fn call_tool_result(result: ToolResult) -> CallToolResult {
         content,
         details,
         internal_error,
+        ..
     } = result;
     let blocks = content
         .into_iter()
@@ -79,6 +80,7 @@ mod tests {
             ],
             details: Some(json!({ "mime_type": "image/png" })),
             internal_error: None,
+            facts: None,
         };
         assert_eq!(
             wire(result),

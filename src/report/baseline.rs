@@ -69,7 +69,7 @@ pub enum BaselineError {
     },
     /// The right version, but fields are wrong.
     #[error("not a baseline: {0}")]
-    Shape(serde_json::Error),
+    Shape(super::json_file::JsonError),
 }
 
 /// A baseline counted with another tokenizer than the run, whose figures
@@ -147,7 +147,8 @@ impl Baseline {
         if found != Some(u64::from(BASELINE_SCHEMA_VERSION)) {
             return Err(BaselineError::Version { found });
         }
-        serde_json::from_value(value).map_err(BaselineError::Shape)
+        serde_json::from_value(value)
+            .map_err(|err| BaselineError::Shape(super::json_file::JsonError::of(&err)))
     }
 }
 

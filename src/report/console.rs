@@ -83,6 +83,19 @@ const ADDED: anstyle::Style =
 const HEADER: anstyle::Style = REMOVED.bold();
 const QUIET: anstyle::Style = anstyle::Style::new().dimmed();
 
+/// The escape sequences text painted in `colour` may hold (none for plain
+/// text): what a terminal writer lets through when it shows every other
+/// control character.
+pub fn style_sequences(colour: Colour) -> Vec<String> {
+    match colour {
+        Colour::Plain => Vec::new(),
+        Colour::Ansi => [REMOVED, ADDED, HEADER, QUIET]
+            .iter()
+            .flat_map(|style| [style.render().to_string(), style.render_reset().to_string()])
+            .collect(),
+    }
+}
+
 /// Every failure of the run, grouped by scenario.
 pub fn failure_details(summary: &RunSummary, colour: Colour) -> String {
     let mut out = String::new();
@@ -100,12 +113,57 @@ pub fn failure_details(summary: &RunSummary, colour: Colour) -> String {
         );
         for failure in &outcome.failures {
             out.push_str(&render_failure_in(failure, colour));
+            if failure.check == "snapshot"
+                && failure.step.is_some()
+                && let Some(file) = &outcome.snapshot_file
+            {
+                let _ = writeln!(
+                    out,
+                    "    the new value is written to {}; accept it with --update-snapshots",
+                    crate::scenario::snapshot::new_path(file).display()
+                );
+            }
         }
         if let Some(ws) = &outcome.workspace {
             let _ = writeln!(out, "  workspace kept at {ws}");
         }
     }
     out
+}
+
+/// What the run did to snapshot files, one line per file with new or
+/// changed snapshots: written into the file with `update`, otherwise into
+/// its `.snap.yaml.new` for review.
+pub fn snapshot_lines(summary: &RunSummary, update: bool) -> Vec<String> {
+    let mut changed: std::collections::BTreeMap<&std::path::Path, usize> = Default::default();
+    for outcome in &summary.scenarios {
+        if let Some(file) = &outcome.snapshot_file {
+            let count = outcome.snapshots.iter().filter(|s| !s.matched).count();
+            if count > 0 {
+                *changed.entry(file.as_path()).or_default() += count;
+            }
+        }
+    }
+    changed
+        .into_iter()
+        .map(|(file, count)| {
+            let what = if count == 1 {
+                "1 new or changed snapshot".to_owned()
+            } else {
+                format!("{count} new or changed snapshots")
+            };
+            if update {
+                format!("snapshots: wrote {what} into {}", file.display())
+            } else {
+                format!(
+                    "snapshots: {what} of {} written to {} for review; accept with \
+                     --update-snapshots",
+                    file.display(),
+                    crate::scenario::snapshot::new_path(file).display()
+                )
+            }
+        })
+        .collect()
 }
 
 /// Lines of one value shown on the console: the first and the last half of
@@ -221,10 +279,23 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
             let _ = writeln!(out, "              {line}");
         }
     } else if is_long(&failure.expected) && is_long(&failure.actual) {
-        let _ = writeln!(out, "    diff (- expected, + actual):");
+        let whitespace = only_whitespace_differs(&failure.expected, &failure.actual);
+        let _ = writeln!(
+            out,
+            "    diff (- expected, + actual{}):",
+            if whitespace {
+                "; they differ only in whitespace, each line quoted"
+            } else {
+                ""
+            }
+        );
         let (lines, cut) = diff_lines(&failure.expected, &failure.actual, MAX_SHOWN_LINES * 2);
         for (sign, line) in lines {
-            let text = format!("{sign}{line}");
+            let text = if whitespace {
+                format!("{sign}{line:?}")
+            } else {
+                format!("{sign}{line}")
+            };
             let painted = match sign {
                 '-' => colour.paint(REMOVED, &text),
                 '+' => colour.paint(ADDED, &text),
@@ -235,6 +306,13 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
         if cut {
             let _ = writeln!(out, "      … (diff cut at {} lines)", MAX_SHOWN_LINES * 2);
         }
+    } else if only_whitespace_differs(&failure.expected, &failure.actual) {
+        let _ = writeln!(out, "    expected: {:?}", failure.expected);
+        let _ = writeln!(out, "    actual:   {:?}", failure.actual);
+        let _ = writeln!(
+            out,
+            "              (they differ only in whitespace: both are quoted, \\n is a newline)"
+        );
     } else {
         let _ = writeln!(
             out,
@@ -248,6 +326,18 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
         );
     }
     out
+}
+
+/// Whether two different texts hold the same characters but whitespace
+/// (a final newline, trailing spaces, a tab for spaces), so that printed
+/// as they are they would look the same.
+fn only_whitespace_differs(expected: &str, actual: &str) -> bool {
+    let visible = |text: &str| {
+        text.chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+    };
+    expected != actual && visible(expected) == visible(actual)
 }
 
 /// `60 scenarios: 58 passed, 1 failed, 1 skipped in 3.2 s`.
@@ -443,6 +533,33 @@ pub fn call_lines(outcome: &ScenarioOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_that_differ_only_in_whitespace_are_quoted() {
+        let short = Failure::new(Some("step 1 (bash)"), "equals", "hi", "hi\n");
+        assert_eq!(
+            render_failure(&short),
+            "  step 1 (bash) · equals\n    expected: \"hi\"\n    actual:   \"hi\\n\"\n              \
+             (they differ only in whitespace: both are quoted, \\n is a newline)\n"
+        );
+        let long = Failure::new(
+            Some("step 3 (bash)"),
+            "equals",
+            "1\n2\n3\n4\n5\nx\n",
+            "1\n2\n3\n4\n5\nx \n",
+        );
+        assert_eq!(
+            render_failure(&long),
+            "  step 3 (bash) · equals\n    diff (- expected, + actual; they differ only in \
+             whitespace, each line quoted):\n       \"3\"\n       \"4\"\n       \"5\"\n      \
+             -\"x\"\n      +\"x \"\n"
+        );
+        let different = Failure::new(None, "equals", "hi", "ho");
+        assert_eq!(
+            render_failure(&different),
+            "  scenario · equals\n    expected: hi\n    actual:   ho\n"
+        );
+    }
 
     #[test]
     fn short_failures_show_expected_and_actual() {

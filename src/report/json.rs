@@ -147,12 +147,14 @@ pub fn render(
     Ok(bytes)
 }
 
+pub use super::json_file::JsonError;
+
 /// Why a `run.json` could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// Not JSON at all.
     #[error("not valid JSON: {0}")]
-    Syntax(serde_json::Error),
+    Syntax(JsonError),
     /// JSON, but no `schema_version`.
     #[error("not a harness run report (no `schema_version`)")]
     NotAReport,
@@ -172,13 +174,32 @@ pub enum ReadError {
     },
     /// The right version, but fields are wrong.
     #[error("invalid run report: {0}")]
-    Shape(serde_json::Error),
+    Shape(JsonError),
 }
 
-/// Reads a `run.json`, checking its `schema_version` first.
+impl ReadError {
+    /// Where in the file the problem is (line, column), when it has a
+    /// place.
+    pub fn place(&self) -> Option<(usize, usize)> {
+        match self {
+            Self::Syntax(err) | Self::Shape(err) => err.place,
+            Self::NotAReport | Self::VersionType { .. } | Self::Version { .. } => None,
+        }
+    }
+}
+
+/// Reads a `run.json`, checking its `schema_version` first. A field that
+/// is wrong is named with its place in `text`.
 pub fn parse(text: &str) -> Result<RunReport, ReadError> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(ReadError::Syntax)?;
-    parse_report(value)
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|err| ReadError::Syntax(JsonError::of(&err)))?;
+    parse_report(value).map_err(|err| match err {
+        ReadError::Shape(_) => match serde_json::from_str::<RunReport>(text) {
+            Err(placed) => ReadError::Shape(JsonError::of(&placed)),
+            Ok(_) => err,
+        },
+        other => other,
+    })
 }
 
 fn parse_report(value: serde_json::Value) -> Result<RunReport, ReadError> {
@@ -189,7 +210,7 @@ fn parse_report(value: serde_json::Value) -> Result<RunReport, ReadError> {
     if version != u64::from(SCHEMA_VERSION) {
         return Err(ReadError::Version { found: version });
     }
-    serde_json::from_value(value).map_err(ReadError::Shape)
+    serde_json::from_value(value).map_err(|err| ReadError::Shape(JsonError::of(&err)))
 }
 
 /// The run of a parsed `run.json` value.

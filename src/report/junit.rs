@@ -31,34 +31,7 @@ use crate::scenario::Figures;
 
 use super::compare::Comparison;
 use super::console::render_failure;
-
-/// Escapes text for an attribute value or element content. Line breaks and
-/// tabs in attributes become character references, so parsers keep them.
-fn escape(text: &str, attribute: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if let Some(entity) = super::markup::entity(c, attribute) {
-            out.push_str(entity);
-            continue;
-        }
-        match c {
-            '\n' if attribute => out.push_str("&#10;"),
-            '\t' if attribute => out.push_str("&#9;"),
-            '\r' => out.push_str("&#13;"),
-            '\n' | '\t' => out.push(c),
-            c if is_xml_char(c) => out.push(c),
-            c => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-        }
-    }
-    out
-}
-
-/// Whether XML 1.0 can hold `c` (the `Char` production).
-fn is_xml_char(c: char) -> bool {
-    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
-}
+use super::markup::escape_xml as escape;
 
 fn attr(text: &str) -> String {
     escape(text, true)
@@ -329,16 +302,6 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-
-    #[test]
-    fn escapes_markup_quotes_and_control_characters() {
-        assert_eq!(
-            escape("a<b>&\"c' \u{1b}[31m\r\n\t", true),
-            "a&lt;b&gt;&amp;&quot;c&#39; \\u{1b}[31m&#13;&#10;&#9;"
-        );
-        assert_eq!(escape("a\n\tb\u{0}", false), "a\n\tb\\u{0}");
-        assert_eq!(escape("é 🙂 \u{FFFE}", false), "é 🙂 \\u{fffe}");
-    }
 
     #[test]
     fn classnames_follow_the_path() {

@@ -26,7 +26,7 @@
 //! `--baseline` names: a baseline file or a `run.json`.
 //!
 //! Modules use one another in one direction only: `baseline`, `verdict`,
-//! `merge` and `markup` (the entities HTML and XML share) use none of the
+//! `merge` and `markup` (every escape of text into HTML and XML) use none of the
 //! others; `compare` uses `baseline` and
 //! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
 //! `compare`, `verdict` and `coverage` (which uses none of the others),
@@ -44,6 +44,7 @@ pub mod coverage;
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod json_file;
 pub mod junit;
 pub mod markdown;
 mod markup;
@@ -117,7 +118,7 @@ pub enum RenderError {
 pub enum BaselineReadError {
     /// Not JSON at all.
     #[error("not valid JSON: {0}")]
-    Syntax(serde_json::Error),
+    Syntax(json::JsonError),
     /// A baseline file that cannot be read.
     #[error(transparent)]
     Baseline(#[from] BaselineError),
@@ -132,12 +133,31 @@ pub enum BaselineReadError {
     Neither,
 }
 
+impl BaselineReadError {
+    /// Where in the file the problem is (line, column), when it has a
+    /// place.
+    pub fn place(&self) -> Option<(usize, usize)> {
+        match self {
+            Self::Syntax(err) | Self::Baseline(BaselineError::Shape(err)) => err.place,
+            Self::RunReport(err) => err.place(),
+            Self::Baseline(_) | Self::Neither => None,
+        }
+    }
+}
+
 /// Reads a baseline file, or a run report (`run.json`), whose figures then
 /// serve as the baseline.
 pub fn read_baseline(text: &str) -> Result<Baseline, BaselineReadError> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(BaselineReadError::Syntax)?;
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|err| BaselineReadError::Syntax(json::JsonError::of(&err)))?;
     if Baseline::is_baseline(&value) {
-        return Ok(Baseline::from_value(value)?);
+        return Baseline::from_value(value).map_err(|err| match err {
+            BaselineError::Shape(_) => match serde_json::from_str::<Baseline>(text) {
+                Err(placed) => BaselineError::Shape(json::JsonError::of(&placed)).into(),
+                Ok(_) => err.into(),
+            },
+            other => other.into(),
+        });
     }
     if value
         .get("scenarios")

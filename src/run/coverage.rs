@@ -4,9 +4,12 @@
 //! paths, bash outcomes, batches, retries), and the known behaviours no
 //! call showed.
 //!
-//! Each call is classified from what it sent and what came back (the
-//! result's `details` first, its text where details say nothing), so the
-//! figures are the same on every run and machine. A scenario records its
+//! Each call is classified from what it sent and from the typed facts of
+//! what came back (`tools::facts_of`: the kind of an error, the tool's
+//! details struct), never from `details` keys or the words of a message,
+//! so the figures are the same on every run and machine. The tools declare
+//! what they can show next to their code (`tools::TOOL_BEHAVIOURS`); the
+//! catalogue is those declarations and the loop's. A scenario records its
 //! behaviours in its outcome; the run's coverage is the sum over the
 //! scenarios, so merged partitions have the coverage of the whole run.
 
@@ -20,7 +23,24 @@ use serde_json::Value;
 use crate::agent::CallRecord;
 use crate::agent::FauxReport;
 use crate::agent::Transcript;
+use crate::tools::BashDetails;
 use crate::tools::CallArguments;
+use crate::tools::EditDetails;
+use crate::tools::EditRule;
+use crate::tools::ErrorClass;
+use crate::tools::ErrorKind;
+use crate::tools::Facts;
+use crate::tools::FindDetails;
+use crate::tools::GrepDetails;
+use crate::tools::LsDetails;
+use crate::tools::OmittedReason;
+use crate::tools::ReadDetails;
+use crate::tools::TOOL_BEHAVIOURS;
+use crate::tools::WriteDetails;
+use crate::tools::edit::LineEnding;
+use crate::tools::facts_of;
+use crate::tools::truncate::TruncatedBy;
+use crate::tools::truncate::Truncation;
 
 use super::outcome::RunSummary;
 
@@ -31,167 +51,25 @@ pub type ScenarioCoverage = BTreeMap<String, BTreeMap<String, u64>>;
 /// The area of what the agent loop does with calls, beside the tools.
 pub const LOOP: &str = "loop";
 
-/// The behaviours a suite can show, by area, in the order reports list
-/// them. A behaviour seen that is not listed here is still reported.
-pub const CATALOGUE: &[(&str, &[&str])] = &[
-    (
-        "read",
-        &[
-            "text",
-            "offset",
-            "limit",
-            "image",
-            "image converted (BMP to PNG)",
-            "image resized",
-            "image omitted (file too large)",
-            "image omitted (not converted)",
-            "image omitted (not resized)",
-            "truncated by lines",
-            "truncated by bytes",
-            "first line over the byte cap",
-            "arguments normalised",
-            "error: path not found",
-            "error: a directory",
-            "error: not a regular file",
-            "error: binary file",
-            "error: offset beyond the end",
-            "error: outside the workspace",
-            "error: permission denied",
-            "error: I/O error",
-            "error: invalid arguments",
-        ],
-    ),
-    (
-        "bash",
-        &[
-            "exit code 0",
-            "exit code non-zero",
-            "killed by a signal",
-            "timeout",
-            "cancelled",
-            "truncated by lines",
-            "truncated by bytes",
-            "last line cut",
-            "output cleaned",
-            "full output log capped",
-            "arguments normalised",
-            "error: command could not start",
-            "error: invalid arguments",
-        ],
-    ),
-    (
-        "edit",
-        &[
-            "exact match",
-            "fuzzy match",
-            "several edits",
-            "legacy oldText/newText",
-            "CRLF file",
-            "arguments normalised",
-            "error: old text not found",
-            "error: old text found more than once",
-            "error: edits overlap",
-            "error: no change",
-            "error: empty old text",
-            "error: whitespace-only old text",
-            "error: no edits",
-            "error: path not found",
-            "error: not UTF-8",
-            "error: a directory",
-            "error: outside the workspace",
-            "error: permission denied",
-            "error: disk full",
-            "error: read-only file system",
-            "error: I/O error",
-            "error: hard-linked file in place",
-            "error: invalid arguments",
-        ],
-    ),
-    (
-        "write",
-        &[
-            "created",
-            "overwritten",
-            "arguments normalised",
-            "error: a directory",
-            "error: outside the workspace",
-            "error: permission denied",
-            "error: disk full",
-            "error: read-only file system",
-            "error: I/O error",
-            "error: hard-linked file in place",
-            "error: invalid arguments",
-        ],
-    ),
-    (
-        "grep",
-        &[
-            "matches",
-            "no matches",
-            "match limit reached",
-            "long lines cut",
-            "truncated by bytes",
-            "context lines",
-            "glob",
-            "literal",
-            "ignore case",
-            "arguments normalised",
-            "error: invalid regex",
-            "error: path not found",
-            "error: timeout",
-            "error: outside the workspace",
-            "error: permission denied",
-            "error: I/O error",
-            "error: invalid arguments",
-        ],
-    ),
-    (
-        "find",
-        &[
-            "results",
-            "no results",
-            "result limit reached",
-            "truncated by bytes",
-            "arguments normalised",
-            "error: invalid glob",
-            "error: path not found",
-            "error: not a directory",
-            "error: outside the workspace",
-            "error: permission denied",
-            "error: I/O error",
-            "error: invalid arguments",
-        ],
-    ),
-    (
-        "ls",
-        &[
-            "entries",
-            "empty directory",
-            "entry limit reached",
-            "truncated by bytes",
-            "arguments normalised",
-            "error: path not found",
-            "error: not a directory",
-            "error: outside the workspace",
-            "error: permission denied",
-            "error: I/O error",
-            "error: invalid arguments",
-        ],
-    ),
-    (
-        LOOP,
-        &[
-            "one call in a message",
-            "parallel batch",
-            "sequential batch",
-            "retry sent",
-            "retry that succeeded",
-            "retry avoided",
-            "unknown or inactive tool",
-            "arguments cut off",
-        ],
-    ),
+/// What the agent loop can show of a suite's calls (the tools declare
+/// their own, next to their code: `tools::TOOL_BEHAVIOURS`).
+pub const LOOP_BEHAVIOURS: &[&str] = &[
+    "one call in a message",
+    "parallel batch",
+    "sequential batch",
+    "retry sent",
+    "retry that succeeded",
+    "retry avoided",
+    "unknown or inactive tool",
+    "arguments cut off",
 ];
+
+/// The behaviours a suite can show, by area, in the order reports list
+/// them: each tool's declaration in prompt order, then the loop's. A
+/// behaviour seen that is not listed here is still reported.
+pub fn catalogue() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
+    TOOL_BEHAVIOURS.into_iter().chain([(LOOP, LOOP_BEHAVIOURS)])
+}
 
 /// The behaviours of one run's calls.
 pub fn observe(transcript: &Transcript, report: &FauxReport) -> ScenarioCoverage {
@@ -234,44 +112,38 @@ pub fn observe(transcript: &Transcript, report: &FauxReport) -> ScenarioCoverage
     out
 }
 
-/// The area and behaviours of one call.
+/// The area and behaviours of one call: from the result's typed facts,
+/// and from the arguments as the model sent them.
 fn classify(record: &CallRecord) -> (&str, Vec<String>) {
     let tool = record.call.name.as_str();
     let result = &record.result;
-    let details = result.details.as_ref().unwrap_or(&Value::Null);
+    let facts = facts_of(tool, result);
     let args = match &record.call.arguments {
         CallArguments::Json(value) => value.clone(),
         CallArguments::Text(text) => serde_json::from_str(text).unwrap_or(Value::Null),
     };
-    if details.get("available_tools").is_some() {
-        return (LOOP, vec!["unknown or inactive tool".to_owned()]);
-    }
-    if details.get("raw_arguments").is_some() {
-        return (LOOP, vec!["arguments cut off".to_owned()]);
+    match facts.error {
+        Some(ErrorKind::UnknownTool) => return (LOOP, vec!["unknown or inactive tool".to_owned()]),
+        Some(ErrorKind::ArgumentsCutOff) => return (LOOP, vec!["arguments cut off".to_owned()]),
+        _ => {}
     }
     let mut out: Vec<String> = Vec::new();
-    let has = |key: &str| details.get(key).is_some_and(|v| !v.is_null());
-    let flag = |key: &str| details.get(key).and_then(Value::as_bool) == Some(true);
     let arg = |key: &str| {
         args.get(key)
             .is_some_and(|v| !v.is_null() && v != &Value::Bool(false))
     };
-    let normalised = ["coerced_fields", "ignored_fields"].iter().any(|k| {
-        details
-            .get(*k)
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty())
-    });
-    if normalised {
+    if facts.normalised {
         out.push("arguments normalised".to_owned());
     }
-    truncation(details, &mut out);
+    truncation(facts.truncation(), &mut out);
     if result.is_error {
-        out.extend(error_kind(tool, details, &result.text()));
+        out.extend(error_kind(tool, facts.error));
     } else {
-        success(tool, details, &arg, &flag, &has, &mut out);
+        success(tool, &facts, &arg, &mut out);
     }
-    if tool == "bash" {
+    if tool == "bash"
+        && let Some(details) = facts.details::<BashDetails>()
+    {
         bash(details, &mut out);
     }
     if tool == "edit" {
@@ -289,58 +161,49 @@ fn classify(record: &CallRecord) -> (&str, Vec<String>) {
     (tool, out)
 }
 
-/// Truncation kinds from `details.truncation`.
-fn truncation(details: &Value, out: &mut Vec<String>) {
-    let Some(t) = details.get("truncation") else {
+/// Truncation kinds of the tool's output.
+fn truncation(t: Option<&Truncation>, out: &mut Vec<String>) {
+    let Some(t) = t else {
         return;
     };
-    let yes = |key: &str| t.get(key).and_then(Value::as_bool) == Some(true);
-    if yes("truncated") {
-        match t.get("truncated_by").and_then(Value::as_str) {
-            Some("lines") => out.push("truncated by lines".to_owned()),
-            Some("bytes") => out.push("truncated by bytes".to_owned()),
-            _ => {}
+    if t.truncated {
+        match t.truncated_by {
+            Some(TruncatedBy::Lines) => out.push("truncated by lines".to_owned()),
+            Some(TruncatedBy::Bytes) => out.push("truncated by bytes".to_owned()),
+            None => {}
         }
     }
-    if yes("first_line_exceeds_limit") {
+    if t.first_line_exceeds_limit {
         out.push("first line over the byte cap".to_owned());
     }
-    if yes("last_line_partial") {
+    if t.last_line_partial {
         out.push("last line cut".to_owned());
     }
 }
 
 /// What a successful result of `tool` shows.
-fn success(
-    tool: &str,
-    details: &Value,
-    arg: &dyn Fn(&str) -> bool,
-    flag: &dyn Fn(&str) -> bool,
-    has: &dyn Fn(&str) -> bool,
-    out: &mut Vec<String>,
-) {
-    let count = |key: &str| details.get(key).and_then(Value::as_u64);
+fn success(tool: &str, facts: &Facts, arg: &dyn Fn(&str) -> bool, out: &mut Vec<String>) {
     let mut push = |b: &str| out.push(b.to_owned());
     match tool {
         "read" => {
-            if flag("omitted") {
-                push(
-                    match details.get("omitted_reason").and_then(Value::as_str) {
-                        Some("not_converted") => "image omitted (not converted)",
-                        Some("not_resized") => "image omitted (not resized)",
-                        _ => "image omitted (file too large)",
-                    },
-                );
-            } else if has("mime_type") {
-                push("image");
-                if has("converted_from") {
-                    push("image converted (BMP to PNG)");
+            match facts.details::<ReadDetails>() {
+                Some(ReadDetails::Image(image)) if image.omitted => {
+                    push(match image.omitted_reason {
+                        Some(OmittedReason::NotConverted) => "image omitted (not converted)",
+                        Some(OmittedReason::NotResized) => "image omitted (not resized)",
+                        Some(OmittedReason::TooLarge) | None => "image omitted (file too large)",
+                    });
                 }
-                if has("resized_to") {
-                    push("image resized");
+                Some(ReadDetails::Image(image)) => {
+                    push("image");
+                    if image.converted_from.is_some() {
+                        push("image converted (BMP to PNG)");
+                    }
+                    if image.resized_to.is_some() {
+                        push("image resized");
+                    }
                 }
-            } else {
-                push("text");
+                Some(ReadDetails::Page { .. }) | None => push("text"),
             }
             if arg("offset") {
                 push("offset");
@@ -349,26 +212,35 @@ fn success(
                 push("limit");
             }
         }
-        "edit" => push(if flag("fuzzy") {
-            "fuzzy match"
-        } else {
-            "exact match"
-        }),
-        "write" => push(if flag("created") {
-            "created"
-        } else {
-            "overwritten"
-        }),
+        "edit" => {
+            let details = facts.details::<EditDetails>();
+            push(if details.is_some_and(|d| d.fuzzy) {
+                "fuzzy match"
+            } else {
+                "exact match"
+            });
+            if details.and_then(|d| d.line_ending) == Some(LineEnding::CrLf) {
+                push("CRLF file");
+            }
+        }
+        "write" => push(
+            if facts.details::<WriteDetails>().is_some_and(|d| d.created) {
+                "created"
+            } else {
+                "overwritten"
+            },
+        ),
         "grep" => {
-            push(if count("matches") == Some(0) {
+            let details = facts.details::<GrepDetails>();
+            push(if details.map(|d| d.matches) == Some(0) {
                 "no matches"
             } else {
                 "matches"
             });
-            if has("match_limit_reached") {
+            if details.is_some_and(|d| d.match_limit_reached.is_some()) {
                 push("match limit reached");
             }
-            if flag("lines_truncated") {
+            if details.is_some_and(|d| d.lines_truncated) {
                 push("long lines cut");
             }
             if arg("context") {
@@ -384,162 +256,127 @@ fn success(
             }
         }
         "find" => {
-            push(if count("results") == Some(0) {
+            let details = facts.details::<FindDetails>();
+            push(if details.map(|d| d.results) == Some(0) {
                 "no results"
             } else {
                 "results"
             });
-            if has("result_limit_reached") {
+            if details.is_some_and(|d| d.result_limit_reached.is_some()) {
                 push("result limit reached");
             }
         }
         "ls" => {
-            push(if count("entries") == Some(0) {
+            let details = facts.details::<LsDetails>();
+            push(if details.map(|d| d.entries) == Some(0) {
                 "empty directory"
             } else {
                 "entries"
             });
-            if has("entry_limit_reached") {
+            if details.is_some_and(|d| d.entry_limit_reached.is_some()) {
                 push("entry limit reached");
             }
         }
         _ => {}
     }
-    if tool == "edit" && details.get("line_ending").and_then(Value::as_str) == Some("crlf") {
-        out.push("CRLF file".to_owned());
-    }
 }
 
 /// bash's outcome, on success and error alike.
-fn bash(details: &Value, out: &mut Vec<String>) {
-    let yes = |key: &str| details.get(key).and_then(Value::as_bool) == Some(true);
-    match details.get("exit_code").and_then(Value::as_i64) {
+fn bash(details: &BashDetails, out: &mut Vec<String>) {
+    match details.exit_code {
         Some(0) => out.push("exit code 0".to_owned()),
         Some(_) => out.push("exit code non-zero".to_owned()),
         None => {}
     }
-    if details.get("signal").is_some_and(|v| !v.is_null()) && !yes("timed_out") && !yes("cancelled")
-    {
+    if details.signal.is_some() && !details.timed_out && !details.cancelled {
         out.push("killed by a signal".to_owned());
     }
-    for (key, name) in [
-        ("timed_out", "timeout"),
-        ("cancelled", "cancelled"),
-        ("cleaned", "output cleaned"),
-        ("full_output_truncated", "full output log capped"),
+    for (shown, name) in [
+        (details.timed_out, "timeout"),
+        (details.cancelled, "cancelled"),
+        (details.cleaned == Some(true), "output cleaned"),
+        (details.full_output_truncated, "full output log capped"),
     ] {
-        if yes(key) {
+        if shown {
             out.push(name.to_owned());
         }
     }
 }
 
-/// Whether an error text is of one kind.
-type TextTest = fn(&str) -> bool;
-
-/// The behaviour names of `details.error_class` (the tool layer's
-/// classes of file-system and process errors).
-const ERROR_CLASSES: &[(&str, &str)] = &[
-    ("permission_denied", "permission denied"),
-    ("not_found", "path not found"),
-    ("is_a_directory", "a directory"),
-    ("not_a_directory", "not a directory"),
-    ("disk_full", "disk full"),
-    ("read_only", "read-only file system"),
-    ("io_error", "I/O error"),
-    ("busy", "busy"),
-    ("already_exists", "already exists"),
-    ("too_many_open_files", "too many open files"),
-    ("name_too_long", "name too long"),
-    ("invalid_name", "invalid file name"),
-    ("temporarily_unavailable", "temporarily unavailable"),
-    ("interrupted", "interrupted"),
-    ("cross_device", "across file systems"),
-    ("symlink_loop", "symlink loop"),
-    ("too_large", "too large"),
-    ("out_of_memory", "out of memory"),
-    ("stale_handle", "stale file handle"),
-    ("no_device", "no device"),
-    ("invalid", "invalid request"),
-    ("not_executable", "not executable"),
-    ("timed_out", "timed out"),
-    ("connection", "connection lost"),
-    ("not_regular", "not a regular file"),
-    ("outside_workspace", "outside the workspace"),
-    ("hard_linked", "hard-linked file in place"),
-    ("other", "other I/O error"),
-];
-
-/// The behaviour names of edit's `details.error`.
-const EDIT_ERRORS: &[(&str, &str)] = &[
-    ("not_found", "old text not found"),
-    ("duplicate", "old text found more than once"),
-    ("overlap", "edits overlap"),
-    ("no_change", "no change"),
-    ("empty_old_text", "empty old text"),
-    ("whitespace_only_old_text", "whitespace-only old text"),
-];
-
-fn named<'a>(table: &[(&str, &'a str)], key: &str) -> Option<&'a str> {
-    table.iter().find(|(k, _)| *k == key).map(|(_, name)| *name)
+/// The behaviour name of an error class (`details.error_class`).
+fn class_name(class: ErrorClass) -> &'static str {
+    match class {
+        ErrorClass::PermissionDenied => "permission denied",
+        ErrorClass::NotFound => "path not found",
+        ErrorClass::IsADirectory => "a directory",
+        ErrorClass::NotADirectory => "not a directory",
+        ErrorClass::DiskFull => "disk full",
+        ErrorClass::ReadOnly => "read-only file system",
+        ErrorClass::IoError => "I/O error",
+        ErrorClass::Busy => "busy",
+        ErrorClass::AlreadyExists => "already exists",
+        ErrorClass::TooManyOpenFiles => "too many open files",
+        ErrorClass::NameTooLong => "name too long",
+        ErrorClass::InvalidName => "invalid file name",
+        ErrorClass::TemporarilyUnavailable => "temporarily unavailable",
+        ErrorClass::Interrupted => "interrupted",
+        ErrorClass::CrossDevice => "across file systems",
+        ErrorClass::SymlinkLoop => "symlink loop",
+        ErrorClass::TooLarge => "too large",
+        ErrorClass::OutOfMemory => "out of memory",
+        ErrorClass::StaleHandle => "stale file handle",
+        ErrorClass::NoDevice => "no device",
+        ErrorClass::Invalid => "invalid request",
+        ErrorClass::NotExecutable => "not executable",
+        ErrorClass::TimedOut => "timed out",
+        ErrorClass::Connection => "connection lost",
+        ErrorClass::NotRegular => "not a regular file",
+        ErrorClass::OutsideWorkspace => "outside the workspace",
+        ErrorClass::HardLinked => "hard-linked file in place",
+        ErrorClass::Other => "other I/O error",
+    }
 }
 
-/// The kind of an error result: from `details` where they say (the
-/// error's class, edit's match error), else from the first words of the
-/// text (docs/tools.md words every error). bash's errors are told by their
-/// outcome (see [`bash`]), except a command that could not start.
-fn error_kind(tool: &str, details: &Value, text: &str) -> Option<String> {
-    let kind = |k: &str| Some(format!("error: {k}"));
-    if details.get("validation_errors").is_some() {
-        return kind("invalid arguments");
+/// The behaviour name of the rule a failed edit broke (`details.error`).
+fn edit_rule_name(rule: EditRule) -> &'static str {
+    match rule {
+        EditRule::NotFound => "old text not found",
+        EditRule::Duplicate => "old text found more than once",
+        EditRule::Overlap => "edits overlap",
+        EditRule::NoChange => "no change",
+        EditRule::EmptyOldText => "empty old text",
+        EditRule::WhitespaceOnlyOldText => "whitespace-only old text",
     }
-    let class = details.get("error_class").and_then(Value::as_str);
+}
+
+/// The behaviour of an error result, from its kind. bash's errors are
+/// told by their outcome (see [`bash`]), except a command that could not
+/// start. Kinds without a behaviour of their own are `error: other`: a
+/// cancellation, a broken invariant, a result the loop made, a grep
+/// pattern with a line break or too large, grep's `glob` that is not a
+/// glob, an edit of a binary or UTF-16 file (so they have always been
+/// counted).
+fn error_kind(tool: &str, kind: Option<ErrorKind>) -> Option<String> {
+    let named = |k: &str| Some(format!("error: {k}"));
+    if kind == Some(ErrorKind::InvalidArguments) {
+        return named("invalid arguments");
+    }
     if tool == "bash" {
-        return class.and_then(|_| kind("command could not start"));
+        return matches!(kind, Some(ErrorKind::Io(_)))
+            .then(|| "error: command could not start".to_owned());
     }
-    if tool == "edit"
-        && let Some(k) = details.get("error").and_then(Value::as_str)
-    {
-        return kind(named(EDIT_ERRORS, k).unwrap_or(k));
-    }
-    if let Some(class) = class {
-        return kind(named(ERROR_CLASSES, class).unwrap_or(class));
-    }
-    if details.get("binary").is_some() {
-        return kind("binary file");
-    }
-    if details.get("timed_out").and_then(Value::as_bool) == Some(true) {
-        return kind("timeout");
-    }
-    let kinds: [(TextTest, &str); 10] = [
-        (
-            |t| t.contains("is outside the workspace"),
-            "outside the workspace",
-        ),
-        (
-            |t| t.starts_with("File not found") || t.starts_with("Path not found"),
-            "path not found",
-        ),
-        (|t| t.contains(": it is a directory"), "a directory"),
-        (
-            |t| t.contains("it is not a regular file"),
-            "not a regular file",
-        ),
-        (|t| t.starts_with("Not a directory"), "not a directory"),
-        (
-            |t| t.contains("is beyond the end of"),
-            "offset beyond the end",
-        ),
-        (
-            |t| t.starts_with("Invalid regular expression"),
-            "invalid regex",
-        ),
-        (|t| t.starts_with("Invalid glob pattern"), "invalid glob"),
-        (|t| t.contains("not valid UTF-8"), "not UTF-8"),
-        (|t| t.starts_with("Edit tool input is invalid"), "no edits"),
-    ];
-    let found = kinds.iter().find(|(test, _)| test(text));
-    kind(found.map_or("other", |(_, k)| k))
+    named(match kind {
+        Some(ErrorKind::Edit(rule)) => edit_rule_name(rule),
+        Some(ErrorKind::Io(class)) => class_name(class),
+        Some(ErrorKind::Binary) => "binary file",
+        Some(ErrorKind::SearchTimedOut) => "timeout",
+        Some(ErrorKind::OffsetBeyondEnd) => "offset beyond the end",
+        Some(ErrorKind::InvalidRegex) => "invalid regex",
+        Some(ErrorKind::InvalidGlob) if tool == "find" => "invalid glob",
+        Some(ErrorKind::NotUtf8) => "not UTF-8",
+        Some(ErrorKind::NoEdits) => "no edits",
+        _ => "other",
+    })
 }
 
 /// How one behaviour fared over a run.
@@ -614,7 +451,7 @@ pub fn summarize(summary: &RunSummary) -> Option<Coverage> {
         }
     }
     let mut areas = Vec::new();
-    for (area, known) in CATALOGUE {
+    for (area, known) in catalogue() {
         areas.push(area_coverage(
             area,
             known,

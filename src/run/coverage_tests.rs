@@ -8,9 +8,12 @@ use crate::agent::faux::ServedCall;
 use crate::agent::faux::Turn;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
+use crate::tools::ImageDetails;
 use crate::tools::ToolCall;
 use crate::tools::ToolOutput;
 use crate::tools::ToolResult;
+use crate::tools::truncate::TruncationLimits;
+use crate::tools::truncate::truncate_head;
 
 fn record(turn: usize, id: &str, tool: &str, args: Value, result: ToolResult) -> CallRecord {
     CallRecord {
@@ -29,6 +32,11 @@ fn ok(details: Value) -> ToolResult {
     ToolResult::ok(ToolOutput::text("done").with_details(details))
 }
 
+/// The JSON of a tool's details struct, as `details` has it.
+fn json_of(details: impl serde::Serialize) -> Value {
+    serde_json::to_value(details).unwrap()
+}
+
 fn behaviours(coverage: &ScenarioCoverage, area: &str) -> Vec<(String, u64)> {
     coverage
         .get(area)
@@ -37,7 +45,7 @@ fn behaviours(coverage: &ScenarioCoverage, area: &str) -> Vec<(String, u64)> {
 }
 
 #[test]
-fn calls_are_classified_by_details_then_text() {
+fn calls_read_back_from_json_are_classified_by_what_their_details_say() {
     let transcript = Transcript {
         calls: vec![
             record(
@@ -45,8 +53,9 @@ fn calls_are_classified_by_details_then_text() {
                 "a",
                 "read",
                 json!({"path": "a", "offset": 3}),
-                ok(json!({
-                    "truncation": {"truncated": true, "truncated_by": "lines"}
+                ok(json_of(ReadDetails::Page {
+                    truncation: truncate_head(&"x\n".repeat(3000), TruncationLimits::default())
+                        .facts,
                 })),
             ),
             record(
@@ -54,7 +63,7 @@ fn calls_are_classified_by_details_then_text() {
                 "b",
                 "grep",
                 json!({"pattern": "x", "literal": true}),
-                ok(json!({"matches": 0})),
+                ok(json_of(GrepDetails::default())),
             ),
             record(
                 2,
@@ -78,7 +87,16 @@ fn calls_are_classified_by_details_then_text() {
                 "d_retry1",
                 "edit",
                 json!({"path": "a", "edits": [{}, {}]}),
-                ok(json!({"fuzzy": true})),
+                ok(json_of(EditDetails {
+                    diff: "-1 a\n+1 b".to_owned(),
+                    patch: String::new(),
+                    diff_truncated: false,
+                    patch_truncated: false,
+                    first_changed_line: Some(1),
+                    fuzzy: true,
+                    fuzzy_edits: Some(vec![0]),
+                    line_ending: None,
+                })),
             ),
             record(
                 4,
@@ -87,7 +105,7 @@ fn calls_are_classified_by_details_then_text() {
                 json!({"path": "../x"}),
                 ToolResult::error(
                     "Path \"../x\" is outside the workspace: it resolves to …",
-                    None,
+                    Some(json!({"error_class": "outside_workspace"})),
                 ),
             ),
             record(
@@ -125,25 +143,35 @@ fn calls_are_classified_by_details_then_text() {
                 "j",
                 "read",
                 json!({"path": "a.bmp"}),
-                ok(json!({"mime_type": "image/png", "converted_from": "image/bmp"})),
+                ok(json_of(ReadDetails::Image(ImageDetails {
+                    mime_type: "image/png".to_owned(),
+                    converted_from: Some("image/bmp".to_owned()),
+                    ..ImageDetails::default()
+                }))),
             ),
             record(
                 9,
                 "k",
                 "read",
                 json!({"path": "wide.png"}),
-                ok(json!({"mime_type": "image/jpeg", "resized_to": [2000, 10]})),
+                ok(json_of(ReadDetails::Image(ImageDetails {
+                    mime_type: "image/jpeg".to_owned(),
+                    resized_from: Some([4000, 20]),
+                    resized_to: Some([2000, 10]),
+                    ..ImageDetails::default()
+                }))),
             ),
             record(
                 9,
                 "l",
                 "read",
                 json!({"path": "bad.bmp"}),
-                ok(json!({
-                    "mime_type": "image/bmp",
-                    "omitted": true,
-                    "omitted_reason": "not_converted"
-                })),
+                ok(json_of(ReadDetails::Image(ImageDetails {
+                    mime_type: "image/bmp".to_owned(),
+                    omitted: true,
+                    omitted_reason: Some(OmittedReason::NotConverted),
+                    ..ImageDetails::default()
+                }))),
             ),
             record(
                 9,
@@ -152,6 +180,7 @@ fn calls_are_classified_by_details_then_text() {
                 json!({"path": "huge.png"}),
                 ok(json!({
                     "mime_type": "image/png",
+                    "bytes": 90_000_000,
                     "omitted": true,
                     "omitted_reason": "too_large"
                 })),
@@ -214,7 +243,8 @@ fn calls_are_classified_by_details_then_text() {
     assert_eq!(
         behaviours(&coverage, "grep"),
         owned(&[
-            ("error: some_future_class", 1),
+            // A class this harness does not know has no kind.
+            ("error: other", 1),
             ("literal", 1),
             ("no matches", 1)
         ])
@@ -335,13 +365,13 @@ fn a_run_sums_its_scenarios_and_names_what_none_exercised() {
     assert_eq!(coverage.exercised, 1);
     assert_eq!(
         coverage.known,
-        CATALOGUE.iter().map(|(_, b)| b.len()).sum::<usize>()
+        catalogue().map(|(_, b)| b.len()).sum::<usize>()
     );
 }
 
 #[test]
 fn the_catalogue_names_each_behaviour_once_per_area() {
-    for (area, behaviours) in CATALOGUE {
+    for (area, behaviours) in catalogue() {
         let unique: std::collections::BTreeSet<&&str> = behaviours.iter().collect();
         assert_eq!(unique.len(), behaviours.len(), "{area}");
     }

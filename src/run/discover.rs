@@ -231,7 +231,10 @@ fn fixtures_dir_of(dir: &Path) -> Option<PathBuf> {
 }
 
 /// The nearest `harness.yaml` above `file`, looking no higher than the
-/// current directory (or the file system root when `file` is outside it).
+/// root of the git repository the current directory is in (the nearest
+/// directory above it with a `.git`), or than the current directory when
+/// it is in none (the file system root when `file` is outside it). So
+/// `harness run .` in `scenarios/read/` uses `scenarios/harness.yaml`.
 pub fn suite_file_for(file: &Path) -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok();
     let absolute = if file.is_absolute() {
@@ -239,6 +242,12 @@ pub fn suite_file_for(file: &Path) -> Option<PathBuf> {
     } else {
         cwd.as_ref()?.join(file)
     };
+    let top = cwd.as_deref().map(|cwd| {
+        cwd.ancestors()
+            .find(|d| d.join(".git").symlink_metadata().is_ok())
+            .unwrap_or(cwd)
+            .to_path_buf()
+    });
     let mut dir = absolute.parent();
     while let Some(d) = dir {
         // Whatever is there is the suite file: one that cannot be read (a
@@ -247,7 +256,7 @@ pub fn suite_file_for(file: &Path) -> Option<PathBuf> {
         if candidate.symlink_metadata().is_ok() {
             return Some(candidate);
         }
-        if cwd.as_deref() == Some(d) {
+        if top.as_deref() == Some(d) {
             break;
         }
         dir = d.parent();

@@ -558,7 +558,8 @@ fn call_stat(record: &CallRecord, retry: bool, tokens: &dyn TokenCounter) -> Cal
         turn: record.turn as u64,
         retry,
         is_error: record.result.is_error,
-        truncated: check::truncation(&record.result).is_some_and(|t| t.truncated),
+        truncated: check::truncation(&record.call.name, &record.result)
+            .is_some_and(|t| t.truncated),
         args_tokens: tokens.count(&format!("{}:{args_text}", record.call.name)),
         result_tokens: tokens.count(&priced_text(&record.result.content)),
         duration_ms: millis(record.duration),

@@ -89,18 +89,80 @@ pub fn redact_text(text: &str) -> String {
     out
 }
 
-/// Reads a snapshot file; a missing file is an empty map.
+/// Reads a snapshot file; a missing file is an empty map. It is read
+/// like a scenario file ([`super::yaml`]): the same nesting and alias
+/// limits, a key written twice refused, and a problem named at
+/// `file:line:col`.
 pub fn load(path: &Path) -> Result<BTreeMap<String, Value>, String> {
     match super::text_file::read_regular(path) {
-        Ok(text) => serde_yaml::from_str::<Option<BTreeMap<String, Value>>>(&text)
-            .map(Option::unwrap_or_default)
-            .map_err(|err| format!("cannot parse snapshot file {}: {err}", path.display())),
+        Ok(text) => parse(&text).map_err(|(pos, message)| {
+            format!(
+                "{}:{}:{}: cannot read this snapshot file: {message}",
+                path.display(),
+                pos.line,
+                pos.column
+            )
+        }),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
         Err(err) => Err(format!(
             "cannot read snapshot file {}: {err}",
             path.display()
         )),
     }
+}
+
+/// The entries of a snapshot file's text: one mapping of step keys to
+/// values (or nothing), or where and why it is not one.
+fn parse(text: &str) -> Result<BTreeMap<String, Value>, (super::yaml::Pos, String)> {
+    use super::yaml::Kind;
+    let stream = super::yaml::parse(text);
+    let located = |problem: &super::yaml::TreeProblem| {
+        let message = if problem.path.is_empty() {
+            problem.message.clone()
+        } else {
+            format!("{}: {}", problem.path, problem.message)
+        };
+        (problem.pos, message)
+    };
+    if let Some(problem) = &stream.fatal {
+        return Err(located(problem));
+    }
+    let mut documents = stream.documents.iter();
+    let Some(document) = documents.next() else {
+        return Ok(BTreeMap::new());
+    };
+    if let Some(extra) = documents.next() {
+        return Err((
+            extra.pos,
+            "a snapshot file holds one document; remove this one (or the file, to \
+             record its snapshots again)"
+                .to_owned(),
+        ));
+    }
+    if let Some(problem) = document.problems.first() {
+        return Err(located(problem));
+    }
+    if document.root.is_null() {
+        return Ok(BTreeMap::new());
+    }
+    let Kind::Map(entries) = &document.root.kind else {
+        return Err((
+            document.root.pos,
+            "a snapshot file is a mapping of step keys to results; remove the file to record \
+             its snapshots again"
+                .to_owned(),
+        ));
+    };
+    entries
+        .iter()
+        .map(|(key, value)| match key.text() {
+            Some(name) => Ok((name.to_owned(), value.to_json())),
+            None => Err((
+                key.pos,
+                "a snapshot key is a step's key, written as text".to_owned(),
+            )),
+        })
+        .collect()
 }
 
 /// Writes a snapshot file (keys sorted).
@@ -133,6 +195,7 @@ mod tests {
             ))],
             details: Some(serde_json::json!({"duration_ms": 12, "path": "/workspace/a"})),
             internal_error: None,
+            facts: None,
         };
         assert_eq!(
             snapshot_value(&result),
@@ -159,6 +222,67 @@ mod tests {
         assert_eq!(
             load(&dir.path().join("missing.snap.yaml")).unwrap(),
             BTreeMap::new()
+        );
+    }
+
+    #[test]
+    fn reads_what_serde_yaml_writes() {
+        let mut entries = BTreeMap::new();
+        entries.insert(
+            "scenario/call_1_1".to_owned(),
+            serde_json::json!({
+                "is_error": false,
+                "text": "yes\nno\n123\n~\n  indented\n\u{1b}[0m tab\t end ",
+                "details": {"n": 3, "f": 1.5, "neg": -7, "none": null, "list": ["on", "0x10", ""], "big": u64::MAX}
+            }),
+        );
+        entries.insert("2".to_owned(), serde_json::json!("1.0"));
+        let text = serde_yaml::to_string(&entries).unwrap();
+        assert_eq!(parse(&text).unwrap(), entries);
+        assert_eq!(parse("").unwrap(), BTreeMap::new());
+        assert_eq!(parse("~\n").unwrap(), BTreeMap::new());
+    }
+
+    #[test]
+    fn refuses_deep_nesting_aliases_and_odd_shapes_at_their_place() {
+        let deep = format!("a: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        let (pos, message) = parse(&deep).unwrap_err();
+        assert_eq!(pos.line, 1);
+        assert!(message.contains("deeper than 128"), "{message}");
+        let bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n";
+        let (pos, message) = parse(bomb).unwrap_err();
+        assert_eq!(
+            (pos.line, message.contains("100000 nodes")),
+            (5, true),
+            "{message}"
+        );
+        assert_eq!(
+            parse("a: 1\na: 2\n").unwrap_err().0,
+            crate::scenario::yaml::Pos { line: 2, column: 1 }
+        );
+        assert_eq!(
+            parse("- 1\n").unwrap_err(),
+            (
+                crate::scenario::yaml::Pos { line: 1, column: 1 },
+                "a snapshot file is a mapping of step keys to results; remove the file to \
+                 record its snapshots again"
+                    .to_owned()
+            )
+        );
+        assert_eq!(parse("a: 1\n---\nb: 2\n").unwrap_err().0.line, 2);
+    }
+
+    #[test]
+    fn a_bad_file_is_named_with_its_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.snap.yaml");
+        std::fs::write(&path, "k: [1, 2\n").unwrap();
+        let error = load(&path).unwrap_err();
+        let place = format!("{}:", path.display());
+        assert!(error.starts_with(&place), "{error}");
+        assert!(
+            error[place.len()..].starts_with("2:1: cannot read this snapshot file: "),
+            "{error}"
         );
     }
 }

@@ -8,7 +8,9 @@
 //! registry erases typed tools into [`AnyTool`] through one blanket impl.
 //!
 //! A call ends in a [`ToolResult`]: `content` for the model (text and image
-//! blocks), `details` for people, logs and checks, and `is_error`.
+//! blocks), `details` for people, logs and checks, and `is_error`; a
+//! built-in tool's result also holds its typed [`Facts`], of which
+//! `details` is the JSON.
 
 use std::any::Any;
 use std::fmt;
@@ -23,6 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::ToolError;
 use super::error::facts_value;
+use super::facts::ErrorKind;
+use super::facts::Facts;
+use super::facts::ToolDetails;
 use super::ops::BoxFuture;
 use super::truncate::DEFAULT_MAX_BYTES;
 use super::truncate::DEFAULT_MAX_LINES;
@@ -76,6 +81,9 @@ pub struct ToolOutput {
     pub content: Vec<Content>,
     /// Structured facts for people and checks.
     pub details: Option<Value>,
+    /// The typed facts `details` is the JSON of (`None`: read them from
+    /// `details`).
+    pub facts: Option<Facts>,
 }
 
 impl ToolOutput {
@@ -84,6 +92,7 @@ impl ToolOutput {
         Self {
             content: vec![Content::text(text)],
             details: None,
+            facts: None,
         }
     }
 
@@ -93,17 +102,32 @@ impl ToolOutput {
         self
     }
 
-    /// Sets the details from a typed details struct.
-    pub(crate) fn with_facts(self, facts: &impl Serialize) -> Result<Self, ToolError> {
-        Ok(self.with_details(facts_value(facts)?))
+    /// Sets the details from a built-in tool's typed details struct, which
+    /// the facts keep.
+    pub(crate) fn with_facts(
+        mut self,
+        details: impl ToolDetails + Serialize,
+    ) -> Result<Self, ToolError> {
+        self.details = Some(facts_value(&details)?);
+        self.facts = Some(Facts::of(details));
+        Ok(self)
+    }
+
+    /// A built-in tool's output without details: the facts say so.
+    pub(crate) fn plain(text: impl Into<String>) -> Self {
+        Self {
+            facts: Some(Facts::default()),
+            ..Self::text(text)
+        }
     }
 }
 
 /// The result of one tool call, as the model and the checks see it.
 ///
 /// Serialises as `{"is_error", "content", "details"}`: the JSON that
-/// `harness call` prints.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// `harness call` prints. Two results are equal when they say the same
+/// (`facts` are what `details` say, typed, and are not compared).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ToolResult {
     /// Whether the call failed.
     pub is_error: bool,
@@ -115,6 +139,20 @@ pub struct ToolResult {
     /// the model still gets an error result, and a harness fails the run.
     #[serde(skip)]
     pub internal_error: Option<String>,
+    /// The typed facts of a built-in tool's result; `None` for a result
+    /// made elsewhere or read back from JSON, whose facts
+    /// [`facts_of`](super::builtin::facts_of) reads from `details`.
+    #[serde(skip)]
+    pub facts: Option<Facts>,
+}
+
+impl PartialEq for ToolResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.is_error == other.is_error
+            && self.content == other.content
+            && self.details == other.details
+            && self.internal_error == other.internal_error
+    }
 }
 
 impl ToolResult {
@@ -125,6 +163,7 @@ impl ToolResult {
             content: output.content,
             details: output.details,
             internal_error: None,
+            facts: output.facts,
         }
     }
 
@@ -135,6 +174,7 @@ impl ToolResult {
             content: vec![Content::text(message)],
             details,
             internal_error: None,
+            facts: None,
         }
     }
 
@@ -147,9 +187,24 @@ impl ToolResult {
 impl From<ToolError> for ToolResult {
     fn from(err: ToolError) -> Self {
         match err {
-            ToolError::InvalidArgs { message, details }
-            | ToolError::Failed { message, details }
-            | ToolError::Cancelled { message, details } => Self::error(message, details),
+            ToolError::InvalidArgs {
+                message,
+                details,
+                facts,
+            }
+            | ToolError::Failed {
+                message,
+                details,
+                facts,
+            }
+            | ToolError::Cancelled {
+                message,
+                details,
+                facts,
+            } => Self {
+                facts,
+                ..Self::error(message, details)
+            },
             ToolError::Fatal { message } => {
                 let mut result = Self::error(
                     format!(
@@ -159,6 +214,7 @@ impl From<ToolError> for ToolResult {
                     None,
                 );
                 result.internal_error = Some(message);
+                result.facts = Some(Facts::error(ErrorKind::Internal));
                 result
             }
         }

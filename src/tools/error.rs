@@ -11,6 +11,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::facts::ErrorKind;
+use super::facts::Facts;
+
 /// Why a tool call did not produce a normal result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ToolError {
@@ -21,6 +24,8 @@ pub enum ToolError {
         message: String,
         /// Structured problems for people and checks.
         details: Option<Value>,
+        /// The typed facts (`None`: read them from `details`).
+        facts: Option<Facts>,
     },
     /// The call ran and failed in a way the model can act on.
     #[error("{message}")]
@@ -29,6 +34,8 @@ pub enum ToolError {
         message: String,
         /// Facts kept for people and checks (exit code, truncation …).
         details: Option<Value>,
+        /// The typed facts (`None`: read them from `details`).
+        facts: Option<Facts>,
     },
     /// The call was cancelled before it finished.
     #[error("{message}")]
@@ -37,6 +44,8 @@ pub enum ToolError {
         message: String,
         /// Facts kept for people and checks.
         details: Option<Value>,
+        /// The typed facts (`None`: read them from `details`).
+        facts: Option<Facts>,
     },
     /// A broken invariant inside the tool layer.
     #[error("internal error: {message}")]
@@ -52,6 +61,7 @@ impl ToolError {
         Self::Failed {
             message: message.into(),
             details: None,
+            facts: None,
         }
     }
 
@@ -60,14 +70,32 @@ impl ToolError {
         Self::Failed {
             message: message.into(),
             details: Some(details),
+            facts: None,
         }
     }
 
-    /// A model-facing failure that keeps a typed details struct (a broken
-    /// invariant if it cannot be serialised).
-    pub(crate) fn failed_with_facts(message: impl Into<String>, facts: &impl Serialize) -> Self {
-        match facts_value(facts) {
-            Ok(details) => Self::failed_with(message, details),
+    /// A built-in tool's failure of `kind`, without details.
+    pub(crate) fn failure(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self::Failed {
+            message: message.into(),
+            details: None,
+            facts: Some(Facts::error(kind)),
+        }
+    }
+
+    /// A built-in tool's failure of `kind` that keeps a typed details
+    /// struct as `details` (a broken invariant if it cannot be serialised).
+    pub(crate) fn failure_with(
+        kind: ErrorKind,
+        message: impl Into<String>,
+        details: &impl Serialize,
+    ) -> Self {
+        match facts_value(details) {
+            Ok(details) => Self::Failed {
+                message: message.into(),
+                details: Some(details),
+                facts: Some(Facts::error(kind)),
+            },
             Err(err) => err,
         }
     }
@@ -77,6 +105,7 @@ impl ToolError {
         Self::Cancelled {
             message: CANCELLED_MESSAGE.to_owned(),
             details: None,
+            facts: Some(Facts::error(ErrorKind::Cancelled)),
         }
     }
 

@@ -21,108 +21,15 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::error::ToolError;
+use super::facts::ErrorClass;
+use super::facts::ErrorKind;
 use super::ops::ExecSetup;
 use super::ops::ExecSetupError;
 use super::ops::Refusal;
 use super::ops::TempLeftBehind;
 use super::ops::is_outside_workspace;
 
-/// What kind of failure an error is, as `details.error_class` names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ErrorClass {
-    /// EACCES, EPERM.
-    PermissionDenied,
-    /// ENOENT.
-    NotFound,
-    /// EISDIR.
-    IsADirectory,
-    /// ENOTDIR.
-    NotADirectory,
-    /// ENOSPC, EDQUOT.
-    DiskFull,
-    /// EROFS.
-    ReadOnly,
-    /// EIO.
-    IoError,
-    /// EBUSY, ETXTBSY.
-    Busy,
-    /// EEXIST.
-    AlreadyExists,
-    /// EMFILE, ENFILE.
-    TooManyOpenFiles,
-    /// ENAMETOOLONG.
-    NameTooLong,
-    /// A name the file system does not accept (EILSEQ).
-    InvalidName,
-    /// EAGAIN.
-    TemporarilyUnavailable,
-    /// EINTR.
-    Interrupted,
-    /// EXDEV.
-    CrossDevice,
-    /// ELOOP.
-    SymlinkLoop,
-    /// EFBIG, E2BIG.
-    TooLarge,
-    /// ENOMEM.
-    OutOfMemory,
-    /// ESTALE.
-    StaleHandle,
-    /// ENXIO, ENODEV.
-    NoDevice,
-    /// EINVAL.
-    Invalid,
-    /// ENOEXEC.
-    NotExecutable,
-    /// ETIMEDOUT.
-    TimedOut,
-    /// A lost connection (a network file system, a remote backend).
-    Connection,
-    /// A pipe, socket or device where a regular file is needed.
-    NotRegular,
-    /// A path that leads out of the workspace, refused by the kernel (D1).
-    OutsideWorkspace,
-    /// A hard-linked file that would have had to be overwritten in place.
-    HardLinked,
-    /// Anything else: a message of its own, or an unusual error number.
-    Other,
-}
-
 impl ErrorClass {
-    /// The class's name in `details` (`disk_full`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorClass::PermissionDenied => "permission_denied",
-            ErrorClass::NotFound => "not_found",
-            ErrorClass::IsADirectory => "is_a_directory",
-            ErrorClass::NotADirectory => "not_a_directory",
-            ErrorClass::DiskFull => "disk_full",
-            ErrorClass::ReadOnly => "read_only",
-            ErrorClass::IoError => "io_error",
-            ErrorClass::Busy => "busy",
-            ErrorClass::AlreadyExists => "already_exists",
-            ErrorClass::TooManyOpenFiles => "too_many_open_files",
-            ErrorClass::NameTooLong => "name_too_long",
-            ErrorClass::InvalidName => "invalid_name",
-            ErrorClass::TemporarilyUnavailable => "temporarily_unavailable",
-            ErrorClass::Interrupted => "interrupted",
-            ErrorClass::CrossDevice => "cross_device",
-            ErrorClass::SymlinkLoop => "symlink_loop",
-            ErrorClass::TooLarge => "too_large",
-            ErrorClass::OutOfMemory => "out_of_memory",
-            ErrorClass::StaleHandle => "stale_handle",
-            ErrorClass::NoDevice => "no_device",
-            ErrorClass::Invalid => "invalid",
-            ErrorClass::NotExecutable => "not_executable",
-            ErrorClass::TimedOut => "timed_out",
-            ErrorClass::Connection => "connection",
-            ErrorClass::NotRegular => "not_regular",
-            ErrorClass::OutsideWorkspace => "outside_workspace",
-            ErrorClass::HardLinked => "hard_linked",
-            ErrorClass::Other => "other",
-        }
-    }
-
     /// The class's usual reason, in words that follow `Cannot read x: `.
     fn reason(self) -> &'static str {
         match self {
@@ -608,12 +515,12 @@ pub fn describe_io_error(action: &str, display: &str, err: &io::Error) -> String
 
 /// `details` of a failure worded here.
 #[derive(Debug, Serialize)]
-struct ErrorDetails {
+pub(crate) struct ErrorDetails {
     /// The class ([`ErrorClass::name`]).
-    error_class: &'static str,
+    pub(crate) error_class: &'static str,
     /// The OS error's C name, when it had a number.
     #[serde(skip_serializing_if = "Option::is_none")]
-    errno: Option<&'static str>,
+    pub(crate) errno: Option<&'static str>,
 }
 
 /// The failure of `action` on `display`: the message of
@@ -633,7 +540,8 @@ pub(crate) fn classed_failure(
     class: ErrorClass,
     errno: Option<&'static str>,
 ) -> ToolError {
-    ToolError::failed_with_facts(
+    ToolError::failure_with(
+        ErrorKind::Io(class),
         message,
         &ErrorDetails {
             error_class: class.name(),

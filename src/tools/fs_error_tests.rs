@@ -170,9 +170,20 @@ fn a_temporary_file_left_behind_is_named_beside_the_file() {
 #[test]
 fn failures_carry_the_class_and_number_in_details() {
     let err = io::Error::from_raw_os_error(libc::EROFS);
-    let ToolError::Failed { message, details } = io_failure("write", "a.txt", &err) else {
+    let ToolError::Failed {
+        message,
+        details,
+        facts,
+    } = io_failure("write", "a.txt", &err)
+    else {
         panic!("not a failure");
     };
+    assert_eq!(
+        facts,
+        Some(crate::tools::facts::Facts::error(ErrorKind::Io(
+            ErrorClass::ReadOnly
+        )))
+    );
     assert_eq!(
         (message.as_str(), details),
         (

@@ -254,14 +254,6 @@ impl Omitted {
         }
     }
 
-    /// Its name in `details.omitted_reason`.
-    pub fn reason(&self) -> &'static str {
-        match self {
-            Omitted::NotConverted => "not_converted",
-            Omitted::NotResized => "not_resized",
-        }
-    }
-
     /// The note after `Read image file [MIME]` (pi's wording).
     pub fn note(&self) -> &'static str {
         match self {

@@ -25,6 +25,10 @@ use super::contract::ToolOutput;
 use super::contract::ToolSpec;
 use super::contract::object_schema;
 use super::error::ToolError;
+use super::facts::ErrorClass;
+use super::facts::ErrorKind;
+use super::facts::ToolDetails;
+use super::facts::same_details;
 use super::fs_error::io_failure;
 use super::ops::FileKind;
 use super::search::effective_limit;
@@ -92,16 +96,46 @@ impl Tool for LsTool {
     }
 }
 
+/// What a call of `ls` can show, as `harness run --coverage` counts it
+/// (docs/reports.md, "Coverage").
+pub const BEHAVIOURS: &[&str] = &[
+    "entries",
+    "empty directory",
+    "entry limit reached",
+    "truncated by bytes",
+    "arguments normalised",
+    "error: path not found",
+    "error: not a directory",
+    "error: outside the workspace",
+    "error: permission denied",
+    "error: I/O error",
+    "error: invalid arguments",
+];
+
 /// `details` of a listing.
-#[derive(Debug, Default, Serialize)]
-struct LsDetails {
-    entries: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    entry_limit_reached: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    truncation: Option<Truncation>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    unresolved_symlinks: Option<usize>,
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LsDetails {
+    /// Entries in the directory.
+    pub entries: usize,
+    /// The limit, when more entries than it were there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_limit_reached: Option<usize>,
+    /// What the byte cap cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+    /// Symlinks listed whose target could not be looked up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unresolved_symlinks: Option<usize>,
+}
+
+impl ToolDetails for LsDetails {
+    fn truncation(&self) -> Option<&Truncation> {
+        self.truncation.as_ref()
+    }
+
+    fn same(&self, other: &dyn ToolDetails) -> bool {
+        same_details(self, other)
+    }
 }
 
 /// D19's order: case-insensitive, ties broken by the names' bytes.
@@ -123,9 +157,10 @@ fn ls_blocking(args: &LsArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
     let fs = ctx.workspace.fs().as_ref();
     let display = resolved.display.clone();
     if !meta.is_dir() {
-        return Err(ToolError::failed(format!(
-            "Not a directory: {display}. Use read to view a file; ls lists directories."
-        )));
+        return Err(ToolError::failure(
+            ErrorKind::Io(ErrorClass::NotADirectory),
+            format!("Not a directory: {display}. Use read to view a file; ls lists directories."),
+        ));
     }
     let mut entries = fs
         .read_dir(&resolved.real)
@@ -136,7 +171,7 @@ fn ls_blocking(args: &LsArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
     let limit = effective_limit(args.limit, ctx.limits.ls_limit);
     let total = entries.len();
     if total == 0 {
-        return ToolOutput::text(EMPTY_DIRECTORY).with_facts(&LsDetails::default());
+        return ToolOutput::text(EMPTY_DIRECTORY).with_facts(LsDetails::default());
     }
     entries.sort_by_cached_key(|entry| sort_key(entry.name.as_encoded_bytes()));
     entries.truncate(limit);
@@ -196,7 +231,7 @@ fn ls_blocking(args: &LsArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
         details.truncation = Some(cut.facts.clone());
     }
     details.unresolved_symlinks = (unresolved > 0).then_some(unresolved);
-    ToolOutput::text(with_notices(cut.content, &notices)).with_facts(&details)
+    ToolOutput::text(with_notices(cut.content, &notices)).with_facts(details)
 }
 
 #[cfg(test)]

@@ -12,6 +12,10 @@
 //! ```text
 //! registry.rs        lookup -> prepare -> normalise -> validate -> queue -> execute
 //! contract.rs        Tool, ToolContext, ToolOutput, ToolResult, Limits
+//! facts.rs           Facts: a result's typed facts (ErrorKind, ErrorClass,
+//!                    the tool's details struct)
+//! builtin.rs         the built-in tools' declared behaviours, and typed
+//!                    facts read back from details JSON
 //! args.rs            lenient normalisation + JSON Schema validation
 //! task.rs            run_blocking: a tool's blocking work off the runtime
 //! mutation_queue.rs  one queue per real path for write and edit
@@ -34,7 +38,8 @@
 //!
 //! The public surface is what an embedder needs: the registry, the
 //! contract, the operations traits and their backends, [`Workspace`],
-//! [`Limits`], the seven tools, and [`truncate`] (the truncation every tool
+//! [`Limits`], the seven tools and their details structs, a result's typed
+//! [`Facts`] ([`facts_of`]), and [`truncate`] (the truncation every tool
 //! applies, for embedders that render output of their own, and whose
 //! [`Truncation`](truncate::Truncation) facts appear in `details`). The
 //! edit tool's matching engine is public as [`edit::matching`] for the
@@ -42,9 +47,11 @@
 
 pub(crate) mod args;
 mod bash;
+mod builtin;
 pub(crate) mod contract;
 pub mod edit;
 pub(crate) mod error;
+pub(crate) mod facts;
 pub(crate) mod file_kind;
 mod fs_error;
 mod image;
@@ -58,6 +65,8 @@ mod search;
 mod task;
 pub mod truncate;
 mod visible;
+
+pub(crate) use visible::control_picture;
 mod workspace;
 mod write;
 
@@ -65,7 +74,11 @@ mod write;
 #[allow(dead_code, reason = "helpers shared by the tool tests")]
 pub(crate) mod testutil;
 
+pub use bash::BashDetails;
 pub use bash::BashTool;
+pub use builtin::TOOL_BEHAVIOURS;
+pub use builtin::facts_of;
+pub use builtin::parse_facts;
 pub use contract::AnyTool;
 pub use contract::Content;
 pub use contract::ErasedArgs;
@@ -79,12 +92,21 @@ pub use contract::ToolResult;
 pub use contract::ToolSpec;
 pub use contract::ToolUpdate;
 pub use contract::UpdateSink;
+pub use edit::EditDetails;
 pub use edit::EditTool;
 pub use error::ToolError;
-pub use fs_error::ErrorClass;
+pub use facts::EditRule;
+pub use facts::ErrorClass;
+pub use facts::ErrorKind;
+pub use facts::Facts;
+pub use facts::ToolDetails;
+pub use ls::LsDetails;
 pub use ls::LsTool;
 pub use path::PathError;
 pub use path::ResolvedPath;
+pub use read::ImageDetails;
+pub use read::OmittedReason;
+pub use read::ReadDetails;
 pub use read::ReadTool;
 pub use registry::ALL_TOOL_NAMES;
 pub use registry::CallArguments;
@@ -95,11 +117,14 @@ pub use registry::RegistryBuilder;
 pub use registry::RegistryError;
 pub use registry::ToolCall;
 pub use registry::builtin_tools;
+pub use search::find::FindDetails;
 pub use search::find::FindTool;
+pub use search::grep::GrepDetails;
 pub use search::grep::GrepTool;
 pub use workspace::BashConfig;
 pub use workspace::Lookup;
 pub use workspace::Scratch;
 pub use workspace::ScratchNames;
 pub use workspace::Workspace;
+pub use write::WriteDetails;
 pub use write::WriteTool;

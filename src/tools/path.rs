@@ -19,7 +19,7 @@ use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
 
-use super::fs_error::ErrorClass;
+use super::facts::ErrorClass;
 use super::fs_error::cause;
 use super::fs_error::describe_io_error;
 use super::ops::FsOps;

@@ -30,6 +30,11 @@ use super::contract::ToolSpec;
 use super::contract::object_schema;
 use super::error::ToolError;
 use super::error::facts_value;
+use super::facts::ErrorClass;
+use super::facts::ErrorKind;
+use super::facts::Facts;
+use super::facts::ToolDetails;
+use super::facts::same_details;
 use super::file_kind::BinaryKind;
 use super::file_kind::ImageKind;
 use super::file_kind::shell_quote;
@@ -122,31 +127,105 @@ const LOOKUP: Lookup = Lookup {
     ..Lookup::new("File", "read")
 };
 
+/// What a call of `read` can show, as `harness run --coverage` counts it
+/// (docs/reports.md, "Coverage").
+pub const BEHAVIOURS: &[&str] = &[
+    "text",
+    "offset",
+    "limit",
+    "image",
+    "image converted (BMP to PNG)",
+    "image resized",
+    "image omitted (file too large)",
+    "image omitted (not converted)",
+    "image omitted (not resized)",
+    "truncated by lines",
+    "truncated by bytes",
+    "first line over the byte cap",
+    "arguments normalised",
+    "error: path not found",
+    "error: a directory",
+    "error: not a regular file",
+    "error: binary file",
+    "error: offset beyond the end",
+    "error: outside the workspace",
+    "error: permission denied",
+    "error: I/O error",
+    "error: invalid arguments",
+];
+
+/// `details` of a successful read: a page of text that was cut, or an
+/// image (a page read whole has no details).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ReadDetails {
+    /// A page of text cut at a limit.
+    Page {
+        /// What was cut.
+        truncation: Truncation,
+    },
+    /// An image, inlined or not.
+    Image(ImageDetails),
+}
+
+impl ToolDetails for ReadDetails {
+    fn truncation(&self) -> Option<&Truncation> {
+        match self {
+            ReadDetails::Page { truncation } => Some(truncation),
+            ReadDetails::Image(_) => None,
+        }
+    }
+
+    fn same(&self, other: &dyn ToolDetails) -> bool {
+        same_details(self, other)
+    }
+}
+
 /// `details` of an image, inlined or not.
-#[derive(Debug, Default, Serialize)]
-struct ImageDetails {
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImageDetails {
     /// The type sent (the file's when nothing was sent).
-    mime_type: &'static str,
+    pub mime_type: String,
     /// The file's size.
-    bytes: u64,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    omitted: bool,
-    /// Why it was not sent: `too_large` (the file is over the decoding
-    /// limit), `not_converted` (a BMP that could not be decoded, or would
-    /// need more than the decoding budget) or `not_resized` (too large an
-    /// image that could not be decoded or made small enough, or would need
-    /// more than the decoding budget).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    omitted_reason: Option<&'static str>,
+    pub bytes: u64,
+    /// The image was not sent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub omitted: bool,
+    /// Why it was not sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omitted_reason: Option<OmittedReason>,
     /// The file's type, when another was sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    converted_from: Option<&'static str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub converted_from: Option<String>,
     /// `[width, height]` of the file's image, when it was resized.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resized_from: Option<[u32; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resized_from: Option<[u32; 2]>,
     /// `[width, height]` of the image sent, when it was resized.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resized_to: Option<[u32; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resized_to: Option<[u32; 2]>,
+}
+
+/// Why an image was not sent (`details.omitted_reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OmittedReason {
+    /// The file is over the decoding limit.
+    TooLarge,
+    /// A BMP that could not be decoded, or would need more than the
+    /// decoding budget.
+    NotConverted,
+    /// Too large an image that could not be decoded or made small enough,
+    /// or would need more than the decoding budget.
+    NotResized,
+}
+
+impl From<&Omitted> for OmittedReason {
+    fn from(omitted: &Omitted) -> Self {
+        match omitted {
+            Omitted::NotConverted => OmittedReason::NotConverted,
+            Omitted::NotResized => OmittedReason::NotResized,
+        }
+    }
 }
 
 /// `details` of a refused binary file.
@@ -156,27 +235,27 @@ struct BinaryDetails {
     bytes: u64,
 }
 
-/// `details` of a cut page.
-#[derive(Debug, Serialize)]
-struct PageDetails {
-    truncation: Truncation,
-}
-
 fn read_blocking(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let (resolved, meta) = ctx.workspace.resolve_existing(&args.path, LOOKUP)?;
     let fs = ctx.workspace.fs().as_ref();
     let display = resolved.display.clone();
     if meta.is_dir() {
-        return Err(ToolError::failed(format!(
-            "Cannot read {display}: it is a directory. Use ls to list it, or read a file inside it."
-        )));
+        return Err(ToolError::failure(
+            ErrorKind::Io(ErrorClass::IsADirectory),
+            format!(
+                "Cannot read {display}: it is a directory. Use ls to list it, or read a file inside it."
+            ),
+        ));
     }
     if !meta.is_file() {
         // A FIFO, socket or device could block forever or never end.
-        return Err(ToolError::failed(format!(
-            "Cannot read {display}: it is not a regular file (a pipe, socket or device). Use bash \
+        return Err(ToolError::failure(
+            ErrorKind::Io(ErrorClass::NotRegular),
+            format!(
+                "Cannot read {display}: it is not a regular file (a pipe, socket or device). Use bash \
              if you really need to read from it, with a timeout."
-        )));
+            ),
+        ));
     }
     let mut file = fs
         .open(&resolved.real)
@@ -301,11 +380,11 @@ fn read_image(
                 text.push_str(&note);
             }
             let details = ImageDetails {
-                mime_type: prepared.mime,
+                mime_type: prepared.mime.to_owned(),
                 bytes: len,
                 omitted: false,
                 omitted_reason: None,
-                converted_from: prepared.converted_from,
+                converted_from: prepared.converted_from.map(str::to_owned),
                 resized_from: prepared.resized.map(|((w, h), _)| [w, h]),
                 resized_to: prepared.resized.map(|(_, (w, h))| [w, h]),
             };
@@ -319,16 +398,17 @@ fn read_image(
                     },
                 ],
                 details: Some(facts_value(&details)?),
+                facts: Some(Facts::of(ReadDetails::Image(details))),
             })
         }
         Err(omitted) => ToolOutput::text(format!("Read image file [{mime}]\n{}", omitted.note()))
-            .with_facts(&ImageDetails {
-                mime_type: mime,
+            .with_facts(ReadDetails::Image(ImageDetails {
+                mime_type: mime.to_owned(),
                 bytes: len,
                 omitted: true,
-                omitted_reason: Some(omitted.reason()),
+                omitted_reason: Some(OmittedReason::from(&omitted)),
                 ..ImageDetails::default()
-            }),
+            })),
     }
 }
 
@@ -343,13 +423,13 @@ fn image_too_large(kind: ImageKind, len: u64, display: &str) -> Result<ToolOutpu
         format_size(usize::try_from(image::MAX_DECODE_BYTES).unwrap_or(usize::MAX)),
         shell_quote(display)
     );
-    ToolOutput::text(text).with_facts(&ImageDetails {
-        mime_type: mime,
+    ToolOutput::text(text).with_facts(ReadDetails::Image(ImageDetails {
+        mime_type: mime.to_owned(),
         bytes: len,
         omitted: true,
-        omitted_reason: Some("too_large"),
+        omitted_reason: Some(OmittedReason::TooLarge),
         ..ImageDetails::default()
-    })
+    }))
 }
 
 /// `head` and the rest of `file`, at most `len` bytes in all: the size the
@@ -367,7 +447,8 @@ fn read_at_most(
 
 fn binary_error(kind: BinaryKind, len: u64, display: &str) -> ToolError {
     let size = format_size(usize::try_from(len).unwrap_or(usize::MAX));
-    ToolError::failed_with_facts(
+    ToolError::failure_with(
+        ErrorKind::Binary,
         format!(
             "Cannot read {display}: it is a binary file ({}, {size}), and read only returns text \
              and images. To inspect it, use bash, e.g. `{}`.",
@@ -535,9 +616,12 @@ impl TextScan {
             } else {
                 format!("Use an offset between 1 and {total_lines}.")
             };
-            return Err(ToolError::failed(format!(
-                "Offset {shown} is beyond the end of {display} ({total_lines} lines total). {hint}"
-            )));
+            return Err(ToolError::failure(
+                ErrorKind::OffsetBeyondEnd,
+                format!(
+                    "Offset {shown} is beyond the end of {display} ({total_lines} lines total). {hint}"
+                ),
+            ));
         }
         let start_offset = self.start_offset.unwrap_or(0);
         let reaches_eof = total_lines <= self.end;
@@ -561,7 +645,7 @@ impl TextScan {
                 shell_quote(display),
                 self.max_bytes
             );
-            return ToolOutput::text(notice).with_facts(&PageDetails { truncation: facts });
+            return ToolOutput::text(notice).with_facts(ReadDetails::Page { truncation: facts });
         }
         if facts.truncated {
             let last = first + facts.output_lines - 1;
@@ -574,12 +658,12 @@ impl TextScan {
                  offset={} to continue.]",
                 last + 1
             );
-            return ToolOutput::text(notice).with_facts(&PageDetails { truncation: facts });
+            return ToolOutput::text(notice).with_facts(ReadDetails::Page { truncation: facts });
         }
         if !reaches_eof {
             let taken = selected_lines;
             let remaining = total_lines - self.start - taken;
-            return Ok(ToolOutput::text(format!(
+            return Ok(ToolOutput::plain(format!(
                 "{text}\n\n[{remaining} more lines in file. Use offset={} to continue.]",
                 self.start + taken + 1
             )));
@@ -590,7 +674,7 @@ impl TextScan {
         if self.last_byte == Some(b'\n') && selected_lines > 0 && text.len() < self.max_bytes {
             text.push('\n');
         }
-        Ok(ToolOutput::text(text))
+        Ok(ToolOutput::plain(text))
     }
 }
 

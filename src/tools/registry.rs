@@ -42,6 +42,8 @@ use super::contract::UpdateSink;
 use super::edit::EditTool;
 use super::error::ToolError;
 use super::error::facts_value;
+use super::facts::ErrorKind;
+use super::facts::Facts;
 use super::ls::LsTool;
 use super::mutation_queue::MutationQueue;
 use super::mutation_queue::Ticket;
@@ -424,7 +426,8 @@ impl Registry {
                  its exact name."
             )
         };
-        ToolResult::from(ToolError::failed_with_facts(
+        ToolResult::from(ToolError::failure_with(
+            ErrorKind::UnknownTool,
             message,
             &UnavailableDetails {
                 available_tools: self.active_names(),
@@ -465,9 +468,12 @@ impl Registry {
                 Err(err) => return Err(Box::new(ToolResult::from(err))),
             };
             merge_notes(&mut details, &notes);
+            let facts =
+                Facts::error(ErrorKind::InvalidArguments).with_normalised(!notes.is_empty());
             return Err(Box::new(ToolResult::from(ToolError::InvalidArgs {
                 message: validator.message(&problems, &raw),
                 details: Some(details),
+                facts: Some(facts),
             })));
         }
         let typed = entry.tool.parse(args).map_err(|err| {
@@ -536,7 +542,8 @@ fn parse_argument_text(tool: &str, text: &str) -> Result<Value, Box<ToolResult>>
         } else {
             "The text is not a JSON object."
         };
-        Box::new(ToolResult::from(ToolError::failed_with_facts(
+        Box::new(ToolResult::from(ToolError::failure_with(
+            ErrorKind::ArgumentsCutOff,
             format!(
                 "The arguments of tool \"{tool}\" are not valid JSON ({err}). {hint} Received: \
                  {}\nSend the call again with a complete JSON object.",
@@ -644,6 +651,9 @@ impl PreparedCall {
         if !notes.is_empty() {
             let details = result.details.get_or_insert_with(|| serde_json::json!({}));
             merge_notes(details, &notes);
+            if let Some(facts) = result.facts.as_mut() {
+                facts.normalised = true;
+            }
         }
         result
     }

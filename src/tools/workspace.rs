@@ -19,7 +19,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::error::ToolError;
-use super::fs_error::ErrorClass;
+use super::facts::ErrorClass;
+use super::facts::ErrorKind;
 use super::fs_error::classed_failure;
 use super::fs_error::io_failure;
 use super::ops::ConfinedFs;
@@ -393,7 +394,10 @@ impl Workspace {
                     message.push(' ');
                     message.push_str(next_step);
                 }
-                Err(ToolError::failed(message))
+                Err(ToolError::failure(
+                    ErrorKind::Io(ErrorClass::NotFound),
+                    message,
+                ))
             }
             Err(err) => Err(io_failure(lookup.action, &resolved.display, &err)),
         }

@@ -18,6 +18,10 @@ use super::contract::ToolOutput;
 use super::contract::ToolSpec;
 use super::contract::object_schema;
 use super::error::ToolError;
+use super::facts::ErrorClass;
+use super::facts::ErrorKind;
+use super::facts::ToolDetails;
+use super::facts::same_details;
 use super::fs_error::io_failure;
 use super::task::run_blocking;
 
@@ -78,11 +82,35 @@ impl Tool for WriteTool {
     }
 }
 
+/// What a call of `write` can show, as `harness run --coverage` counts it
+/// (docs/reports.md, "Coverage").
+pub const BEHAVIOURS: &[&str] = &[
+    "created",
+    "overwritten",
+    "arguments normalised",
+    "error: a directory",
+    "error: outside the workspace",
+    "error: permission denied",
+    "error: disk full",
+    "error: read-only file system",
+    "error: I/O error",
+    "error: hard-linked file in place",
+    "error: invalid arguments",
+];
+
 /// `details` of a write.
-#[derive(Debug, Serialize)]
-struct WriteDetails {
-    bytes: usize,
-    created: bool,
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteDetails {
+    /// UTF-8 bytes written.
+    pub bytes: usize,
+    /// The file did not exist before.
+    pub created: bool,
+}
+
+impl ToolDetails for WriteDetails {
+    fn same(&self, other: &dyn ToolDetails) -> bool {
+        same_details(self, other)
+    }
 }
 
 fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -95,18 +123,24 @@ fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
     let target = &resolved.real;
     let existing = fs.metadata(target).ok();
     if existing.as_ref().is_some_and(|m| m.is_dir()) {
-        return Err(ToolError::failed(format!(
-            "Cannot write {display}: it is a directory. Give the path of a file inside it."
-        )));
+        return Err(ToolError::failure(
+            ErrorKind::Io(ErrorClass::IsADirectory),
+            format!(
+                "Cannot write {display}: it is a directory. Give the path of a file inside it."
+            ),
+        ));
     }
     if existing
         .as_ref()
         .is_some_and(|m| !m.is_dir() && !m.is_file())
     {
-        return Err(ToolError::failed(format!(
-            "Cannot write {display}: it is not a regular file (a pipe, socket or device), and \
+        return Err(ToolError::failure(
+            ErrorKind::Io(ErrorClass::NotRegular),
+            format!(
+                "Cannot write {display}: it is not a regular file (a pipe, socket or device), and \
              writing to it could block. Write to a regular file instead."
-        )));
+            ),
+        ));
     }
     if let Some(parent) = target.parent()
         && fs.metadata(parent).is_err()
@@ -123,7 +157,7 @@ fn write_blocking(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
         .map_err(|err| io_failure("write", display, &err))?;
     let bytes = args.content.len();
     ToolOutput::text(format!("Successfully wrote {bytes} bytes to {display}")).with_facts(
-        &WriteDetails {
+        WriteDetails {
             bytes,
             created: existing.is_none(),
         },

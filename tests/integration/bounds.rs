@@ -308,7 +308,7 @@ fn a_partition_count_is_bounded_where_it_enters() {
         (out.success, out.stderr.as_str()),
         (
             false,
-            "error: forged.json: invalid run report: invalid partition \
+            "error: forged.json:8:41: invalid run report: invalid partition \
              `hash:1/18446744073709551615`: N must be at most 1000 (expected hash:K/N or \
              slice:K/N with 1 <= K <= N <= 1000)\n"
         )

@@ -247,6 +247,63 @@ fn last_failed_reruns_what_failed_in_the_last_run() {
 }
 
 #[test]
+fn last_failed_without_paths_runs_what_failed_where_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            ("scenarios/a.yaml", &bash_scenario("passes", "echo ok")),
+            ("mistakes/b.yml", &bash_scenario("fails", "exit 1")),
+            ("mistakes/c.yaml", &bash_scenario("also passes", "echo ok")),
+        ],
+    );
+    let run = |args: &[&str]| {
+        let mut all = vec!["run", "--jobs", "1", "--tokenizer", "chars4"];
+        all.extend(args);
+        harness_out(dir.path(), state.path(), &all)
+    };
+    assert_eq!(run(&["mistakes"]).status.code(), Some(1));
+    let out = run(&["--last-failed"]);
+    assert_eq!(out.status.code(), Some(1), "{}", printed(&out));
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.path().join("last-run.json")).unwrap())
+            .unwrap();
+    let ran: Vec<(&str, &str)> = recorded["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["file"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ran, [("fails", "mistakes/b.yml")]);
+}
+
+#[test]
+fn a_run_from_a_subdirectory_uses_the_suite_file_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            (".git/HEAD", "ref: refs/heads/main\n"),
+            ("scenarios/harness.yaml", "fixtures: shared\n"),
+            ("scenarios/shared/greeting/hello.txt", "hello\n"),
+            (
+                "scenarios/read/a.yaml",
+                "name: a\nworkspace: { fixture: greeting }\nmodel:\n  - call: read\n    args: { path: hello.txt }\n    expect: { equals: \"hello\\n\" }\n",
+            ),
+        ],
+    );
+    let sub = dir.path().join("scenarios/read");
+    let out = harness_out(&sub, state.path(), &["run", ".", "--tokenizer", "chars4"]);
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    // Outside a repository the current directory stays the top.
+    std::fs::remove_dir_all(dir.path().join(".git")).unwrap();
+    let out = harness_out(&sub, state.path(), &["run", ".", "--tokenizer", "chars4"]);
+    assert_eq!(out.status.code(), Some(2), "{}", printed(&out));
+}
+
+#[test]
 fn quiet_prints_only_the_end_and_verbose_every_call() {
     let dir = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();

@@ -19,6 +19,7 @@ use crate::scenario::updates::CallUpdates;
 use crate::scenario::updates::MAX_KEPT_BYTES;
 use crate::tools::Content;
 use crate::tools::ToolResult;
+use crate::tools::facts_of;
 use crate::tools::truncate::TruncatedBy;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::count_lines;
@@ -92,7 +93,7 @@ pub(super) fn call_checks(
                 }
             }
             CallExpectation::Truncated(want) => {
-                truncation_check(failures, step, *want, truncation(result));
+                truncation_check(failures, step, *want, truncation(&record.call.name, result));
             }
             CallExpectation::Details(want) => details_check(failures, step, want, result),
             CallExpectation::DetailsAt { pointer, check } => {
@@ -198,9 +199,10 @@ fn details_check(
     }
 }
 
-/// The truncation facts a tool put in `details.truncation`, if any.
-pub fn truncation(result: &ToolResult) -> Option<Truncation> {
-    Truncation::from_details(result.details.as_ref()?)
+/// The truncation facts of a result of `tool` (the typed facts of its
+/// details, `details.truncation`), if its output was cut.
+pub fn truncation(tool: &str, result: &ToolResult) -> Option<Truncation> {
+    facts_of(tool, result).truncation().cloned()
 }
 
 pub(super) fn truncated_by(by: TruncatedBy) -> &'static str {

@@ -92,7 +92,7 @@ fn subset_reports_the_first_difference() {
 }
 
 #[test]
-fn truncation_facts_are_read_from_the_details() {
+fn truncation_facts_are_the_typed_facts_of_the_result() {
     let facts = json!({
         "truncated": true,
         "truncated_by": "lines",
@@ -108,15 +108,28 @@ fn truncation_facts_are_read_from_the_details() {
     let result = ToolResult::ok(
         crate::tools::ToolOutput::text("cut").with_details(json!({ "truncation": facts })),
     );
-    let read = truncation(&result).unwrap();
+    let read = truncation("read", &result).unwrap();
     assert_eq!(
         (read.truncated, read.truncated_by, read.total_lines),
         (true, Some(TruncatedBy::Lines), 3000)
     );
     assert_eq!(
-        truncation(&ToolResult::ok(crate::tools::ToolOutput::text("whole"))),
+        truncation(
+            "read",
+            &ToolResult::ok(crate::tools::ToolOutput::text("whole"))
+        ),
         None
     );
+    // A result the tool made holds the same facts, typed.
+    let held = ToolResult::ok(
+        crate::tools::ToolOutput::text("cut")
+            .with_facts(crate::tools::ReadDetails::Page {
+                truncation: read.clone(),
+            })
+            .unwrap(),
+    );
+    assert_eq!(held.details, result.details);
+    assert_eq!(truncation("read", &held), Some(read.clone()));
     let mut failures = Vec::new();
     truncation_check(&mut failures, None, TruncatedExpect::Bytes, Some(read));
     assert_eq!(

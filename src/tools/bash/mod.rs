@@ -8,7 +8,9 @@
 //!
 //! ```text
 //! mod.rs      the tool: timeout, streaming, throttled updates, the result
-//! output.rs   the bounded accumulator and the private full-output file
+//! output/     the bounded accumulator (accumulator.rs), the private
+//!             full-output file (full_log.rs), the tail window (tail.rs)
+//!             and the streaming UTF-8 decoder (utf8.rs)
 //! ansi.rs     cleaning escape sequences and redraws for the model (D12)
 //! ```
 //!
@@ -59,6 +61,12 @@ use super::contract::UpdateSink;
 use super::contract::object_schema;
 use super::error::ToolError;
 use super::error::facts_value;
+use super::facts::ErrorClass;
+use super::facts::ErrorKind;
+use super::facts::Facts;
+use super::facts::ToolDetails;
+use super::facts::same_details;
+use super::fs_error::ErrorDetails;
 use super::fs_error::exec_failure;
 use super::ops::BoxFuture;
 use super::ops::DataSink;
@@ -164,6 +172,7 @@ impl Tool for BashTool {
             return Err(ToolError::Cancelled {
                 message: ABORTED.to_owned(),
                 details: Some(facts_value(&details)?),
+                facts: Some(Facts::error(ErrorKind::Cancelled).with_details(details)),
             });
         }
         ctx.updates.emit(ToolUpdate {
@@ -237,33 +246,35 @@ fn request(
 /// model is not told to change a path it never gave.
 fn cwd_failure(err: PathError) -> ToolError {
     match err {
-        PathError::Outside { raw, via, .. } => ToolError::failed_with(
+        PathError::Outside { raw, via, .. } => ToolError::failure_with(
+            ErrorKind::Io(ErrorClass::OutsideWorkspace),
             format!(
                 "Cannot run the command: the working directory configured for bash, {raw}, leads \
                  outside the workspace{via}, and commands may only start inside it. No call can \
                  change that setting: tell the user that the bash configuration must name a \
                  directory inside the workspace."
             ),
-            json!({ "error_class": "outside_workspace" }),
+            &ErrorDetails {
+                error_class: ErrorClass::OutsideWorkspace.name(),
+                errno: None,
+            },
         ),
         PathError::Unresolvable {
             raw,
             message,
             class,
             errno,
-        } => {
-            let mut details = json!({ "error_class": class.name() });
-            if let Some(errno) = errno {
-                details["errno"] = json!(errno);
-            }
-            ToolError::failed_with(
-                format!(
-                    "Cannot run the command: the working directory configured for bash, {raw}, \
-                     cannot be used. {message}"
-                ),
-                details,
-            )
-        }
+        } => ToolError::failure_with(
+            ErrorKind::Io(class),
+            format!(
+                "Cannot run the command: the working directory configured for bash, {raw}, \
+                 cannot be used. {message}"
+            ),
+            &ErrorDetails {
+                error_class: class.name(),
+                errno,
+            },
+        ),
     }
 }
 
@@ -298,6 +309,7 @@ fn resolve_timeout(given: Option<f64>, default: Option<f64>) -> Result<Option<f6
         details: Some(facts_value(&ValidationDetails {
             validation_errors: &[listed],
         })?),
+        facts: Some(Facts::error(ErrorKind::InvalidArguments)),
     })
 }
 
@@ -400,31 +412,68 @@ async fn drive(
     }
 }
 
+/// What a call of `bash` can show, as `harness run --coverage` counts it
+/// (docs/reports.md, "Coverage").
+pub const BEHAVIOURS: &[&str] = &[
+    "exit code 0",
+    "exit code non-zero",
+    "killed by a signal",
+    "timeout",
+    "cancelled",
+    "truncated by lines",
+    "truncated by bytes",
+    "last line cut",
+    "output cleaned",
+    "full output log capped",
+    "arguments normalised",
+    "error: command could not start",
+    "error: invalid arguments",
+];
+
 /// `details` of a command: how it ended, then its output's facts.
-#[derive(Debug, Default, Serialize)]
-struct BashDetails {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exit_code: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    signal: Option<i32>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    timed_out: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    timeout: Option<f64>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    cancelled: bool,
-    /// Present on final results, absent on partial ones.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cleaned: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    truncation: Option<Truncation>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    full_output_path: Option<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    full_output_error: Option<String>,
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BashDetails {
+    /// The exit code, when the command exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that killed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// It ran out of its time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// The timeout in force, in seconds, when it ran out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+    /// The call was cancelled.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
+    /// Cleaning removed or collapsed something (D12). Present on final
+    /// results, absent on partial ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleaned: Option<bool>,
+    /// What the tail kept, when the output was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+    /// The file with the full output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<PathBuf>,
+    /// Why the full output could not be saved (completely).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_error: Option<String>,
     /// The full-output file stopped at `max_log_bytes`.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    full_output_truncated: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full_output_truncated: bool,
+}
+
+impl ToolDetails for BashDetails {
+    fn truncation(&self) -> Option<&Truncation> {
+        self.truncation.as_ref()
+    }
+
+    fn same(&self, other: &dyn ToolDetails) -> bool {
+        same_details(self, other)
+    }
 }
 
 impl BashDetails {
@@ -500,17 +549,26 @@ fn outcome(
             Some((ABORTED.to_owned(), ""))
         }
     };
-    let details = Some(facts_value(&details)?);
+    let json = Some(facts_value(&details)?);
     let Some((status, empty)) = failure else {
         return Ok(ToolOutput {
             content: vec![Content::text(shown_text(&snapshot, NO_OUTPUT))],
-            details,
+            details: json,
+            facts: Some(Facts::of(details)),
         });
     };
     let message = with_status(&shown_text(&snapshot, empty), &status);
     Err(match end {
-        ExecEnd::Cancelled => ToolError::Cancelled { message, details },
-        _ => ToolError::Failed { message, details },
+        ExecEnd::Cancelled => ToolError::Cancelled {
+            message,
+            details: json,
+            facts: Some(Facts::error(ErrorKind::Cancelled).with_details(details)),
+        },
+        _ => ToolError::Failed {
+            message,
+            details: json,
+            facts: Some(Facts::error(ErrorKind::Command).with_details(details)),
+        },
     })
 }
 

@@ -3,13 +3,14 @@
 
 use std::borrow::Cow;
 
+use serde::Deserialize;
 use serde::Serialize;
 
 /// The line ending a file is written back with (§edit.3); in `details` as
 /// `"crlf"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum LineEnding {
+pub enum LineEnding {
     /// `\n`
     Lf,
     /// `\r\n`

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::matching::Hint;
 use super::matching::MatchError;
+use crate::tools::facts::EditRule;
 
 /// Characters of a line quoted in a hint.
 const MAX_QUOTED_CHARS: usize = 160;
@@ -161,6 +162,20 @@ impl MatchError {
 }
 
 impl MatchError {
+    /// The rule that failed (`details.error`); `None` for a broken
+    /// invariant.
+    pub(crate) fn rule(&self) -> Option<EditRule> {
+        Some(match self {
+            Self::EmptyOldText { .. } => EditRule::EmptyOldText,
+            Self::NotFound { .. } => EditRule::NotFound,
+            Self::Duplicate { .. } => EditRule::Duplicate,
+            Self::WhitespaceOnly { .. } => EditRule::WhitespaceOnlyOldText,
+            Self::Overlap { .. } => EditRule::Overlap,
+            Self::NoChange => EditRule::NoChange,
+            Self::Internal(_) => return None,
+        })
+    }
+
     /// Facts for people and checks: which rule failed, for which edit.
     pub(crate) fn facts(&self) -> impl Serialize + '_ {
         match self {

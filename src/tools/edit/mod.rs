@@ -44,6 +44,10 @@ use super::contract::ToolOutput;
 use super::contract::ToolSpec;
 use super::contract::object_schema;
 use super::error::ToolError;
+use super::facts::ErrorClass;
+use super::facts::ErrorKind;
+use super::facts::ToolDetails;
+use super::facts::same_details;
 use super::file_kind::BinaryKind;
 use super::file_kind::shell_quote;
 use super::file_kind::sniff_binary;
@@ -54,12 +58,11 @@ use super::task::run_blocking;
 use super::truncate::format_size;
 use super::workspace::Lookup;
 use diff::diffs;
-use line_ending::LineEnding;
+pub use line_ending::LineEnding;
 use line_ending::detect_line_ending;
 use line_ending::restore_line_endings;
 use line_ending::to_lf;
 use matching::EditRequest;
-use matching::MatchError;
 use matching::apply_edits;
 
 const BOM: &str = "\u{FEFF}";
@@ -225,25 +228,63 @@ struct EditJob {
     requests: Vec<EditRequest>,
 }
 
+/// What a call of `edit` can show, as `harness run --coverage` counts it
+/// (docs/reports.md, "Coverage").
+pub const BEHAVIOURS: &[&str] = &[
+    "exact match",
+    "fuzzy match",
+    "several edits",
+    "legacy oldText/newText",
+    "CRLF file",
+    "arguments normalised",
+    "error: old text not found",
+    "error: old text found more than once",
+    "error: edits overlap",
+    "error: no change",
+    "error: empty old text",
+    "error: whitespace-only old text",
+    "error: no edits",
+    "error: path not found",
+    "error: not UTF-8",
+    "error: a directory",
+    "error: outside the workspace",
+    "error: permission denied",
+    "error: disk full",
+    "error: read-only file system",
+    "error: I/O error",
+    "error: hard-linked file in place",
+    "error: invalid arguments",
+];
+
 /// `details` of an applied edit.
-#[derive(Debug, Serialize)]
-struct EditDetails {
-    diff: String,
-    patch: String,
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditDetails {
+    /// The display diff (numbered lines with context).
+    pub diff: String,
+    /// The unified patch.
+    pub patch: String,
     /// `diff` is only the first `MAX_DIFF_BYTES` of the display diff.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    diff_truncated: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub diff_truncated: bool,
     /// `patch` is only the first `MAX_DIFF_BYTES` of the patch.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    patch_truncated: bool,
-    first_changed_line: Option<usize>,
-    fuzzy: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub patch_truncated: bool,
+    /// The first line that changed, in the new file.
+    pub first_changed_line: Option<usize>,
+    /// Some edit matched only after normalisation.
+    pub fuzzy: bool,
     /// The edits that needed normalisation, when any did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fuzzy_edits: Option<Vec<usize>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuzzy_edits: Option<Vec<usize>>,
     /// Only for CRLF files.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line_ending: Option<LineEnding>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_ending: Option<LineEnding>,
+}
+
+impl ToolDetails for EditDetails {
+    fn same(&self, other: &dyn ToolDetails) -> bool {
+        same_details(self, other)
+    }
 }
 
 /// `details` of a file that is not UTF-8.
@@ -255,7 +296,8 @@ struct UndecodableDetails {
 
 fn edit_blocking(args: &EditJob, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     if args.requests.is_empty() {
-        return Err(ToolError::failed(
+        return Err(ToolError::failure(
+            ErrorKind::NoEdits,
             "Edit tool input is invalid. edits must contain at least one replacement. Send \
              edits as a list with one {\"oldText\", \"newText\"} object per change.",
         ));
@@ -265,16 +307,22 @@ fn edit_blocking(args: &EditJob, ctx: &ToolContext) -> Result<ToolOutput, ToolEr
     let display = resolved.display.as_str();
     match meta.kind {
         FileKind::Dir => {
-            return Err(ToolError::failed(format!(
-                "Cannot edit {display}: it is a directory. Give the path of a file inside it."
-            )));
+            return Err(ToolError::failure(
+                ErrorKind::Io(ErrorClass::IsADirectory),
+                format!(
+                    "Cannot edit {display}: it is a directory. Give the path of a file inside it."
+                ),
+            ));
         }
         FileKind::File => {}
         FileKind::Symlink | FileKind::Other => {
-            return Err(ToolError::failed(format!(
-                "Cannot edit {display}: it is not a regular file (a device, socket or pipe). \
+            return Err(ToolError::failure(
+                ErrorKind::Io(ErrorClass::NotRegular),
+                format!(
+                    "Cannot edit {display}: it is not a regular file (a device, socket or pipe). \
                  Only regular text files can be edited."
-            )));
+                ),
+            ));
         }
     }
     if ctx.cancel.is_cancelled() {
@@ -292,9 +340,13 @@ fn edit_blocking(args: &EditJob, ctx: &ToolContext) -> Result<ToolOutput, ToolEr
     let original = to_lf(body);
 
     let requests = &args.requests;
-    let applied = apply_edits(&original, requests).map_err(|err| match err {
-        MatchError::Internal(reason) => ToolError::fatal(reason),
-        _ => ToolError::failed_with_facts(err.message(display, requests.len()), &err.facts()),
+    let applied = apply_edits(&original, requests).map_err(|err| match err.rule() {
+        None => ToolError::fatal(err.message(display, requests.len())),
+        Some(rule) => ToolError::failure_with(
+            ErrorKind::Edit(rule),
+            err.message(display, requests.len()),
+            &err.facts(),
+        ),
     })?;
 
     // Without a BOM or CRLF, the new content is written as it is, not
@@ -333,7 +385,7 @@ fn edit_blocking(args: &EditJob, ctx: &ToolContext) -> Result<ToolOutput, ToolEr
     ToolOutput::text(format!(
         "Successfully replaced {count} block(s) in {display}."
     ))
-    .with_facts(&details)
+    .with_facts(details)
 }
 
 /// The file's text, or an error for bytes that are not UTF-8 (writing them
@@ -347,30 +399,38 @@ fn decode(bytes: Vec<u8>, display: &str) -> Result<String, ToolError> {
             let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
             let at = err.utf8_error().valid_up_to();
             let has_nul = memchr::memchr(0, head).is_some();
-            let message = match sniff_binary(head) {
-                Some(BinaryKind::Utf16) => format!(
-                    "Cannot edit {display}: it is UTF-16 text ({size}), and edit only changes \
+            let (kind, message) = match sniff_binary(head) {
+                Some(BinaryKind::Utf16) => (
+                    ErrorKind::NotText,
+                    format!(
+                        "Cannot edit {display}: it is UTF-16 text ({size}), and edit only changes \
                      UTF-8 text. Convert it first (e.g. with bash: iconv -f UTF-16 -t UTF-8) or \
                      change it with bash."
+                    ),
                 ),
-                Some(kind) if kind != BinaryKind::Data || has_nul => format!(
-                    "Cannot edit {display}: it is a binary file ({}, {size}), and edit only \
+                Some(kind) if kind != BinaryKind::Data || has_nul => (
+                    ErrorKind::NotText,
+                    format!(
+                        "Cannot edit {display}: it is a binary file ({}, {size}), and edit only \
                      changes UTF-8 text. To inspect it, use bash, e.g. `{}`.",
-                    kind.name(),
-                    kind.suggestion(&shell_quote(display))
+                        kind.name(),
+                        kind.suggestion(&shell_quote(display))
+                    ),
                 ),
                 _ => {
                     let line = memchr::memchr_iter(b'\n', &bytes[..at]).count() + 1;
-                    format!(
+                    let message = format!(
                         "Cannot edit {display}: it is not valid UTF-8 (the first invalid byte is \
                          on line {line}, at byte offset {at}); it may use another encoding such \
                          as Latin-1. Editing it as text would replace those bytes, so nothing \
                          was changed. Convert it first (e.g. with bash: iconv -f latin1 -t \
                          utf-8) or change it with bash."
-                    )
+                    );
+                    (ErrorKind::NotUtf8, message)
                 }
             };
-            Err(ToolError::failed_with_facts(
+            Err(ToolError::failure_with(
+                kind,
                 message,
                 &UndecodableDetails {
                     bytes: bytes.len(),

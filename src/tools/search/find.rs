@@ -41,6 +41,10 @@ use crate::tools::contract::ToolOutput;
 use crate::tools::contract::ToolSpec;
 use crate::tools::contract::object_schema;
 use crate::tools::error::ToolError;
+use crate::tools::facts::ErrorClass;
+use crate::tools::facts::ErrorKind;
+use crate::tools::facts::ToolDetails;
+use crate::tools::facts::same_details;
 use crate::tools::ops::FileKind;
 use crate::tools::task::run_blocking;
 use crate::tools::truncate::Truncation;
@@ -118,16 +122,47 @@ impl Tool for FindTool {
 /// How `find` looks up its path.
 const LOOKUP: Lookup = Lookup::new("Path", "search");
 
+/// What a call of `find` can show, as `harness run --coverage` counts it
+/// (docs/reports.md, "Coverage").
+pub const BEHAVIOURS: &[&str] = &[
+    "results",
+    "no results",
+    "result limit reached",
+    "truncated by bytes",
+    "arguments normalised",
+    "error: invalid glob",
+    "error: path not found",
+    "error: not a directory",
+    "error: outside the workspace",
+    "error: permission denied",
+    "error: I/O error",
+    "error: invalid arguments",
+];
+
 /// `details` of a search.
-#[derive(Debug, Serialize)]
-struct FindDetails {
-    results: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result_limit_reached: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    truncation: Option<Truncation>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    unreadable_paths: Option<Vec<String>>,
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindDetails {
+    /// Paths that matched.
+    pub results: usize,
+    /// The limit, when more paths than it matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_limit_reached: Option<usize>,
+    /// What the byte cap cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+    /// Directories that could not be read, as shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable_paths: Option<Vec<String>>,
+}
+
+impl ToolDetails for FindDetails {
+    fn truncation(&self) -> Option<&Truncation> {
+        self.truncation.as_ref()
+    }
+
+    fn same(&self, other: &dyn ToolDetails) -> bool {
+        same_details(self, other)
+    }
 }
 
 fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -135,18 +170,24 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let (resolved, meta) = ctx.workspace.resolve_existing(raw, LOOKUP)?;
     let display = resolved.display.clone();
     if !meta.is_dir() {
-        return Err(ToolError::failed(format!(
-            "Not a directory: {display}. find searches directories; use ls or read on a \
+        return Err(ToolError::failure(
+            ErrorKind::Io(ErrorClass::NotADirectory),
+            format!(
+                "Not a directory: {display}. find searches directories; use ls or read on a \
              file, or give its parent directory as path."
-        )));
+            ),
+        ));
     }
     let pattern = NamePattern::new(&args.pattern).map_err(|err| {
-        ToolError::failed(format!(
-            "Invalid glob pattern {:?}: {err}. Use *, ?, [abc], {{a,b}} and **, e.g. \"*.rs\" \
+        ToolError::failure(
+            ErrorKind::InvalidGlob,
+            format!(
+                "Invalid glob pattern {:?}: {err}. Use *, ?, [abc], {{a,b}} and **, e.g. \"*.rs\" \
              or \"src/**/*.ts\"; put a special character in brackets to match it literally \
              (\"[[]\").",
-            args.pattern
-        ))
+                args.pattern
+            ),
+        )
     })?;
     let limit = effective_limit(args.limit, ctx.limits.find_limit);
     // The walk threads match the entries as they find them; only the
@@ -225,7 +266,7 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         notices.push(unreadable_notice(&unreadable));
         details.unreadable_paths = Some(unreadable.into_iter().map(|(path, _)| path).collect());
     }
-    ToolOutput::text(with_notices(&body, &notices)).with_facts(&details)
+    ToolOutput::text(with_notices(&body, &notices)).with_facts(details)
 }
 
 #[cfg(test)]

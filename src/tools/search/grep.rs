@@ -90,6 +90,10 @@ use crate::tools::contract::ToolOutput;
 use crate::tools::contract::ToolSpec;
 use crate::tools::contract::object_schema;
 use crate::tools::error::ToolError;
+use crate::tools::facts::ErrorClass;
+use crate::tools::facts::ErrorKind;
+use crate::tools::facts::ToolDetails;
+use crate::tools::facts::same_details;
 use crate::tools::fs_error::io_failure;
 use crate::tools::fs_error::plain_reason;
 use crate::tools::ops::FileKind;
@@ -305,7 +309,8 @@ struct TimedOutDetails {
 /// ones in path order, and showing them would mislead.
 fn timed_out(budget: Duration) -> ToolError {
     let secs = budget.as_secs_f64();
-    ToolError::failed_with_facts(
+    ToolError::failure_with(
+        ErrorKind::SearchTimedOut,
         format!(
             "grep stopped after {secs} seconds, its time limit, before the search was done; \
              nothing is shown because the matches found so far need not be the first ones. \
@@ -321,23 +326,63 @@ fn timed_out(budget: Duration) -> ToolError {
 /// How `grep` looks up its path.
 const LOOKUP: Lookup = Lookup::new("Path", "search");
 
+/// What a call of `grep` can show, as `harness run --coverage` counts it
+/// (docs/reports.md, "Coverage").
+pub const BEHAVIOURS: &[&str] = &[
+    "matches",
+    "no matches",
+    "match limit reached",
+    "long lines cut",
+    "truncated by bytes",
+    "context lines",
+    "glob",
+    "literal",
+    "ignore case",
+    "arguments normalised",
+    "error: invalid regex",
+    "error: path not found",
+    "error: timeout",
+    "error: outside the workspace",
+    "error: permission denied",
+    "error: I/O error",
+    "error: invalid arguments",
+];
+
 /// `details` of a search.
-#[derive(Debug, Default, Serialize)]
-struct GrepDetails {
-    matches: usize,
-    files_with_matches: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    match_limit_reached: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    truncation: Option<Truncation>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    lines_truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    unreadable_files: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    unreadable_paths: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    binary_files: Option<usize>,
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrepDetails {
+    /// Matching lines shown.
+    pub matches: usize,
+    /// Files with a matching line shown.
+    pub files_with_matches: usize,
+    /// The limit, when more lines than it matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_limit_reached: Option<usize>,
+    /// What the byte cap cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+    /// Some lines were cut to the line limit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lines_truncated: bool,
+    /// Files that could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable_files: Option<usize>,
+    /// Those files (and directories), as shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable_paths: Option<Vec<String>>,
+    /// Binary files whose search stopped at a NUL byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_files: Option<usize>,
+}
+
+impl ToolDetails for GrepDetails {
+    fn truncation(&self) -> Option<&Truncation> {
+        self.truncation.as_ref()
+    }
+
+    fn same(&self, other: &dyn ToolDetails) -> bool {
+        same_details(self, other)
+    }
 }
 
 /// One file to search.
@@ -390,7 +435,8 @@ impl Plan<'_> {
 /// The matcher for the arguments, or the error a model can act on.
 fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
     if args.pattern.contains('\n') {
-        return Err(ToolError::failed(
+        return Err(ToolError::failure(
+            ErrorKind::MultiLinePattern,
             "The pattern contains a newline, but grep matches one line at a time. Search for a \
              single line of the text (or use \\s to match any whitespace within a line).",
         ));
@@ -406,7 +452,7 @@ fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
         .map_err(|err| {
             let reason = err.to_string();
             if reason.contains("exceeds size limit") {
-                return ToolError::failed(format!(
+                return ToolError::failure(ErrorKind::PatternTooLarge, format!(
                     "The pattern {:?} is too large: compiled, it is over the {} limit that keeps a \
                      search fast and its memory bounded. Use smaller repetition counts (a{{1000}} \
                      rather than a{{100000}}), an ASCII class such as [A-Za-z0-9_] instead of \
@@ -422,7 +468,7 @@ fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
                 .build()
                 .err()
                 .map_or(reason, |e| e.to_string());
-            ToolError::failed(format!(
+            ToolError::failure(ErrorKind::InvalidRegex, format!(
                 "Invalid regular expression {:?}: {reason}\nFix the pattern, or set literal: true \
                  to search for the text exactly as written.",
                 args.pattern
@@ -439,7 +485,7 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let matcher = build_matcher(args)?;
     let filter = match args.glob.as_deref().filter(|g| !g.is_empty()) {
         Some(glob) => Some(FileFilter::new(glob).map_err(|err| {
-            ToolError::failed(format!(
+            ToolError::failure(ErrorKind::InvalidGlob, format!(
                 "Invalid glob {glob:?}: {err}. Use *, ?, [abc], {{a,b}} and **, e.g. \"*.rs\" or \
                  \"src/**/*.ts\"."
             ))
@@ -492,10 +538,13 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         }];
         (files, vec![None])
     } else {
-        return Err(ToolError::failed(format!(
-            "Cannot search {display}: it is not a regular file or a directory. Give a file or a \
+        return Err(ToolError::failure(
+            ErrorKind::Io(ErrorClass::NotRegular),
+            format!(
+                "Cannot search {display}: it is not a regular file or a directory. Give a file or a \
              directory path."
-        )));
+            ),
+        ));
     };
 
     let slots = search_all(fs, &files, searched, &plan);
@@ -974,7 +1023,7 @@ fn render(
             ));
         }
     }
-    ToolOutput::text(with_notices(&body, &notices)).with_facts(&details)
+    ToolOutput::text(with_notices(&body, &notices)).with_facts(details)
 }
 
 #[cfg(test)]

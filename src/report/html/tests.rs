@@ -4,12 +4,17 @@ use scraper::Selector;
 use serde_json::Value;
 use serde_json::json;
 
+use super::data::water_level;
 use super::*;
 use crate::report::Baseline;
+use crate::report::Comparison;
 use crate::report::compare;
+use crate::report::json::RunReport;
 use crate::run::CallStat;
 use crate::run::Gate;
+use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
+use crate::run::Status;
 use crate::run::TurnStat;
 use crate::run::transcript::Block;
 use crate::run::transcript::Clip;
@@ -292,6 +297,11 @@ fn with_a_baseline_the_overview_judges_gates_and_names_regressions_and_movers() 
     assert_eq!(select(&page, "#b-rows").len(), 1);
     // The header's verdict is named the run's.
     assert_eq!(texts("header .run-verdict"), vec!["run failed"]);
+    // And it says why.
+    assert_eq!(
+        texts("header .verdict-why"),
+        vec!["1 scenario failed, 2 gates breached"]
+    );
 }
 
 /// A page without its durations: the island unpacked with every

@@ -1,0 +1,95 @@
+//! The page: the template filled with the title, the style sheet, the
+//! overview, the data island and the script.
+
+use crate::report::compare::Comparison;
+use crate::report::json::RunReport;
+use crate::report::markup::escape_html;
+use crate::run::RunSummary;
+use crate::run::Status;
+
+use super::data::HtmlError;
+use super::data::MAX_ISLAND_BYTES;
+use super::data::Trim;
+use super::data::island;
+use super::sections::body;
+
+/// The page around everything; `{{name}}` marks where each part goes.
+const TEMPLATE: &str = include_str!("template.html");
+/// The style sheet.
+const STYLE: &str = include_str!("style.css");
+/// The script.
+const SCRIPT: &str = include_str!("app.js");
+
+/// A rendered page and how it was trimmed, if it was.
+#[derive(Debug)]
+pub struct Page {
+    /// The page.
+    pub bytes: Vec<u8>,
+    /// `None` when the island holds the run whole.
+    pub trim: Option<Trim>,
+}
+
+/// The page of a run.
+pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Result<Vec<u8>, HtmlError> {
+    Ok(render_within(summary, comparison, MAX_ISLAND_BYTES)?.bytes)
+}
+
+/// The page of a run whose data island takes at most `island_bytes`
+/// (whatever the outputs: only the scenarios' names, figures and calls
+/// are never trimmed).
+pub fn render_within(
+    summary: &RunSummary,
+    comparison: Option<&Comparison>,
+    island_bytes: usize,
+) -> Result<Page, HtmlError> {
+    let report = RunReport::new(summary, comparison);
+    let (data, trim) = island(&report, island_bytes)?;
+    let mut out = String::with_capacity(data.len() + 128 * 1024);
+    let mut rest = TEMPLATE;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            out.push_str(&rest[start..]);
+            rest = "";
+            break;
+        };
+        match &after[..end] {
+            "title" => out.push_str(&escape_html(&title(summary, comparison))),
+            "style" => out.push_str(STYLE),
+            "body" => out.push_str(&body(&report, comparison)),
+            "data" => out.push_str(&data),
+            "script" => out.push_str(SCRIPT),
+            other => {
+                out.push_str("{{");
+                out.push_str(other);
+                out.push_str("}}");
+            }
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(Page {
+        bytes: out.into_bytes(),
+        trim,
+    })
+}
+
+fn verdict(summary: &RunSummary, comparison: Option<&Comparison>) -> bool {
+    summary.count(Status::Failed) == 0
+        && !summary.interrupted
+        && summary.load_errors.is_empty()
+        && comparison.is_none_or(|c| c.passed)
+}
+
+fn title(summary: &RunSummary, comparison: Option<&Comparison>) -> String {
+    format!(
+        "harness: {} ({} scenarios)",
+        if verdict(summary, comparison) {
+            "passed"
+        } else {
+            "failed"
+        },
+        summary.scenarios.len()
+    )
+}
