@@ -271,6 +271,19 @@ impl fmt::Display for CheckKind {
     }
 }
 
+/// A kind equals the name it is written as (`kind == "snapshot"`).
+impl PartialEq<&str> for CheckKind {
+    fn eq(&self, other: &&str) -> bool {
+        match self.name() {
+            Some(name) => name == *other,
+            None => {
+                let written = self.to_string();
+                written == *other
+            }
+        }
+    }
+}
+
 impl FromStr for CheckKind {
     type Err = std::convert::Infallible;
 
@@ -279,7 +292,7 @@ impl FromStr for CheckKind {
     /// [`CheckKind::Other`].
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let kind = Self::read(text);
-        Ok(if kind.to_string() == text {
+        Ok(if kind == text {
             kind
         } else {
             Self::Other(text.to_owned())

@@ -61,6 +61,7 @@ fn written() -> Vec<(CheckKind, &'static str)> {
 fn each_kind_is_written_as_its_name_and_read_back() {
     for (kind, name) in written() {
         assert_eq!(kind.to_string(), name);
+        assert!(kind == name && kind != "", "{name}");
         assert_eq!(CheckKind::from(name), kind, "{name}");
         let json = serde_json::to_string(&kind).unwrap();
         assert_eq!(json, serde_json::to_string(name).unwrap());
