@@ -44,8 +44,8 @@ impl Tool for Gate {
 
     fn spec(&self, _limits: &Limits) -> ToolSpec {
         ToolSpec {
-            name: self.name,
-            label: self.name,
+            name: self.name.into(),
+            label: self.name.into(),
             description: "test tool".into(),
             prompt_snippet: "test".into(),
             prompt_guidelines: vec![],

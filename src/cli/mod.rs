@@ -17,6 +17,7 @@ mod completions;
 mod import;
 mod init;
 mod mcp;
+mod mcp_fixture;
 mod report;
 mod run;
 mod schema;
@@ -69,6 +70,9 @@ enum Command {
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell).
     Completions(completions::CompletionsArgs),
+    /// A misbehaving MCP server for the tests (hidden).
+    #[command(hide = true)]
+    McpFixture(mcp_fixture::FixtureArgs),
 }
 
 /// Parses the command line, runs the command and returns its exit code.
@@ -98,6 +102,7 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => completions::run(&args),
         Command::Import(args) => import::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::McpFixture(args) => mcp_fixture::run(&args),
     };
     ExitCode::from(code)
 }
@@ -184,13 +189,17 @@ fn tool_selection(
     if presets.is_empty() {
         return Ok(builder.allow(names));
     }
-    let known: Vec<&str> = crate::tools::builtin_tools()
+    let known: Vec<String> = crate::tools::builtin_tools()
         .iter()
-        .map(|tool| tool.spec(&crate::tools::Limits::default()).name)
+        .map(|tool| {
+            tool.spec(&crate::tools::Limits::default())
+                .name
+                .into_owned()
+        })
         .collect();
     let unknown: Vec<String> = names
         .iter()
-        .filter(|name| Preset::parse(name).is_none() && !known.contains(name))
+        .filter(|name| Preset::parse(name).is_none() && !known.iter().any(|k| k == *name))
         .map(|name| format!("`{name}`"))
         .collect();
     let quoted: Vec<String> = presets.iter().map(|p| format!("`{p}`")).collect();

@@ -376,6 +376,7 @@ impl Progress<'_> {
                 (None, Verbosity::Verbose) => {
                     println!("{}", console::scenario_line(outcome));
                     print!("{}", console::call_lines(outcome));
+                    print!("{}", console::server_lines(outcome, "    "));
                 }
             },
         }

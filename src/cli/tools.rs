@@ -1,9 +1,18 @@
-//! `harness tools [--json] [--tokens [--tokenizer NAME]]`.
+//! `harness tools [--json] [--tokens [--tokenizer NAME]] [--mcp CMD [ARGS…]]`.
+//!
+//! With `--mcp`, the definitions are an MCP server's: the command is
+//! started in the current directory (as a scenario's server is, with the
+//! minimal environment), its `tools/list` read, and the server stopped.
 
 use clap::Args;
 
 use crate::exit;
-use crate::tools::Registry;
+use crate::mcp::client::Command;
+use crate::mcp::client::Launch;
+use crate::mcp::client::McpClient;
+use crate::mcp::client::ServerConfig;
+use crate::mcp::client::server_tool_spec;
+use crate::tools::ToolSpec;
 use crate::tools::Workspace;
 
 /// Flags of `harness tools`.
@@ -27,30 +36,52 @@ pub struct ToolsArgs {
         requires = "tokens"
     )]
     tokenizer: String,
+    /// An MCP server's tools instead of the built-in ones: the command
+    /// and its arguments (everything after --mcp), started in the current
+    /// directory.
+    #[arg(
+        long,
+        value_name = "CMD",
+        num_args = 1..,
+        allow_hyphen_values = true,
+        trailing_var_arg = true,
+        conflicts_with = "tools"
+    )]
+    mcp: Vec<String>,
 }
 
 pub fn run(args: ToolsArgs) -> u8 {
-    let root = std::env::temp_dir();
-    let workspace = match Workspace::local(&root) {
-        Ok(ws) => ws,
-        Err(err) => return super::usage_error(err),
-    };
-    let registry = match super::registry(workspace, args.tools.as_deref()) {
-        Ok(registry) => registry,
-        Err(err) => return super::usage_error(err),
+    let specs = if args.mcp.is_empty() {
+        let root = std::env::temp_dir();
+        let workspace = match Workspace::local(&root) {
+            Ok(ws) => ws,
+            Err(err) => return super::usage_error(err),
+        };
+        match super::registry(workspace, args.tools.as_deref()) {
+            Ok(registry) => registry.specs().cloned().collect(),
+            Err(err) => return super::usage_error(err),
+        }
+    } else {
+        match server_specs(&args.mcp) {
+            Ok(specs) => specs,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return exit::FAILED;
+            }
+        }
     };
     if args.tokens {
-        return print_costs(&registry, &args);
+        return print_costs(&specs, &args);
     }
     if args.json {
-        let definitions: Vec<_> = registry.specs().map(|s| s.definition()).collect();
+        let definitions: Vec<_> = specs.iter().map(ToolSpec::definition).collect();
         match serde_json::to_string_pretty(&definitions) {
             Ok(json) => println!("{}", super::output::json_text(&json)),
             Err(err) => return super::usage_error(err),
         }
         return exit::SUCCESS;
     }
-    for spec in registry.specs() {
+    for spec in &specs {
         println!("{} ({}, {:?})", spec.name, spec.label, spec.execution_mode);
         println!("  {}", spec.description);
         if let Some(props) = spec
@@ -83,12 +114,46 @@ pub fn run(args: ToolsArgs) -> u8 {
     exit::SUCCESS
 }
 
-fn print_costs(registry: &Registry, args: &ToolsArgs) -> u8 {
+/// The tool specs of the MCP server `command` (program and arguments).
+fn server_specs(command: &[String]) -> Result<Vec<ToolSpec>, String> {
+    let (program, rest) = command
+        .split_first()
+        .ok_or_else(|| "--mcp needs a command".to_owned())?;
+    let cwd = std::env::current_dir()
+        .map_err(|err| format!("cannot read the current directory: {err}"))?;
+    let config = ServerConfig::new(
+        program.clone(),
+        Launch::Command(Command {
+            program: program.clone(),
+            args: rest.to_vec(),
+            env: Vec::new(),
+            cwd,
+        }),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| format!("cannot start the async runtime: {err}"))?;
+    runtime.block_on(async {
+        let client = McpClient::start(config)
+            .await
+            .map_err(|err| err.to_string())?;
+        let specs = client
+            .tools()
+            .iter()
+            .map(|tool| server_tool_spec(tool, ""))
+            .collect();
+        client.stop().await;
+        Ok(specs)
+    })
+}
+
+fn print_costs(specs: &[ToolSpec], args: &ToolsArgs) -> u8 {
     let tokens = match super::run::tokenizer(&args.tokenizer) {
         Ok(t) => t,
         Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
     };
-    let costs = crate::run::stats::definition_costs(registry.specs(), tokens.as_ref());
+    let costs = crate::run::stats::definition_costs(specs, tokens.as_ref());
     if args.json {
         match serde_json::to_string_pretty(&costs) {
             Ok(json) => println!("{}", super::output::json_text(&json)),

@@ -60,10 +60,14 @@ fn definition(spec: &ToolSpec, limits: &Limits) -> Tool {
         MAX_RESULT_CHARS_META_KEY.to_owned(),
         Value::from(max_result_chars(limits)),
     );
-    let mut tool = Tool::new(spec.name, spec.description.clone(), Arc::new(schema))
-        .with_title(spec.label)
-        .with_meta(MetaObject(meta));
-    if let Some(hints) = annotations(spec.name) {
+    let mut tool = Tool::new(
+        spec.name.clone(),
+        spec.description.clone(),
+        Arc::new(schema),
+    )
+    .with_title(spec.label.clone())
+    .with_meta(MetaObject(meta));
+    if let Some(hints) = annotations(&spec.name) {
         tool = tool.with_annotations(hints);
     }
     tool
@@ -127,8 +131,8 @@ mod tests {
         for (tool, spec) in listed.iter().zip(registry.specs()) {
             assert_eq!(tool.description.as_deref(), Some(spec.description.as_str()));
             assert_eq!(tool.schema_as_json_value(), spec.parameters);
-            assert_eq!(tool.title.as_deref(), Some(spec.label));
-            assert_eq!(tool.annotations, annotations(spec.name));
+            assert_eq!(tool.title.as_deref(), Some(spec.label.as_ref()));
+            assert_eq!(tool.annotations, annotations(&spec.name));
             assert_eq!(
                 tool.meta.as_ref().map(|m| m.0.clone()),
                 Some(

@@ -18,6 +18,9 @@
 //!             order it arrived (the mutation queue's order) and notices
 //!             the end of the input
 //! server.rs   McpServer (the ServerHandler) and one session's lifecycle
+//! client/     the other side: the harness as the client of any MCP tool
+//!             server (a command over stdio, or a URL over Streamable
+//!             HTTP), whose tools enter the registry like the built-ins
 //! ```
 //!
 //! What a client gets is what the model gets in-process: the same
@@ -27,6 +30,7 @@
 //! side of it.
 
 mod arrival;
+pub mod client;
 mod listing;
 mod progress;
 mod results;

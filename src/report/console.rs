@@ -10,6 +10,7 @@ use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
 use crate::run::replay::ReplayCounts;
+use crate::run::servers::ServerOutcome;
 use crate::scenario::Failure;
 use crate::scenario::focus::line_count;
 
@@ -124,6 +125,7 @@ pub fn failure_details(summary: &RunSummary, colour: Colour) -> String {
                 );
             }
         }
+        out.push_str(&server_lines(outcome, "  "));
         if let Some(ws) = &outcome.workspace {
             let _ = writeln!(out, "  workspace kept at {ws}");
         }
@@ -499,6 +501,57 @@ pub fn comparison_text(comparison: &Comparison) -> String {
 }
 
 /// One line per tool call of a scenario, for `harness run --verbose`:
+/// One MCP server of a scenario in one line: `server fs: stdio,
+/// secure-filesystem-server 0.2.0, protocol 2025-11-25, started in 412 ms,
+/// exit status 0` (what is known of it), or why it did not start.
+pub fn server_line(server: &ServerOutcome) -> String {
+    let mut parts = vec![server.transport.clone()];
+    if server.shared {
+        parts.push("shared".to_owned());
+    }
+    match (&server.server_name, &server.server_version) {
+        (Some(name), Some(version)) => parts.push(format!("{name} {version}")),
+        (Some(name), None) => parts.push(name.clone()),
+        _ => {}
+    }
+    if let Some(protocol) = &server.protocol_version {
+        parts.push(format!("protocol {protocol}"));
+    }
+    if let Some(ms) = server.startup_ms {
+        parts.push(format!("started in {ms} ms"));
+    }
+    if let Some(error) = &server.error {
+        parts.push(format!("did not start: {error}"));
+    }
+    if let Some(status) = &server.exit_status {
+        parts.push(if server.ended_early {
+            format!("ended early: {status}")
+        } else {
+            status.clone()
+        });
+    }
+    if server.junk_lines > 0 {
+        parts.push(format!("{} junk lines on stdout", server.junk_lines));
+    }
+    format!("server {}: {}", server.name, parts.join(", "))
+}
+
+/// The lines of a scenario's servers, each with its last stderr lines
+/// when the report kept them, indented by `prefix`.
+pub fn server_lines(outcome: &ScenarioOutcome, prefix: &str) -> String {
+    let mut out = String::new();
+    for server in &outcome.servers {
+        let _ = writeln!(out, "{prefix}{}", server_line(server));
+        if let Some(tail) = &server.stderr_tail {
+            let _ = writeln!(out, "{prefix}  its last stderr lines:");
+            for line in tail.lines() {
+                let _ = writeln!(out, "{prefix}    {line}");
+            }
+        }
+    }
+    out
+}
+
 /// `    1. read  ok, 12 result tokens, 3 ms`, and for a replayed call how
 /// it compares with the recorded one (`, replay: text same, is_error
 /// agrees`).

@@ -82,6 +82,7 @@ fn system_out(outcome: &ScenarioOutcome, comparison: Option<&Comparison>) -> Str
             figures_line(&change.baseline)
         );
     }
+    text.push_str(&super::console::server_lines(outcome, ""));
     for call in &outcome.calls {
         let _ = writeln!(
             text,

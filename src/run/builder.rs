@@ -16,6 +16,7 @@
 //! The suite file that gives defaults is the first one discovery used.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::scenario::Scenario;
 use crate::scenario::Suite;
@@ -207,6 +208,8 @@ impl RunnerBuilder {
                 tokens: tokenizer.counter(),
                 coverage: self.coverage,
                 transcripts: !self.no_transcripts,
+                harness: super::servers::harness_binary(),
+                servers: Arc::default(),
             },
             scenarios,
             positions,

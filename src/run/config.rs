@@ -24,4 +24,8 @@ pub(super) struct RunConfig {
     pub coverage: bool,
     /// Keep each scenario's transcript in its outcome.
     pub transcripts: bool,
+    /// The binary `${harness}` names in a server's command.
+    pub harness: std::path::PathBuf,
+    /// The servers shared between scenarios (`share: run`).
+    pub servers: Arc<super::servers::ServerPool>,
 }

@@ -112,6 +112,40 @@ pub fn observe(transcript: &Transcript, report: &FauxReport) -> ScenarioCoverage
     out
 }
 
+/// The area of a scenario's MCP server `name` (`server fs`), whose
+/// behaviours are its active tools, each called or not.
+pub fn server_area(name: &str) -> String {
+    format!("server {name}")
+}
+
+/// The calls of a scenario to its MCP servers' tools, into `coverage`:
+/// `servers` holds each server's active tools (as the model calls them).
+/// A call to a server tool with a built-in tool's name (`harness mcp`'s
+/// `read`) keeps that tool's behaviours too; the others are counted only
+/// in their server's area.
+pub fn observe_servers(
+    transcript: &Transcript,
+    servers: &[(String, Vec<String>)],
+    coverage: &mut ScenarioCoverage,
+) {
+    for (server, tools) in servers {
+        let area = coverage.entry(server_area(server)).or_default();
+        for record in &transcript.calls {
+            if tools.contains(&record.call.name) {
+                *area.entry(record.call.name.clone()).or_default() += 1;
+            }
+        }
+        if area.is_empty() {
+            coverage.remove(&server_area(server));
+        }
+        for tool in tools {
+            if !catalogue().any(|(known, _)| known == tool) {
+                coverage.remove(tool);
+            }
+        }
+    }
+}
+
 /// The area and behaviours of one call: from the result's typed facts,
 /// and from the arguments as the model sent them.
 fn classify(record: &CallRecord) -> (&str, Vec<String>) {
@@ -457,6 +491,29 @@ pub fn summarize(summary: &RunSummary) -> Option<Coverage> {
             known,
             seen.remove(area).unwrap_or_default(),
         ));
+    }
+    // Each MCP server's active tools, in the order the scenarios list them.
+    let mut servers: Vec<(String, Vec<&str>)> = Vec::new();
+    for scenario in summary.scenarios.iter().filter(|s| s.coverage.is_some()) {
+        for server in &scenario.servers {
+            let area = server_area(&server.name);
+            let at = match servers.iter().position(|(a, _)| *a == area) {
+                Some(at) => at,
+                None => {
+                    servers.push((area, Vec::new()));
+                    servers.len() - 1
+                }
+            };
+            for tool in &server.tools {
+                if !servers[at].1.contains(&tool.as_str()) {
+                    servers[at].1.push(tool);
+                }
+            }
+        }
+    }
+    for (area, tools) in &servers {
+        let seen_here = seen.remove(area.as_str()).unwrap_or_default();
+        areas.push(area_coverage(area, tools, seen_here));
     }
     for (area, rest) in seen {
         areas.push(area_coverage(area, &[], rest));

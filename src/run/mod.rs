@@ -36,6 +36,7 @@ pub mod partition;
 mod pipeline;
 pub mod replay;
 pub mod runner;
+pub mod servers;
 mod snapshots;
 pub mod stats;
 pub mod transcript;

@@ -151,6 +151,10 @@ pub struct ScenarioOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage:
         Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>>,
+    /// The MCP servers it used, each named with what it said of itself
+    /// and how it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<super::servers::ServerOutcome>,
     /// What the model saw and did, turn by turn, within the bounds of
     /// [`super::transcript::Bounds`]; absent for a scenario that did not
     /// reach its loop (skipped, or its workspace could not be built).
@@ -177,6 +181,7 @@ impl ScenarioOutcome {
             snapshot_file: None,
             replay: None,
             coverage: None,
+            servers: Vec::new(),
             transcript: None,
         }
     }

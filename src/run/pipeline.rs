@@ -40,6 +40,7 @@ use crate::scenario::check::CheckKind;
 use crate::scenario::figures::priced_text;
 use crate::scenario::updates::UpdateLog;
 use crate::scenario::workspace;
+use crate::tools::AnyTool;
 use crate::tools::CallArguments;
 use crate::tools::PathError;
 use crate::tools::Registry;
@@ -60,6 +61,8 @@ use super::outcome::millis;
 use super::replay::Comparison;
 use super::replay::ReplayResult;
 use super::replay::Syncer;
+use super::servers;
+use super::servers::Servers;
 use super::snapshots::SnapshotCache;
 use super::transcript::Bounds;
 use super::transcript::Recorder;
@@ -108,15 +111,46 @@ impl Job<'_> {
         let started = Instant::now();
         let mut outcome = ScenarioOutcome::of(scenario, Status::Failed);
         outcome.snapshot_file = Some(scenario.snapshot_file.clone());
-        let (dirs, registry, faults) = match prepare(scenario).await {
+        let (dirs, workspace, faults) = match prepare(scenario).await {
             Ok(prepared) => prepared,
             Err(failure) => {
                 outcome.failures.push(failure);
                 return outcome;
             }
         };
-        let root = registry.workspace().root().to_path_buf();
+        let root = workspace.root().to_path_buf();
         let presenter = dirs.presenter(&root);
+        let pool = &self.config.servers;
+        let places = servers::Places {
+            workspace: &root,
+            harness: &self.config.harness,
+        };
+        let mut servers = match Servers::start(scenario, &places, pool).await {
+            Ok(servers) => servers,
+            Err((mut failure, mut servers)) => {
+                // What a server said names the workspace as the model knows it.
+                failure.actual = presenter.text(&failure.actual);
+                for server in &mut servers {
+                    server.stderr_tail = server.stderr_tail.as_deref().map(|t| presenter.text(t));
+                }
+                outcome.failures.push(failure);
+                outcome.servers = servers;
+                dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
+                return outcome;
+            }
+        };
+        let registry = match servers
+            .tools(scenario)
+            .and_then(|found| registry(workspace, scenario, found.tools, found.order))
+        {
+            Ok(registry) => registry,
+            Err(failure) => {
+                outcome.failures.push(*failure);
+                outcome.servers = servers.stop(pool, true).await;
+                dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
+                return outcome;
+            }
+        };
         let vars = BTreeMap::from([("workspace".to_owned(), WORKSPACE_NAME.to_owned())]);
         let tokens = Arc::clone(&self.config.tokens);
         let mut provider = FauxProvider::new(scenario.script.clone(), tokens, vars);
@@ -147,7 +181,12 @@ impl Job<'_> {
             updates: &seen.updates,
         };
         match finished {
-            Ok(transcript) => self.judge(&transcript, &report, places, &mut outcome),
+            Ok(transcript) => {
+                self.judge(&transcript, &report, places, &mut outcome);
+                if let Some(coverage) = &mut outcome.coverage {
+                    coverage::observe_servers(&transcript, &servers.active(), coverage);
+                }
+            }
             Err(_) => {
                 options.cancel.cancel();
                 outcome
@@ -165,6 +204,7 @@ impl Job<'_> {
         outcome.stats.duration_ms = millis(started.elapsed());
         // Tools are done; stop what they left running before the directory goes.
         drop(registry);
+        outcome.servers = servers.stop(pool, outcome.status == Status::Failed).await;
         dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
         outcome
     }
@@ -450,9 +490,29 @@ fn with_conditions(
     (workspace, Some(plan))
 }
 
-/// The scenario's temporary workspace, built, its logs directory, a
-/// registry over them, and the plan of its injected faults.
-async fn prepare(scenario: &Scenario) -> Result<(Dirs, Registry, Option<Arc<FaultPlan>>), Failure> {
+/// The registry of a scenario: its limits, the built-in tools and the
+/// servers' `tools`, active in `order`.
+fn registry(
+    workspace: Workspace,
+    scenario: &Scenario,
+    tools: Vec<Arc<dyn AnyTool>>,
+    order: Vec<String>,
+) -> Result<Registry, Box<Failure>> {
+    let mut builder = Registry::builder(workspace).limits(scenario.limits.clone());
+    for tool in tools {
+        builder = builder.tool(tool);
+    }
+    builder
+        .allow(order)
+        .build()
+        .map_err(|err| Box::new(whole("tools", "a valid tool set", err.to_string())))
+}
+
+/// The scenario's temporary workspace, built, its logs directory, the
+/// workspace over them, and the plan of its injected faults.
+async fn prepare(
+    scenario: &Scenario,
+) -> Result<(Dirs, Workspace, Option<Arc<FaultPlan>>), Failure> {
     let cannot_create = |what: &str, err: std::io::Error| {
         whole(
             "workspace",
@@ -518,17 +578,12 @@ async fn prepare(scenario: &Scenario) -> Result<(Dirs, Registry, Option<Arc<Faul
         ));
     }
     let (workspace, faults) = with_conditions(workspace, scenario);
-    let registry = Registry::builder(workspace)
-        .limits(scenario.limits.clone())
-        .allow(scenario.tools.iter().cloned())
-        .build()
-        .map_err(|err| whole("tools", "a valid tool set", err.to_string()))?;
     Ok((
         Dirs {
             workspace: dir,
             scratch: logs,
         },
-        registry,
+        workspace,
         faults,
     ))
 }

@@ -301,6 +301,7 @@ async fn run_all(
         .map(|(o, s)| o.unwrap_or_else(|| ScenarioOutcome::skipped(s, "the run stopped")))
         .collect();
     write_snapshots(&outcomes, config.update_snapshots);
+    config.servers.stop_all().await;
     outcomes
 }
 

@@ -136,7 +136,7 @@ pub fn definition_costs<'a>(
     let tools = specs
         .iter()
         .map(|spec| DefinitionCost {
-            tool: spec.name.to_owned(),
+            tool: spec.name.to_string(),
             description_tokens: tokens.count(&spec.description),
             schema_tokens: tokens.count(&compact(&spec.parameters)),
             definition_tokens: tokens.count(&compact(&spec.definition())),

@@ -41,8 +41,13 @@ pub struct ScenarioDoc {
     #[serde(default)]
     pub tags: Vec<String>,
     /// Active tools: a preset (`coding`, `readonly`, `all`) or a list of
-    /// names (default `all`).
+    /// names (default `all`): built-in tools, MCP servers (all their
+    /// tools) and `SERVER/TOOL`.
     pub tools: Option<ToolsSpec>,
+    /// MCP tool servers by name (docs/scenarios.md, "MCP servers"); they
+    /// add to and replace those of harness.yaml.
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerSpec>,
     /// Overrides of the tool limits.
     pub limits: Option<LimitsSpec>,
     /// Refuse paths outside the workspace (default true).
@@ -77,6 +82,9 @@ pub struct SuiteDoc {
     pub fixtures: Option<String>,
     /// Default active tools.
     pub tools: Option<ToolsSpec>,
+    /// MCP tool servers every scenario below may use.
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerSpec>,
     /// Default limit overrides.
     pub limits: Option<LimitsSpec>,
     /// Tokenizer for token figures (`o200k`, `cl100k`, `chars4`).
@@ -466,6 +474,38 @@ pub enum TruncatedExpect {
     Bytes,
 }
 
+/// One MCP tool server: a command to start, or a URL to reach.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSpec {
+    /// The program and its arguments (`${workspace}`, `${dir}`,
+    /// `${harness}` are expanded); the program is looked up on `PATH`.
+    #[schemars(length(min = 1))]
+    pub command: Option<Vec<String>>,
+    /// Instead of `command`: `http://HOST:PORT/PATH` of a running server,
+    /// reached over Streamable HTTP.
+    pub url: Option<String>,
+    /// HTTP headers sent with every request (with `url`).
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Variables added to the server's minimal environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Seconds to start and answer `tools/list` (default 10).
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    pub startup_timeout: Option<f64>,
+    /// Seconds one call may take (default: the scenario's budget).
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    pub call_timeout: Option<f64>,
+    /// Prepended to every tool name of this server.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_.-]*$"))]
+    pub prefix: Option<String>,
+    /// `run`: one process per worker, reused across scenarios (for a
+    /// server that keeps no state between calls); `scenario` (the
+    /// default): one process per scenario.
+    #[schemars(extend("enum" = ["run", "scenario"]))]
+    pub share: Option<String>,
+}
+
 /// Active tools: a preset name or a list of names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolsSpec {
@@ -706,7 +746,10 @@ schema!(ToolsSpec, |_| {
     json_schema!({
         "anyOf": [
             {"enum": ["coding", "readonly", "read-only", "all"]},
-            {"type": "array", "items": {"enum": names}}
+            {"type": "array", "items": {"anyOf": [
+                {"enum": names},
+                {"description": "an MCP server's name (all its tools) or SERVER/TOOL", "type": "string", "pattern": "^[A-Za-z0-9_-]+(/.+)?$"}
+            ]}}
         ]
     })
 });

@@ -13,6 +13,7 @@
 //! `details` is the JSON.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -232,15 +233,20 @@ pub enum ExecutionMode {
 }
 
 /// Everything a model and a system prompt need to know about a tool.
+///
+/// Names are owned at run time (a built-in tool's are borrowed literals;
+/// an MCP server's come from its `tools/list`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolSpec {
     /// The name the model calls.
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// A short label for people.
-    pub label: &'static str,
+    pub label: Cow<'static, str>,
     /// The description sent to the model; its numbers equal the runtime's.
     pub description: String,
-    /// One line for the system prompt's tool list.
+    /// One line for the system prompt's tool list (a tool with none is
+    /// left out of that list, as an MCP client's prompt leaves out a
+    /// server's tools).
     pub prompt_snippet: String,
     /// Bullets for the system prompt's guidelines.
     pub prompt_guidelines: Vec<String>,
@@ -278,7 +284,7 @@ impl ToolSpec {
     /// The model-facing part of the spec.
     pub fn definition(&self) -> ToolDefinition<'_> {
         ToolDefinition {
-            name: self.name,
+            name: &self.name,
             description: &self.description,
             parameters: &self.parameters,
         }
@@ -412,6 +418,14 @@ pub trait Tool: Send + Sync + 'static {
         args
     }
 
+    /// Whether the registry normalises (D17) and validates the arguments
+    /// against the spec's schema before the call. A tool that checks its
+    /// own (an MCP server's, whose answer is what is being tested) says
+    /// no, and gets them as sent.
+    fn checks_arguments(&self) -> bool {
+        true
+    }
+
     /// The path argument this call mutates, if any: such calls are
     /// serialised per real path by the mutation queue.
     fn mutation_target<'a>(&self, _args: &'a Self::Args) -> Option<&'a str> {
@@ -435,6 +449,8 @@ pub trait AnyTool: Send + Sync + 'static {
     fn spec(&self, limits: &Limits) -> ToolSpec;
     /// See [`Tool::prepare_arguments`].
     fn prepare_arguments(&self, args: Value) -> Value;
+    /// See [`Tool::checks_arguments`].
+    fn checks_arguments(&self) -> bool;
     /// Deserialises validated arguments.
     fn parse(&self, args: Value) -> Result<ErasedArgs, serde_json::Error>;
     /// See [`Tool::mutation_target`].
@@ -454,6 +470,10 @@ impl<T: Tool> AnyTool for T {
 
     fn prepare_arguments(&self, args: Value) -> Value {
         Tool::prepare_arguments(self, args)
+    }
+
+    fn checks_arguments(&self) -> bool {
+        Tool::checks_arguments(self)
     }
 
     fn parse(&self, args: Value) -> Result<ErasedArgs, serde_json::Error> {

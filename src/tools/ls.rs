@@ -64,8 +64,8 @@ impl Tool for LsTool {
         let limit = limits.ls_limit;
         let max_bytes = format_size(limits.max_bytes);
         ToolSpec {
-            name: "ls",
-            label: "List",
+            name: "ls".into(),
+            label: "List".into(),
             description: format!(
                 "List the entries of one directory, sorted alphabetically (case-insensitive), \
                  with / after directory names; dotfiles are included. Stops at {limit} entries \

@@ -81,8 +81,8 @@ impl Tool for ReadTool {
         let max_lines = limits.max_lines;
         let max_bytes = format_size(limits.max_bytes);
         ToolSpec {
-            name: "read",
-            label: "Read",
+            name: "read".into(),
+            label: "Read".into(),
             description: format!(
                 "Read the contents of a file. Supports text files and images (jpg, png, gif, \
                  webp); images are returned as attachments. Text output is cut at {max_lines} \

@@ -13,6 +13,7 @@
 //! task (a panic becomes an error result, not a crash), and maps every
 //! error to a result with `is_error: true` that keeps its `details` (D14).
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -210,9 +211,19 @@ impl RegistryBuilder {
     }
 
     /// Adds a tool of your own (it is active when listed in `allow`, or
-    /// always when no allow list was given after it).
+    /// always when no allow list was given after it). A tool with a
+    /// built-in tool's name takes its place (an MCP server's `read`
+    /// instead of ours); two tools of your own with one name are an error
+    /// at build.
     pub fn tool(mut self, tool: Arc<dyn AnyTool>) -> Self {
-        let name = tool.spec(&self.limits).name.to_owned();
+        let name = tool.spec(&self.limits).name.into_owned();
+        if let Some(index) = self.tools[..self.builtin]
+            .iter()
+            .position(|t| t.spec(&self.limits).name == name)
+        {
+            self.tools.remove(index);
+            self.builtin -= 1;
+        }
         self.tools.push(tool);
         if !self.active.contains(&name) {
             self.active.push(name);
@@ -231,13 +242,13 @@ impl RegistryBuilder {
         let mut seen = BTreeSet::new();
         for (index, tool) in self.tools.into_iter().enumerate() {
             let spec = tool.spec(&self.limits);
-            if !seen.insert(spec.name) {
-                return Err(RegistryError::Duplicate(spec.name.to_owned()));
+            if !seen.insert(spec.name.clone()) {
+                return Err(RegistryError::Duplicate(spec.name.into_owned()));
             }
             let validator = OnceLock::new();
-            if index >= self.builtin {
-                let compiled =
-                    validator_for(spec.name, &spec.parameters).map_err(RegistryError::BadSchema)?;
+            if index >= self.builtin && tool.checks_arguments() {
+                let compiled = validator_for(&spec.name, &spec.parameters)
+                    .map_err(RegistryError::BadSchema)?;
                 let _ = validator.set(compiled);
             }
             entries.push(Entry {
@@ -249,7 +260,7 @@ impl RegistryBuilder {
         let known = || {
             entries
                 .iter()
-                .map(|e| e.spec.name)
+                .map(|e| e.spec.name.as_ref())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -296,7 +307,7 @@ impl Entry {
             return Ok(v);
         }
         let compiled =
-            validator_for(self.spec.name, &self.spec.parameters).map_err(ToolError::fatal)?;
+            validator_for(&self.spec.name, &self.spec.parameters).map_err(ToolError::fatal)?;
         Ok(self.validator.get_or_init(|| compiled))
     }
 }
@@ -365,8 +376,8 @@ impl Registry {
     }
 
     /// The names of the active tools.
-    pub fn active_names(&self) -> Vec<&'static str> {
-        self.specs().map(|s| s.name).collect()
+    pub fn active_names(&self) -> Vec<&str> {
+        self.specs().map(|s| s.name.as_ref()).collect()
     }
 
     /// The spec of an active tool.
@@ -390,7 +401,9 @@ impl Registry {
         let mut text = String::from("Available tools:\n");
         let mut guidelines: Vec<&str> = Vec::new();
         for spec in self.specs() {
-            text.push_str(&format!("- {}: {}\n", spec.name, spec.prompt_snippet));
+            if !spec.prompt_snippet.is_empty() {
+                text.push_str(&format!("- {}: {}\n", spec.name, spec.prompt_snippet));
+            }
             for line in &spec.prompt_guidelines {
                 if !guidelines.contains(&line.as_str()) {
                     guidelines.push(line);
@@ -453,12 +466,23 @@ impl Registry {
             CallArguments::Text(text) => parse_argument_text(&call.name, text),
         };
         let mut args = entry.tool.prepare_arguments(raw()?);
-        let notes = normalize(&entry.spec.parameters, &mut args);
-        let validator = entry
-            .validator()
-            .map_err(|err| Box::new(ToolResult::from(err)))?;
-        let problems = validator.problems(&args);
+        let checks = entry.tool.checks_arguments();
+        let notes = if checks {
+            normalize(&entry.spec.parameters, &mut args)
+        } else {
+            Normalization::default()
+        };
+        let problems = match checks {
+            true => entry
+                .validator()
+                .map_err(|err| Box::new(ToolResult::from(err)))?
+                .problems(&args),
+            false => Vec::new(),
+        };
         if !problems.is_empty() {
+            let validator = entry
+                .validator()
+                .map_err(|err| Box::new(ToolResult::from(err)))?;
             let raw = raw()?;
             let facts = ValidationDetails {
                 validation_errors: &problems,
@@ -491,7 +515,7 @@ impl Registry {
             .map(|resolved| self.queue.ticket(&resolved.real));
         Ok(PreparedCall {
             id: call.id.clone(),
-            name: entry.spec.name,
+            name: entry.spec.name.clone(),
             mode: entry.spec.execution_mode,
             tool: Arc::clone(&entry.tool),
             args: typed,
@@ -525,8 +549,8 @@ impl Registry {
 
 /// `details` of a call to a tool that is not available.
 #[derive(Debug, Serialize)]
-struct UnavailableDetails {
-    available_tools: Vec<&'static str>,
+struct UnavailableDetails<'a> {
+    available_tools: Vec<&'a str>,
 }
 
 /// `details` of argument text that is not JSON.
@@ -571,7 +595,7 @@ fn merge_notes(details: &mut Value, notes: &Normalization) {
 /// A validated call, ready to run.
 pub struct PreparedCall {
     id: String,
-    name: &'static str,
+    name: Cow<'static, str>,
     mode: ExecutionMode,
     tool: Arc<dyn AnyTool>,
     args: ErasedArgs,
@@ -592,8 +616,8 @@ impl std::fmt::Debug for PreparedCall {
 
 impl PreparedCall {
     /// The tool's name.
-    pub fn name(&self) -> &'static str {
-        self.name
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The tool's execution mode.

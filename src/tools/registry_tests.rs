@@ -27,8 +27,8 @@ impl Tool for Panicky {
 
     fn spec(&self, _limits: &Limits) -> ToolSpec {
         ToolSpec {
-            name: "panicky",
-            label: "Panicky",
+            name: "panicky".into(),
+            label: "Panicky".into(),
             description: "always panics".into(),
             prompt_snippet: "panic".into(),
             prompt_guidelines: vec![],
@@ -54,7 +54,14 @@ async fn dispatch(registry: &Registry, name: &str, args: serde_json::Value) -> T
 
 #[test]
 fn presets_allow_and_deny() {
-    let names = |b: RegistryBuilder| b.build().unwrap().active_names();
+    let names = |b: RegistryBuilder| {
+        let registry = b.build().unwrap();
+        registry
+            .active_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
         names(Registry::builder(workspace())),
         ALL_TOOL_NAMES.to_vec()
@@ -329,4 +336,80 @@ fn schemas_compile_once_per_process_and_limits() {
         validator_for("x", &serde_json::json!({"type": 5})).map(|_| ()),
         Err("the parameter schema of tool x is invalid: 5 is not valid under any of the schemas listed in the 'anyOf' keyword".to_owned())
     );
+}
+
+/// A tool that checks its own arguments (as an MCP server's does): it
+/// answers with what it got, and its name is made at run time.
+struct OwnChecks {
+    name: String,
+}
+
+impl Tool for OwnChecks {
+    type Args = serde_json::Value;
+
+    fn spec(&self, _limits: &Limits) -> ToolSpec {
+        ToolSpec {
+            name: self.name.clone().into(),
+            label: self.name.clone().into(),
+            description: "echoes its arguments".into(),
+            prompt_snippet: String::new(),
+            prompt_guidelines: vec![],
+            // Not a schema the validator compiles: it is never compiled.
+            parameters: json!({"type": 12, "properties": {"n": {"type": "integer"}}}),
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+
+    fn checks_arguments(&self) -> bool {
+        false
+    }
+
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        _ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(args.to_string()))
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_checks_its_own_arguments_gets_them_as_sent() {
+    let registry = Registry::builder(workspace())
+        .tool(Arc::new(OwnChecks {
+            name: format!("srv_{}", "echo"),
+        }))
+        .build()
+        .unwrap();
+    let result = dispatch(&registry, "srv_echo", json!({"n": "5", "extra": true})).await;
+    assert_eq!(
+        (result.is_error, result.text(), result.details),
+        (false, r#"{"n":"5","extra":true}"#.to_owned(), None)
+    );
+    // Left out of the system prompt's list, which has no snippet for it.
+    assert!(!registry.prompt_section().contains("srv_echo"));
+    assert!(registry.active_names().contains(&"srv_echo"));
+}
+
+#[tokio::test]
+async fn a_tool_of_ones_own_takes_the_place_of_the_built_in_of_its_name() {
+    let registry = Registry::builder(workspace())
+        .tool(Arc::new(OwnChecks {
+            name: "read".to_owned(),
+        }))
+        .allow(["read", "ls"])
+        .build()
+        .unwrap();
+    let result = dispatch(&registry, "read", json!({"path": 5})).await;
+    assert_eq!(result.text(), r#"{"path":5}"#);
+    assert_eq!(registry.active_names(), ["read", "ls"]);
+    let twice = Registry::builder(workspace())
+        .tool(Arc::new(OwnChecks {
+            name: "x".to_owned(),
+        }))
+        .tool(Arc::new(OwnChecks {
+            name: "x".to_owned(),
+        }))
+        .build();
+    assert_eq!(twice.err(), Some(RegistryError::Duplicate("x".to_owned())));
 }

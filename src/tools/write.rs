@@ -44,8 +44,8 @@ impl Tool for WriteTool {
 
     fn spec(&self, _limits: &Limits) -> ToolSpec {
         ToolSpec {
-            name: "write",
-            label: "Write",
+            name: "write".into(),
+            label: "Write".into(),
             description: "Write content to a file. Creates the file if it does not exist and \
                           overwrites it if it does; missing parent directories are created. The \
                           content is written exactly as given."

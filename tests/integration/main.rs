@@ -23,6 +23,8 @@ mod layering;
 mod lifecycle;
 mod loading;
 mod mcp;
+mod mcp_client;
+mod mcp_scenarios;
 mod properties;
 mod replay;
 mod reports;

@@ -54,7 +54,7 @@ fn is_dead(pid: i32) -> bool {
 /// readable when it does: no polling); true when it ended. For processes
 /// that were sent SIGKILL but are not waited for by anyone in particular
 /// (the background processes killed as the server exits).
-fn ends_within(pid: i32, limit: Duration) -> bool {
+pub(crate) fn ends_within(pid: i32, limit: Duration) -> bool {
     // SAFETY: pidfd_open takes a pid and flags and returns a new file
     // descriptor or -1; the descriptor is closed below.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;

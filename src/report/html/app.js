@@ -500,6 +500,22 @@
         page.appendChild(el('p', { cls: 'meta', text: 'baseline (' + base.baseline_status + '):' }));
         page.appendChild(figs(base.baseline));
       }
+      if (s.servers && s.servers.length) {
+        page.appendChild(el('h3', { text: 'MCP servers' }));
+        s.servers.forEach(function (v) {
+          var parts = [v.transport];
+          if (v.shared) parts.push('shared');
+          if (v.server_name) parts.push(v.server_name + (v.server_version ? ' ' + v.server_version : ''));
+          if (v.protocol_version) parts.push('protocol ' + v.protocol_version);
+          if (v.startup_ms !== undefined) parts.push('started in ' + v.startup_ms + ' ms');
+          if (v.error) parts.push('did not start: ' + v.error);
+          if (v.exit_status) parts.push((v.ended_early ? 'ended early: ' : '') + v.exit_status);
+          if (v.junk_lines) parts.push(v.junk_lines + ' junk lines on stdout');
+          var node = el('div', { cls: 'server' }, el('b', { text: v.name }), ': ' + parts.join(', '));
+          if (v.stderr_tail) node.appendChild(el('pre', { text: v.stderr_tail }));
+          page.appendChild(node);
+        });
+      }
       var checks = s.failures.filter(function (f) { return !(f.step || '').startsWith('files:'); });
       var files = s.failures.filter(function (f) { return (f.step || '').startsWith('files:'); });
       var stats = new Map();

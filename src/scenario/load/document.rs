@@ -2,6 +2,7 @@
 //! through serde, then validated into a [`Scenario`]; a valid document
 //! still runs when another one of the same file is broken.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -16,12 +17,13 @@ use crate::scenario::yaml;
 use crate::scenario::yaml::Kind;
 use crate::scenario::yaml::Node;
 use crate::tools::Limits;
-use crate::tools::Preset;
 
 use super::error::Problem;
 use super::error::ScenarioError;
 use super::error::into_errors;
 use super::scenario::Scenario;
+use super::scenario::ServerPlan;
+use super::scenario::ToolEntry;
 use super::suite::Suite;
 use super::validator::Validator;
 use super::validator::k;
@@ -152,17 +154,50 @@ impl Validator<'_> {
         if name.contains('\n') {
             self.problem(&[k("name")], "must be one line");
         }
-        if let Some(tools) = &doc.tools {
-            self.tools(&[k("tools")], tools);
+        // The suite's servers, then the scenario's (which replace those of
+        // the same name).
+        let mut servers = suite.servers.clone();
+        servers.extend(self.servers(&doc.servers, &self.base_dir.clone()));
+        // Every declared name, a broken one's too (its problem is reported
+        // where it is declared, not again at each use).
+        let server_names: BTreeSet<String> =
+            servers.keys().chain(doc.servers.keys()).cloned().collect();
+        let tool_entries = match &doc.tools {
+            Some(tools) => self.tools(&[k("tools")], tools, &server_names),
+            None => {
+                let spec = suite
+                    .doc
+                    .tools
+                    .clone()
+                    .unwrap_or(ToolsSpec::Preset("all".to_owned()));
+                // Checked where the suite file was read.
+                let mut quiet = Validator::new(self.root);
+                quiet.tools(&[k("tools")], &spec, &server_names)
+            }
+        };
+        let mut used: Vec<ServerPlan> = Vec::new();
+        for entry in &tool_entries {
+            let server = match entry {
+                ToolEntry::Builtin(_) => continue,
+                ToolEntry::Server(server) => {
+                    self.open_tools = true;
+                    server
+                }
+                ToolEntry::ServerTool { server, tool } => {
+                    let prefix = servers.get(server).map_or("", |p| p.prefix.as_str());
+                    self.server_tools.insert(format!("{prefix}{tool}"));
+                    server
+                }
+            };
+            if !used.iter().any(|p| &p.name == server)
+                && let Some(plan) = servers.get(server)
+            {
+                used.push(plan.clone());
+            }
         }
         if let Some(limits) = &doc.limits {
             self.limits(&[k("limits")], limits);
         }
-        let tools_spec = doc
-            .tools
-            .clone()
-            .or_else(|| suite.doc.tools.clone())
-            .unwrap_or(ToolsSpec::Preset("all".to_owned()));
         let mut limits = Limits::default();
         for spec in [&suite.doc.limits, &doc.limits].into_iter().flatten() {
             spec.apply(&mut limits);
@@ -185,7 +220,16 @@ impl Validator<'_> {
             document: index,
             description: doc.description,
             tags: doc.tags,
-            tools: tool_names(&tools_spec),
+            tools: tool_entries
+                .iter()
+                .filter_map(|entry| match entry {
+                    ToolEntry::Builtin(name) => Some(name.clone()),
+                    _ => None,
+                })
+                .collect(),
+            tool_entries,
+            servers: used,
+            open_calls: std::mem::take(&mut self.open_calls),
             limits,
             confine: doc.confine.unwrap_or(true),
             system: doc
@@ -202,18 +246,6 @@ impl Validator<'_> {
             replay,
             conditions,
         }
-    }
-}
-
-fn tool_names(tools: &ToolsSpec) -> Vec<String> {
-    match tools {
-        ToolsSpec::Preset(name) => Preset::parse(name)
-            .unwrap_or(Preset::All)
-            .names()
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
-        ToolsSpec::List(names) => names.clone(),
     }
 }
 

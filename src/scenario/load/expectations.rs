@@ -232,10 +232,13 @@ impl Validator<'_> {
             });
         }
         for (i, name) in expect.order.iter().flatten().enumerate() {
-            if !ALL_TOOL_NAMES.contains(&name.as_str()) {
+            let known = ALL_TOOL_NAMES.contains(&name.as_str())
+                || self.server_tools.contains(name)
+                || self.open_tools;
+            if !known {
                 self.problem(
                     &[k("expect"), k("order"), Seg::Index(i)],
-                    unknown_tool_message(name),
+                    unknown_tool_message(name, &self.server_tools),
                 );
             }
         }

@@ -26,6 +26,7 @@
 //! | `workspace` | fixtures, `git_checkout`, workspace files |
 //! | `replay` | `recorded:` results and the `replay:` plan |
 //! | `conditions` | `faults:`, `bash:`, `cancel_after_ms` |
+//! | `servers` | `servers:` and the MCP entries of `tools:` |
 
 mod conditions;
 mod document;
@@ -35,6 +36,7 @@ mod limits;
 mod replay;
 mod scenario;
 mod script;
+mod servers;
 mod suite;
 mod validator;
 mod workspace;
@@ -51,8 +53,14 @@ pub use limits::load_limits;
 pub use scenario::Conditions;
 pub use scenario::FileContent;
 pub use scenario::GitCheckout;
+pub use scenario::OpenCall;
 pub use scenario::Scenario;
+pub use scenario::ServerLaunch;
+pub use scenario::ServerPlan;
+pub use scenario::ToolEntry;
 pub use scenario::WorkspacePlan;
+pub use servers::SERVER_VARS;
+pub use servers::var_names;
 pub use suite::DEFAULT_MAX_GENERATED_BYTES;
 pub use suite::MAX_GENERATED_BYTES;
 pub use suite::SUITE_FILE;

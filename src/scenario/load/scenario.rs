@@ -89,6 +89,75 @@ impl FileContent {
     }
 }
 
+/// How a scenario reaches one MCP server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerLaunch {
+    /// Start this program (`argv[0]`, looked up on `PATH`) with these
+    /// arguments; `${dir}` is expanded, `${workspace}` and `${harness}`
+    /// are expanded when the scenario runs.
+    Command {
+        /// The program and its arguments.
+        argv: Vec<String>,
+        /// Variables added to its minimal environment.
+        env: Vec<(String, String)>,
+    },
+    /// A running server, over Streamable HTTP.
+    Url {
+        /// Its endpoint.
+        url: String,
+        /// Sent with every request.
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// One MCP server as a scenario uses it (`servers:`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerPlan {
+    /// Its name.
+    pub name: String,
+    /// How to reach it.
+    pub launch: ServerLaunch,
+    /// How long it may take to answer `initialize` and `tools/list`.
+    pub startup_timeout: Duration,
+    /// How long one call may take (`None`: the scenario's budget).
+    pub call_timeout: Option<Duration>,
+    /// Prepended to each of its tool names.
+    pub prefix: String,
+    /// `share: run`: one process per worker, reused across scenarios.
+    pub share: bool,
+    /// The directory of the file that declares it (`${dir}`; the working
+    /// directory of a shared server).
+    pub dir: PathBuf,
+}
+
+/// One entry of `tools`, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolEntry {
+    /// A built-in tool.
+    Builtin(String),
+    /// Every tool of a server, in its `tools/list` order.
+    Server(String),
+    /// One tool of a server, by its name there.
+    ServerTool {
+        /// The server.
+        server: String,
+        /// The tool's name on the server (without the prefix).
+        tool: String,
+    },
+}
+
+/// A scripted call whose name only a whole server's tools can hold: it is
+/// checked against their `tools/list` when the scenario starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenCall {
+    /// The call's id.
+    pub id: String,
+    /// Where it is (`step 2 (read_text_file)`).
+    pub label: String,
+    /// The name called.
+    pub name: String,
+}
+
 /// A validated scenario, ready to run.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -102,8 +171,16 @@ pub struct Scenario {
     pub description: Option<String>,
     /// Tags.
     pub tags: Vec<String>,
-    /// Active tool names, in order.
+    /// Active built-in tool names, in order.
     pub tools: Vec<String>,
+    /// Every entry of `tools` in order: built-in tools, servers and
+    /// server tools.
+    pub tool_entries: Vec<ToolEntry>,
+    /// The MCP servers the scenario uses, in the order `tools` first
+    /// names them.
+    pub servers: Vec<ServerPlan>,
+    /// Calls to names no built-in tool has, checked when it starts.
+    pub open_calls: Vec<OpenCall>,
     /// Limits in force.
     pub limits: Limits,
     /// Confinement.

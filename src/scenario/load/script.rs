@@ -17,6 +17,7 @@ use crate::scenario::yaml::Node;
 use crate::scenario::yaml::Seg;
 use crate::tools::ALL_TOOL_NAMES;
 
+use super::scenario::OpenCall;
 use super::validator::Validator;
 use super::validator::join;
 use super::validator::k;
@@ -235,15 +236,26 @@ impl Validator<'_> {
                 Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
             )
         });
-        if !ALL_TOOL_NAMES.contains(&spec.call.as_str()) && !deliberate_error {
-            self.problem(
-                &join(at, [k("call")]),
-                format!(
-                    "{} (to test the error for an unknown tool on purpose, add `expect: {{ error: \
-                     true }}` to the call)",
-                    unknown_tool_message(&spec.call)
-                ),
-            );
+        let known_name =
+            ALL_TOOL_NAMES.contains(&spec.call.as_str()) || self.server_tools.contains(&spec.call);
+        if !known_name && !deliberate_error {
+            if self.open_tools {
+                // One of a whole server's tools, maybe: known at the start.
+                self.open_calls.push(OpenCall {
+                    id: id.clone(),
+                    label: label.clone(),
+                    name: spec.call.clone(),
+                });
+            } else {
+                self.problem(
+                    &join(at, [k("call")]),
+                    format!(
+                        "{} (to test the error for an unknown tool on purpose, add `expect: {{ \
+                         error: true }}` to the call)",
+                        unknown_tool_message(&spec.call, &self.server_tools)
+                    ),
+                );
+            }
         }
         let known: BTreeSet<String> = self.known_vars.union(extra_vars).cloned().collect();
         let args = self.arguments(spec, at, &label, &known);

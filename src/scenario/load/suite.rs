@@ -4,25 +4,21 @@
 use std::path::Path;
 use std::path::PathBuf;
 
+use std::collections::BTreeMap;
+
 use crate::scenario::de;
-use crate::scenario::de::closest;
 use crate::scenario::model::SuiteDoc;
-use crate::scenario::model::ToolsSpec;
 use crate::scenario::settings::Budget;
 use crate::scenario::settings::Jobs;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
-use crate::scenario::yaml::Seg;
-use crate::tools::ALL_TOOL_NAMES;
-use crate::tools::Preset;
 
 use super::error::Problem;
 use super::error::ScenarioError;
 use super::error::into_errors;
+use super::scenario::ServerPlan;
 use super::validator::Validator;
-use super::validator::join;
 use super::validator::k;
-use super::validator::unknown_tool_message;
 
 /// The name of the suite file.
 pub const SUITE_FILE: &str = "harness.yaml";
@@ -43,6 +39,8 @@ pub struct Suite {
     pub jobs: Option<Jobs>,
     /// `timeout`, checked: every scenario's budget unless it has its own.
     pub timeout: Option<Budget>,
+    /// Its MCP servers, checked (`${dir}` is the suite file's directory).
+    pub servers: BTreeMap<String, ServerPlan>,
 }
 
 impl Suite {
@@ -70,6 +68,7 @@ impl Suite {
         let mut documents = stream.documents.into_iter().filter(|d| !d.root.is_null());
         let mut doc = SuiteDoc::default();
         let mut settings = (None, None);
+        let mut servers = BTreeMap::new();
         if let Some(mut document) = documents.next() {
             problems.extend(document.problems.drain(..).map(Problem::from));
             let mut found = Vec::new();
@@ -80,7 +79,8 @@ impl Suite {
             }
             problems.extend(found.into_iter().map(Problem::from));
             let mut v = Validator::new(&document.root);
-            settings = v.suite(&doc);
+            servers = v.servers(&doc.servers, path.parent().unwrap_or(Path::new(".")));
+            settings = v.suite(&doc, &doc.servers.keys().cloned().collect());
             problems.extend(v.problems);
         }
         if let Some(extra) = documents.next() {
@@ -101,6 +101,7 @@ impl Suite {
             doc,
             jobs,
             timeout,
+            servers,
         })
     }
 
@@ -127,9 +128,13 @@ impl Suite {
 impl Validator<'_> {
     /// The checks of a suite file's values; its `jobs` and `timeout`
     /// typed.
-    pub(super) fn suite(&mut self, doc: &SuiteDoc) -> (Option<Jobs>, Option<Budget>) {
+    pub(super) fn suite(
+        &mut self,
+        doc: &SuiteDoc,
+        servers: &std::collections::BTreeSet<String>,
+    ) -> (Option<Jobs>, Option<Budget>) {
         if let Some(tools) = &doc.tools {
-            self.tools(&[k("tools")], tools);
+            self.tools(&[k("tools")], tools, servers);
         }
         if let Some(limits) = &doc.limits {
             self.limits(&[k("limits")], limits);
@@ -151,31 +156,5 @@ impl Validator<'_> {
             );
         }
         (jobs, timeout)
-    }
-
-    pub(super) fn tools(&mut self, at: &[Seg], tools: &ToolsSpec) {
-        match tools {
-            ToolsSpec::Preset(name) => {
-                if Preset::parse(name).is_none() {
-                    let hint = closest(name, ["coding", "readonly", "all"].into_iter())
-                        .map(|c| format!("; did you mean `{c}`?"))
-                        .unwrap_or_default();
-                    self.problem(
-                        at,
-                        format!(
-                            "unknown tool preset `{name}`: use coding, readonly, all or a list of \
-                             tool names{hint}"
-                        ),
-                    );
-                }
-            }
-            ToolsSpec::List(names) => {
-                for (i, name) in names.iter().enumerate() {
-                    if !ALL_TOOL_NAMES.contains(&name.as_str()) {
-                        self.problem(&join(at, [Seg::Index(i)]), unknown_tool_message(name));
-                    }
-                }
-            }
-        }
     }
 }

@@ -247,7 +247,7 @@ fn a_broken_stream_keeps_the_documents_before_the_break() {
         errors,
         [
             "s/x.yaml:4:1: unknown field ``, expected one of `name`, `description`, `tags`, \
-             `tools`, `limits`, `confine`, `system`, `workspace`, `model`, `expect`, `skip`, `replay`, `faults`, `bash`",
+             `tools`, `servers`, `limits`, `confine`, `system`, `workspace`, `model`, `expect`, `skip`, `replay`, `faults`, `bash`",
             "s/x.yaml:4:1: missing field `model`; give the faux model's script, `model:` with at \
              least one step",
             "s/x.yaml:7:1: YAML syntax error: while parsing a flow sequence, expected ',' or ']'; \
@@ -377,4 +377,189 @@ fn every_tool_limit_is_a_key_of_limits_and_sets_its_own_field() {
             grep_timeout: Some(0.5),
         }
     );
+}
+
+#[test]
+fn servers_become_plans_and_tools_entries_in_order() {
+    let (scenarios, errors) = load(
+        "servers:\n  fs:\n    command: [mcp-server-filesystem, \"${workspace}\", \"${dir}/data\"]\n    env: { LOG_LEVEL: warn }\n    startup_timeout: 5\n    call_timeout: 2.5\n    prefix: fs_\n  web:\n    url: http://127.0.0.1:3001/mcp\n    headers: { Authorization: Bearer x }\n  unused:\n    command: [nothing]\ntools: [read, fs, web/echo]\nmodel:\n  - call: fs_read_text_file\n  - call: echo\n  - call: read\n    args: { path: a }\n",
+    );
+    assert_eq!(errors, Vec::<String>::new());
+    let s = &scenarios[0];
+    assert_eq!(s.tools, ["read"]);
+    assert_eq!(
+        s.tool_entries,
+        [
+            ToolEntry::Builtin("read".to_owned()),
+            ToolEntry::Server("fs".to_owned()),
+            ToolEntry::ServerTool {
+                server: "web".to_owned(),
+                tool: "echo".to_owned()
+            }
+        ]
+    );
+    let dir = std::path::absolute("s").unwrap();
+    assert_eq!(
+        s.servers,
+        [
+            ServerPlan {
+                name: "fs".to_owned(),
+                launch: ServerLaunch::Command {
+                    argv: vec![
+                        "mcp-server-filesystem".to_owned(),
+                        "${workspace}".to_owned(),
+                        format!("{}/data", dir.display())
+                    ],
+                    env: vec![("LOG_LEVEL".to_owned(), "warn".to_owned())],
+                },
+                startup_timeout: Duration::from_secs(5),
+                call_timeout: Some(Duration::from_millis(2500)),
+                prefix: "fs_".to_owned(),
+                share: false,
+                dir: dir.clone(),
+            },
+            ServerPlan {
+                name: "web".to_owned(),
+                launch: ServerLaunch::Url {
+                    url: "http://127.0.0.1:3001/mcp".to_owned(),
+                    headers: vec![("Authorization".to_owned(), "Bearer x".to_owned())],
+                },
+                startup_timeout: Duration::from_secs(10),
+                call_timeout: None,
+                prefix: String::new(),
+                share: false,
+                dir,
+            },
+        ]
+    );
+    // `echo` is web's one tool; fs_read_text_file waits for fs's list.
+    assert_eq!(
+        s.open_calls,
+        [OpenCall {
+            id: "call_1_1".to_owned(),
+            label: "step 1 (fs_read_text_file)".to_owned(),
+            name: "fs_read_text_file".to_owned()
+        }]
+    );
+}
+
+#[test]
+fn bad_servers_and_entries_are_located_with_a_did_you_mean() {
+    let (_, errors) = load(
+        "servers:\n  fs:\n    env: { A: b }\n  t:\n    command: [x, \"${workspac}\"]\n    startup_timeout: 0\n    call_timeout: -1\n    share: rn\n  both:\n    command: [x]\n    url: http://h/mcp\n  s:\n    command: [x, \"${workspace}\"]\n    share: run\n  \"bad name\":\n    url: https://h/mcp\ntools: [read, fz, fz/x, t/, tt]\nmodel:\n  - call: read\n    args: { path: a }\n",
+    );
+    assert_eq!(
+        errors,
+        [
+            "s/x.yaml:3:5: servers.fs: server `fs` needs `command` (the program and its \
+             arguments, e.g. `command: [mcp-server-time]`) or `url` (http://HOST:PORT/PATH of a \
+             running server)",
+            "s/x.yaml:5:18: servers.t.command[1]: unknown variable `${workspac}`: a server's \
+             command and env know `${workspace}`, `${dir}` and `${harness}`; did you mean \
+             `${workspace}`?",
+            "s/x.yaml:6:22: servers.t.startup_timeout: must be a positive number of seconds, at \
+             most 86400 (one day); it is 0",
+            "s/x.yaml:7:19: servers.t.call_timeout: must be a positive number of seconds, at \
+             most 86400 (one day); it is -1",
+            "s/x.yaml:8:12: servers.t.share: unknown share `rn`: `run` (one process per worker, \
+             reused) or `scenario` (one per scenario, the default); did you mean `run`?",
+            "s/x.yaml:11:5: servers.both.url: give `command` (a server to start) or `url` (one \
+             already running), not both",
+            "s/x.yaml:13:18: servers.s.command[1]: a server with `share: run` outlives each \
+             scenario's workspace, so its command and env cannot use `${workspace}`; drop \
+             `share: run` to start one per scenario",
+            "s/x.yaml:15:3: servers[\"bad name\"]: `bad name` cannot name a server: use \
+             letters, digits, `_` and `-` (a tool of it is `bad name/TOOL` in `tools`)",
+            "s/x.yaml:16:10: servers[\"bad name\"].url: `https://h/mcp` is not an http:// URL: \
+             write http://HOST:PORT/PATH (the Streamable HTTP endpoint; https is not built in)",
+            "s/x.yaml:17:15: tools[1]: unknown tool `fz` (the tools are read, bash, edit, write, \
+             grep, find, ls; the servers are bad name, both, fs, s, t); did you mean `fs`?",
+            "s/x.yaml:17:19: tools[2]: unknown server `fz` in `fz/x` (the servers are bad name, \
+             both, fs, s, t); did you mean `fs`?",
+            "s/x.yaml:17:25: tools[3]: `t/` names no tool: write `t` for all its tools, or \
+             `t/TOOL` for one",
+            "s/x.yaml:17:29: tools[4]: unknown tool `tt` (the tools are read, bash, edit, write, \
+             grep, find, ls; the servers are bad name, both, fs, s, t); did you mean `t`?",
+        ]
+    );
+}
+
+#[test]
+fn calls_to_server_tools_are_known_from_their_entries_or_left_to_the_start() {
+    let servers = "servers:\n  fs:\n    command: [x]\n    prefix: fs_\n";
+    let (_, errors) = load(&format!(
+        "{servers}tools: [read, fs/read_text_file]\nmodel:\n  - call: fs_read_text_fil\n"
+    ));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with(
+            "s/x.yaml:7:11: model[0].call: unknown tool `fs_read_text_fil` (the tools are read, \
+             bash, edit, write, grep, find, ls, fs_read_text_file); did you mean \
+             `fs_read_text_file`?"
+        ),
+        "{}",
+        errors[0]
+    );
+    let (scenarios, errors) = load(&format!(
+        "{servers}tools: [fs]\nmodel:\n  - call: anything\n  - call: other\n    expect: {{ error: true }}\nexpect:\n  order: [anything, other]\n"
+    ));
+    assert_eq!(errors, Vec::<String>::new());
+    let names: Vec<&str> = scenarios[0]
+        .open_calls
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, ["anything"]);
+}
+
+#[test]
+fn a_suite_files_servers_serve_its_scenarios_and_a_scenario_replaces_one() {
+    let suite = Suite::from_text(
+        Path::new("suite/harness.yaml"),
+        "servers:\n  time:\n    command: [mcp-server-time]\n    share: run\n  fs:\n    command: [a]\ntools: [read, time]\n",
+    )
+    .unwrap();
+    let (scenarios, errors) = load_text(
+        Path::new("suite/x.yaml"),
+        "servers:\n  fs:\n    command: [b, \"${dir}\"]\nmodel:\n  - call: get_current_time\n",
+        &suite,
+    );
+    assert_eq!(errors, Vec::<ScenarioError>::new());
+    let s = &scenarios[0];
+    assert_eq!(
+        (
+            s.servers.len(),
+            s.servers[0].name.as_str(),
+            s.servers[0].share
+        ),
+        (1, "time", true)
+    );
+    assert_eq!(
+        suite.servers["fs"].launch,
+        ServerLaunch::Command {
+            argv: vec!["a".to_owned()],
+            env: vec![],
+        }
+    );
+    let (scenarios, _) = load_text(
+        Path::new("suite/x.yaml"),
+        "servers:\n  fs:\n    command: [b, \"${dir}\"]\ntools: [fs]\nmodel:\n  - call: x\n",
+        &suite,
+    );
+    let dir = std::path::absolute("suite").unwrap();
+    assert_eq!(
+        scenarios[0].servers[0].launch,
+        ServerLaunch::Command {
+            argv: vec!["b".to_owned(), dir.display().to_string()],
+            env: vec![],
+        }
+    );
+    let bad = Suite::from_text(
+        Path::new("suite/harness.yaml"),
+        "servers:\n  fs:\n    url: ftp://x\ntools: [fz]\n",
+    )
+    .unwrap_err();
+    let bad: Vec<String> = bad.iter().map(ToString::to_string).collect();
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert!(bad[1].contains("did you mean `fs`?"), "{bad:?}");
 }

@@ -30,6 +30,7 @@ use crate::scenario::yaml::Seg;
 use crate::tools::ALL_TOOL_NAMES;
 
 use super::error::Problem;
+use super::scenario::OpenCall;
 
 /// `key` as a path segment.
 pub(super) fn k(key: &str) -> Seg {
@@ -63,6 +64,14 @@ pub(super) struct Validator<'a> {
     pub(super) recorded: BTreeMap<String, Recorded>,
     /// `cancel_after_ms` by call id, and where each was written.
     pub(super) cancel_after: BTreeMap<String, (Duration, Vec<Seg>)>,
+    /// The names of server tools activated one by one (`SERVER/TOOL`,
+    /// with the server's prefix): calls to them are known at load.
+    pub(super) server_tools: BTreeSet<String>,
+    /// A whole server is active: a call to another name is checked when
+    /// the scenario starts.
+    pub(super) open_tools: bool,
+    /// Those calls.
+    pub(super) open_calls: Vec<OpenCall>,
 }
 
 impl<'a> Validator<'a> {
@@ -79,6 +88,9 @@ impl<'a> Validator<'a> {
             base_dir: PathBuf::new(),
             recorded: BTreeMap::new(),
             cancel_after: BTreeMap::new(),
+            server_tools: BTreeSet::new(),
+            open_tools: false,
+            open_calls: Vec::new(),
         }
     }
 
@@ -218,12 +230,17 @@ pub(super) fn is_inside(rel: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
-pub(super) fn unknown_tool_message(name: &str) -> String {
-    let hint = closest(name, ALL_TOOL_NAMES.into_iter())
+pub(super) fn unknown_tool_message(name: &str, server_tools: &BTreeSet<String>) -> String {
+    let candidates = ALL_TOOL_NAMES
+        .into_iter()
+        .chain(server_tools.iter().map(String::as_str));
+    let hint = closest(name, candidates)
         .map(|c| format!("; did you mean `{c}`?"))
         .unwrap_or_default();
-    format!(
-        "unknown tool `{name}` (the tools are {}){hint}",
-        ALL_TOOL_NAMES.join(", ")
-    )
+    let mut known = ALL_TOOL_NAMES.join(", ");
+    for tool in server_tools {
+        known.push_str(", ");
+        known.push_str(tool);
+    }
+    format!("unknown tool `{name}` (the tools are {known}){hint}")
 }

@@ -119,8 +119,8 @@ impl Tool for BashTool {
             None => "there is no timeout by default".to_owned(),
         };
         ToolSpec {
-            name: "bash",
-            label: "Bash",
+            name: "bash".into(),
+            label: "Bash".into(),
             description: format!(
                 "Execute a bash command in the workspace root directory. Returns stdout and \
                  stderr together, in the order they were written. Output is cut to its last \

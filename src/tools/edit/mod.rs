@@ -98,8 +98,8 @@ impl Tool for EditTool {
 
     fn spec(&self, _limits: &Limits) -> ToolSpec {
         ToolSpec {
-            name: "edit",
-            label: "Edit",
+            name: "edit".into(),
+            label: "Edit".into(),
             description: "Edit one file by replacing exact text. Each entry of edits replaces its \
                           oldText with its newText. Every oldText must match a unique region of \
                           the file, and no two may overlap or nest. All edits are matched against \

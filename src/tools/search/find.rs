@@ -78,8 +78,8 @@ impl Tool for FindTool {
         let limit = limits.find_limit;
         let max_bytes = format_size(limits.max_bytes);
         ToolSpec {
-            name: "find",
-            label: "Find",
+            name: "find".into(),
+            label: "Find".into(),
             description: format!(
                 "Find files and directories by glob pattern. A pattern without / matches names \
                  at any depth ('*.ts'); a pattern with / matches paths relative to the search \

@@ -158,8 +158,8 @@ impl Tool for GrepTool {
         let max_bytes = format_size(limits.max_bytes);
         let max_line = limits.grep_max_line;
         ToolSpec {
-            name: "grep",
-            label: "Grep",
+            name: "grep".into(),
+            label: "Grep".into(),
             description: format!(
                 "Search file contents for a pattern: a regular expression, or plain text with \
                  literal: true. Returns matching lines as `path:line: text`, paths relative to \

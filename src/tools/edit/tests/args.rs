@@ -17,9 +17,9 @@ fn schema_requires_path_and_edits_without_min_items() {
     assert_eq!(edits["items"]["required"], json!(["oldText", "newText"]));
     assert_eq!(edits["items"]["additionalProperties"], json!(false));
     assert!(p["properties"].get("oldText").is_none());
-    let names: Vec<&str> = builtin_tools()
+    let names: Vec<String> = builtin_tools()
         .iter()
-        .map(|t| t.spec(&Limits::default()).name)
+        .map(|t| t.spec(&Limits::default()).name.into_owned())
         .collect();
     assert_eq!(&names[..3], &["read", "write", "edit"]);
 }

@@ -1,0 +1,50 @@
+//! The MCP client: the harness as the client of any MCP tool server, so
+//! a scenario can call a server's tools as it calls the built-in ones.
+//!
+//! ```text
+//! process.rs  a server's process: PATH lookup, working directory, its own
+//!             process group, a minimal environment, stderr drained into a
+//!             bounded tail, the exit watched, the stop (grace, SIGTERM,
+//!             SIGKILL to the group)
+//! stdio.rs    the stdio transport: newline-delimited JSON-RPC, junk lines
+//!             counted and ignored
+//! answers.rs  a server's answer as a ToolResult: content, isError,
+//!             structuredContent and _meta in details, harness mcp's own
+//!             details, JSON-RPC errors
+//! session.rs  McpClient: start (a command or a URL over Streamable HTTP),
+//!             initialize and tools/list within the start-up timeout,
+//!             concurrent calls with a call timeout and cancellation, a
+//!             server that exits mid-call, stop
+//! tool.rs     ServerTool: a server's tool in the registry, through the
+//!             same erased trait as the built-ins
+//! visible.rs  what a server wrote (stderr, junk), made safe to show
+//! ```
+
+mod answers;
+mod process;
+mod session;
+mod stdio;
+mod tool;
+mod visible;
+
+pub use answers::JSONRPC_ERROR_CLASS;
+pub use answers::content_block;
+pub use answers::tool_result;
+pub use process::Command;
+pub use process::INHERITED_ENV;
+pub use process::Stopped;
+pub use session::DEFAULT_STARTUP_TIMEOUT;
+pub use session::DEFAULT_STOP_GRACE;
+pub use session::Launch;
+pub use session::McpClient;
+pub use session::SERVER_EXITED_CLASS;
+pub use session::ServerConfig;
+pub use session::ServerFacts;
+pub use session::StartError;
+pub use session::StopReport;
+pub use session::TIMEOUT_CLASS;
+pub use session::TRANSPORT_CLASS;
+pub use stdio::MAX_LINE_BYTES;
+pub use tool::ServerTool;
+pub use tool::into_output;
+pub use tool::server_tool_spec;
