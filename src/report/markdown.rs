@@ -103,7 +103,7 @@ fn failure(out: &mut String, f: &Failure) {
         out,
         "**{} · {}**\n",
         text(f.step.as_deref().unwrap_or("scenario")),
-        text(&f.check)
+        text(&f.check.to_string())
     );
     if let Some((about, lines)) = console::focus_window(f) {
         let _ = writeln!(

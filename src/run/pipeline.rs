@@ -36,6 +36,7 @@ use crate::scenario::Failure;
 use crate::scenario::Figures;
 use crate::scenario::Scenario;
 use crate::scenario::check;
+use crate::scenario::check::CheckKind;
 use crate::scenario::figures::priced_text;
 use crate::scenario::updates::UpdateLog;
 use crate::scenario::workspace;
@@ -264,7 +265,7 @@ impl Job<'_> {
         outcome.snapshots = checked.snapshots;
         if self.config.update_snapshots {
             // Accepted snapshots are not failures.
-            outcome.failures.retain(|f| f.check != "snapshot");
+            outcome.failures.retain(|f| f.check != CheckKind::Snapshot);
         }
         if self.cancel.is_cancelled() {
             outcome
