@@ -46,8 +46,12 @@ use super::message::Message;
 use super::message::StopReason;
 use super::message::ToolResultMessage;
 use super::present::Presenter;
+use super::pricing::priced_call;
+use super::pricing::priced_text;
 use super::provider::Provider;
 use super::provider::Request;
+use super::tokens::Chars4;
+use super::tokens::TokenCounter;
 
 /// How a run is set up.
 #[derive(Clone, Debug)]
@@ -72,6 +76,10 @@ pub struct LoopOptions {
     /// results and updates are presented with it, and calls execute with
     /// its real paths. The default changes nothing.
     pub presenter: Presenter,
+    /// Prices each call and its result once, as the model reads them
+    /// ([`CallRecord::args_tokens`], [`CallRecord::result_tokens`]); the
+    /// default is [`Chars4`].
+    pub tokens: Arc<dyn TokenCounter>,
 }
 
 impl Default for LoopOptions {
@@ -83,6 +91,7 @@ impl Default for LoopOptions {
             cancel: CancellationToken::new(),
             cancel_after: BTreeMap::new(),
             presenter: Presenter::default(),
+            tokens: Arc::new(Chars4),
         }
     }
 }
@@ -113,6 +122,12 @@ pub struct CallRecord {
     /// The run was cancelled before the call ended, and its result is an
     /// error: the cancellation reached it (or it never started).
     pub cancelled: bool,
+    /// What the call cost the model, priced once with
+    /// [`LoopOptions::tokens`]: its [`priced_call`] text.
+    pub args_tokens: u64,
+    /// What its result cost the model: the [`priced_text`] of the result
+    /// as presented.
+    pub result_tokens: u64,
 }
 
 /// What a run produced.
@@ -238,6 +253,8 @@ pub async fn run_loop(
                 turn,
                 index,
                 call: call.clone(),
+                args_tokens: options.tokens.count(&priced_call(call)),
+                result_tokens: options.tokens.count(&priced_text(&outcome.result.content)),
                 result: outcome.result,
                 duration: outcome.duration,
                 updates: outcome.updates,

@@ -180,6 +180,44 @@ async fn one_call_has_the_pinned_event_order() {
 }
 
 #[tokio::test]
+async fn each_call_and_result_is_priced_once_with_the_loops_counter() {
+    let f = fixture();
+    let mut p = provider(vec![FauxStep::Calls(vec![
+        call("c1", "read", json!({"path": "a.txt"})),
+        call("c2", "read", json!({"path": "missing.txt"})),
+    ])]);
+    // A counter of bytes, so the prices say which texts were priced.
+    #[derive(Debug)]
+    struct Bytes;
+    impl TokenCounter for Bytes {
+        fn name(&self) -> &str {
+            "bytes"
+        }
+        fn count(&self, text: &str) -> u64 {
+            text.len() as u64
+        }
+    }
+    let options = LoopOptions {
+        tokens: Arc::new(Bytes),
+        ..LoopOptions::default()
+    };
+    let (t, _) = run(&f, &mut p, &options).await;
+    let priced: Vec<(u64, u64, u64)> = t
+        .calls
+        .iter()
+        .map(|r| {
+            let result = r.result.text().len() as u64;
+            (r.args_tokens, r.result_tokens, result)
+        })
+        .collect();
+    // `read:{"path":"a.txt"}` is 21 bytes; each result is priced as its text.
+    assert_eq!(priced[0], (21, 6, 6));
+    assert_eq!(priced[1].0, 27);
+    assert_eq!(priced[1].1, priced[1].2);
+    assert!(priced[1].1 > 0);
+}
+
+#[tokio::test]
 async fn parallel_batch_ends_in_completion_order_and_results_in_call_order() {
     let f = fixture();
     // A waits for B's permit, so B must finish first.

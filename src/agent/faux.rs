@@ -26,7 +26,6 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::tools::CallArguments;
-use crate::tools::Content;
 use crate::tools::ToolCall;
 use crate::tools::ops::BoxFuture;
 
@@ -37,6 +36,8 @@ use super::message::StopReason;
 use super::message::Usage;
 use super::pricing::PART_SEPARATOR;
 use super::pricing::PromptPricer;
+use super::pricing::priced_call;
+use super::pricing::priced_text;
 use super::provider::Provider;
 use super::provider::ProviderError;
 use super::provider::Request;
@@ -538,9 +539,9 @@ pub fn prompt_parts(request: &Request<'_>) -> Vec<String> {
             Message::Assistant(a) => format!("assistant:{}", serialize_assistant(a)),
             Message::ToolResult(r) => {
                 let mut text = format!("toolResult:{}", r.tool_name);
-                for block in &r.content {
+                if !r.content.is_empty() {
                     text.push('\n');
-                    text.push_str(&serialize_block(block));
+                    text.push_str(&priced_text(&r.content));
                 }
                 text
             }
@@ -562,17 +563,10 @@ pub fn serialize_assistant(message: &AssistantMessage) -> String {
         .iter()
         .map(|block| match block {
             AssistantBlock::Text { text } => text.clone(),
-            AssistantBlock::ToolCall(call) => format!("{}:{}", call.name, call.arguments.to_text()),
+            AssistantBlock::ToolCall(call) => priced_call(call),
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn serialize_block(block: &Content) -> String {
-    match block {
-        Content::Text { text } => text.clone(),
-        Content::Image { data, mime_type } => format!("[image:{mime_type}:{}]", data.len()),
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::*;
 use crate::agent::Chars4;
 use crate::agent::LoopOptions;
 use crate::agent::run_loop;
+use crate::tools::Content;
 use crate::tools::testutil::Harness;
 
 fn call(id: &str, name: &str, args: Value) -> FauxCall {

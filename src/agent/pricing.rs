@@ -1,4 +1,7 @@
-//! What a request costs, priced part by part (§faux.3).
+//! What a request costs, priced part by part (§faux.3), and the texts
+//! every price is taken of: a result ([`priced_text`]) and a call
+//! ([`priced_call`]), written once for the prompt, the figures, the
+//! per-call statistics and the checks alike.
 //!
 //! A prompt is its parts (`system:…`, one per message, `tools:[…]`) joined
 //! by blank lines. Every part starts with an ASCII letter and every
@@ -19,8 +22,31 @@
 
 use std::collections::HashMap;
 
+use crate::tools::Content;
+use crate::tools::ToolCall;
+
 use super::message::Usage;
 use super::tokens::TokenCounter;
+
+/// The text of a result as the model is charged for it: text blocks, and
+/// images as `[image:MIME:LEN]` (LEN the length of the base64 data),
+/// joined by newlines (docs/reports.md, "What is priced").
+pub fn priced_text(content: &[Content]) -> String {
+    content
+        .iter()
+        .map(|block| match block {
+            Content::Text { text } => text.clone(),
+            Content::Image { data, mime_type } => format!("[image:{mime_type}:{}]", data.len()),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text of a tool call as the model is charged for it: `TOOL:ARGS`,
+/// the arguments as compact JSON or as the raw text sent.
+pub fn priced_call(call: &ToolCall) -> String {
+    format!("{}:{}", call.name, call.arguments.to_text())
+}
 
 /// The separator between the parts of a prompt.
 pub const PART_SEPARATOR: &str = "\n\n";

@@ -211,3 +211,35 @@ fn common_prefixes_end_on_character_boundaries() {
     assert_eq!(common_prefix("aé", "aê"), 1);
     assert_eq!(common_prefix("🙂x", "🙂y"), 4);
 }
+
+#[test]
+fn a_result_is_priced_as_its_texts_and_image_placeholders() {
+    let content = vec![
+        Content::text("Read image file [image/png]"),
+        Content::Image {
+            data: "AAAA".into(),
+            mime_type: "image/png".into(),
+        },
+    ];
+    assert_eq!(
+        priced_text(&content),
+        "Read image file [image/png]\n[image:image/png:4]"
+    );
+    assert_eq!(priced_text(&[]), "");
+}
+
+#[test]
+fn a_call_is_priced_as_its_tool_and_arguments_as_sent() {
+    let json = ToolCall::new(
+        "c1",
+        "read",
+        serde_json::json!({"path": "a.txt", "limit": 2}),
+    );
+    assert_eq!(priced_call(&json), r#"read:{"path":"a.txt","limit":2}"#);
+    let raw = ToolCall {
+        id: "c2".into(),
+        name: "bash".into(),
+        arguments: crate::tools::CallArguments::Text("{\"command\": \"ls".into()),
+    };
+    assert_eq!(priced_call(&raw), "bash:{\"command\": \"ls");
+}

@@ -2,6 +2,7 @@
 //! `harness run` and `harness report merge` share, the file writing, and
 //! `harness report merge` itself.
 
+use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
 use std::path::PathBuf;
@@ -285,19 +286,47 @@ impl Written {
     }
 }
 
+/// The reports of one run, each rendered at most once: one `run.json`
+/// serves `--report DIR`, `--json FILE` and the record of the last run.
+pub struct Reports<'a> {
+    summary: &'a RunSummary,
+    comparison: Option<&'a Comparison>,
+    rendered: BTreeMap<Format, Result<Vec<u8>, String>>,
+}
+
+impl<'a> Reports<'a> {
+    /// The reports of `summary` (compared as `comparison` says), none
+    /// rendered yet.
+    pub fn new(summary: &'a RunSummary, comparison: Option<&'a Comparison>) -> Self {
+        Self {
+            summary,
+            comparison,
+            rendered: BTreeMap::new(),
+        }
+    }
+
+    /// The bytes of `format`, rendered on first use.
+    pub fn bytes(&mut self, format: Format) -> Result<&[u8], String> {
+        let (summary, comparison) = (self.summary, self.comparison);
+        match self.rendered.entry(format).or_insert_with(|| {
+            crate::report::render(format, summary, comparison).map_err(|err| err.to_string())
+        }) {
+            Ok(bytes) => Ok(bytes),
+            Err(err) => Err(err.clone()),
+        }
+    }
+}
+
 /// Writes every requested report and the baseline, and says which it
 /// wrote and which it could not; nothing is printed here, so that the
 /// files are written before anything reaches the console.
-pub fn write_outputs(
-    outputs: &OutputArgs,
-    summary: &RunSummary,
-    comparison: Option<&Comparison>,
-) -> Written {
+pub fn write_outputs(outputs: &OutputArgs, reports: &mut Reports<'_>) -> Written {
+    let summary = reports.summary;
     let mut written = Written::default();
     for (format, path) in outputs.targets() {
-        let result = crate::report::render(format, summary, comparison)
-            .map_err(|err| err.to_string())
-            .and_then(|bytes| write_file(&path, &bytes).map_err(|err| err.to_string()));
+        let result = reports
+            .bytes(format)
+            .and_then(|bytes| write_file(&path, bytes).map_err(|err| err.to_string()));
         match result {
             Ok(()) => written.files.push(path.display().to_string()),
             Err(err) => written
@@ -376,7 +405,8 @@ fn merge_reports(args: &MergeArgs) -> u8 {
     }
     match merged(args) {
         Ok((summary, comparison)) => {
-            let written = write_outputs(&args.outputs, &summary, comparison.as_ref());
+            let mut reports = Reports::new(&summary, comparison.as_ref());
+            let written = write_outputs(&args.outputs, &mut reports);
             for error in &summary.load_errors {
                 eprintln!("error: {error}");
             }

@@ -13,12 +13,12 @@ use clap::Args;
 
 use crate::agent::TokenCounter;
 use crate::exit;
+use crate::report::Format;
 use crate::report::compare;
 use crate::report::console;
 use crate::report::json;
 use crate::run::Partition;
 use crate::run::RunEvent;
-use crate::run::RunSummary;
 use crate::run::RunnerBuilder;
 use crate::run::Status;
 use crate::run::discover;
@@ -29,6 +29,7 @@ use crate::scenario::text_file::read_regular;
 
 use super::report::GateArgs;
 use super::report::OutputArgs;
+use super::report::Reports;
 use super::select::SelectionArgs;
 
 /// Where `harness run` keeps what it records between runs, unless the
@@ -140,16 +141,14 @@ fn last_failed() -> Result<(BTreeSet<String>, BTreeSet<PathBuf>), String> {
 }
 
 /// Records the run for `--last-failed`; a failure is only a warning.
-fn record_last_run(summary: &RunSummary, comparison: Option<&crate::report::Comparison>) {
+fn record_last_run(reports: &mut Reports<'_>) {
     let file = last_run_file();
-    let result = json::render(summary, comparison)
-        .map_err(|err| err.to_string())
-        .and_then(|bytes| {
-            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|err| err.to_string())?;
-            }
-            super::report::write_file(&file, &bytes).map_err(|err| err.to_string())
-        });
+    let result = reports.bytes(Format::Json).and_then(|bytes| {
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|err| err.to_string())?;
+        }
+        super::report::write_file(&file, bytes).map_err(|err| err.to_string())
+    });
     if let Err(err) = result {
         eprintln!(
             "warning: cannot record the last run in {} (for --last-failed): {err}",
@@ -241,9 +240,13 @@ pub fn run(args: RunArgs) -> u8 {
     };
     let comparison = baseline.map(|b| compare(&summary, &b, &gates));
     // The reports first: whatever happens to the console (a closed pipe),
-    // they are written.
-    let written = super::report::write_outputs(&args.outputs, &summary, comparison.as_ref());
-    record_last_run(&summary, comparison.as_ref());
+    // they are written. Each is rendered once, and let go once written.
+    let written = {
+        let mut reports = Reports::new(&summary, comparison.as_ref());
+        let written = super::report::write_outputs(&args.outputs, &mut reports);
+        record_last_run(&mut reports);
+        written
+    };
     if args.keep_workspaces {
         for outcome in &summary.scenarios {
             if let Some(ws) = &outcome.workspace {

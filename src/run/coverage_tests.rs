@@ -25,6 +25,8 @@ fn record(turn: usize, id: &str, tool: &str, args: Value, result: ToolResult) ->
         updates: 0,
         completion: 0,
         cancelled: false,
+        args_tokens: 0,
+        result_tokens: 0,
     }
 }
 

@@ -126,6 +126,33 @@ fn is_scenario_file(path: &Path) -> bool {
         && !name.ends_with(".snap.yaml")
 }
 
+/// The suite files of one discovery, each read and checked once, keyed by
+/// its absolute path: searching the directories (for a suite's fixtures
+/// root) and loading the scenarios (for its settings) share them.
+#[derive(Debug, Default)]
+struct Suites {
+    loaded: BTreeMap<PathBuf, Result<Suite, Vec<ScenarioError>>>,
+}
+
+impl Suites {
+    /// The suite file at `path` (absolute), loaded on first use.
+    fn get(&mut self, path: &Path) -> &Result<Suite, Vec<ScenarioError>> {
+        self.loaded
+            .entry(path.to_path_buf())
+            .or_insert_with(|| Suite::load_all(path))
+    }
+}
+
+/// `path` made absolute against the current directory (`None` when the
+/// current directory is unknown and `path` is relative).
+fn absolute(path: &Path, cwd: Option<&Path>) -> Option<PathBuf> {
+    if path.is_absolute() {
+        Some(path.to_path_buf())
+    } else {
+        cwd.map(|cwd| cwd.join(path))
+    }
+}
+
 /// Every scenario file under `paths`, sorted, and a problem for each path
 /// that cannot be searched. Directories named like a fixtures root and
 /// hidden directories are not searched.
@@ -133,7 +160,7 @@ fn is_scenario_file(path: &Path) -> bool {
 /// Only regular files (or symlinks to them) are scenario files: a FIFO, a
 /// socket or a device named `*.yaml` would block or never end when read,
 /// so each is a problem at its path instead, and the others still load.
-pub fn scenario_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ScenarioError>) {
+fn scenario_files(paths: &[PathBuf], suites: &mut Suites) -> (Vec<PathBuf>, Vec<ScenarioError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
@@ -148,7 +175,7 @@ pub fn scenario_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ScenarioError>) {
             }
         };
         if meta.is_dir() {
-            if let Err(err) = collect(path, &mut files, &mut errors) {
+            if let Err(err) = collect(path, &mut files, &mut errors, suites) {
                 errors.push(ScenarioError::at_start(
                     path,
                     format!("cannot list the scenario directory: {err}"),
@@ -189,8 +216,9 @@ fn collect(
     dir: &Path,
     files: &mut Vec<PathBuf>,
     errors: &mut Vec<ScenarioError>,
+    suites: &mut Suites,
 ) -> std::io::Result<()> {
-    let fixtures = fixtures_dir_of(dir);
+    let fixtures = fixtures_dir_of(dir, suites);
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
@@ -201,7 +229,7 @@ fn collect(
             if name.starts_with('.') || Some(&path) == fixtures.as_ref() {
                 continue;
             }
-            collect(&path, files, errors)?;
+            collect(&path, files, errors, suites)?;
         } else if is_scenario_file(&path) {
             // Follows a symlink: what matters is what reading would open.
             match std::fs::metadata(&path) {
@@ -220,13 +248,19 @@ fn collect(
     Ok(())
 }
 
-/// The fixtures root declared by a suite file in `dir`, if any.
-fn fixtures_dir_of(dir: &Path) -> Option<PathBuf> {
+/// The fixtures root declared by a suite file in `dir`, if any, as a path
+/// below `dir` (as the directory's entries are named). A suite file that
+/// does not load declares none.
+fn fixtures_dir_of(dir: &Path, suites: &mut Suites) -> Option<PathBuf> {
     let suite = dir.join(SUITE_FILE);
-    if suite.symlink_metadata().is_ok() {
-        Suite::load(&suite).ok().map(|s| s.fixtures_root())
-    } else {
-        Some(dir.join("fixtures"))
+    if suite.symlink_metadata().is_err() {
+        return Some(dir.join("fixtures"));
+    }
+    let cwd = std::env::current_dir().ok();
+    let declared = |loaded: &Result<Suite, _>| loaded.as_ref().ok().map(|s| s.fixtures_in(dir));
+    match absolute(&suite, cwd.as_deref()) {
+        Some(path) => declared(suites.get(&path)),
+        None => declared(&Suite::load_all(&suite)),
     }
 }
 
@@ -237,11 +271,7 @@ fn fixtures_dir_of(dir: &Path) -> Option<PathBuf> {
 /// `harness run .` in `scenarios/read/` uses `scenarios/harness.yaml`.
 pub fn suite_file_for(file: &Path) -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok();
-    let absolute = if file.is_absolute() {
-        file.to_path_buf()
-    } else {
-        cwd.as_ref()?.join(file)
-    };
+    let absolute = absolute(file, cwd.as_deref())?;
     let top = cwd.as_deref().map(|cwd| {
         cwd.ancestors()
             .find(|d| d.join(".git").symlink_metadata().is_ok())
@@ -272,18 +302,16 @@ pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
         narrowed: selection.narrows(),
         ..Discovery::default()
     };
-    let (files, errors) = scenario_files(paths);
+    let mut suites = Suites::default();
+    let (files, errors) = scenario_files(paths, &mut suites);
     discovery.errors.extend(errors);
-    let mut suites: BTreeMap<Option<PathBuf>, Result<Suite, Vec<ScenarioError>>> = BTreeMap::new();
+    let no_suite = Ok(Suite::default());
     let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
     for file in files {
-        let suite_path = suite_file_for(&file);
-        let suite = suites
-            .entry(suite_path.clone())
-            .or_insert_with(|| match &suite_path {
-                Some(p) => Suite::load_all(p),
-                None => Ok(Suite::default()),
-            });
+        let suite = match suite_file_for(&file) {
+            Some(path) => suites.get(&path),
+            None => &no_suite,
+        };
         let suite = match suite {
             Ok(suite) => {
                 if suite.dir.is_some() && !discovery.suites.iter().any(|s| s.dir == suite.dir) {

@@ -28,7 +28,6 @@ use crate::agent::FauxProvider;
 use crate::agent::FauxReport;
 use crate::agent::LoopOptions;
 use crate::agent::Presenter;
-use crate::agent::TokenCounter;
 use crate::agent::Transcript;
 use crate::agent::run_loop;
 use crate::scenario::CheckInput;
@@ -37,11 +36,9 @@ use crate::scenario::Figures;
 use crate::scenario::Scenario;
 use crate::scenario::check;
 use crate::scenario::check::CheckKind;
-use crate::scenario::figures::priced_text;
 use crate::scenario::updates::UpdateLog;
 use crate::scenario::workspace;
 use crate::tools::AnyTool;
-use crate::tools::CallArguments;
 use crate::tools::PathError;
 use crate::tools::Registry;
 use crate::tools::Scratch;
@@ -162,6 +159,7 @@ impl Job<'_> {
             // A scripted model ends with its script: no turn limit unless
             // the scenario sets one (docs/scenarios.md, `max_turns`).
             max_turns: scenario.max_turns.unwrap_or(usize::MAX),
+            tokens: Arc::clone(&self.config.tokens),
             ..LoopOptions::default()
         };
         let budget = self.config.timeout.unwrap_or(scenario.timeout);
@@ -220,10 +218,9 @@ impl Job<'_> {
         places: Places<'_>,
         outcome: &mut ScenarioOutcome,
     ) {
-        let tokens = self.config.tokens.as_ref();
-        let figures = Figures::of(transcript, report, tokens);
+        let figures = Figures::of(transcript, report);
         self.check(transcript, report, &figures, places, outcome);
-        outcome.calls = call_stats(transcript, report, tokens);
+        outcome.calls = call_stats(transcript, report);
         outcome.turns = turn_stats(report);
         if self.config.coverage {
             outcome.coverage = Some(coverage::observe(transcript, report));
@@ -592,24 +589,16 @@ async fn prepare(
 }
 
 /// Per-call figures, in the order the calls were sent.
-fn call_stats(
-    transcript: &Transcript,
-    report: &FauxReport,
-    tokens: &dyn TokenCounter,
-) -> Vec<CallStat> {
+fn call_stats(transcript: &Transcript, report: &FauxReport) -> Vec<CallStat> {
     let retry_ids = report.retry_ids();
     transcript
         .calls
         .iter()
-        .map(|record| call_stat(record, retry_ids.contains(record.call.id.as_str()), tokens))
+        .map(|record| call_stat(record, retry_ids.contains(record.call.id.as_str())))
         .collect()
 }
 
-fn call_stat(record: &CallRecord, retry: bool, tokens: &dyn TokenCounter) -> CallStat {
-    let args_text = match &record.call.arguments {
-        CallArguments::Json(v) => v.to_string(),
-        CallArguments::Text(t) => t.clone(),
-    };
+fn call_stat(record: &CallRecord, retry: bool) -> CallStat {
     CallStat {
         id: record.call.id.clone(),
         tool: record.call.name.clone(),
@@ -618,8 +607,8 @@ fn call_stat(record: &CallRecord, retry: bool, tokens: &dyn TokenCounter) -> Cal
         is_error: record.result.is_error,
         truncated: check::truncation(&record.call.name, &record.result)
             .is_some_and(|t| t.truncated),
-        args_tokens: tokens.count(&format!("{}:{args_text}", record.call.name)),
-        result_tokens: tokens.count(&priced_text(&record.result.content)),
+        args_tokens: record.args_tokens,
+        result_tokens: record.result_tokens,
         duration_ms: millis(record.duration),
         recorded_tokens: None,
         recorded_is_error: None,

@@ -10,9 +10,7 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::agent::FauxReport;
-use crate::agent::TokenCounter;
 use crate::agent::Transcript;
-use crate::tools::Content;
 
 /// A run's figures. The field order is the order of every report that
 /// lists them (`run.json`, the baseline file, the CSV columns).
@@ -114,9 +112,9 @@ impl Figures {
         total
     }
 
-    /// The figures of a finished run: what the loop recorded and what the
-    /// faux model reported, results priced with `tokens`.
-    pub fn of(transcript: &Transcript, report: &FauxReport, tokens: &dyn TokenCounter) -> Self {
+    /// The figures of a finished run: what the loop recorded (each result
+    /// priced once, as it arrived) and what the faux model reported.
+    pub fn of(transcript: &Transcript, report: &FauxReport) -> Self {
         let mut f = Self {
             turns: report.turns.iter().filter(|t| t.scripted).count() as u64,
             calls: transcript.calls.len() as u64,
@@ -126,7 +124,7 @@ impl Figures {
         };
         for record in &transcript.calls {
             f.errors += u64::from(record.result.is_error);
-            f.result_tokens += tokens.count(&priced_text(&record.result.content));
+            f.result_tokens += record.result_tokens;
         }
         for turn in &report.turns {
             f.input_tokens += turn.usage.input;
@@ -136,19 +134,6 @@ impl Figures {
         }
         f
     }
-}
-
-/// The text of a result as the model is charged for it: text blocks, and
-/// images as `[image:MIME:LEN]`, joined by newlines (as §faux.3 prices them).
-pub fn priced_text(content: &[Content]) -> String {
-    content
-        .iter()
-        .map(|block| match block {
-            Content::Text { text } => text.clone(),
-            Content::Image { data, mime_type } => format!("[image:{mime_type}:{}]", data.len()),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[cfg(test)]
@@ -196,21 +181,6 @@ mod tests {
         assert_eq!(
             figures(0).named().map(|(_, v)| v).collect::<Vec<_>>(),
             (0..10).collect::<Vec<u64>>()
-        );
-    }
-
-    #[test]
-    fn priced_text_renders_images_as_placeholders() {
-        let content = vec![
-            Content::text("Read image file [image/png]"),
-            Content::Image {
-                data: "AAAA".into(),
-                mime_type: "image/png".into(),
-            },
-        ];
-        assert_eq!(
-            priced_text(&content),
-            "Read image file [image/png]\n[image:image/png:4]"
         );
     }
 }

@@ -476,3 +476,48 @@ fn a_script_runs_to_its_end_unless_max_turns_says_otherwise() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_timed_out_scenario_keeps_the_transcript_of_its_partial_run() {
+    // The first batch is answered; in the second, the read ends but bash
+    // is still running (it has streamed) when the budget runs out, so
+    // neither result reached the conversation.
+    let suite = tempfile::tempdir().unwrap();
+    std::fs::write(
+        suite.path().join("partial.yaml"),
+        "name: a run cut short in its second batch\n\
+         workspace:\n  files:\n    a.txt: \"alpha\\n\"\n\
+         model:\n\
+         \x20 - call: read\n    args: { path: a.txt }\n\
+         \x20 - parallel:\n\
+         \x20     - call: read\n        args: { path: a.txt }\n\
+         \x20     - call: bash\n        args: { command: \"echo started; sleep 30\" }\n",
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let report = suite.path().join("run.json");
+    let out = harness_in(
+        suite.path(),
+        tmp.path(),
+        &[
+            "run",
+            "partial.yaml",
+            "--timeout",
+            "1",
+            "--tokenizer",
+            "chars4",
+            "--json",
+            report.to_str().unwrap(),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let scenario = &run["scenarios"][0];
+    assert_eq!(scenario["failures"][0]["check"], "timeout");
+    assert_snapshot!(
+        "run_timeout_partial_transcript",
+        serde_json::to_string_pretty(&scenario["transcript"]).unwrap()
+    );
+}

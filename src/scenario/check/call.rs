@@ -8,7 +8,6 @@ use crate::agent::CallRecord;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::expect::CallExpectation;
 use crate::scenario::expect::Pattern;
-use crate::scenario::figures::priced_text;
 use crate::scenario::focus;
 use crate::scenario::images;
 use crate::scenario::model::ImageChecks;
@@ -121,7 +120,7 @@ pub(super) fn call_checks(
                 );
             }
             CallExpectation::MaxTokens(max) => {
-                let got = input.tokens.count(&priced_text(&result.content));
+                let got = record.result_tokens;
                 if got > *max {
                     failures.push(Failure::new(
                         step,

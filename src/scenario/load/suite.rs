@@ -47,11 +47,6 @@ pub struct Suite {
 }
 
 impl Suite {
-    /// Loads a suite file; the error is its first problem.
-    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        Self::load_all(path).map_err(|mut errors| errors.swap_remove(0))
-    }
-
     /// Loads a suite file, or lists every problem of it (never empty).
     pub fn load_all(path: &Path) -> Result<Self, Vec<ScenarioError>> {
         let text = read_regular(path).map_err(|err| {
@@ -112,12 +107,13 @@ impl Suite {
     /// file), else `fixtures/` beside the suite file, else `fixtures/` in
     /// the current directory.
     pub fn fixtures_root(&self) -> PathBuf {
-        match (&self.dir, &self.doc.fixtures) {
-            (Some(dir), Some(rel)) => dir.join(rel),
-            (Some(dir), None) => dir.join("fixtures"),
-            (None, Some(rel)) => PathBuf::from(rel),
-            (None, None) => PathBuf::from("fixtures"),
-        }
+        self.fixtures_in(self.dir.as_deref().unwrap_or(Path::new("")))
+    }
+
+    /// The fixtures root of this suite's file were it in `dir` (the
+    /// same directory named another way, as a directory search names it).
+    pub fn fixtures_in(&self, dir: &Path) -> PathBuf {
+        dir.join(self.doc.fixtures.as_deref().unwrap_or("fixtures"))
     }
 
     /// Bytes of inline files one scenario may generate.
