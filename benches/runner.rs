@@ -35,6 +35,7 @@ use harness::run::Status;
 use harness::scenario::Scenario;
 use harness::scenario::Suite;
 use harness::scenario::load_text;
+use harness::scenario::settings::Tokenizer;
 
 /// Scenario `i`, as YAML.
 fn scenario(i: usize) -> String {
@@ -89,7 +90,7 @@ fn main() {
     // The figures are counted with chars4, as `Runner::run` did.
     let run = |scenarios: Vec<Scenario>| -> RunSummary {
         RunnerBuilder::new(scenarios)
-            .tokenizer(Some("chars4".into()))
+            .tokenizer(Tokenizer::parse("chars4").ok())
             .build()
             .unwrap()
             .execute(|_| {})

@@ -60,7 +60,8 @@ pub struct LoopOptions {
     pub system_prompt: String,
     /// The user's first message.
     pub prompt: String,
-    /// Stop after this many turns (a runaway model is an error).
+    /// Stop after this many turns (a runaway model is an error; default
+    /// 200). The runner gives a scenario's `max_turns`, or no limit.
     pub max_turns: usize,
     /// Cancels the run: running calls are cancelled, unstarted calls get
     /// cancelled results, and no further turn starts.
@@ -241,7 +242,7 @@ pub async fn run_loop(
         }
         if turn >= options.max_turns {
             transcript.error = Some(format!(
-                "the model kept calling tools after {} turns; the loop stopped it",
+                "the model kept calling tools after {} turns (max_turns); the loop stopped it",
                 options.max_turns
             ));
             break;

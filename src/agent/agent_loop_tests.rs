@@ -484,7 +484,7 @@ async fn the_turn_limit_stops_a_runaway_model() {
     assert_eq!(t.calls.len(), 3);
     assert_eq!(
         t.error.as_deref(),
-        Some("the model kept calling tools after 3 turns; the loop stopped it")
+        Some("the model kept calling tools after 3 turns (max_turns); the loop stopped it")
     );
 }
 

@@ -1,4 +1,4 @@
-//! `harness import pi|claude SESSION.jsonl -o DIR`: a recorded session as
+//! `harness import pi|claude|gemini SESSION -o DIR`: a recorded session as
 //! scenario files (docs/replay.md).
 
 use std::path::PathBuf;
@@ -25,14 +25,27 @@ enum ImportFormat {
     /// A pi session file (JSONL).
     Pi(SessionArgs),
     /// A Claude Code transcript (JSONL).
-    Claude(SessionArgs),
+    Claude(ClaudeArgs),
+    /// A Gemini CLI session file (JSON).
+    Gemini(SessionArgs),
+}
+
+/// Claude Code's flags.
+#[derive(Debug, Args)]
+pub struct ClaudeArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+    /// Also import each side chain (a Task sub-agent's calls) as a
+    /// scenario of its own (`<stem>-side-N.yaml`).
+    #[arg(long)]
+    sidechains: bool,
 }
 
 /// Flags shared by both formats.
 #[derive(Debug, Args)]
 pub struct SessionArgs {
     /// The session file.
-    #[arg(value_name = "SESSION.jsonl")]
+    #[arg(value_name = "SESSION")]
     session: PathBuf,
     /// The directory the scenarios are written into.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
@@ -63,9 +76,10 @@ pub struct SessionArgs {
 }
 
 pub fn run(args: ImportArgs) -> u8 {
-    let (format, a) = match args.format {
-        ImportFormat::Pi(a) => (Format::Pi, a),
-        ImportFormat::Claude(a) => (Format::Claude, a),
+    let (format, a, sidechains) = match args.format {
+        ImportFormat::Pi(a) => (Format::Pi, a, false),
+        ImportFormat::Claude(a) => (Format::Claude, a.session, a.sidechains),
+        ImportFormat::Gemini(a) => (Format::Gemini, a, false),
     };
     if a.split == Some(0) {
         return super::usage_error("--split: give at least 1 call per scenario");
@@ -90,6 +104,7 @@ pub fn run(args: ImportArgs) -> u8 {
         git: a.git.zip(a.rev),
         sync_reads: a.sync_reads,
         bash_timeout: a.bash_timeout,
+        sidechains,
     };
     let report = match crate::import::import(&options) {
         Ok(report) => report,
@@ -102,6 +117,17 @@ pub fn run(args: ImportArgs) -> u8 {
             note.line,
             crate::import::write::comment(&note.message)
         );
+    }
+    for (n, (rec, _)) in report.sides.iter().enumerate() {
+        for note in &rec.notes {
+            eprintln!(
+                "{}:{}: side chain {}: {}",
+                a.session.display(),
+                note.line,
+                n + 1,
+                crate::import::write::comment(&note.message)
+            );
+        }
     }
     let w = &report.written;
     let mut line = format!(
@@ -118,6 +144,13 @@ pub fn run(args: ImportArgs) -> u8 {
     }
     if options.sync_reads {
         line.push_str(&format!(", {} reads synced", w.synced_reads));
+        if w.synced_edits > 0 {
+            line.push_str(&format!(
+                " and {} edit{} (the file as recorded before it)",
+                w.synced_edits,
+                if w.synced_edits == 1 { "" } else { "s" }
+            ));
+        }
         let unsynced: usize = w.unsynced_reads.values().sum();
         if unsynced > 0 {
             let why: Vec<String> = w
@@ -138,6 +171,27 @@ pub fn run(args: ImportArgs) -> u8 {
                 "s"
             }
         ));
+    }
+    if let Some(sides) = &report.recording.sidechains {
+        if sides.imported {
+            let calls: usize = report.sides.iter().map(|(_, w)| w.calls).sum();
+            let skipped: usize = report.sides.iter().map(|(r, _)| r.skipped.len()).sum();
+            line.push_str(&format!(
+                "; {} side chain{} as scenarios of their own: {calls} call{} replayed, {skipped} \
+                 not replayed",
+                sides.chains,
+                if sides.chains == 1 { "" } else { "s" },
+                if calls == 1 { "" } else { "s" },
+            ));
+        } else {
+            line.push_str(&format!(
+                "; {} side chain{} ({} call{}) not imported (--sidechains imports them)",
+                sides.chains,
+                if sides.chains == 1 { "" } else { "s" },
+                sides.calls,
+                if sides.calls == 1 { "" } else { "s" },
+            ));
+        }
     }
     println!("{line}");
     exit::SUCCESS

@@ -21,9 +21,10 @@ use crate::run::Partition;
 use crate::run::RunEvent;
 use crate::run::RunnerBuilder;
 use crate::run::Status;
-use crate::run::builder::check_jobs;
-use crate::run::builder::check_timeout;
 use crate::run::discover;
+use crate::scenario::settings::Budget;
+use crate::scenario::settings::Jobs;
+use crate::scenario::settings::Tokenizer;
 use crate::scenario::text_file::read_regular;
 
 use super::report::GateArgs;
@@ -56,8 +57,8 @@ pub struct RunArgs {
     last_failed: bool,
     /// Scenarios run at once, 1 to 1024 (default: harness.yaml `jobs`,
     /// else the number of cores). With 1, scenarios run in discovery order.
-    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
-    jobs: Option<usize>,
+    #[arg(long, short = 'j', value_name = "N", value_parser = Jobs::parse)]
+    jobs: Option<Jobs>,
     /// Stop starting scenarios after the first failure.
     #[arg(long)]
     fail_fast: bool,
@@ -74,8 +75,8 @@ pub struct RunArgs {
     coverage: bool,
     /// Seconds a scenario may run, more than 0 and at most 86400
     /// (default: harness.yaml `timeout`, else 60).
-    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
-    timeout: Option<f64>,
+    #[arg(long, value_name = "SECS", value_parser = Budget::parse)]
+    timeout: Option<Budget>,
     /// Token counter for figures: o200k (default), cl100k or chars4.
     #[arg(long, value_name = "NAME")]
     tokenizer: Option<String>,
@@ -97,34 +98,9 @@ pub struct RunArgs {
     gates: GateArgs,
 }
 
-/// `--jobs`: a whole number from 1 to 1024.
-fn parse_jobs(text: &str) -> Result<usize, String> {
-    let range = format!("use 1 to {}", crate::run::builder::MAX_JOBS);
-    let jobs = text
-        .trim()
-        .parse::<usize>()
-        .map_err(|_| format!("`{text}` is not a whole number; {range}"))?;
-    check_jobs(jobs).map_err(|_| format!("`{text}` is not a number of scenarios at once; {range}"))
-}
-
-/// `--timeout`: seconds, more than 0 and at most a day.
-fn parse_timeout(text: &str) -> Result<f64, String> {
-    let range = format!(
-        "use a number of seconds greater than 0 and at most {}",
-        crate::run::builder::MAX_TIMEOUT_SECS
-    );
-    let seconds = text
-        .trim()
-        .parse::<f64>()
-        .map_err(|_| format!("`{text}` is not a number; {range}"))?;
-    check_timeout(seconds)
-        .map(|_| seconds)
-        .map_err(|_| format!("`{text}` is not a time budget; {range}"))
-}
-
 /// Parses a tokenizer name.
 pub fn tokenizer(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
-    crate::agent::tokens::tokenizer_by_name(name)
+    Tokenizer::parse(name).map(|t| t.counter())
 }
 
 /// Where the last run is recorded.
@@ -213,7 +189,15 @@ pub fn run(args: RunArgs) -> u8 {
     for error in &discovery.errors {
         eprintln!("error: {error}");
     }
-    let runner = match builder(&args, discovery)
+    let tokenizer = match args.tokenizer.as_deref().map(Tokenizer::parse).transpose() {
+        Ok(tokenizer) => tokenizer,
+        Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
+    };
+    let gates = match args.gates.parsed() {
+        Ok(gates) => gates,
+        Err(err) => return super::usage_error(err),
+    };
+    let runner = match builder(&args, discovery, tokenizer, gates)
         .transcripts(args.outputs.shows_transcripts())
         .build()
     {
@@ -288,12 +272,18 @@ pub fn run(args: RunArgs) -> u8 {
     super::report::exit_code(&summary, comparison.as_ref(), written.ok())
 }
 
-/// The runner the flags ask for, over what discovery found.
-fn builder(args: &RunArgs, discovery: crate::run::Discovery) -> RunnerBuilder {
+/// The runner the flags ask for, over what discovery found, with the
+/// `--tokenizer` and `--gate` the flags give, parsed.
+fn builder(
+    args: &RunArgs,
+    discovery: crate::run::Discovery,
+    tokenizer: Option<Tokenizer>,
+    gates: Vec<crate::run::Gate>,
+) -> RunnerBuilder {
     RunnerBuilder::discovered(discovery)
-        .tokenizer(args.tokenizer.clone())
+        .tokenizer(tokenizer)
         .timeout(args.timeout)
-        .gates(args.gates.gates.clone())
+        .gates(gates)
         .jobs(args.jobs)
         .partition(args.partition)
         .fail_fast(args.fail_fast)

@@ -134,22 +134,106 @@ struct Links {
     logical_parent: Option<String>,
     #[serde(default, rename = "isSidechain")]
     sidechain: bool,
+    /// Claude Code's `message.id`: the model message an entry is a block of.
+    #[serde(default)]
+    message: MessageId,
 }
 
-/// The entries of the branch to follow, by id; `None` when the session
-/// has no tree links (every entry is followed).
+/// The `id` of an entry's `message`, whatever else the message holds (and
+/// nothing when it is not an object or has no string `id`).
+#[derive(Default)]
+struct MessageId(Option<String>);
+
+impl<'de> Deserialize<'de> for MessageId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = MessageId;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("anything")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<MessageId, A::Error> {
+                let mut id = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == "id" {
+                        id = map
+                            .next_value::<serde_json::Value>()?
+                            .as_str()
+                            .map(str::to_owned);
+                    } else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(MessageId(id))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<MessageId, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(MessageId(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<MessageId, E> {
+                Ok(MessageId(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<MessageId, E> {
+                Ok(MessageId(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<MessageId, E> {
+                Ok(MessageId(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<MessageId, E> {
+                Ok(MessageId(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<MessageId, E> {
+                Ok(MessageId(None))
+            }
+            fn visit_unit<E>(self) -> Result<MessageId, E> {
+                Ok(MessageId(None))
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
+}
+
+/// The entries of one branch to follow, by id with the line each was read
+/// on, and the model messages (`message.id`) its entries are blocks of;
+/// `None` when the session has no tree links (every entry is followed).
+#[derive(Debug, Default)]
 pub struct Branch {
-    ids: Option<HashSet<String>>,
+    ids: Option<HashMap<String, usize>>,
+    messages: HashSet<String>,
     notes: Vec<(usize, String)>,
 }
 
 impl Branch {
-    /// Whether the entry `id` is on the branch (entries without an id are).
-    pub fn contains(&self, id: Option<&str>) -> bool {
+    /// Whether the entry `id`, read on `line`, is on the branch (entries
+    /// without an id are; a second line with an id already read is not).
+    pub fn contains(&self, id: Option<&str>, line: usize) -> bool {
         match (&self.ids, id) {
-            (Some(ids), Some(id)) => ids.contains(id),
+            (Some(ids), Some(id)) => ids.get(id) == Some(&line),
             _ => true,
         }
+    }
+
+    /// Whether `id` is the id of a model message some entry of the branch
+    /// is a block of (Claude Code writes each block of one message as an
+    /// entry of its own, and they need not all be on one chain).
+    pub fn has_message(&self, id: Option<&str>) -> bool {
+        id.is_some_and(|id| self.messages.contains(id))
+    }
+
+    /// The line of the branch's first entry.
+    pub fn first_line(&self) -> Option<usize> {
+        self.ids.as_ref()?.values().min().copied()
+    }
+
+    /// Whether the session has tree links at all.
+    pub fn linked(&self) -> bool {
+        self.ids.is_some()
     }
 
     /// What finding the branch had to assume, by line.
@@ -158,119 +242,264 @@ impl Branch {
     }
 }
 
-/// One entry of the first pass: its parent and its line.
+/// One entry of the first pass.
 struct Node {
     parent: Option<String>,
     line: usize,
+    sidechain: bool,
+    message: Option<String>,
 }
 
-/// First pass: the branch that ends at `leaf` (default: the last entry
-/// with an id that is not a side chain).
-///
-/// A line that cannot be read (not JSON, too long) hides its id, so the
-/// entry after it names a parent no readable line has. The chain then
-/// goes on through the last readable entry before the unreadable line
-/// (sessions are appended in order, so that entry is most likely its
-/// parent), and the assumption is noted at the entry's line.
-pub fn branch(path: &Path, leaf: Option<&str>) -> Result<Branch, String> {
+/// The first pass over a session: every entry's links, kept by id, and
+/// what reading them had to assume.
+#[derive(Default)]
+pub struct Tree {
+    nodes: HashMap<String, Node>,
+    /// Readable entries with an id, in file order: (line, id).
+    order: Vec<(usize, String)>,
+    /// Lines that could not be read (not JSON, too long).
+    unreadable: Vec<usize>,
+    /// The last entry with an id that is not a side chain.
+    last_main: Option<String>,
+    /// Assumptions and repeats, by line.
+    notes: Vec<(usize, String)>,
+    /// The file's name, for errors.
+    name: String,
+}
+
+/// First pass: the links of every entry of `path`.
+pub fn tree(path: &Path) -> Result<Tree, String> {
     let file = File::open(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-    branch_of(
+    tree_of(
         BufReader::with_capacity(1 << 16, file),
         MAX_LINE_BYTES,
-        leaf,
         &path.display().to_string(),
     )
 }
 
-/// [`branch`] over the lines of `reader` (at most `max` bytes each) of
-/// the file called `name`.
-fn branch_of(
-    reader: impl BufRead,
-    max: usize,
-    leaf: Option<&str>,
-    name: &str,
-) -> Result<Branch, String> {
-    let mut nodes: HashMap<String, Node> = HashMap::new();
-    // Readable entries with an id, in file order: (line, id).
-    let mut order: Vec<(usize, String)> = Vec::new();
-    let mut unreadable: Vec<usize> = Vec::new();
-    let mut last: Option<String> = None;
+/// The branch that ends at `leaf` (default: the last entry with an id
+/// that is not a side chain), for a file read in one pass.
+pub fn branch(path: &Path, leaf: Option<&str>) -> Result<Branch, String> {
+    tree(path)?.branch(leaf)
+}
+
+/// [`tree`] over the lines of `reader` (at most `max` bytes each) of the
+/// file called `name`.
+fn tree_of(reader: impl BufRead, max: usize, name: &str) -> Result<Tree, String> {
+    let mut tree = Tree {
+        nodes: HashMap::new(),
+        order: Vec::new(),
+        unreadable: Vec::new(),
+        last_main: None,
+        notes: Vec::new(),
+        name: name.to_owned(),
+    };
     each_line_of(reader, max, |number, line| {
         let Line::Text { bytes, .. } = line else {
-            unreadable.push(number);
+            tree.unreadable.push(number);
             return;
         };
         let Ok(links) = serde_json::from_slice::<Links>(bytes) else {
-            unreadable.push(number);
+            tree.unreadable.push(number);
             return;
         };
-        if let Some(id) = links.id {
-            if !links.sidechain {
-                last = Some(id.clone());
-            }
-            if let std::collections::hash_map::Entry::Vacant(slot) = nodes.entry(id) {
-                order.push((number, slot.key().clone()));
-                slot.insert(Node {
-                    parent: links.parent.or(links.logical_parent),
-                    line: number,
-                });
-            }
-        }
+        tree.add(number, links);
     })
     .map_err(|err| format!("cannot read {name}: {err}"))?;
-    if nodes.is_empty() {
-        return Ok(Branch {
-            ids: None,
-            notes: Vec::new(),
-        });
-    }
-    let start = match leaf {
-        Some(id) if nodes.contains_key(id) => id.to_owned(),
-        Some(id) => {
-            return Err(format!("--branch {id}: no entry of {name} has that id"));
-        }
-        None => match last {
-            Some(id) => id,
-            None => {
-                return Ok(Branch {
-                    ids: None,
-                    notes: Vec::new(),
-                });
-            }
-        },
-    };
-    let mut ids = HashSet::new();
-    let mut notes = Vec::new();
-    let mut at = Some(start);
-    while let Some(id) = at {
-        if !ids.insert(id.clone()) {
-            break; // a loop in the links: stop rather than spin
-        }
-        let Some(node) = nodes.get(&id) else {
-            break;
+    Ok(tree)
+}
+
+impl Tree {
+    fn add(&mut self, number: usize, links: Links) {
+        let Some(id) = links.id else {
+            return;
         };
-        at = match &node.parent {
-            Some(parent) if !nodes.contains_key(parent) => {
-                let assumed = through_unreadable(&order, &unreadable, node.line);
-                if let Some((bad, (line, before))) = assumed {
-                    notes.push((
-                        node.line,
-                        format!(
-                            "this entry's parent `{parent}` is on no readable line; line {bad} \
-                             could not be read, so the branch is assumed to go on through the \
-                             entry before it (`{before}`, line {line})"
-                        ),
-                    ));
+        if let Some(first) = self.nodes.get(&id) {
+            self.notes.push((
+                number,
+                format!(
+                    "entry `{id}` was written before, on line {}; this copy is skipped",
+                    first.line
+                ),
+            ));
+            return;
+        }
+        let parent = match (links.parent, links.logical_parent) {
+            (Some(parent), _) => Some(parent),
+            (None, Some(logical)) if self.nodes.contains_key(&logical) => Some(logical),
+            (None, Some(logical)) => {
+                // Claude Code's compaction boundary names the entry before
+                // it, which most real files do not hold: the chain goes on
+                // through the entry written before the boundary.
+                let before = self.last_main.clone();
+                let said = match &before {
+                    Some(before) => format!(
+                        "the compaction boundary names `{logical}` as the entry before it, which \
+                         is not in the file; the branch is assumed to go on through the entry \
+                         written before it (`{before}`, line {})",
+                        self.nodes.get(before).map_or(0, |n| n.line)
+                    ),
+                    None => format!(
+                        "the compaction boundary names `{logical}` as the entry before it, which \
+                         is not in the file, and no entry comes before it; the branch starts here"
+                    ),
+                };
+                self.notes.push((number, said));
+                before
+            }
+            (None, None) => None,
+        };
+        if !links.sidechain {
+            self.last_main = Some(id.clone());
+        }
+        self.order.push((number, id.clone()));
+        self.nodes.insert(
+            id,
+            Node {
+                parent,
+                line: number,
+                sidechain: links.sidechain,
+                message: links.message.0,
+            },
+        );
+    }
+
+    /// The branch that ends at `leaf` (default: the last entry with an id
+    /// that is not a side chain; when every entry is one, a sub-agent's own
+    /// transcript, the last entry).
+    pub fn branch(&self, leaf: Option<&str>) -> Result<Branch, String> {
+        if self.nodes.is_empty() {
+            return Ok(Branch::default());
+        }
+        let start = match leaf {
+            Some(id) if self.nodes.contains_key(id) => id.to_owned(),
+            Some(id) => {
+                return Err(format!(
+                    "--branch {id}: no entry of {} has that id",
+                    self.name
+                ));
+            }
+            None => match self.last_main.clone().or_else(|| self.last_side()) {
+                Some(id) => id,
+                None => return Ok(Branch::default()),
+            },
+        };
+        let sidechain = self.nodes.get(&start).is_some_and(|n| n.sidechain);
+        let mut branch = self.walk(&start, |_| true);
+        if sidechain && self.last_main.is_none() && leaf.is_none() {
+            let line = self.order.first().map_or(1, |(l, _)| *l);
+            branch.notes.push((
+                line,
+                "every entry is marked `isSidechain` (a sub-agent's own transcript): its chain \
+                 is imported"
+                    .to_owned(),
+            ));
+        }
+        let tree_notes = self
+            .notes
+            .iter()
+            .filter(|(line, _)| branch.ids.as_ref().is_none_or(|ids| self.on(ids, *line)));
+        branch.notes.extend(tree_notes.cloned());
+        branch.notes.sort();
+        Ok(branch)
+    }
+
+    /// The side chains (Claude Code's sub-agents), each as the branch that
+    /// ends at its last entry, in the order they begin; empty when the
+    /// main branch is itself a side chain.
+    pub fn sidechains(&self) -> Vec<Branch> {
+        if self.last_main.is_none() {
+            return Vec::new();
+        }
+        // Each side-chain entry's first entry (the sub-agent's prompt),
+        // and the last entry of each, in the order they begin.
+        let mut root_of: HashMap<&str, &str> = HashMap::new();
+        let mut roots: Vec<&str> = Vec::new();
+        let mut last: HashMap<&str, &str> = HashMap::new();
+        for (_, id) in &self.order {
+            let Some(node) = self.nodes.get(id) else {
+                continue;
+            };
+            if !node.sidechain {
+                continue;
+            }
+            let root = match node
+                .parent
+                .as_deref()
+                .filter(|p| self.nodes.get(*p).is_some_and(|n| n.sidechain))
+                .and_then(|p| root_of.get(p).copied())
+            {
+                Some(root) => root,
+                None => {
+                    roots.push(id);
+                    id
                 }
-                assumed.map(|(_, (_, before))| before.clone())
-            }
-            parent => parent.clone(),
-        };
+            };
+            root_of.insert(id, root);
+            last.insert(root, id);
+        }
+        roots
+            .iter()
+            .filter_map(|root| last.get(root))
+            .map(|leaf| self.walk(leaf, |n| n.sidechain))
+            .collect()
     }
-    Ok(Branch {
-        ids: Some(ids),
-        notes,
-    })
+
+    /// Whether the entry read on `line` is one of `ids` (or was a copy
+    /// of one).
+    fn on(&self, ids: &HashMap<String, usize>, line: usize) -> bool {
+        let at = self.order.partition_point(|(l, _)| *l < line);
+        match self.order.get(at) {
+            Some((l, id)) if *l == line => ids.contains_key(id),
+            _ => true,
+        }
+    }
+
+    fn last_side(&self) -> Option<String> {
+        self.order.last().map(|(_, id)| id.clone())
+    }
+
+    /// The entries from `start` up through its parents while `keep` holds.
+    fn walk(&self, start: &str, keep: impl Fn(&Node) -> bool) -> Branch {
+        let mut ids = HashMap::new();
+        let mut messages = HashSet::new();
+        let mut notes = Vec::new();
+        let mut at = Some(start.to_owned());
+        while let Some(id) = at {
+            if ids.contains_key(&id) {
+                break; // a loop in the links: stop rather than spin
+            }
+            let Some(node) = self.nodes.get(&id).filter(|n| keep(n)) else {
+                break;
+            };
+            ids.insert(id.clone(), node.line);
+            if let Some(message) = &node.message {
+                messages.insert(message.clone());
+            }
+            at = match &node.parent {
+                Some(parent) if !self.nodes.contains_key(parent) => {
+                    let assumed = through_unreadable(&self.order, &self.unreadable, node.line);
+                    if let Some((bad, (line, before))) = assumed {
+                        notes.push((
+                            node.line,
+                            format!(
+                                "this entry's parent `{parent}` is on no readable line; line \
+                                 {bad} could not be read, so the branch is assumed to go on \
+                                 through the entry before it (`{before}`, line {line})"
+                            ),
+                        ));
+                    }
+                    assumed.map(|(_, (_, before))| before.clone())
+                }
+                parent => parent.clone(),
+            };
+        }
+        Branch {
+            ids: Some(ids),
+            messages,
+            notes,
+        }
+    }
 }
 
 /// For an entry on line `line` whose parent is unknown: the nearest
@@ -310,8 +539,11 @@ mod tests {
 
     /// The ids on the branch, sorted, and the notes.
     fn branch_in(text: &str, max: usize) -> (Vec<String>, Vec<(usize, String)>) {
-        let b = branch_of(text.as_bytes(), max, None, "s.jsonl").unwrap();
-        let mut ids: Vec<String> = b.ids.clone().unwrap().into_iter().collect();
+        let b = tree_of(text.as_bytes(), max, "s.jsonl")
+            .unwrap()
+            .branch(None)
+            .unwrap();
+        let mut ids: Vec<String> = b.ids.clone().unwrap().into_keys().collect();
         ids.sort();
         (ids, b.notes)
     }

@@ -16,17 +16,25 @@
 //! | [`write`](mod@write) | scenario files, sidecars and comments |
 
 pub mod claude;
+pub mod detect;
+pub mod edits;
+pub mod gemini;
 pub mod lines;
+pub mod out;
 pub mod paths;
 pub mod pi;
 pub mod session;
+pub mod shell;
 pub mod write;
+pub mod yaml;
 
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::json;
 
+use out::OutDir;
 pub use session::Recording;
 use session::Sidecars;
 pub use write::Written;
@@ -38,6 +46,8 @@ pub enum Format {
     Pi,
     /// Claude Code's transcripts.
     Claude,
+    /// Gemini CLI's session files.
+    Gemini,
 }
 
 /// What to import and how.
@@ -61,15 +71,20 @@ pub struct ImportOptions {
     pub sync_reads: bool,
     /// Seconds given to bash calls recorded without a timeout.
     pub bash_timeout: f64,
+    /// Import Claude Code's side chains (sub-agents) as scenarios of their
+    /// own.
+    pub sidechains: bool,
 }
 
 /// What an import did.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct ImportReport {
-    /// The session as read.
+    /// The session as read (its main chain).
     pub recording: Recording,
     /// The files written.
     pub written: Written,
+    /// The side chains imported: each one's recording and files.
+    pub sides: Vec<(Recording, Written)>,
 }
 
 /// Imports one session.
@@ -86,36 +101,78 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
         crate::scenario::workspace::resolve_rev(repo, rev)
             .map_err(|err| format!("--git {} --rev {rev}: {err}", repo.display()))?;
     }
-    let branch = lines::branch(path, options.branch.as_deref())?;
-    std::fs::create_dir_all(&options.out)
-        .map_err(|err| format!("cannot create {}: {err}", options.out.display()))?;
-    let stem = stem_of(path);
-    let sidecars = Sidecars {
-        out: options.out.clone(),
-        dir: format!("{stem}.recorded"),
-        written: 0,
+    detect::check(
+        path,
+        match options.format {
+            Format::Pi => detect::Looks::Pi,
+            Format::Claude => detect::Looks::Claude,
+            Format::Gemini => detect::Looks::Gemini,
+        },
+    )?;
+    let tree = match options.format {
+        Format::Gemini => lines::Tree::default(),
+        _ => lines::tree(path)?,
     };
-    let recording = match options.format {
-        Format::Pi => pi::read(path, &branch, options.bash_timeout, sidecars)?,
-        Format::Claude => claude::read(path, &branch, options.bash_timeout, sidecars)?,
+    let branch = tree.branch(options.branch.as_deref())?;
+    let out = Arc::new(
+        OutDir::open(&options.out)
+            .map_err(|err| format!("cannot create {}: {err}", options.out.display()))?,
+    );
+    let stem = stem_of(path);
+    let side_stem = |n: usize| format!("{stem}-side-{n}");
+    let sidecars = |n: usize| {
+        let name = if n == 0 { stem.clone() } else { side_stem(n) };
+        let mut sidecars = Sidecars::new(Arc::clone(&out), format!("{name}.recorded"));
+        sidecars.originals = options.sync_reads;
+        sidecars
+    };
+    let (recording, side_recordings) = match options.format {
+        Format::Pi => (
+            pi::read(path, &branch, options.bash_timeout, sidecars(0))?,
+            Vec::new(),
+        ),
+        Format::Gemini => (
+            gemini::read(path, options.bash_timeout, sidecars(0))?,
+            Vec::new(),
+        ),
+        Format::Claude => {
+            let all_sides = tree.sidechains();
+            let side_count = all_sides.len();
+            let mut recs = claude::read(
+                path,
+                claude::Options {
+                    main: branch,
+                    sides: if options.sidechains {
+                        all_sides
+                    } else {
+                        Vec::new()
+                    },
+                    side_count,
+                    bash_timeout: options.bash_timeout,
+                    sidecars: &sidecars,
+                },
+            )?;
+            let main = recs.remove(0);
+            (main, recs)
+        }
     };
     let workspace = if let Some(dir) = &options.workspace {
-        let target = options.out.join("fixtures").join(&stem);
-        copy_tree(dir, &target).map_err(|err| {
-            format!(
-                "cannot copy {} to {}: {err}",
-                dir.display(),
-                target.display()
-            )
-        })?;
-        let suite = options.out.join("harness.yaml");
-        if !suite.exists() {
-            std::fs::write(
-                &suite,
-                "# Imported sessions (docs/replay.md).\nfixtures: fixtures\n",
-            )
-            .map_err(|err| format!("cannot write {}: {err}", suite.display()))?;
-        }
+        let target = format!("fixtures/{stem}");
+        let shown = out.show(&target);
+        out.subdir(&target)
+            .and_then(|to| copy_tree(dir, &to))
+            .map_err(|err| {
+                format!(
+                    "cannot copy {} to {}: {err}",
+                    dir.display(),
+                    shown.display()
+                )
+            })?;
+        out.write_new(
+            "harness.yaml",
+            b"# Imported sessions (docs/replay.md).\nfixtures: fixtures\n",
+        )
+        .map_err(|err| format!("cannot write {}: {err}", out.show("harness.yaml").display()))?;
         json!({ "fixture": stem })
     } else if let Some((repo, rev)) = &options.git {
         let repo = repo
@@ -125,21 +182,28 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     } else {
         serde_json::Value::Null
     };
-    let written = write::write(
-        &recording,
-        &options.out,
-        &write::WriteOptions {
-            stem,
-            source: path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            split: options.split,
-            workspace,
-            sync_reads: options.sync_reads,
-        },
-    )?;
-    Ok(ImportReport { recording, written })
+    let source = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let write_options = |stem: String| write::WriteOptions {
+        stem,
+        source: source.clone(),
+        split: options.split,
+        workspace: workspace.clone(),
+        sync_reads: options.sync_reads,
+    };
+    let written = write::write(&recording, &out, &write_options(stem.clone()))?;
+    let mut sides = Vec::new();
+    for (n, rec) in side_recordings.into_iter().enumerate() {
+        let written = write::write(&rec, &out, &write_options(side_stem(n + 1)))?;
+        sides.push((rec, written));
+    }
+    Ok(ImportReport {
+        recording,
+        written,
+        sides,
+    })
 }
 
 /// `--workspace DIR` must be a directory that does not hold the output
@@ -195,22 +259,22 @@ fn stem_of(path: &Path) -> String {
     }
 }
 
-/// Copies a directory tree; symlinks are copied as symlinks, never
-/// followed.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
+/// Copies a directory tree into `to` (below the output directory's
+/// handle: no link there is followed); symlinks are copied as symlinks,
+/// never followed.
+fn copy_tree(from: &Path, to: &OutDir) -> std::io::Result<()> {
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let kind = entry.file_type()?;
-        let target = to.join(entry.file_name());
+        let name = PathBuf::from(entry.file_name());
         if kind.is_symlink() {
-            let link = std::fs::read_link(entry.path())?;
-            let _ = std::fs::remove_file(&target);
-            std::os::unix::fs::symlink(link, &target)?;
+            to.symlink(&std::fs::read_link(entry.path())?, &name)?;
         } else if kind.is_dir() {
-            copy_tree(&entry.path(), &target)?;
+            copy_tree(&entry.path(), &to.subdir(&name)?)?;
         } else if kind.is_file() {
-            std::fs::copy(entry.path(), &target)?;
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = entry.metadata()?.permissions().mode() & 0o777;
+            to.write_mode(&name, &std::fs::read(entry.path())?, mode)?;
         }
     }
     Ok(())

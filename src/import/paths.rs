@@ -65,6 +65,31 @@ impl PathMap {
         }
     }
 
+    /// The working directory, if known.
+    pub fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref()
+    }
+
+    /// A recorded path as answers name it: relative to the working
+    /// directory when below it (`src/a.ts`, `.` for the directory itself),
+    /// relative ones as they are (without `./`), others absolute.
+    pub fn relative(&self, path: &str) -> String {
+        let path = path.strip_prefix("./").unwrap_or(path);
+        let Some(cwd) = &self.cwd else {
+            return path.to_owned();
+        };
+        if path == cwd {
+            return ".".to_owned();
+        }
+        match path
+            .strip_prefix(cwd.as_str())
+            .and_then(|r| r.strip_prefix('/'))
+        {
+            Some(rest) => rest.to_owned(),
+            None => path.to_owned(),
+        }
+    }
+
     /// A bash command: every occurrence of the working directory that
     /// ends there or continues with `/` becomes `${workspace}`.
     pub fn command(&self, command: &str) -> String {
@@ -98,6 +123,58 @@ impl PathMap {
     }
 }
 
+/// A mapped path argument (`${workspace}/src`, `src`, `/elsewhere`) as
+/// answers name it: workspace-relative (`src`, `.`), or absolute when it
+/// is outside.
+pub fn mapped_relative(mapped: &str) -> String {
+    let unescaped = mapped.replace("$${", "${");
+    if unescaped == "${workspace}" || unescaped.is_empty() || unescaped == "." {
+        return ".".to_owned();
+    }
+    if let Some(rest) = unescaped.strip_prefix("${workspace}/") {
+        return rest.trim_end_matches('/').to_owned();
+    }
+    unescaped
+        .strip_prefix("./")
+        .unwrap_or(&unescaped)
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+/// `rel` below the workspace-relative directory `dir` (`.` is the
+/// workspace).
+pub fn join_relative(dir: &str, rel: &str) -> String {
+    if rel.starts_with('/') || dir == "." {
+        return rel.to_owned();
+    }
+    format!("{dir}/{rel}")
+}
+
+/// A glob pattern split where its first wildcard component begins: an
+/// absolute `/p/src/**/*.ts` is the directory `/p/src` and the pattern
+/// `**/*.ts`. `None` for a pattern that is not absolute.
+pub fn split_absolute_glob(pattern: &str) -> Option<(String, String)> {
+    if !pattern.starts_with('/') {
+        return None;
+    }
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let wild = parts
+        .iter()
+        .position(|p| p.contains(['*', '?', '[', '{']))
+        .unwrap_or(parts.len().saturating_sub(1));
+    let dir = parts[..wild].join("/");
+    let rest = parts[wild..].join("/");
+    let dir = if dir.is_empty() { "/".to_owned() } else { dir };
+    Some((
+        dir,
+        if rest.is_empty() {
+            "*".to_owned()
+        } else {
+            rest
+        },
+    ))
+}
+
 /// `${` written so that the faux model sends it as it is.
 fn escape(text: &str) -> String {
     text.replace("${", "$${")
@@ -117,6 +194,38 @@ mod tests {
         assert_eq!(map.path("/home/me/project/a"), "/home/me/project/a");
         assert_eq!(map.path("/etc/passwd"), "/etc/passwd");
         assert_eq!(map.path("src/a.ts"), "src/a.ts");
+    }
+
+    #[test]
+    fn absolute_globs_are_split_at_their_first_wildcard() {
+        assert_eq!(
+            split_absolute_glob("/p/src/**/*.ts"),
+            Some(("/p/src".to_owned(), "**/*.ts".to_owned()))
+        );
+        assert_eq!(
+            split_absolute_glob("/p/README.md"),
+            Some(("/p".to_owned(), "README.md".to_owned()))
+        );
+        assert_eq!(split_absolute_glob("**/*.ts"), None);
+        let map = PathMap::new(Some("/p"));
+        assert_eq!(
+            [
+                map.relative("/p/a/b"),
+                map.relative("/p"),
+                map.relative("./x"),
+                map.relative("/q")
+            ],
+            ["a/b", ".", "x", "/q"]
+        );
+        assert_eq!(
+            [
+                mapped_relative("${workspace}/src/"),
+                mapped_relative("${workspace}"),
+                mapped_relative("./lib"),
+                mapped_relative("/etc")
+            ],
+            ["src", ".", "lib", "/etc"]
+        );
     }
 
     #[test]

@@ -18,6 +18,9 @@ use super::paths::PathMap;
 use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::Call;
 use super::session::Foreign;
+use super::session::Form;
+use super::session::MAX_BASH_SECS;
+use super::session::Outcome;
 use super::session::PI_ENTRY_TYPES;
 use super::session::RawCall;
 use super::session::Recording;
@@ -107,7 +110,7 @@ impl Reader<'_> {
             }
             return;
         }
-        if !self.branch.contains(entry.id.as_deref()) {
+        if !self.branch.contains(entry.id.as_deref(), number) {
             return;
         }
         if kind != "message" {
@@ -135,16 +138,19 @@ impl Reader<'_> {
                         self.call(rec, &raw)
                     })
                     .collect();
-                rec.push_batch(batch, false);
+                rec.push_batch(batch, None);
             }
             Some("toolResult") => {
                 let id = message.tool_call_id.unwrap_or_default();
-                rec.answer(
-                    number,
-                    &id,
-                    message.is_error,
-                    content_text(&message.content),
-                );
+                let (text, images) = content_text(&message.content);
+                let outcome = Outcome {
+                    is_error: message.is_error,
+                    text,
+                    images,
+                    ..Outcome::default()
+                };
+                let tool = rec.find(&id).map(|c| c.tool.clone());
+                rec.answer(number, &id, answer(tool.as_deref(), outcome));
             }
             _ => {}
         }
@@ -162,15 +168,54 @@ impl Reader<'_> {
             return None;
         }
         let mut args = self.map.args(&raw.args);
+        let mut note = None;
         if name == "bash"
             && let Value::Object(obj) = &mut args
-            && !obj.contains_key("timeout")
         {
-            obj.insert("timeout".to_owned(), Value::from(self.bash_timeout));
+            let recorded = obj.get("timeout").filter(|t| !t.is_null());
+            let usable = recorded
+                .and_then(Value::as_f64)
+                .filter(|t| t.is_finite() && *t > 0.0 && *t <= MAX_BASH_SECS);
+            if let (Some(t), None) = (recorded, usable) {
+                note = Some(format!(
+                    "its recorded timeout {t} is not a positive number of seconds up to a day; \
+                     given {} seconds",
+                    self.bash_timeout
+                ));
+            }
+            if usable.is_none() {
+                obj.insert("timeout".to_owned(), Value::from(self.bash_timeout));
+            }
         }
-        let mut call = raw.replayed_as(name, args, None);
+        let mut call = raw.replayed_as(name, args, note);
         call.syncable =
             name == "read" && raw.args.get("offset").is_none() && raw.args.get("limit").is_none();
         Some(call)
     }
+}
+
+/// pi's tools are ours, but for the wording of a successful change: an
+/// edit or write that succeeded answers `done`, and a read's answer is its
+/// text without a truncation or continuation notice.
+fn answer(tool: Option<&str>, mut outcome: Outcome) -> Outcome {
+    if outcome.is_error {
+        // pi's failures are worded as ours: their kind is told the same way.
+        outcome.answer =
+            crate::run::failure_kind(&outcome.text).map(|k| (Form::Failure, k.as_str().to_owned()));
+        return outcome;
+    }
+    match tool {
+        Some("edit" | "write") => outcome.answer = Some((Form::Done, String::new())),
+        Some("read") if outcome.images == 0 => {
+            let text = match outcome.text.rfind("\n\n[") {
+                Some(at) if super::session::read_notice(&outcome.text).is_some() => {
+                    outcome.text[..at].to_owned()
+                }
+                _ => outcome.text.clone(),
+            };
+            outcome.answer = Some((Form::Text, text));
+        }
+        _ => {}
+    }
+    outcome
 }

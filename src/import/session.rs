@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -14,6 +14,10 @@ use super::lines::Line;
 use super::lines::for_each_line;
 use super::lines::too_long;
 use super::lines::unreadable;
+use super::out::OutDir;
+
+/// The longest bash timeout a replayed call gets (a day), in seconds.
+pub const MAX_BASH_SECS: f64 = 86_400.0;
 
 /// Recorded texts longer than this (bytes) go to a sidecar file as soon
 /// as they are read, so a session's large results are not held in memory.
@@ -26,6 +30,75 @@ pub enum Text {
     Inline(String),
     /// In a sidecar file, by its path relative to the output directory.
     Sidecar(String),
+}
+
+/// The form of a recorded tool's answer once the client's presentation is
+/// taken off (docs/replay.md, "Presentation"): what the run compares with
+/// today's result put in the same form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// The tool's text itself: a read's lines without numbers or
+    /// reminders, a command's output.
+    Text,
+    /// A change that succeeded (edit, write): nothing more to compare.
+    Done,
+    /// Paths, workspace-relative, sorted, one a line (find, grep's
+    /// files_with_matches).
+    Files,
+    /// Matching lines as `path:text`, workspace-relative, sorted (grep's
+    /// content, context lines left out).
+    Matches,
+    /// Matches per file as `path:N`, sorted (grep's count).
+    Counts,
+    /// A directory's entries, directories with a trailing `/`, sorted (ls).
+    Entries,
+    /// A failure by its kind (`scenario::replay::FailureKind`).
+    Failure,
+}
+
+impl Form {
+    /// Its name in the scenario (`recorded.answer.form`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Done => "done",
+            Self::Files => "files",
+            Self::Matches => "matches",
+            Self::Counts => "counts",
+            Self::Entries => "entries",
+            Self::Failure => "failure",
+        }
+    }
+}
+
+/// A recorded tool's answer without the client's presentation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// Its form.
+    pub form: Form,
+    /// Its text (lines joined by newlines for the list forms); `None`
+    /// when it is the recorded text itself.
+    pub text: Option<Text>,
+}
+
+/// What a client recorded as the result of one call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Whether it was an error.
+    pub is_error: bool,
+    /// Its text blocks joined by newlines, as the model saw them.
+    pub text: String,
+    /// Its image blocks.
+    pub images: usize,
+    /// The tool's answer without the client's presentation, when known.
+    pub answer: Option<(Form, String)>,
+    /// The file's whole text before the call (an edit's `originalFile`),
+    /// when recorded.
+    pub original: Option<String>,
+    /// The answer is a whole file's text that `--sync-reads` may write
+    /// back (`Err`: why not), for a client whose recorded text is not the
+    /// file's; `None` leaves the decision to the text.
+    pub whole: Option<Result<(), &'static str>>,
 }
 
 /// A recorded result.
@@ -41,17 +114,57 @@ pub struct RecordedResult {
     /// truncation or continuation notice, an image's text), for
     /// `--sync-reads`; `None` when it may be.
     pub notice: Option<&'static str>,
+    /// The tool's answer without the client's presentation.
+    pub answer: Option<Answer>,
+    /// The file's whole text before the call, when recorded.
+    pub original: Option<Text>,
 }
 
 /// Where large recorded texts are written while a session is read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Sidecars {
     /// The output directory.
-    pub out: PathBuf,
+    pub out: Arc<OutDir>,
     /// The sidecar directory's name inside it (`<stem>.recorded`).
     pub dir: String,
+    /// The sidecar directory, once made.
+    made: Option<OutDir>,
     /// Files written so far.
     pub written: usize,
+    /// Keep the file texts recorded before edits (for `--sync-reads`).
+    pub originals: bool,
+}
+
+impl Sidecars {
+    /// Sidecars in `out`/`dir`, made when the first is written.
+    pub fn new(out: Arc<OutDir>, dir: String) -> Self {
+        Self {
+            out,
+            dir,
+            made: None,
+            written: 0,
+            originals: false,
+        }
+    }
+
+    /// Writes `text` as the next sidecar file; its path relative to the
+    /// output directory.
+    fn write(&mut self, text: &str) -> Result<String, String> {
+        let name = format!("{}.txt", self.written + 1);
+        let rel = format!("{}/{name}", self.dir);
+        if self.made.is_none() {
+            self.made = Some(self.out.subdir(&self.dir).map_err(|err| {
+                format!("cannot make {}: {err}", self.out.show(&self.dir).display())
+            })?);
+        }
+        let Some(dir) = &self.made else {
+            return Err("no sidecar directory".to_owned());
+        };
+        dir.write(&name, text.as_bytes())
+            .map_err(|err| format!("cannot write {}: {err}", self.out.show(&rel).display()))?;
+        self.written += 1;
+        Ok(rel)
+    }
 }
 
 /// One call to replay.
@@ -79,6 +192,9 @@ pub struct Call {
     /// The arguments as recorded, shortened, for comments (without what
     /// the import added, such as a bash `timeout`).
     pub recorded_args: String,
+    /// The arguments as recorded, kept while the mapping waits for the
+    /// result (an edit with `replace_all` needs the recorded original).
+    pub refine: Option<Value>,
 }
 
 /// A tool-call block as recorded: its id, tool name and arguments.
@@ -109,6 +225,7 @@ impl RawCall {
             unanswered: None,
             recorded_tool: self.name.clone(),
             recorded_args: short_json(&self.args),
+            refine: None,
         }
     }
 }
@@ -135,8 +252,21 @@ pub struct Note {
     pub message: String,
 }
 
+/// The side chains (sub-agents) of a transcript.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SideChains {
+    /// How many there are.
+    pub chains: usize,
+    /// Calls in them (counted when they are not imported).
+    pub calls: usize,
+    /// The line the first begins on.
+    pub line: usize,
+    /// They are imported as scenarios of their own.
+    pub imported: bool,
+}
+
 /// A session read into calls.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub struct Recording {
     /// `pi` or `claude`.
     pub format: &'static str,
@@ -152,10 +282,16 @@ pub struct Recording {
     pub lines: usize,
     /// Where large texts go (none: every text stays in memory).
     pub sidecars: Option<Sidecars>,
+    /// The transcript's side chains, on the main chain's recording.
+    pub sidechains: Option<SideChains>,
+    /// This recording is side chain N of its transcript, from line L.
+    pub side: Option<(usize, usize)>,
     /// Where each call is, by id: (batch, position).
     index: HashMap<String, (usize, usize)>,
     /// Every call id met, replayed or not, with its line.
     made: HashMap<String, usize>,
+    /// The batch of each model message (Claude Code's `message.id`).
+    groups: HashMap<String, usize>,
 }
 
 impl Recording {
@@ -246,16 +382,24 @@ impl Recording {
         self.batches.get_mut(batch)?.get_mut(at)
     }
 
-    /// Adds a batch of calls (they extend the last batch when `extend`).
-    pub fn push_batch(&mut self, calls: Vec<Call>, extend: bool) {
+    /// Adds a batch of calls; calls of a model message (`group`) whose
+    /// batch exists join it.
+    pub fn push_batch(&mut self, calls: Vec<Call>, group: Option<&str>) {
         if calls.is_empty() {
             return;
         }
-        if !extend || self.batches.is_empty() {
-            self.batches.push(Vec::new());
-        }
-        let b = self.batches.len() - 1;
-        if let Some(batch) = self.batches.last_mut() {
+        let b = match group.and_then(|g| self.groups.get(g)) {
+            Some(&b) => b,
+            None => {
+                self.batches.push(Vec::new());
+                let b = self.batches.len() - 1;
+                if let Some(g) = group {
+                    self.groups.insert(g.to_owned(), b);
+                }
+                b
+            }
+        };
+        if let Some(batch) = self.batches.get_mut(b) {
             for call in calls {
                 self.index.insert(call.id.clone(), (b, batch.len()));
                 batch.push(call);
@@ -267,13 +411,7 @@ impl Recording {
     /// text written to a sidecar at once), or a problem noted. `skipped`:
     /// A result for a call that was left out is passed over quietly (the
     /// call was reported).
-    pub fn answer(
-        &mut self,
-        line: usize,
-        id: &str,
-        is_error: bool,
-        (text, images): (String, usize),
-    ) {
+    pub fn answer(&mut self, line: usize, id: &str, outcome: Outcome) {
         let skipped = self.was_made(id);
         match self
             .find(id)
@@ -289,14 +427,30 @@ impl Recording {
                 format!("a second result for call `{id}`; the first is kept"),
             ),
             Some(false) => {
-                let notice = read_notice(&text);
-                let text = self.store(line, text);
+                let notice = match outcome.whole {
+                    Some(Ok(())) => None,
+                    Some(Err(why)) => Some(why),
+                    None => read_notice(&outcome.text),
+                };
+                let answer = outcome.answer.map(|(form, answer)| Answer {
+                    form,
+                    text: (form != Form::Done && answer != outcome.text)
+                        .then(|| self.store(line, answer)),
+                });
+                let text = self.store(line, outcome.text);
+                let keep = self.sidecars.as_ref().is_some_and(|s| s.originals);
+                let original = outcome
+                    .original
+                    .filter(|_| keep)
+                    .map(|text| self.store(line, text));
                 if let Some(call) = self.find(id) {
                     call.result = Some(RecordedResult {
-                        is_error,
+                        is_error: outcome.is_error,
                         text,
-                        images,
+                        images: outcome.images,
                         notice,
+                        answer,
+                        original,
                     });
                 }
             }
@@ -311,25 +465,10 @@ impl Recording {
         if text.len() <= MAX_INLINE_TEXT {
             return Text::Inline(text);
         }
-        let rel = format!("{}/{}.txt", sidecars.dir, sidecars.written + 1);
-        let path = sidecars.out.join(&rel);
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&path, &text));
-        match written {
-            Ok(()) => {
-                sidecars.written += 1;
-                Text::Sidecar(rel)
-            }
+        match sidecars.write(&text) {
+            Ok(rel) => Text::Sidecar(rel),
             Err(err) => {
-                self.note(
-                    line,
-                    format!(
-                        "cannot write the recorded text to {}: {err}; it is kept inline",
-                        path.display()
-                    ),
-                );
+                self.note(line, format!("{err}; the recorded text is kept inline"));
                 Text::Inline(text)
             }
         }
@@ -360,6 +499,57 @@ impl Recording {
         self.skipped.extend(skipped);
         self.skipped.sort_by_key(|s| s.line);
         self.notes.sort_by_key(|n| n.line);
+    }
+
+    /// Takes back every batch after the first `keep` (a conversation
+    /// rewound): their calls were made on a branch the session left.
+    /// Returns how many calls were taken back.
+    pub fn rewind(&mut self, keep: usize) -> usize {
+        let mut dropped = 0;
+        for batch in self.batches.drain(keep.min(self.batches.len())..) {
+            for call in batch {
+                self.index.remove(&call.id);
+                self.made.remove(&call.id);
+                dropped += 1;
+            }
+        }
+        self.groups.retain(|_, b| *b < keep);
+        dropped
+    }
+
+    /// Batches cut as a client that runs a message's changes one at a time
+    /// ran them (Claude Code: read-only calls side by side, each edit or
+    /// write alone, in the order sent): a batch with an edit or write and
+    /// other calls becomes consecutive steps, so each call sees the files
+    /// as it saw them (this harness runs edits and reads of one batch side
+    /// by side). After [`Recording::finish`].
+    pub fn split_around_changes(&mut self) {
+        let batches = std::mem::take(&mut self.batches);
+        for batch in batches {
+            if batch.len() < 2
+                || !batch
+                    .iter()
+                    .any(|c| matches!(c.tool.as_str(), "edit" | "write"))
+            {
+                self.batches.push(batch);
+                continue;
+            }
+            let mut group: Vec<Call> = Vec::new();
+            for call in batch {
+                if matches!(call.tool.as_str(), "edit" | "write") {
+                    if !group.is_empty() {
+                        self.batches.push(std::mem::take(&mut group));
+                    }
+                    self.batches.push(vec![call]);
+                } else {
+                    group.push(call);
+                }
+            }
+            if !group.is_empty() {
+                self.batches.push(group);
+            }
+        }
+        self.index.clear();
     }
 
     /// Every call, in order.

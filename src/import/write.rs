@@ -5,15 +5,16 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
+use super::out::OutDir;
 use super::session::Call;
 use super::session::Recording;
 use super::session::Text;
+use super::yaml::to_yaml;
 
 /// Seconds a replayed call other than bash is given in the time budget.
 const SECS_PER_CALL: f64 = 2.0;
@@ -48,12 +49,24 @@ pub struct Written {
     pub sidecars: usize,
     /// Reads marked to sync.
     pub synced_reads: usize,
+    /// Edits marked to sync (their recorded original written first).
+    pub synced_edits: usize,
     /// With `sync_reads`: the replayed reads not marked, by why not.
     pub unsynced_reads: BTreeMap<&'static str, usize>,
 }
 
+/// Seconds a bash call adds to the time budget: its timeout when it is a
+/// positive number of seconds (at most a day), else what any call adds.
+fn bash_secs(call: &Call) -> f64 {
+    call.args
+        .get("timeout")
+        .and_then(Value::as_f64)
+        .filter(|t| call.tool == "bash" && t.is_finite() && *t > 0.0)
+        .map_or(SECS_PER_CALL, |t| t.min(MAX_SECS))
+}
+
 /// Writes the scenarios of `rec` into `dir`.
-pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Written, String> {
+pub fn write(rec: &Recording, dir: &OutDir, options: &WriteOptions) -> Result<Written, String> {
     let mut written = Written {
         sidecars: rec.sidecars.as_ref().map_or(0, |s| s.written),
         ..Written::default()
@@ -78,12 +91,7 @@ pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Writ
         for batch in part {
             let mut calls = Vec::new();
             for call in batch.iter() {
-                budget += call
-                    .args
-                    .get("timeout")
-                    .and_then(Value::as_f64)
-                    .filter(|_| call.tool == "bash")
-                    .unwrap_or(SECS_PER_CALL);
+                budget += bash_secs(call);
                 calls.push(call_value(call, options, &mut written));
             }
             if calls.len() == 1 {
@@ -103,7 +111,10 @@ pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Writ
         if n == 0 {
             replay.insert("skipped".into(), json!(rec.skipped.len()));
         }
-        replay.insert("timeout".into(), json!(budget.min(MAX_SECS).ceil()));
+        replay.insert(
+            "timeout".into(),
+            json!(budget.clamp(BASE_SECS, MAX_SECS).ceil()),
+        );
         let mut doc = Map::new();
         let name = if count > 1 {
             format!(
@@ -122,12 +133,11 @@ pub fn write(rec: &Recording, dir: &Path, options: &WriteOptions) -> Result<Writ
             doc.insert("workspace".into(), options.workspace.clone());
         }
         doc.insert("model".into(), Value::Array(steps));
-        let yaml = serde_yaml::to_string(&Value::Object(doc))
-            .map_err(|err| format!("cannot write the scenario as YAML: {err}"))?;
+        let yaml = to_yaml(&Value::Object(doc));
         let text = format!("{}{yaml}", header(rec, options, n == 0));
         let file = format!("{stem}.yaml");
-        std::fs::write(dir.join(&file), text)
-            .map_err(|err| format!("cannot write {}: {err}", dir.join(&file).display()))?;
+        dir.write(&file, text.as_bytes())
+            .map_err(|err| format!("cannot write {}: {err}", dir.show(&file).display()))?;
         written.scenarios.push(file);
     }
     Ok(written)
@@ -156,18 +166,36 @@ fn split(batches: &[Vec<Call>], split: Option<usize>) -> Vec<Vec<&Vec<Call>>> {
 /// One call of the script, with `recorded:`.
 fn call_value(call: &Call, options: &WriteOptions, written: &mut Written) -> Value {
     let mut recorded = Map::new();
+    let text_or_file = |map: &mut Map<String, Value>, text: &Text| match text {
+        Text::Inline(text) => map.insert("text".into(), json!(text)),
+        Text::Sidecar(rel) => map.insert("file".into(), json!(rel)),
+    };
     if let Some(result) = &call.result {
         recorded.insert("is_error".into(), json!(result.is_error));
-        match &result.text {
-            Text::Inline(text) => recorded.insert("text".into(), json!(text)),
-            Text::Sidecar(rel) => recorded.insert("file".into(), json!(rel)),
-        };
+        text_or_file(&mut recorded, &result.text);
         if result.images > 0 {
             recorded.insert("images".into(), json!(result.images));
         }
         if options.sync_reads && sync_decision(call) == Ok(true) {
             recorded.insert("sync".into(), json!(true));
-            written.synced_reads += 1;
+            if call.tool == "read" {
+                written.synced_reads += 1;
+            } else {
+                written.synced_edits += 1;
+            }
+        }
+        if let Some(answer) = &result.answer {
+            let mut map = Map::new();
+            map.insert("form".into(), json!(answer.form.as_str()));
+            if let Some(text) = &answer.text {
+                text_or_file(&mut map, text);
+            }
+            recorded.insert("answer".into(), Value::Object(map));
+        }
+        if let Some(original) = result.original.as_ref().filter(|_| options.sync_reads) {
+            let mut map = Map::new();
+            text_or_file(&mut map, original);
+            recorded.insert("original".into(), Value::Object(map));
         }
     }
     written.calls += 1;
@@ -184,20 +212,17 @@ fn call_value(call: &Call, options: &WriteOptions, written: &mut Written) -> Val
 /// recorded text is the file's whole text is marked: no truncation or
 /// continuation notice of any kind, not an error, not an image.
 fn sync_decision(call: &Call) -> Result<bool, &'static str> {
-    if call.tool != "read" {
-        return Ok(false);
-    }
     let Some(result) = &call.result else {
         return Ok(false);
     };
+    if call.tool == "edit" {
+        return Ok(result.original.is_some());
+    }
+    if call.tool != "read" {
+        return Ok(false);
+    }
     if !call.syncable {
-        return Err(
-            if call.args.get("offset").is_some() || call.args.get("limit").is_some() {
-                "it reads part of the file (offset or limit)"
-            } else {
-                "its recorded text is not the file's (Claude Code numbers the lines it reads)"
-            },
-        );
+        return Err("it reads part of the file (offset or limit)");
     }
     if result.is_error {
         return Err("its recorded result is an error");
@@ -225,6 +250,13 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
         "# result the model saw then; `harness run` reports how today's results differ \
          (docs/replay.md).\n",
     );
+    if let Some((n, line)) = rec.side {
+        let _ = writeln!(
+            out,
+            "# This is side chain {n} of the transcript (a sub-agent's own calls), from line \
+             {line}; it starts from the same workspace as the main chain."
+        );
+    }
     if !first {
         return out;
     }
@@ -251,6 +283,26 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
                 comment(&s.tool),
                 comment(&s.args),
                 comment(&s.reason)
+            );
+        }
+    }
+    if let Some(sides) = &rec.sidechains {
+        if sides.imported {
+            let _ = writeln!(
+                out,
+                "#\n# Side chains (sub-agents): {}, each imported as a scenario of its own \
+                 ({}-side-N.yaml).",
+                sides.chains, options.stem
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "#\n# Side chains (sub-agents): {} from line {}, with {} call{}, not imported; \
+                 `harness import claude --sidechains` imports each as a scenario of its own.",
+                sides.chains,
+                sides.line,
+                sides.calls,
+                if sides.calls == 1 { "" } else { "s" }
             );
         }
     }

@@ -21,8 +21,14 @@ pub fn scenario_line(outcome: &ScenarioOutcome) -> String {
     let line = status_line(outcome);
     match &outcome.replay {
         Some(r) => format!(
-            "{line}  [replay: is_error agrees on {}/{}, text same {}, paths {}, differs {}]",
-            r.counts.error_agree, r.counts.calls, r.counts.same, r.counts.paths, r.counts.differs
+            "{line}  [replay: is_error agrees on {}/{}, text same {}, paths {}, presentation {}, \
+             differs {}]",
+            r.counts.error_agree,
+            r.counts.calls,
+            r.counts.same,
+            r.counts.paths,
+            r.counts.presentation,
+            r.counts.differs
         ),
         None => line,
     }
@@ -361,7 +367,7 @@ pub fn summary_line(summary: &RunSummary) -> String {
 }
 
 /// The replay totals of a run that replayed imported sessions:
-/// `replay: 12 calls compared (3 skipped at import) · is_error agrees on 11 · text same 8, paths 2, differs 2 · result tokens 1200 recorded, 1100 now (0.9167x)`.
+/// `replay: 12 calls compared (3 skipped at import) · is_error agrees on 11 · text same 8, paths 2, presentation 1, differs 1 · result tokens 1200 recorded, 1100 now (0.9167x)`.
 pub fn replay_line(summary: &RunSummary) -> Option<String> {
     let r = summary.replay_totals()?;
     let c = &r.counts;
@@ -376,13 +382,15 @@ pub fn replay_line(summary: &RunSummary) -> Option<String> {
     };
     Some(format!(
         "replay: {} call{} compared ({} skipped at import{not_reached}) · is_error agrees on {} · \
-         text same {}, paths {}, differs {} · result tokens {} recorded, {} now{ratio}",
+         text same {}, paths {}, presentation {}, differs {} · result tokens {} recorded, {} \
+         now{ratio}",
         c.calls,
         if c.calls == 1 { "" } else { "s" },
         r.skipped,
         c.error_agree,
         c.same,
         c.paths,
+        c.presentation,
         c.differs,
         c.recorded_tokens,
         c.current_tokens,
@@ -394,25 +402,26 @@ pub fn replay_line(summary: &RunSummary) -> Option<String> {
 /// (`None` when nothing was replayed).
 ///
 /// ```text
-///   tool   calls  is_error agrees  disagrees  same  paths  differs  recorded tokens  current tokens  ratio
-///   bash       2                2          0     1      1        0               26              23   0.88
-///   total      6                6          0     4      1        1               73              69   0.95
+///   tool   calls  is_error agrees  disagrees  same  paths  presentation  differs  recorded tokens  current tokens  ratio
+///   bash       2                2          0     1      1             0        0               26              23   0.88
+///   total      6                6          0     4      1             0        1               73              69   0.95
 /// ```
 pub fn replay_table(summary: &RunSummary) -> Option<String> {
     let r = summary.replay_totals()?;
-    const HEADERS: [&str; 10] = [
+    const HEADERS: [&str; 11] = [
         "tool",
         "calls",
         "is_error agrees",
         "disagrees",
         "same",
         "paths",
+        "presentation",
         "differs",
         "recorded tokens",
         "current tokens",
         "ratio",
     ];
-    let cells = |name: &str, c: &ReplayCounts| -> [String; 10] {
+    let cells = |name: &str, c: &ReplayCounts| -> [String; 11] {
         [
             name.to_owned(),
             c.calls.to_string(),
@@ -420,6 +429,7 @@ pub fn replay_table(summary: &RunSummary) -> Option<String> {
             c.error_disagree.to_string(),
             c.same.to_string(),
             c.paths.to_string(),
+            c.presentation.to_string(),
             c.differs.to_string(),
             c.recorded_tokens.to_string(),
             c.current_tokens.to_string(),
@@ -427,10 +437,10 @@ pub fn replay_table(summary: &RunSummary) -> Option<String> {
                 .map_or_else(|| "–".to_owned(), |x| format!("{x:.2}")),
         ]
     };
-    let mut rows: Vec<[String; 10]> = vec![HEADERS.map(str::to_owned)];
+    let mut rows: Vec<[String; 11]> = vec![HEADERS.map(str::to_owned)];
     rows.extend(r.tools.iter().map(|(tool, c)| cells(tool, c)));
     rows.push(cells("total", &r.counts));
-    let mut widths = [0; 10];
+    let mut widths = [0; 11];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -720,6 +730,7 @@ mod tests {
             error_disagree: calls - agree,
             same,
             paths: calls - same - differs,
+            presentation: 0,
             differs,
             recorded_tokens: recorded,
             current_tokens: current,
@@ -739,10 +750,10 @@ mod tests {
             ..RunSummary::default()
         };
         let lines = [
-            "  tool   calls  is_error agrees  disagrees  same  paths  differs  recorded tokens  current tokens  ratio",
-            "  bash       1                0          1     0      0        1                0              10      –",
-            "  read       2                2          0     1      1        0              120              80   0.67",
-            "  total      3                2          1     1      1        1              120              90   0.75",
+            "  tool   calls  is_error agrees  disagrees  same  paths  presentation  differs  recorded tokens  current tokens  ratio",
+            "  bash       1                0          1     0      0             0        1                0              10      –",
+            "  read       2                2          0     1      1             0        0              120              80   0.67",
+            "  total      3                2          1     1      1             0        1              120              90   0.75",
         ];
         assert_eq!(
             replay_table(&summary).unwrap(),

@@ -127,7 +127,7 @@ fn testcase(out: &mut String, outcome: &ScenarioOutcome, comparison: Option<&Com
                         first.step.as_deref().unwrap_or("scenario"),
                         first.check
                     ),
-                    first.check.clone(),
+                    first.check.to_string(),
                 ),
                 None => ("failed".to_owned(), "failed".to_owned()),
             };

@@ -103,7 +103,7 @@ fn failure(out: &mut String, f: &Failure) {
         out,
         "**{} · {}**\n",
         text(f.step.as_deref().unwrap_or("scenario")),
-        text(&f.check)
+        text(&f.check.to_string())
     );
     if let Some((about, lines)) = console::focus_window(f) {
         let _ = writeln!(
@@ -450,8 +450,8 @@ fn replay(out: &mut String, summary: &RunSummary) {
         plural(totals.synced_files as usize, "file"),
     );
     out.push_str(
-        "| tool | calls | is_error agrees | disagrees | same | paths | differs | recorded tokens | current tokens | ratio |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| tool | calls | is_error agrees | disagrees | same | paths | presentation | differs | recorded tokens | current tokens | ratio |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let ratio = |c: &ReplayCounts| {
         c.token_ratio()
@@ -460,12 +460,13 @@ fn replay(out: &mut String, summary: &RunSummary) {
     let row = |out: &mut String, name: &str, c: &ReplayCounts| {
         let _ = writeln!(
             out,
-            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.calls,
             c.error_agree,
             c.error_disagree,
             c.same,
             c.paths,
+            c.presentation,
             c.differs,
             c.recorded_tokens,
             c.current_tokens,

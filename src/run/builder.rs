@@ -1,7 +1,10 @@
 //! Configuring a run: [`RunnerBuilder`] resolves every setting (the
-//! command line's, else the suite file's, else the default) and checks it
-//! before any scenario starts, the way nextest's `TestRunnerBuilder` does:
-//! `build()?`, then [`Runner::execute`].
+//! command line's, else the suite file's, else the default) before any
+//! scenario starts, the way nextest's `TestRunnerBuilder` does: `build()?`,
+//! then [`Runner::execute`]. It takes the settings typed
+//! ([`crate::scenario::settings`]: parsed once, by the command line or the
+//! suite loader); what it still checks is the suite's tokenizer name and
+//! its gates, and that the runtime starts.
 //!
 //! | setting | command line | `harness.yaml` | default |
 //! | --- | --- | --- | --- |
@@ -14,12 +17,13 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::agent::tokens::tokenizer_by_name;
 use crate::scenario::Scenario;
 use crate::scenario::Suite;
 use crate::scenario::load::SUITE_FILE;
+use crate::scenario::settings::Budget;
+use crate::scenario::settings::Jobs;
+use crate::scenario::settings::Tokenizer;
 
 use super::config::RunConfig;
 use super::discover::Discovery;
@@ -32,58 +36,14 @@ use super::partition::Partition;
 use super::partition::PartitionInfo;
 use super::runner::Runner;
 
-/// The tokenizer when neither the command line nor the suite names one.
-pub const DEFAULT_TOKENIZER: &str = "o200k";
-
-/// The most scenarios that may run at once.
-pub const MAX_JOBS: usize = 1024;
-
-/// The longest time budget of a scenario, in seconds (one day).
-pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
-
-/// `jobs`, if it is a number of scenarios at once that can work: 1 to
-/// [`MAX_JOBS`].
-pub fn check_jobs(jobs: usize) -> Result<usize, String> {
-    if (1..=MAX_JOBS).contains(&jobs) {
-        Ok(jobs)
-    } else {
-        Err(format!(
-            "{jobs} is not a number of scenarios at once; use 1 to {MAX_JOBS}"
-        ))
-    }
-}
-
-/// The time budget of `seconds`, if it is one: more than 0 and at most
-/// [`MAX_TIMEOUT_SECS`] (a finite number; never a panic).
-pub fn check_timeout(seconds: f64) -> Result<Duration, String> {
-    let fits = seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_SECS;
-    match Duration::try_from_secs_f64(seconds) {
-        Ok(duration) if fits && !duration.is_zero() => Ok(duration),
-        _ => Err(format!(
-            "{seconds:?} is not a time budget; use a number of seconds greater than 0 and at most \
-             {MAX_TIMEOUT_SECS}"
-        )),
-    }
-}
-
 /// A run's configuration that cannot work; nothing has run. The texts are
 /// those `harness run` prints.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    /// An unknown tokenizer, or one that cannot be loaded.
+    /// An unknown tokenizer in the suite file, or one that cannot be
+    /// loaded.
     #[error("--tokenizer: {0}")]
     Tokenizer(String),
-    /// A timeout that is not a usable number of seconds.
-    #[error("--timeout: {0}")]
-    Timeout(String),
-    /// A number of jobs that cannot work.
-    #[error("{origin}: {message}")]
-    Jobs {
-        /// Where it came from: `--jobs` or the suite file.
-        origin: String,
-        /// What is wrong with it.
-        message: String,
-    },
     /// A gate of the suite file that does not parse.
     #[error("{}: gates.{key}: {source}", file.display())]
     SuiteGate {
@@ -94,9 +54,6 @@ pub enum BuildError {
         /// What is wrong with it.
         source: GateError,
     },
-    /// A `--gate` that does not parse.
-    #[error("--gate: {0}")]
-    Gate(#[source] GateError),
     /// The async runtime cannot be started.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -110,16 +67,17 @@ pub struct RunnerBuilder {
     paths: Vec<PathBuf>,
     narrowed: bool,
     suite: Option<Suite>,
-    tokenizer: Option<String>,
-    jobs: Option<usize>,
-    timeout: Option<f64>,
-    gates: Vec<String>,
+    tokenizer: Option<Tokenizer>,
+    jobs: Option<Jobs>,
+    timeout: Option<Budget>,
+    gates: Vec<Gate>,
     partition: Option<Partition>,
     fail_fast: bool,
     keep_workspaces: bool,
     update_snapshots: bool,
     coverage: bool,
-    transcripts: Option<bool>,
+    /// Leave each scenario's transcript out of its outcome.
+    no_transcripts: bool,
 }
 
 impl RunnerBuilder {
@@ -144,26 +102,26 @@ impl RunnerBuilder {
         }
     }
 
-    /// The tokenizer by name (`None`: the suite's, else `o200k`).
-    pub fn tokenizer(mut self, name: Option<String>) -> Self {
-        self.tokenizer = name;
+    /// The tokenizer (`None`: the suite's, else `o200k`).
+    pub fn tokenizer(mut self, tokenizer: Option<Tokenizer>) -> Self {
+        self.tokenizer = tokenizer;
         self
     }
 
     /// Scenarios at once (`None`: the suite's, else the number of cores).
-    pub fn jobs(mut self, jobs: Option<usize>) -> Self {
+    pub fn jobs(mut self, jobs: Option<Jobs>) -> Self {
         self.jobs = jobs;
         self
     }
 
-    /// Seconds every scenario may run, overriding each one's budget.
-    pub fn timeout(mut self, seconds: Option<f64>) -> Self {
-        self.timeout = seconds;
+    /// The time every scenario may run, overriding each one's budget.
+    pub fn timeout(mut self, budget: Option<Budget>) -> Self {
+        self.timeout = budget;
         self
     }
 
-    /// Gates as written (`KEY=+LIMIT`); they override the suite's by key.
-    pub fn gates(mut self, gates: Vec<String>) -> Self {
+    /// Gates (`--gate`); they override the suite's by key.
+    pub fn gates(mut self, gates: Vec<Gate>) -> Self {
         self.gates = gates;
         self
     }
@@ -204,7 +162,7 @@ impl RunnerBuilder {
     /// `index.html` is written) can leave them out: they are most of a
     /// large run's memory.
     pub fn transcripts(mut self, yes: bool) -> Self {
-        self.transcripts = Some(yes);
+        self.no_transcripts = !yes;
         self
     }
 
@@ -212,20 +170,22 @@ impl RunnerBuilder {
     /// starts the async runtime; the first problem, in the order of the
     /// variants of [`BuildError`], is the error.
     pub fn build(self) -> Result<Runner, BuildError> {
-        let suite = self.suite.as_ref().map(|s| &s.doc);
-        let tokenizer = self
-            .tokenizer
-            .clone()
-            .or_else(|| suite.and_then(|s| s.tokenizer.clone()))
-            .unwrap_or_else(|| DEFAULT_TOKENIZER.to_owned());
-        let tokens = tokenizer_by_name(&tokenizer).map_err(BuildError::Tokenizer)?;
-        let timeout = self
-            .timeout
-            .map(check_timeout)
-            .transpose()
-            .map_err(BuildError::Timeout)?;
+        let tokenizer = match &self.tokenizer {
+            Some(tokenizer) => tokenizer.clone(),
+            None => Tokenizer::parse(
+                self.suite
+                    .as_ref()
+                    .and_then(|s| s.doc.tokenizer.as_deref())
+                    .unwrap_or(Tokenizer::DEFAULT),
+            )
+            .map_err(BuildError::Tokenizer)?,
+        };
         let gates = self.resolve_gates()?;
-        let jobs = self.resolve_jobs()?;
+        let jobs = self
+            .jobs
+            .or(self.suite.as_ref().and_then(|s| s.jobs))
+            .unwrap_or_else(Jobs::cores)
+            .get();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(jobs.clamp(2, 64))
             .enable_all()
@@ -244,10 +204,10 @@ impl RunnerBuilder {
                 fail_fast: self.fail_fast,
                 keep_workspaces: self.keep_workspaces,
                 update_snapshots: self.update_snapshots,
-                timeout,
-                tokens,
+                timeout: self.timeout.map(Budget::duration),
+                tokens: tokenizer.counter(),
                 coverage: self.coverage,
-                transcripts: self.transcripts.unwrap_or(true),
+                transcripts: !self.no_transcripts,
                 harness: super::servers::harness_binary(),
                 servers: Arc::default(),
             },
@@ -264,27 +224,6 @@ impl RunnerBuilder {
             paths: self.paths,
             narrowed: self.narrowed,
         })
-    }
-
-    /// `--jobs`, else the suite's `jobs`, else the number of cores (at
-    /// most [`MAX_JOBS`]).
-    fn resolve_jobs(&self) -> Result<usize, BuildError> {
-        if let Some(jobs) = self.jobs {
-            return check_jobs(jobs).map_err(|message| BuildError::Jobs {
-                origin: "--jobs".to_owned(),
-                message,
-            });
-        }
-        if let Some(suite) = &self.suite
-            && let Some(jobs) = suite.doc.jobs
-        {
-            return check_jobs(jobs).map_err(|message| BuildError::Jobs {
-                origin: format!("{}: jobs", self.suite_file().display()),
-                message,
-            });
-        }
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Ok(cores.clamp(1, MAX_JOBS))
     }
 
     /// The path of the suite file, for messages.
@@ -311,9 +250,7 @@ impl RunnerBuilder {
                 gates.push(gate);
             }
         }
-        for text in &self.gates {
-            gates.push(text.parse().map_err(BuildError::Gate)?);
-        }
+        gates.extend(self.gates.iter().cloned());
         Ok(combine(gates))
     }
 }
@@ -357,39 +294,25 @@ mod tests {
     }
 
     #[test]
-    fn bad_settings_fail_before_anything_runs() {
+    fn bad_settings_of_the_suite_fail_before_anything_runs() {
         let new = || RunnerBuilder::new(scenarios(&["a"]));
-        assert_eq!(
-            error(new().tokenizer(Some("gpt2".into()))),
-            "--tokenizer: unknown tokenizer `gpt2` (known: o200k, cl100k, chars4)"
-        );
-        for bad in [-1.0, 0.0, 1e-12, 86_400.5, 1e308, f64::INFINITY, f64::NAN] {
-            assert_eq!(
-                error(new().timeout(Some(bad))),
-                format!(
-                    "--timeout: {bad:?} is not a time budget; use a number of seconds greater \
-                     than 0 and at most 86400"
-                )
-            );
-        }
-        for bad in [0, MAX_JOBS + 1, usize::MAX] {
-            assert_eq!(
-                error(new().jobs(Some(bad))),
-                format!("--jobs: {bad} is not a number of scenarios at once; use 1 to 1024")
-            );
-        }
-        assert_eq!(
-            error(new().gates(vec!["latency=+5%".into()])),
-            "--gate: unknown gate `latency` (known: tokens, result_tokens, input_tokens, \
-             output_tokens, retries, errors, turns, calls)"
-        );
         let mut suite = Suite {
             dir: Some(PathBuf::from("suite")),
             ..Suite::default()
         };
-        suite.doc.gates = Some([("tokens".to_owned(), "-1%".to_owned())].into());
+        suite.doc.tokenizer = Some("gpt2".into());
         let with_suite = RunnerBuilder {
             suite: Some(suite.clone()),
+            ..new()
+        };
+        assert_eq!(
+            error(with_suite),
+            "--tokenizer: unknown tokenizer `gpt2` (known: o200k, cl100k, chars4)"
+        );
+        suite.doc.tokenizer = None;
+        suite.doc.gates = Some([("tokens".to_owned(), "-1%".to_owned())].into());
+        let with_suite = RunnerBuilder {
+            suite: Some(suite),
             ..new()
         };
         assert_eq!(
@@ -397,16 +320,32 @@ mod tests {
             "suite/harness.yaml: gates.tokens: invalid limit `-1%`: a gate limits growth, so \
              the limit is + a count or a percentage"
         );
-        suite.doc.gates = None;
-        suite.doc.jobs = Some(0);
-        let with_suite = RunnerBuilder {
-            suite: Some(suite),
-            ..new()
+    }
+
+    #[test]
+    fn the_suite_gives_jobs_and_the_command_line_overrides_them() {
+        let suite = Suite {
+            jobs: Jobs::new(3).ok(),
+            ..Suite::default()
         };
-        assert_eq!(
-            error(with_suite),
-            "suite/harness.yaml: jobs: 0 is not a number of scenarios at once; use 1 to 1024"
-        );
+        let build = |jobs: Option<usize>| {
+            RunnerBuilder {
+                suite: Some(suite.clone()),
+                ..RunnerBuilder::new(scenarios(&["a"]))
+            }
+            .tokenizer(Tokenizer::parse("chars4").ok())
+            .jobs(jobs.and_then(|n| Jobs::new(n).ok()))
+            .build()
+            .unwrap()
+            .jobs()
+        };
+        assert_eq!((build(None), build(Some(5))), (3, 5));
+        let cores = RunnerBuilder::new(scenarios(&["a"]))
+            .tokenizer(Tokenizer::parse("chars4").ok())
+            .build()
+            .unwrap()
+            .jobs();
+        assert_eq!(cores, Jobs::cores().get());
     }
 
     #[test]
@@ -425,8 +364,8 @@ mod tests {
             ..RunnerBuilder::new(scenarios(&["a"]))
         };
         let runner = builder
-            .tokenizer(Some("chars4".into()))
-            .gates(vec!["tokens=+10%".into()])
+            .tokenizer(Tokenizer::parse("chars4").ok())
+            .gates(vec!["tokens=+10%".parse().unwrap()])
             .build()
             .unwrap();
         assert_eq!(runner.tokenizer(), "chars4");
@@ -444,7 +383,7 @@ mod tests {
     fn a_partition_keeps_the_positions_of_the_whole_selection() {
         let names = ["a", "b", "c", "d", "e"];
         let runner = RunnerBuilder::new(scenarios(&names))
-            .tokenizer(Some("chars4".into()))
+            .tokenizer(Tokenizer::parse("chars4").ok())
             .partition(Some("slice:2/2".parse().unwrap()))
             .build()
             .unwrap();

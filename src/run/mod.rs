@@ -6,7 +6,7 @@
 //! | [`discover`](mod@discover) | finding and loading scenario files, the selection |
 //! | [`partition`] | `hash:K/N` and `slice:K/N`, suite fingerprints |
 //! | [`gate`] | the gate language `KEY=+LIMIT` |
-//! | [`builder`] | [`RunnerBuilder`]: every setting resolved and checked |
+//! | [`builder`] | [`RunnerBuilder`]: every setting resolved, taken typed |
 //! | `config` | how each scenario executes, as the builder resolved it |
 //! | [`runner`] | [`Runner::execute`]: ordered, bounded concurrency, events, signals |
 //! | `pipeline` | one scenario end to end |
@@ -18,8 +18,9 @@
 //! | [`transcript`] | each scenario's turns, calls and results, bounded |
 //!
 //! A run is built, then executed: [`RunnerBuilder::build`] fails before
-//! any scenario starts when a setting cannot work (a tokenizer, a gate, a
-//! timeout, the async runtime); [`Runner::execute`] is a synchronous facade
+//! any scenario starts when a setting cannot work (the suite's tokenizer
+//! or gates, the async runtime; the others come typed, parsed once by
+//! [`crate::scenario::settings`]); [`Runner::execute`] is a synchronous facade
 //! over the runtime, so the CLI, tests and benches call it without async
 //! plumbing. It reports through a callback and returns a complete
 //! [`RunSummary`]: positions, partition, load errors, gates and tokenizer
@@ -33,6 +34,7 @@ pub mod gate;
 pub mod outcome;
 pub mod partition;
 mod pipeline;
+mod presentation;
 pub mod replay;
 pub mod runner;
 pub mod servers;
@@ -61,6 +63,7 @@ pub use partition::Partition;
 pub use partition::PartitionInfo;
 pub use pipeline::SCRATCH_NAME;
 pub use pipeline::WORKSPACE_NAME;
+pub use presentation::failure_kind;
 pub use runner::RunError;
 pub use runner::RunEvent;
 pub use runner::Runner;

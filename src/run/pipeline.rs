@@ -35,6 +35,7 @@ use crate::scenario::Failure;
 use crate::scenario::Figures;
 use crate::scenario::Scenario;
 use crate::scenario::check;
+use crate::scenario::check::CheckKind;
 use crate::scenario::updates::UpdateLog;
 use crate::scenario::workspace;
 use crate::tools::AnyTool;
@@ -155,6 +156,9 @@ impl Job<'_> {
             cancel: self.cancel.child_token(),
             cancel_after: scenario.conditions.cancel_after.clone(),
             presenter: presenter.clone(),
+            // A scripted model ends with its script: no turn limit unless
+            // the scenario sets one (docs/scenarios.md, `max_turns`).
+            max_turns: scenario.max_turns.unwrap_or(usize::MAX),
             tokens: Arc::clone(&self.config.tokens),
             ..LoopOptions::default()
         };
@@ -270,7 +274,7 @@ impl Job<'_> {
         outcome.snapshots = checked.snapshots;
         if self.config.update_snapshots {
             // Accepted snapshots are not failures.
-            outcome.failures.retain(|f| f.check != "snapshot");
+            outcome.failures.retain(|f| f.check != CheckKind::Snapshot);
         }
         if self.cancel.is_cancelled() {
             outcome

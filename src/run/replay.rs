@@ -4,8 +4,10 @@
 //! workspace is `/workspace`), and the recorded text goes through a
 //! presenter that shows the recorded working directory as `/workspace`.
 //! So `same` (identical text), `paths` (identical once the recorded
-//! directory is shown as `/workspace`) and `differs` do not depend on the
-//! machine or the temp dir.
+//! directory is shown as `/workspace`), `presentation` (the answers agree
+//! once each side's presentation is taken off: the importer's `answer`
+//! and today's result put in its form, [`super::presentation`]) and
+//! `differs` do not depend on the machine or the temp dir.
 //!
 //! The comparison is made as the run goes ([`Comparison::see`], each
 //! result as the loop appends it to the conversation), so a run that times
@@ -25,14 +27,18 @@ use crate::agent::AgentEvent;
 use crate::agent::Presenter;
 use crate::agent::TokenCounter;
 use crate::scenario::Failure;
+use crate::scenario::replay::AnswerForm;
 use crate::scenario::replay::MAX_RECORDED_FILE_BYTES;
 use crate::scenario::replay::Recorded;
+use crate::scenario::replay::RecordedAnswer;
 use crate::scenario::replay::RecordedText;
 use crate::scenario::replay::ReplayPlan;
 use crate::scenario::replay::Require;
 use crate::tools::CallArguments;
 use crate::tools::ops::ConfinedFs;
 use crate::tools::ops::FsOps;
+
+use super::presentation;
 
 /// How a current result's text compares with the recorded one.
 #[derive(
@@ -45,6 +51,9 @@ pub enum Agreement {
     /// Identical once the recorded working directory is shown as
     /// `/workspace`.
     Paths,
+    /// The tool's answer agrees once the recording client's presentation
+    /// and ours are taken off (line numbers, reminders, wording, order).
+    Presentation,
     /// Different.
     Differs,
 }
@@ -55,6 +64,7 @@ impl Agreement {
         match self {
             Self::Same => "same",
             Self::Paths => "paths",
+            Self::Presentation => "presentation",
             Self::Differs => "differs",
         }
     }
@@ -73,6 +83,9 @@ pub struct ReplayCounts {
     pub same: u64,
     /// Texts identical after mapping the workspace path.
     pub paths: u64,
+    /// Texts that differ only in presentation: the answers agree.
+    #[serde(default)]
+    pub presentation: u64,
     /// Texts different.
     pub differs: u64,
     /// Tokens of the recorded result texts.
@@ -88,6 +101,7 @@ impl ReplayCounts {
         self.error_disagree += other.error_disagree;
         self.same += other.same;
         self.paths += other.paths;
+        self.presentation += other.presentation;
         self.differs += other.differs;
         self.recorded_tokens += other.recorded_tokens;
         self.current_tokens += other.current_tokens;
@@ -174,15 +188,35 @@ pub struct ReplayResult {
 /// The recorded text of `recorded` (a sidecar is read, at most
 /// [`MAX_RECORDED_FILE_BYTES`]).
 fn recorded_text(recorded: &Recorded) -> Result<String, String> {
-    match &recorded.text {
+    text_of(&recorded.text)
+}
+
+/// A recorded text: inline, or a sidecar read through a handle of its
+/// scenario's directory (a link that leads out of it is refused by the
+/// kernel), a regular file of at most [`MAX_RECORDED_FILE_BYTES`].
+fn text_of(text: &RecordedText) -> Result<String, String> {
+    match text {
         RecordedText::Inline(text) => Ok(text.clone()),
-        RecordedText::File(path) => read_sidecar(path),
+        RecordedText::File { base, rel } => read_sidecar(base, rel),
     }
 }
 
-fn read_sidecar(path: &Path) -> Result<String, String> {
-    let file = std::fs::File::open(path)
-        .map_err(|err| format!("cannot read the recorded text {}: {err}", path.display()))?;
+fn read_sidecar(base: &Path, rel: &Path) -> Result<String, String> {
+    use cap_std::fs::OpenOptionsExt as _;
+    let path = base.join(rel);
+    let cannot =
+        |err: std::io::Error| format!("cannot read the recorded text {}: {err}", path.display());
+    let dir =
+        cap_std::fs::Dir::open_ambient_dir(base, cap_std::ambient_authority()).map_err(cannot)?;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).custom_flags(libc::O_NONBLOCK);
+    let file = dir.open_with(rel, &options).map_err(cannot)?;
+    if !file.metadata().map_err(cannot)?.is_file() {
+        return Err(format!(
+            "the recorded text {} is not a regular file",
+            path.display()
+        ));
+    }
     let mut bytes = Vec::new();
     file.take(MAX_RECORDED_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -205,6 +239,10 @@ pub struct Comparison<'a> {
     labels: &'a BTreeMap<String, String>,
     /// The recorded texts as the model would see them today.
     recorded_view: Presenter,
+    /// How the model sees the workspace.
+    workspace: String,
+    /// The arguments of the recorded calls with an answer, as sent.
+    args: BTreeMap<String, serde_json::Value>,
     /// Recorded calls that got a result.
     reached: u64,
     result: ReplayResult,
@@ -228,6 +266,8 @@ impl<'a> Comparison<'a> {
             tokens,
             labels,
             recorded_view,
+            workspace: workspace_name.to_owned(),
+            args: BTreeMap::new(),
             reached: 0,
             result: ReplayResult::default(),
         }
@@ -236,6 +276,19 @@ impl<'a> Comparison<'a> {
     /// Sees an event of the loop: each result appended to the conversation
     /// (presented, as the model reads it) is compared with its recorded one.
     pub fn see(&mut self, event: &AgentEvent) {
+        if let AgentEvent::ToolExecutionStart {
+            call_id,
+            args: CallArguments::Json(args),
+            ..
+        } = event
+            && self
+                .plan
+                .recorded
+                .get(call_id)
+                .is_some_and(|r| r.answer.is_some())
+        {
+            self.args.insert(call_id.clone(), args.clone());
+        }
         if let AgentEvent::ToolResultMessage { message } = event {
             self.compare(
                 &message.tool_call_id,
@@ -249,9 +302,8 @@ impl<'a> Comparison<'a> {
     /// One call's result (`now`, `is_error`) against its recorded one.
     fn compare(&mut self, id: &str, tool: &str, is_error: bool, now: String) {
         let plan = self.plan;
-        let result = &mut self.result;
         let Some(recorded) = plan.recorded.get(id) else {
-            result.stats.unrecorded += 1;
+            self.result.stats.unrecorded += 1;
             return;
         };
         self.reached += 1;
@@ -263,7 +315,7 @@ impl<'a> Comparison<'a> {
         let then = match recorded_text(recorded) {
             Ok(text) => text,
             Err(err) => {
-                result.failures.push(Failure::new(
+                self.result.failures.push(Failure::new(
                     Some(&label),
                     "replay",
                     "a readable recorded text",
@@ -276,9 +328,12 @@ impl<'a> Comparison<'a> {
             Agreement::Same
         } else if self.recorded_view.text(&then) == now {
             Agreement::Paths
+        } else if self.answers_agree(id, tool, recorded, (&now, is_error), &then) {
+            Agreement::Presentation
         } else {
             Agreement::Differs
         };
+        let result = &mut self.result;
         let error_agrees = recorded.is_error == is_error;
         let counts = ReplayCounts {
             calls: 1,
@@ -286,6 +341,7 @@ impl<'a> Comparison<'a> {
             error_disagree: u64::from(!error_agrees),
             same: u64::from(agreement == Agreement::Same),
             paths: u64::from(agreement == Agreement::Paths),
+            presentation: u64::from(agreement == Agreement::Presentation),
             differs: u64::from(agreement == Agreement::Differs),
             recorded_tokens: self.tokens.count(&then),
             current_tokens: self.tokens.count(&now),
@@ -321,6 +377,50 @@ impl<'a> Comparison<'a> {
             .or_default()
             .add(&counts);
         result.stats.counts.add(&counts);
+    }
+
+    /// Whether the recorded answer of call `id` (when the importer gave
+    /// one, and both results agree on being errors) agrees with today's
+    /// result (`now`) put in its form; `then` is the recorded text, the
+    /// answer when it has no text of its own.
+    fn answers_agree(
+        &self,
+        id: &str,
+        tool: &str,
+        recorded: &Recorded,
+        (now, is_error): (&str, bool),
+        then: &str,
+    ) -> bool {
+        let Some(answer) = &recorded.answer else {
+            return false;
+        };
+        if recorded.is_error != is_error {
+            return false;
+        }
+        let recorded_answer = match &answer.text {
+            // A change that succeeded has nothing more to say.
+            _ if answer.form == AnswerForm::Done => String::new(),
+            Some(text) => match text_of(text) {
+                Ok(text) => text,
+                Err(_) => return false,
+            },
+            None => then.to_owned(),
+        };
+        let Some(ours) = presentation::answer(
+            answer.form,
+            tool,
+            self.args.get(id),
+            (now, is_error),
+            &self.workspace,
+        ) else {
+            return false;
+        };
+        presentation::agree(answer.form, &ours, &recorded_answer)
+            || presentation::agree(
+                answer.form,
+                &ours,
+                &self.recorded_view.text(&recorded_answer),
+            )
     }
 
     /// What was compared; `synced` is how many files `--sync-reads` wrote.
@@ -377,7 +477,7 @@ impl<'a> Syncer<'a> {
         let Some(recorded) = self.plan.recorded.get(call_id) else {
             return;
         };
-        if !recorded.sync || tool_name != "read" {
+        if !recorded.sync || !matches!(tool_name.as_str(), "read" | "edit") {
             return;
         }
         let CallArguments::Json(args) = args else {
@@ -395,7 +495,22 @@ impl<'a> Syncer<'a> {
         } else {
             real
         };
-        let Ok(text) = recorded_text(recorded) else {
+        // What the file held: an edit's recorded original, a read's answer
+        // (the file's text, for a client whose read text is numbered), or
+        // the read's text itself.
+        let text = match (tool_name.as_str(), &recorded.original, &recorded.answer) {
+            ("edit", Some(original), _) => text_of(original),
+            ("edit", None, _) => return,
+            (
+                _,
+                _,
+                Some(RecordedAnswer {
+                    text: Some(text), ..
+                }),
+            ) => text_of(text),
+            _ => recorded_text(recorded),
+        };
+        let Ok(text) = text else {
             return;
         };
         let target = self.root.join(&rel);
@@ -423,6 +538,8 @@ mod tests {
             text: RecordedText::Inline(text.to_owned()),
             images: 0,
             sync,
+            answer: None,
+            original: None,
         };
         ReplayPlan {
             recorded: BTreeMap::from([

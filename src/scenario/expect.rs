@@ -308,8 +308,8 @@ pub struct ModeCheck {
 /// One check of `stats`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StatCheck {
-    /// Its name in failures: `stats.retries`, `stats.max_errors` …
-    pub name: &'static str,
+    /// Its key in `stats:`: `retries`, `max_errors` …
+    pub key: &'static str,
     /// The figure it looks at.
     pub figure: Figure,
     /// What the figure must be.

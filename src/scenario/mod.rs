@@ -16,6 +16,7 @@
 //! | [`vars`] | `${name}` in expectations: found at load, expanded at check |
 //! | [`check`] | the checks (run-level contract, per call, files), and the [`Failure`]s they find |
 //! | [`focus`] | where to look in a long text that failed a check |
+//! | [`settings`] | [`Jobs`](settings::Jobs), [`Budget`](settings::Budget), [`Tokenizer`](settings::Tokenizer): one type and one parser each |
 //! | [`snapshot`] | snapshot files of tool results |
 //! | [`template`] | the `repeat` template of generated files |
 //! | [`pointer`](mod@pointer) | `details_at`: checks on details by JSON pointer |
@@ -36,6 +37,7 @@ pub mod load;
 pub mod model;
 pub mod pointer;
 pub mod replay;
+pub mod settings;
 pub mod snapshot;
 pub mod template;
 pub mod text_file;

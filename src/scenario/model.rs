@@ -72,6 +72,11 @@ pub struct ScenarioDoc {
     pub faults: Vec<FaultSpec>,
     /// How bash runs its commands.
     pub bash: Option<BashSpec>,
+    /// Turns the model may take before the loop stops it (default: no
+    /// limit: a scripted model ends with its script, and the time budget
+    /// bounds the run); overrides the suite's.
+    #[schemars(range(min = 1, max = 1000000000))]
+    pub max_turns: Option<usize>,
 }
 
 /// The suite file, `harness.yaml`: defaults for every scenario below it.
@@ -104,6 +109,10 @@ pub struct SuiteDoc {
     pub max_generated_bytes: Option<u64>,
     /// Defaults for imported scenarios (docs/replay.md).
     pub replay: Option<SuiteReplaySpec>,
+    /// Turns the model of each scenario may take before the loop stops it
+    /// (default: no limit).
+    #[schemars(range(min = 1, max = 1000000000))]
+    pub max_turns: Option<usize>,
 }
 
 /// Declares [`LimitsSpec`] from the one list of the tool limits a file may

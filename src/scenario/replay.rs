@@ -29,8 +29,105 @@ pub struct RecordedSpec {
     pub images: Option<usize>,
     /// Before this call (a whole-file read), write `text` into the file it
     /// reads, so the calls after it see what the model saw
-    /// (`harness import --sync-reads`).
+    /// (`harness import --sync-reads`); for a read with an `answer`, the
+    /// answer's text, and for an edit, its `original`.
     pub sync: Option<bool>,
+    /// The tool's answer without the recording client's presentation (its
+    /// line numbers, reminders, wording), as the importer read it: a
+    /// result whose text differs but whose answer agrees is
+    /// `presentation`, not `differs` (docs/replay.md).
+    pub answer: Option<AnswerSpec>,
+    /// The file's whole text before this call (an edit's `originalFile`),
+    /// as the client recorded it; with `sync: true` it is written into the
+    /// file before the call.
+    pub original: Option<TextSpec>,
+}
+
+/// `recorded.answer`: a form, and its text (inline or in a file), or none
+/// when it is the recorded `text` itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(transform = text_or_file)]
+pub struct AnswerSpec {
+    /// What the answer is.
+    pub form: AnswerForm,
+    /// Its text (the recorded `text` when neither this nor `file` is given).
+    pub text: Option<String>,
+    /// Instead of `text`: a file holding it, relative to the scenario file.
+    pub file: Option<String>,
+}
+
+/// A text, inline or in a file beside the scenario.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(transform = text_or_file)]
+pub struct TextSpec {
+    /// The text.
+    pub text: Option<String>,
+    /// Instead of `text`: a file holding it, relative to the scenario file.
+    pub file: Option<String>,
+}
+
+/// The form of a recorded answer, and how today's result is put in it.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, PartialOrd, Ord,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerForm {
+    /// The tool's text itself: a read's lines, a command's output
+    /// (trailing newlines and today's notices and exit status left out).
+    #[default]
+    Text,
+    /// A change that succeeded.
+    Done,
+    /// Workspace-relative paths, sorted, one a line.
+    Files,
+    /// Matching lines as `path:text`, sorted (context lines left out).
+    Matches,
+    /// Matching lines per file as `path:N`, sorted.
+    Counts,
+    /// A directory's entries, directories with `/`, sorted.
+    Entries,
+    /// A failure, by its kind ([`FailureKind`]).
+    Failure,
+}
+
+/// The kinds of failure an answer of form `failure` names, the same for
+/// every client: what went wrong, whatever the words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureKind {
+    /// An edit's old text is not in the file.
+    TextNotFound,
+    /// An edit's old text is in the file more than once.
+    TextNotUnique,
+    /// An edit would change nothing.
+    NoChange,
+    /// The file does not exist.
+    NoSuchFile,
+    /// The path is a directory.
+    IsADirectory,
+}
+
+impl FailureKind {
+    /// Its words in `recorded.answer.text`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::TextNotFound => "text not found",
+            Self::TextNotUnique => "text not unique",
+            Self::NoChange => "no change",
+            Self::NoSuchFile => "no such file",
+            Self::IsADirectory => "is a directory",
+        }
+    }
+}
+
+/// A recorded answer, validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedAnswer {
+    /// Its form.
+    pub form: AnswerForm,
+    /// Its text (`None`: the recorded text).
+    pub text: Option<RecordedText>,
 }
 
 /// `text` or `file`, not both.
@@ -113,8 +210,15 @@ pub struct GitCheckoutSpec {
 pub enum RecordedText {
     /// Written in the scenario.
     Inline(String),
-    /// In this file (read when the run compares).
-    File(PathBuf),
+    /// In the file `rel` below the directory `base` (the scenario's),
+    /// read when the run compares, through a handle of `base`: a link
+    /// that leads out of it is refused then too.
+    File {
+        /// The scenario's directory.
+        base: PathBuf,
+        /// The file, relative to it.
+        rel: PathBuf,
+    },
 }
 
 /// One recorded result, validated.
@@ -128,6 +232,10 @@ pub struct Recorded {
     pub images: usize,
     /// Write the text into the read file before the call.
     pub sync: bool,
+    /// The tool's answer without the client's presentation.
+    pub answer: Option<RecordedAnswer>,
+    /// The file's text before the call.
+    pub original: Option<RecordedText>,
 }
 
 /// What the run needs to compare an imported scenario's results.

@@ -315,3 +315,76 @@ fn a_partition_count_is_bounded_where_it_enters() {
     );
     assert!(out.peak < 64 * MIB, "peak {} MiB", out.peak / MIB);
 }
+
+/// Issue 22 item 6: a 100 MB Claude Code transcript (results of 28 KB,
+/// each with its `toolUseResult`, batches of one to three calls on side
+/// branches) streams: its import holds one line and the calls' short
+/// texts at a time, whatever the file's size, and writes the large texts
+/// to sidecars as it reads them.
+#[test]
+fn a_hundred_megabyte_transcript_imports_in_bounded_memory() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let cwd = "/home/dev/big";
+    let body = "x".repeat(79) + "\n";
+    let text = body.repeat(175);
+    writeln!(
+        file,
+        "{}",
+        serde_json::json!({"type": "user", "uuid": "u0", "parentUuid": null, "cwd": cwd,
+            "message": {"role": "user", "content": "go"}})
+    )
+    .unwrap();
+    let mut parent = "u0".to_owned();
+    let (mut calls, mut message) = (0, 0);
+    while calls < 3600 {
+        message += 1;
+        let batch: Vec<usize> = (calls..calls + 1 + message % 3).collect();
+        for &n in &batch {
+            writeln!(
+                file,
+                "{}",
+                serde_json::json!({"type": "assistant", "uuid": format!("a{n}"),
+                    "parentUuid": parent, "cwd": cwd,
+                    "message": {"id": format!("msg_{message}"), "role": "assistant",
+                        "content": [{"type": "tool_use", "id": format!("t{n}"), "name": "Read",
+                            "input": {"file_path": format!("{cwd}/f{}.txt", n % 40)}}]}})
+            )
+            .unwrap();
+            parent = format!("a{n}");
+        }
+        for &n in &batch {
+            writeln!(
+                file,
+                "{}",
+                serde_json::json!({"type": "user", "uuid": format!("r{n}"),
+                    "parentUuid": format!("a{n}"), "cwd": cwd,
+                    "message": {"role": "user", "content": [{"type": "tool_result",
+                        "tool_use_id": format!("t{n}"), "content": text}]},
+                    "toolUseResult": {"type": "text", "file": {"filePath": "f", "content": text,
+                        "numLines": 175, "startLine": 1, "totalLines": 175}}})
+            )
+            .unwrap();
+            parent = format!("r{n}");
+        }
+        calls += batch.len();
+    }
+    drop(file);
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(len > 100_000_000, "{len}");
+    let mut cmd = harness(dir.path());
+    cmd.args(["import", "claude", "big.jsonl", "-o", "out"]);
+    let out = measured(cmd, 1024 * MIB, Duration::from_secs(300));
+    assert!(out.success, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "wrote 1 scenario to out: {calls} calls replayed, 0 not replayed, {calls} recorded \
+             texts in sidecar files\n"
+        )
+    );
+    // Far less than the file: what is held does not grow with it.
+    assert!(out.peak < 96 * MIB, "peak {} MiB", out.peak / MIB);
+}

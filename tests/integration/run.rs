@@ -407,6 +407,76 @@ fn failure_diffs_are_coloured_only_when_the_terminal_wants_it() {
     assert_eq!(escapes.replace_all(&forced, ""), plain);
 }
 
+/// Issue 22 item 1: the agent loop stopped every scenario after 200
+/// turns, a limit written nowhere. A scripted model now runs to the end
+/// of its script; `max_turns` (scenario or suite) stops it earlier, and
+/// the failure says why the run ended.
+#[test]
+fn a_script_runs_to_its_end_unless_max_turns_says_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let steps: String = (0..250)
+        .map(|i| format!("  - call: ls\n    id: c{i}\n"))
+        .collect();
+    std::fs::write(dir.path().join("long.yaml"), format!("model:\n{steps}")).unwrap();
+    let out = harness_in(dir.path(), tmp.path(), &["run", ".", "--report", "out"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(run["scenarios"][0]["stats"]["calls"], 250);
+
+    std::fs::write(dir.path().join("harness.yaml"), "max_turns: 7\n").unwrap();
+    std::fs::write(
+        dir.path().join("short.yaml"),
+        format!("max_turns: 3\nmodel:\n{steps}"),
+    )
+    .unwrap();
+    let out = harness_in(dir.path(), tmp.path(), &["run", ".", "--report", "out"]);
+    assert_eq!(out.status.code(), Some(1));
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/run.json")).unwrap())
+            .unwrap();
+    let got: Vec<(String, u64, serde_json::Value)> = run["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_owned(),
+                s["stats"]["calls"].as_u64().unwrap(),
+                s["failures"].clone(),
+            )
+        })
+        .collect();
+    let failure = |n: u64| {
+        serde_json::json!([{
+            "step": "loop contract",
+            "check": "run",
+            "expected": "the run ends normally",
+            "actual": format!("the model kept calling tools after {n} turns (max_turns); the loop stopped it"),
+        }])
+    };
+    assert_eq!(
+        got,
+        [
+            ("./long".to_owned(), 7, failure(7)),
+            ("./short".to_owned(), 3, failure(3))
+        ]
+    );
+    std::fs::write(dir.path().join("harness.yaml"), "max_turns: 0\n").unwrap();
+    let out = harness_in(dir.path(), tmp.path(), &["check", "."]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stdout.contains(
+            "harness.yaml:1:12: max_turns: must be a whole number from 1 to 1000000000 (it is 0)"
+        ),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn a_timed_out_scenario_keeps_the_transcript_of_its_partial_run() {
     // The first batch is answered; in the second, the read ends but bash

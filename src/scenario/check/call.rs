@@ -34,6 +34,8 @@ use super::failure::matches_check;
 use super::failure::not_contains_check;
 use super::input::CheckInput;
 use super::input::variables;
+use super::kind::CheckKind;
+use super::kind::ImageBlock;
 
 /// Judges one call's result (and how it ended): each of its checks, in
 /// order, after its `${var}` are expanded with the call's variables.
@@ -70,7 +72,12 @@ pub(super) fn call_checks(
             }
             CallExpectation::Equals(want) => {
                 if *want != text {
-                    failures.push(Failure::new(step, "equals", want.clone(), text.clone()));
+                    failures.push(Failure::new(
+                        step,
+                        CheckKind::Equals,
+                        want.clone(),
+                        text.clone(),
+                    ));
                 }
             }
             CallExpectation::Lines(want) => {
@@ -78,7 +85,7 @@ pub(super) fn call_checks(
                 if got != *want {
                     failures.push(Failure::new(
                         step,
-                        "lines",
+                        CheckKind::Lines,
                         format!("{want} lines"),
                         format!("{got} lines"),
                     ));
@@ -92,19 +99,11 @@ pub(super) fn call_checks(
                 for (matcher, expected, actual) in
                     pointer::misses(result.details.as_ref(), pointer, check)
                 {
-                    failures.push(Failure::new(
-                        step,
-                        &format!(
-                            "details_at {} {matcher}",
-                            if pointer.is_empty() {
-                                "(root)"
-                            } else {
-                                pointer
-                            }
-                        ),
-                        expected,
-                        actual,
-                    ));
+                    let kind = CheckKind::DetailsAt {
+                        pointer: pointer.clone(),
+                        matcher: matcher.to_owned(),
+                    };
+                    failures.push(Failure::new(step, kind, expected, actual));
                 }
             }
             CallExpectation::HasImage(want) => {
@@ -115,7 +114,7 @@ pub(super) fn call_checks(
                 flag_check(
                     failures,
                     step,
-                    "image",
+                    CheckKind::Image,
                     (*want, has),
                     ("an image block", "no image block"),
                 );
@@ -125,7 +124,7 @@ pub(super) fn call_checks(
                 if got > *max {
                     failures.push(Failure::new(
                         step,
-                        "max_tokens",
+                        CheckKind::MaxTokens,
                         format!("at most {max} tokens ({})", input.tokens.name()),
                         format!("{got} tokens"),
                     ));
@@ -172,7 +171,7 @@ fn cancelled_check(
     };
     failures.push(Failure::new(
         step,
-        "cancelled",
+        CheckKind::Cancelled,
         state(want),
         format!("{}: {}", state(record.cancelled), record.result.text()),
     ));
@@ -189,7 +188,7 @@ fn details_check(
     if let Some(path) = subset_mismatch(want, &actual, String::new()) {
         failures.push(Failure::new(
             step,
-            "details",
+            CheckKind::Details,
             format!(
                 "details containing {want} (first difference at {})",
                 if path.is_empty() { "/" } else { &path }
@@ -225,10 +224,10 @@ fn outcome_check(
     let actual = || format!("{}: {text}", state(result.is_error));
     match expectation {
         CallExpectation::Ok(ok) if *ok == result.is_error => {
-            failures.push(Failure::new(step, "ok", state(!ok), actual()));
+            failures.push(Failure::new(step, CheckKind::Ok, state(!ok), actual()));
         }
         CallExpectation::Error(want) if *want != result.is_error => {
-            failures.push(Failure::new(step, "error", state(*want), actual()));
+            failures.push(Failure::new(step, CheckKind::Error, state(*want), actual()));
         }
         CallExpectation::ErrorMatches(Pattern {
             text: pattern,
@@ -237,7 +236,7 @@ fn outcome_check(
             if !result.is_error {
                 failures.push(Failure::new(
                     step,
-                    "error",
+                    CheckKind::Error,
                     format!("an error result matching /{pattern}/"),
                     actual(),
                 ));
@@ -247,7 +246,7 @@ fn outcome_check(
                 failures.push(
                     Failure::new(
                         step,
-                        "error",
+                        CheckKind::Error,
                         format!("an error text matching /{pattern}/"),
                         text,
                     )
@@ -286,25 +285,24 @@ pub(super) fn truncation_check(
         (true, Some(by)) => format!("truncated by {}", truncated_by(by)),
         (true, None) => "truncated".to_owned(),
     };
-    failures.push(Failure::new(step, "truncated", expected, actual));
+    failures.push(Failure::new(step, CheckKind::Truncated, expected, actual));
 }
 
 /// The failures of image block `i` of `blocks` against `want`, each named
-/// `{name} {what}`.
+/// after the block (`image width`, `images[0] height`).
 fn image_block_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    (blocks, i, name): (&[images::Block], usize, &str),
+    (blocks, i, block): (&[images::Block], usize, ImageBlock),
     want: &ImageChecks,
 ) {
-    let Some(block) = blocks.get(i) else { return };
-    for (what, expected, actual) in images::misses(block, want) {
-        failures.push(Failure::new(
-            step,
-            &format!("{name} {what}"),
-            expected,
-            actual,
-        ));
+    let Some(found) = blocks.get(i) else { return };
+    for (what, expected, actual) in images::misses(found, want) {
+        let kind = CheckKind::ImageBlock {
+            block,
+            what: what.to_owned(),
+        };
+        failures.push(Failure::new(step, kind, expected, actual));
     }
 }
 
@@ -319,18 +317,18 @@ fn each_image_check(
     if blocks.is_empty() {
         failures.push(Failure::new(
             step,
-            "image",
+            CheckKind::Image,
             "an image block",
             "no image block",
         ));
     }
     for i in 0..blocks.len() {
-        let name = if blocks.len() == 1 {
-            "image".to_owned()
+        let block = if blocks.len() == 1 {
+            ImageBlock::Only
         } else {
-            format!("image {}", i + 1)
+            ImageBlock::Nth(i + 1)
         };
-        image_block_check(failures, step, (&blocks, i, &name), want);
+        image_block_check(failures, step, (&blocks, i, block), want);
     }
 }
 
@@ -345,13 +343,13 @@ fn images_check(
     if blocks.len() != count {
         failures.push(Failure::new(
             step,
-            "images",
+            CheckKind::Images,
             blocks_text(count),
             blocks_text(blocks.len()),
         ));
     }
     for (i, want) in each.iter().enumerate() {
-        image_block_check(failures, step, (&blocks, i, &format!("images[{i}]")), want);
+        image_block_check(failures, step, (&blocks, i, ImageBlock::Listed(i)), want);
     }
 }
 
@@ -385,7 +383,7 @@ fn updates_check(
         CallExpectation::UpdatesMin(min) if count < *min => {
             failures.push(Failure::new(
                 step,
-                "updates",
+                CheckKind::Updates,
                 format!("at least {min} updates"),
                 updates_text(count),
             ));
@@ -393,7 +391,7 @@ fn updates_check(
         CallExpectation::UpdatesMax(max) if count > *max => {
             failures.push(Failure::new(
                 step,
-                "updates.max",
+                CheckKind::UpdatesMax,
                 format!("at most {max} updates"),
                 updates_text(count),
             ));
@@ -413,7 +411,7 @@ fn updates_check(
                     };
                     failures.push(Failure::new(
                         step,
-                        "updates.contains",
+                        CheckKind::UpdatesContains,
                         format!("an update containing {needle:?}"),
                         format!(
                             "{}, none containing it{note}; the last: {}",
@@ -432,7 +430,7 @@ fn updates_check(
                     failures.push(
                         Failure::new(
                             step,
-                            "updates.last_contains",
+                            CheckKind::UpdatesLastContains,
                             format!("a last update containing {needle:?}"),
                             shown_update(last),
                         )
@@ -470,7 +468,7 @@ fn snapshot_check(
         };
         out.failures.push(Failure::new(
             step,
-            "snapshot",
+            CheckKind::Snapshot,
             expected,
             serde_yaml::to_string(&value).unwrap_or_default(),
         ));

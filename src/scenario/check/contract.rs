@@ -7,6 +7,7 @@ use crate::scenario::expect::StatBound;
 
 use super::failure::Failure;
 use super::input::CheckInput;
+use super::kind::CheckKind;
 
 /// The loop's own contract, checked on every scenario.
 pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
@@ -27,7 +28,7 @@ pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>)
         if expected != got {
             failures.push(Failure::new(
                 contract,
-                "one result per call, in call order",
+                CheckKind::ResultOrder,
                 format!("results for {expected:?}"),
                 format!("results for {got:?}"),
             ));
@@ -37,7 +38,7 @@ pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>)
         if record.result.is_error && record.result.text().trim().is_empty() {
             failures.push(Failure::new(
                 contract,
-                "error results say what to change",
+                CheckKind::ErrorText,
                 format!("a text for the error result of {}", record.call.id),
                 "an empty text",
             ));
@@ -45,7 +46,7 @@ pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>)
         if let Some(internal) = &record.result.internal_error {
             failures.push(Failure::new(
                 Some(label_of(input, &record.call.id).as_str()),
-                "tool layer",
+                CheckKind::ToolLayer,
                 "no internal error",
                 format!("internal error: {internal}"),
             ));
@@ -54,7 +55,7 @@ pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>)
     for failure in &input.report.capture_failures {
         failures.push(Failure::new(
             Some(label_of(input, &failure.call_id).as_str()),
-            &format!("capture.{}", failure.name),
+            CheckKind::Capture(failure.name.clone()),
             format!("a match for /{}/", failure.regex),
             format!("no match in: {}", failure.text),
         ));
@@ -62,7 +63,7 @@ pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>)
     if let Some(overrun) = &input.report.overrun {
         failures.push(Failure::new(
             contract,
-            "script length",
+            CheckKind::ScriptLength,
             "the run ends with the script",
             overrun.clone(),
         ));
@@ -72,7 +73,7 @@ pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>)
     {
         failures.push(Failure::new(
             contract,
-            "run",
+            CheckKind::Run,
             "the run ends normally",
             error.clone(),
         ));
@@ -100,7 +101,7 @@ pub(super) fn order_check(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
         if got != want.iter().map(String::as_str).collect::<Vec<_>>() {
             failures.push(Failure::new(
                 Some("order"),
-                "order",
+                CheckKind::Order,
                 format!("{want:?}"),
                 format!("{got:?}"),
             ));
@@ -125,7 +126,7 @@ pub(super) fn stats_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) 
             StatBound::Exactly(want) if want != got => {
                 failures.push(Failure::new(
                     step,
-                    stat.name,
+                    CheckKind::Stats(stat.key.to_owned()),
                     want.to_string(),
                     got.to_string(),
                 ));
@@ -133,7 +134,7 @@ pub(super) fn stats_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) 
             StatBound::AtMost(max) if got > max => {
                 failures.push(Failure::new(
                     step,
-                    stat.name,
+                    CheckKind::Stats(stat.key.to_owned()),
                     format!("at most {max}"),
                     got.to_string(),
                 ));

@@ -22,6 +22,7 @@ use crate::scenario::vars;
 use crate::scenario::vars::Vars;
 
 use super::failure::Failure;
+use super::kind::CheckKind;
 
 /// A call's checks with their `${var}` expanded; unchanged when they have
 /// none. A regex that no longer compiles is a failure at `check.label`.
@@ -155,7 +156,7 @@ fn expanded_regex(pattern: &str, step: &str, failures: &mut Vec<Failure>) -> Opt
         Err(err) => {
             failures.push(Failure::new(
                 Some(step),
-                "expect",
+                CheckKind::Expect,
                 "a regex that compiles once its variables are expanded",
                 err.to_string(),
             ));

@@ -10,13 +10,15 @@ use serde_json::Value;
 use crate::scenario::focus;
 use crate::scenario::focus::Focus;
 
+use super::kind::CheckKind;
+
 /// One failed check.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     /// Where: `step 2 (grep)`, `files: src/a.ts`, `loop contract` …
     pub step: Option<String>,
     /// Which check: `contains`, `stats.retries` …
-    pub check: String,
+    pub check: CheckKind,
     /// What was expected.
     pub expected: String,
     /// What happened.
@@ -30,13 +32,13 @@ impl Failure {
     /// A failure at `step` (`None`: the whole scenario).
     pub fn new(
         step: Option<&str>,
-        check: &str,
+        check: impl Into<CheckKind>,
         expected: impl Into<String>,
         actual: impl Into<String>,
     ) -> Self {
         Self {
             step: step.map(str::to_owned),
-            check: check.to_owned(),
+            check: check.into(),
             expected: expected.into(),
             actual: actual.into(),
             focus: None,
@@ -80,7 +82,7 @@ pub(super) fn either(flag: bool, yes: &'static str, no: &'static str) -> &'stati
 pub(super) fn flag_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    check: &str,
+    check: CheckKind,
     (want, got): (bool, bool),
     (yes, no): (&'static str, &'static str),
 ) {
@@ -108,7 +110,7 @@ pub(super) fn contains_check(
             failures.push(
                 Failure::new(
                     step,
-                    "contains",
+                    CheckKind::Contains,
                     format!("{noun} containing {needle:?}"),
                     text,
                 )
@@ -131,7 +133,7 @@ pub(super) fn not_contains_check(
             failures.push(
                 Failure::new(
                     step,
-                    "not_contains",
+                    CheckKind::NotContains,
                     format!("{noun} without {needle:?}"),
                     text,
                 )
@@ -153,7 +155,7 @@ pub(super) fn matches_check(
         failures.push(
             Failure::new(
                 step,
-                "matches",
+                CheckKind::Matches,
                 format!("{noun} matching /{}/", regex.as_str()),
                 text,
             )

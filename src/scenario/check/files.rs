@@ -22,6 +22,7 @@ use super::failure::matches_check;
 use super::failure::not_contains_check;
 use super::input::CheckInput;
 use super::input::variables;
+use super::kind::CheckKind;
 
 /// The largest file a file check reads.
 pub const MAX_CHECKED_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -107,12 +108,12 @@ pub(super) fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
                 Ok(bytes) => {
                     let got = input.presenter.text(&String::from_utf8_lossy(&bytes));
                     if got != *want {
-                        failures.push(Failure::new(step, "equals", want.clone(), got));
+                        failures.push(Failure::new(step, CheckKind::Equals, want.clone(), got));
                     }
                 }
                 Err(err) => failures.push(Failure::new(
                     step,
-                    "equals",
+                    CheckKind::Equals,
                     want.clone(),
                     format!("cannot read the file: {err}"),
                 )),
@@ -137,11 +138,11 @@ fn file_object_checks(
     for presence in &checks.presence {
         match *presence {
             Presence::Absent(absent) if absent == exists => {
-                flag_check(failures, step, "absent", (!absent, exists), shown);
+                flag_check(failures, step, CheckKind::Absent, (!absent, exists), shown);
                 return;
             }
             Presence::Exists(want) if want != exists => {
-                flag_check(failures, step, "exists", (want, exists), shown);
+                flag_check(failures, step, CheckKind::Exists, (want, exists), shown);
                 return;
             }
             _ => {}
@@ -156,7 +157,7 @@ fn file_object_checks(
             };
             failures.push(Failure::new(
                 step,
-                "symlink",
+                CheckKind::Symlink,
                 format!("a symlink to {target:?}"),
                 actual,
             ));
@@ -173,7 +174,7 @@ fn file_object_checks(
             Err(err) => {
                 failures.push(Failure::new(
                     step,
-                    "read",
+                    CheckKind::Read,
                     "a readable file",
                     format!("cannot read it: {err}"),
                 ));
@@ -197,7 +198,7 @@ fn content_check(
     match check {
         ContentCheck::Equals(want) => {
             if *want != text {
-                failures.push(Failure::new(step, "equals", want.clone(), text));
+                failures.push(Failure::new(step, CheckKind::Equals, want.clone(), text));
             }
         }
         ContentCheck::Contains(needles) => contains_check(failures, step, "content", text, needles),
@@ -214,7 +215,7 @@ fn content_check(
             flag_check(
                 failures,
                 step,
-                "bom",
+                CheckKind::Bom,
                 (*want, has),
                 ("a UTF-8 BOM", "no BOM"),
             );
@@ -229,7 +230,7 @@ fn content_check(
             if !ok {
                 failures.push(Failure::new(
                     step,
-                    "eol",
+                    CheckKind::Eol,
                     what,
                     format!("{} CRLF and {} bare LF line endings", crlf, lf - crlf),
                 ));
@@ -237,12 +238,12 @@ fn content_check(
         }
         ContentCheck::Bytes(want) => {
             if let Some((expected, actual)) = exact::bytes(want, bytes) {
-                failures.push(Failure::new(step, "bytes_base64", expected, actual));
+                failures.push(Failure::new(step, CheckKind::BytesBase64, expected, actual));
             }
         }
         ContentCheck::Sha256(want) => {
             if let Some((expected, actual)) = exact::sha256(want, bytes) {
-                failures.push(Failure::new(step, "sha256", expected, actual));
+                failures.push(Failure::new(step, CheckKind::Sha256, expected, actual));
             }
         }
     }
@@ -259,12 +260,12 @@ fn mode_check(
         Ok(found) => {
             let got = format!("{:o}", found & 0o7777);
             if got != mode.octal {
-                failures.push(Failure::new(step, "mode", mode.octal.clone(), got));
+                failures.push(Failure::new(step, CheckKind::Mode, mode.octal.clone(), got));
             }
         }
         Err(err) => failures.push(Failure::new(
             step,
-            "mode",
+            CheckKind::Mode,
             mode.written.as_str(),
             format!("cannot stat it: {err}"),
         )),

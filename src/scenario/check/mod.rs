@@ -9,6 +9,7 @@
 //! | `contract` | the loop's contract, `order` and `stats` |
 //! | `call` | the checks of each call |
 //! | `files` | `expect.files`, read inside the workspace only |
+//! | `kind` | [`CheckKind`]: which check a failure is of, written as its name |
 //! | `expand` | `${var}` in the checks, expanded with the run's values |
 
 mod call;
@@ -17,6 +18,7 @@ mod expand;
 mod failure;
 mod files;
 mod input;
+mod kind;
 
 use std::collections::HashMap;
 
@@ -33,6 +35,8 @@ pub use failure::Failure;
 pub use failure::SnapshotOutcome;
 pub use files::MAX_CHECKED_FILE_BYTES;
 pub use input::CheckInput;
+pub use kind::CheckKind;
+pub use kind::ImageBlock;
 
 /// Runs every check.
 pub fn check(input: &CheckInput<'_>) -> CheckOutput {
@@ -53,7 +57,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckOutput {
             None if check.retry => {}
             None => out.failures.push(Failure::new(
                 Some(&check.label),
-                "sent",
+                CheckKind::Sent,
                 "the call was sent and has a result",
                 "the call was never sent (the run ended before this step)",
             )),

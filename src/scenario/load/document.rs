@@ -5,13 +5,13 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::agent::DEFAULT_SYSTEM_PROMPT;
 use crate::agent::FauxScript;
 use crate::scenario::de;
 use crate::scenario::model::ScenarioDoc;
 use crate::scenario::model::ToolsSpec;
+use crate::scenario::settings::Budget;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
 use crate::scenario::yaml::Kind;
@@ -25,7 +25,6 @@ use super::scenario::Scenario;
 use super::scenario::ServerPlan;
 use super::scenario::ToolEntry;
 use super::suite::Suite;
-use super::validator::DEFAULT_TIMEOUT_SECS;
 use super::validator::Validator;
 use super::validator::k;
 
@@ -208,11 +207,13 @@ impl Validator<'_> {
         let run_check = self.run_check(&doc.expect);
         let conditions = self.conditions(&doc);
         let replay_timeout = doc.replay.as_ref().and_then(|r| r.timeout);
-        self.seconds_in_range(&[k("replay"), k("timeout")], replay_timeout);
-        let timeout = replay_timeout
-            .or(suite.doc.timeout)
-            .unwrap_or(DEFAULT_TIMEOUT_SECS);
+        let timeout = self
+            .budget(&[k("replay"), k("timeout")], replay_timeout)
+            .or(suite.timeout)
+            .unwrap_or(Budget::DEFAULT);
         let replay = self.replay_plan(doc.replay.as_ref(), suite);
+        self.count_in_range(&[k("max_turns")], doc.max_turns, super::suite::MAX_TURNS);
+        let max_turns = doc.max_turns.or(suite.doc.max_turns);
         Scenario {
             snapshot_file: snapshot_path(path),
             snapshot_prefix: multi.then(|| name.clone()),
@@ -242,11 +243,11 @@ impl Validator<'_> {
             call_labels: std::mem::take(&mut self.call_labels),
             run_check,
             skip: doc.skip,
-            timeout: Duration::try_from_secs_f64(timeout)
-                .unwrap_or(Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS)),
+            timeout: timeout.duration(),
             tokenizer: suite.doc.tokenizer.clone(),
             replay,
             conditions,
+            max_turns,
         }
     }
 }

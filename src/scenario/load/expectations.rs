@@ -324,48 +324,44 @@ impl Validator<'_> {
 fn stat_checks(stats: &StatsExpect) -> Vec<StatCheck> {
     let all = [
         (
-            "stats.retries",
+            "retries",
             Figure::Retries,
             stats.retries.map(StatBound::Exactly),
         ),
         (
-            "stats.errors",
+            "errors",
             Figure::Errors,
             stats.errors.map(StatBound::Exactly),
         ),
+        ("turns", Figure::Turns, stats.turns.map(StatBound::Exactly)),
         (
-            "stats.turns",
-            Figure::Turns,
-            stats.turns.map(StatBound::Exactly),
-        ),
-        (
-            "stats.max_retries",
+            "max_retries",
             Figure::Retries,
             stats.max_retries.map(StatBound::AtMost),
         ),
         (
-            "stats.max_errors",
+            "max_errors",
             Figure::Errors,
             stats.max_errors.map(StatBound::AtMost),
         ),
         (
-            "stats.max_result_tokens",
+            "max_result_tokens",
             Figure::ResultTokens,
             stats.max_result_tokens.map(StatBound::AtMost),
         ),
         (
-            "stats.max_input_tokens",
+            "max_input_tokens",
             Figure::InputTokens,
             stats.max_input_tokens.map(StatBound::AtMost),
         ),
         (
-            "stats.max_output_tokens",
+            "max_output_tokens",
             Figure::OutputTokens,
             stats.max_output_tokens.map(StatBound::AtMost),
         ),
     ];
     all.into_iter()
-        .filter_map(|(name, figure, want)| want.map(|want| StatCheck { name, figure, want }))
+        .filter_map(|(key, figure, want)| want.map(|want| StatCheck { key, figure, want }))
         .collect()
 }
 

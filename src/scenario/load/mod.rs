@@ -63,11 +63,8 @@ pub use servers::SERVER_VARS;
 pub use servers::var_names;
 pub use suite::DEFAULT_MAX_GENERATED_BYTES;
 pub use suite::MAX_GENERATED_BYTES;
-pub use suite::MAX_JOBS;
 pub use suite::SUITE_FILE;
 pub use suite::Suite;
-pub use validator::DEFAULT_TIMEOUT_SECS;
-pub use validator::MAX_TIMEOUT_SECS;
 pub use validator::shared_regex;
 
 #[cfg(test)]

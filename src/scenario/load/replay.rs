@@ -2,6 +2,7 @@
 //! call's `recorded:` result, and the comparison plan of `replay:`.
 
 use crate::scenario::replay::Recorded;
+use crate::scenario::replay::RecordedAnswer;
 use crate::scenario::replay::RecordedSpec;
 use crate::scenario::replay::RecordedText;
 use crate::scenario::replay::ReplayPlan;
@@ -16,7 +17,8 @@ use super::validator::k;
 
 impl Validator<'_> {
     /// `recorded:` of call `id`: `text` or `file` (a sidecar beside the
-    /// scenario, inside its directory).
+    /// scenario, inside its directory), and the `answer` and `original`
+    /// an importer found.
     pub(super) fn recorded_result(
         &mut self,
         id: &str,
@@ -25,17 +27,76 @@ impl Validator<'_> {
         label: &str,
     ) {
         let at = join(at, [k("recorded")]);
-        let text = match (&spec.text, &spec.file) {
+        let Some(text) = self.text_or_file(&at, label, spec.text.as_ref(), spec.file.as_ref())
+        else {
+            return;
+        };
+        let text = text.unwrap_or_else(|| RecordedText::Inline(String::new()));
+        let answer = match &spec.answer {
+            Some(answer) => {
+                let at = join(&at, [k("answer")]);
+                let Some(text) =
+                    self.text_or_file(&at, label, answer.text.as_ref(), answer.file.as_ref())
+                else {
+                    return;
+                };
+                Some(RecordedAnswer {
+                    form: answer.form,
+                    text,
+                })
+            }
+            None => None,
+        };
+        let original = match &spec.original {
+            Some(original) => {
+                let at = join(&at, [k("original")]);
+                match self.text_or_file(&at, label, original.text.as_ref(), original.file.as_ref())
+                {
+                    Some(Some(text)) => Some(text),
+                    Some(None) => {
+                        self.problem_at_key(&at, format!("{label}: give `text` or `file`"));
+                        return;
+                    }
+                    None => return,
+                }
+            }
+            None => None,
+        };
+        self.recorded.insert(
+            id.to_owned(),
+            Recorded {
+                is_error: spec.is_error,
+                text,
+                images: spec.images.unwrap_or(0),
+                sync: spec.sync.unwrap_or(false),
+                answer,
+                original,
+            },
+        );
+    }
+
+    /// `text` or `file` at `at`: the text, or a sidecar file beside the
+    /// scenario, inside its directory (a symlink that leads out of it is
+    /// refused); `Some(None)` when neither is given, `None` after a
+    /// problem.
+    fn text_or_file(
+        &mut self,
+        at: &[Seg],
+        label: &str,
+        text: Option<&String>,
+        file: Option<&String>,
+    ) -> Option<Option<RecordedText>> {
+        match (text, file) {
             (Some(_), Some(_)) => {
                 self.problem_at_key(
-                    &join(&at, [k("file")]),
+                    &join(at, [k("file")]),
                     format!("{label}: give either `text` or `file`, not both"),
                 );
-                return;
+                None
             }
-            (Some(text), None) => RecordedText::Inline(text.clone()),
+            (Some(text), None) => Some(Some(RecordedText::Inline(text.clone()))),
             (None, Some(file)) => {
-                let file_at = join(&at, [k("file")]);
+                let file_at = join(at, [k("file")]);
                 if !is_inside(file) {
                     self.problem(
                         &file_at,
@@ -44,7 +105,7 @@ impl Validator<'_> {
                              directory, without `..`"
                         ),
                     );
-                    return;
+                    return None;
                 }
                 let path = self.base_dir.join(file);
                 if !path.is_file() {
@@ -56,21 +117,30 @@ impl Validator<'_> {
                             path.display()
                         ),
                     );
-                    return;
+                    return None;
                 }
-                RecordedText::File(path)
+                let inside = match (path.canonicalize(), self.base_dir.canonicalize()) {
+                    (Ok(real), Ok(base)) => real.starts_with(base),
+                    _ => false,
+                };
+                if !inside {
+                    self.problem(
+                        &file_at,
+                        format!(
+                            "{label}: the recorded text file {} is a symlink that leads out of \
+                             the scenario's directory; it is not followed",
+                            path.display()
+                        ),
+                    );
+                    return None;
+                }
+                Some(Some(RecordedText::File {
+                    base: self.base_dir.to_path_buf(),
+                    rel: file.into(),
+                }))
             }
-            (None, None) => RecordedText::Inline(String::new()),
-        };
-        self.recorded.insert(
-            id.to_owned(),
-            Recorded {
-                is_error: spec.is_error,
-                text,
-                images: spec.images.unwrap_or(0),
-                sync: spec.sync.unwrap_or(false),
-            },
-        );
+            (None, None) => Some(None),
+        }
     }
 
     /// The comparison plan of an imported scenario: present when it has

@@ -211,6 +211,9 @@ pub struct Scenario {
     pub replay: Option<ReplayPlan>,
     /// The conditions it runs under: faults, bash, cancellations.
     pub conditions: Conditions,
+    /// Turns the model may take before the loop stops it (`None`: no
+    /// limit).
+    pub max_turns: Option<usize>,
 }
 
 /// What a scenario runs under besides its workspace: injected faults

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use crate::scenario::de;
 use crate::scenario::model::SuiteDoc;
+use crate::scenario::settings::Budget;
+use crate::scenario::settings::Jobs;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
 
@@ -20,8 +22,9 @@ use super::validator::k;
 
 /// The name of the suite file.
 pub const SUITE_FILE: &str = "harness.yaml";
-/// The most scenarios a suite file may run at once.
-pub const MAX_JOBS: usize = 1024;
+
+/// The largest `max_turns` a scenario or suite may give.
+pub const MAX_TURNS: usize = 1_000_000_000;
 /// Bytes of inline workspace files one scenario may generate, unless the
 /// suite file's `max_generated_bytes` says otherwise (256 MiB).
 pub const DEFAULT_MAX_GENERATED_BYTES: u64 = 256 * 1024 * 1024;
@@ -35,6 +38,10 @@ pub struct Suite {
     pub dir: Option<PathBuf>,
     /// Its contents.
     pub doc: SuiteDoc,
+    /// `jobs`, checked.
+    pub jobs: Option<Jobs>,
+    /// `timeout`, checked: every scenario's budget unless it has its own.
+    pub timeout: Option<Budget>,
     /// Its MCP servers, checked (`${dir}` is the suite file's directory).
     pub servers: BTreeMap<String, ServerPlan>,
 }
@@ -58,6 +65,7 @@ impl Suite {
         problems.extend(stream.fatal.map(Problem::from));
         let mut documents = stream.documents.into_iter().filter(|d| !d.root.is_null());
         let mut doc = SuiteDoc::default();
+        let mut settings = (None, None);
         let mut servers = BTreeMap::new();
         if let Some(mut document) = documents.next() {
             problems.extend(document.problems.drain(..).map(Problem::from));
@@ -70,7 +78,7 @@ impl Suite {
             problems.extend(found.into_iter().map(Problem::from));
             let mut v = Validator::new(&document.root);
             servers = v.servers(&doc.servers, path.parent().unwrap_or(Path::new(".")));
-            v.suite(&doc, &doc.servers.keys().cloned().collect());
+            settings = v.suite(&doc, &doc.servers.keys().cloned().collect());
             problems.extend(v.problems);
         }
         if let Some(extra) = documents.next() {
@@ -85,9 +93,12 @@ impl Suite {
         if !problems.is_empty() {
             return Err(into_errors(problems, path));
         }
+        let (jobs, timeout) = settings;
         Ok(Self {
             dir: path.parent().map(Path::to_path_buf),
             doc,
+            jobs,
+            timeout,
             servers,
         })
     }
@@ -114,16 +125,28 @@ impl Suite {
 }
 
 impl Validator<'_> {
-    /// The checks of a suite file's values.
-    pub(super) fn suite(&mut self, doc: &SuiteDoc, servers: &std::collections::BTreeSet<String>) {
+    /// The checks of a suite file's values; its `jobs` and `timeout`
+    /// typed.
+    pub(super) fn suite(
+        &mut self,
+        doc: &SuiteDoc,
+        servers: &std::collections::BTreeSet<String>,
+    ) -> (Option<Jobs>, Option<Budget>) {
         if let Some(tools) = &doc.tools {
             self.tools(&[k("tools")], tools, servers);
         }
         if let Some(limits) = &doc.limits {
             self.limits(&[k("limits")], limits);
         }
-        self.seconds_in_range(&[k("timeout")], doc.timeout);
-        self.count_in_range(&[k("jobs")], doc.jobs, MAX_JOBS);
+        let timeout = self.budget(&[k("timeout")], doc.timeout);
+        let jobs = doc.jobs.and_then(|n| match Jobs::new(n) {
+            Ok(jobs) => Some(jobs),
+            Err(_) => {
+                self.problem(&[k("jobs")], Jobs::problem(n));
+                None
+            }
+        });
+        self.count_in_range(&[k("max_turns")], doc.max_turns, MAX_TURNS);
         if let Some(n) = doc.max_generated_bytes
             && !(1..=MAX_GENERATED_BYTES).contains(&n)
         {
@@ -132,5 +155,6 @@ impl Validator<'_> {
                 format!("must be a whole number of bytes from 1 to {MAX_GENERATED_BYTES} (4 GiB)"),
             );
         }
+        (jobs, timeout)
     }
 }

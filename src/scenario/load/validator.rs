@@ -20,21 +20,17 @@ use regex::Regex;
 use crate::scenario::de::closest;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::replay::Recorded;
+use crate::scenario::settings::Budget;
+use crate::scenario::settings::seconds_fit;
+use crate::scenario::settings::seconds_problem;
 use crate::scenario::vars;
 use crate::scenario::yaml::Node;
 use crate::scenario::yaml::PathText;
 use crate::scenario::yaml::Seg;
 use crate::tools::ALL_TOOL_NAMES;
-use crate::tools::truncate::format_number;
 
 use super::error::Problem;
 use super::scenario::OpenCall;
-
-/// Seconds a scenario may run when nothing else is configured.
-pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
-/// The most seconds a timeout in a scenario or suite file may give (one
-/// day).
-pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 
 /// `key` as a path segment.
 pub(super) fn k(key: &str) -> Seg {
@@ -167,16 +163,21 @@ impl<'a> Validator<'a> {
     /// A number of seconds that must be positive and at most a day.
     pub(super) fn seconds_in_range(&mut self, at: &[Seg], value: Option<f64>) {
         if let Some(t) = value
-            && !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_SECS)
+            && !seconds_fit(t)
         {
-            self.problem(
-                at,
-                format!(
-                    "must be a positive number of seconds, at most {MAX_TIMEOUT_SECS} (one day); \
-                     it is {}",
-                    format_number(t)
-                ),
-            );
+            self.problem(at, seconds_problem(t));
+        }
+    }
+
+    /// A time budget (`timeout:`): more than nothing, at most a day.
+    pub(super) fn budget(&mut self, at: &[Seg], value: Option<f64>) -> Option<Budget> {
+        let seconds = value?;
+        match Budget::from_secs(seconds) {
+            Ok(budget) => Some(budget),
+            Err(_) => {
+                self.problem(at, seconds_problem(seconds));
+                None
+            }
         }
     }
 }

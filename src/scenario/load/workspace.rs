@@ -192,9 +192,27 @@ impl Validator<'_> {
             );
             return None;
         }
-        let dir = suite.fixtures_root().join(name);
+        let root = suite.fixtures_root();
+        let dir = root.join(name);
         if dir.is_dir() {
-            return Some(dir);
+            // A link (the fixture, or a directory on the way) that leads
+            // out of the fixtures root is refused, not followed.
+            let inside = match (dir.canonicalize(), root.canonicalize()) {
+                (Ok(real), Ok(root)) => real.starts_with(root),
+                _ => false,
+            };
+            if inside {
+                return Some(dir);
+            }
+            self.problem(
+                &at,
+                format!(
+                    "fixture `{name}` is a symlink that leads out of the fixtures directory {}; \
+                     it is not followed (copy the directory there instead)",
+                    root.display()
+                ),
+            );
+            return None;
         }
         self.problem(
             &at,

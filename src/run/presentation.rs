@@ -1,0 +1,384 @@
+//! Today's result put in the form of a recorded answer (docs/replay.md,
+//! "Presentation"): this harness's own presentation taken off, as the
+//! importer took the recording client's off, so that the two answers
+//! compare as answers. What is taken off is this harness's notices (the
+//! bracketed paragraph at the end of a read, grep, find or ls, a command's
+//! exit status), the control pictures read shows for control characters,
+//! `path:N: ` before grep's matching lines (context lines are left out),
+//! and order (the list forms are sorted); paths become workspace-relative.
+
+use serde_json::Value;
+
+use crate::scenario::replay::AnswerForm;
+use crate::scenario::replay::FailureKind;
+
+/// What grep says when nothing matched, ls of an empty directory, and
+/// bash of a command that wrote nothing (the tools' own words).
+const NO_MATCHES: &str = "No matches found";
+const EMPTY_DIRECTORY: &str = "(empty directory)";
+const NO_OUTPUT: &str = "(no output)";
+
+/// The kind of one of our tools' failures (and pi's, worded the same),
+/// told from its words.
+pub fn failure_kind(text: &str) -> Option<FailureKind> {
+    let kinds = [
+        ("Could not find the exact text", FailureKind::TextNotFound),
+        ("No changes made to ", FailureKind::NoChange),
+        ("File not found: ", FailureKind::NoSuchFile),
+    ];
+    if let Some((_, kind)) = kinds.iter().find(|(p, _)| text.starts_with(p)) {
+        return Some(*kind);
+    }
+    if text.starts_with("Found ") && text.contains(" occurrences of the text in ") {
+        return Some(FailureKind::TextNotUnique);
+    }
+    if text.starts_with("Cannot read ") && text.contains(": it is a directory") {
+        return Some(FailureKind::IsADirectory);
+    }
+    None
+}
+
+/// How the model sees the workspace, for tests.
+#[cfg(test)]
+const WORKSPACE: &str = "/workspace";
+
+/// `text`, the result of our `tool` called with `args` (as sent, the
+/// workspace seen as `workspace`), in `form`; `None` when it cannot be
+/// put in that form (a failure for a change, a text that is not the
+/// tool's listing).
+pub fn answer(
+    form: AnswerForm,
+    tool: &str,
+    args: Option<&Value>,
+    (text, is_error): (&str, bool),
+    workspace: &str,
+) -> Option<String> {
+    let path = args
+        .and_then(|a| a.get("path"))
+        .and_then(Value::as_str)
+        .map_or_else(|| ".".to_owned(), |p| relative(p, workspace));
+    match form {
+        AnswerForm::Done => (!is_error).then(String::new),
+        AnswerForm::Text => Some(match tool {
+            "read" => unpictured(without_notice(text)),
+            "bash" => command_output(text),
+            _ => text.to_owned(),
+        }),
+        AnswerForm::Files => match tool {
+            "find" => {
+                let mut list: Vec<String> = listed(text, "No files found")
+                    .map(|l| under(&path, l))
+                    .collect();
+                list.sort();
+                Some(list.join("\n"))
+            }
+            "grep" => {
+                let mut files: Vec<String> = matching(text, &path)?
+                    .into_iter()
+                    .map(|(file, _)| file)
+                    .collect();
+                files.sort();
+                files.dedup();
+                Some(files.join("\n"))
+            }
+            _ => None,
+        },
+        AnswerForm::Matches => {
+            let mut lines: Vec<String> = matching(text, &path)?
+                .into_iter()
+                .map(|(file, line)| format!("{file}:{line}"))
+                .collect();
+            lines.sort();
+            Some(lines.join("\n"))
+        }
+        AnswerForm::Counts => {
+            let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+            for (file, _) in matching(text, &path)? {
+                *counts.entry(file).or_default() += 1;
+            }
+            let lines: Vec<String> = counts.iter().map(|(f, n)| format!("{f}:{n}")).collect();
+            Some(lines.join("\n"))
+        }
+        AnswerForm::Failure => is_error
+            .then(|| failure_kind(text))
+            .flatten()
+            .map(|k| k.as_str().to_owned()),
+        AnswerForm::Entries => {
+            let mut list: Vec<&str> = listed(text, EMPTY_DIRECTORY).collect();
+            list.sort_unstable();
+            Some(list.join("\n"))
+        }
+    }
+}
+
+/// Whether two answers of `form` agree: texts compare without their
+/// trailing newlines.
+pub fn agree(form: AnswerForm, now: &str, then: &str) -> bool {
+    match form {
+        AnswerForm::Text => now.trim_end_matches('\n') == then.trim_end_matches('\n'),
+        _ => now == then,
+    }
+}
+
+/// A path argument as sent (`/workspace/src`, `src`, `./src`) relative to
+/// the workspace (`src`, `.` for the workspace itself); other absolute
+/// paths stay.
+fn relative(path: &str, workspace: &str) -> String {
+    if path == workspace || path.is_empty() || path == "." || path == "./" {
+        return ".".to_owned();
+    }
+    let rel = path
+        .strip_prefix(workspace)
+        .and_then(|r| r.strip_prefix('/'))
+        .unwrap_or(path);
+    rel.strip_prefix("./")
+        .unwrap_or(rel)
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+/// `rel` below the workspace-relative directory `dir`.
+fn under(dir: &str, rel: &str) -> String {
+    if dir == "." || rel.starts_with('/') {
+        rel.to_owned()
+    } else {
+        format!("{dir}/{rel}")
+    }
+}
+
+/// `text` without the bracketed notice paragraph our tools end with.
+fn without_notice(text: &str) -> &str {
+    match text.rfind("\n\n[") {
+        Some(at) if text.ends_with(']') && !text[at + 2..].contains('\n') => &text[..at],
+        _ if text.starts_with('[') && text.ends_with(']') && !text.contains('\n') => "",
+        _ => text,
+    }
+}
+
+/// The lines of a listing, without its notice and its word for none.
+fn listed<'a>(text: &'a str, none: &'a str) -> impl Iterator<Item = &'a str> {
+    let body = without_notice(text);
+    body.lines()
+        .filter(move |l| !l.is_empty() && !l.starts_with(none))
+}
+
+/// Control pictures (U+2400–U+241F, U+2421), which read shows for control
+/// characters, as the characters.
+fn unpictured(text: &str) -> String {
+    text.chars()
+        .map(|c| match u32::from(c) {
+            n @ 0x2400..=0x241f => char::from_u32(n - 0x2400).unwrap_or(c),
+            0x2421 => '\u{7f}',
+            _ => c,
+        })
+        .collect()
+}
+
+/// bash's text without its exit status or notice: what the command wrote.
+fn command_output(text: &str) -> String {
+    let mut body = text;
+    for status in [
+        "\n\nCommand exited with code ",
+        "\n\nCommand was killed by signal ",
+        "\n\nCommand timed out after ",
+        "\n\nCommand aborted",
+    ] {
+        if let Some(at) = body.rfind(status)
+            && !body[at + 2..].contains("\n\n")
+        {
+            body = &body[..at];
+        }
+    }
+    for status in [
+        "Command exited with code ",
+        "Command was killed by signal ",
+        "Command timed out after ",
+        "Command aborted",
+    ] {
+        if body.starts_with(status) && !body.contains('\n') {
+            body = "";
+        }
+    }
+    let body = without_notice(body);
+    let body = if body == NO_OUTPUT { "" } else { body };
+    body.trim_end().to_owned()
+}
+
+/// grep's matching lines (`path:N: text`; context lines `path-N- text`
+/// left out) as (workspace-relative path, text), below the searched
+/// `dir`; a search of one file shows its name, and is taken as that file.
+fn matching(text: &str, dir: &str) -> Option<Vec<(String, String)>> {
+    let body = without_notice(text);
+    if body == NO_MATCHES {
+        return Some(Vec::new());
+    }
+    let file_name = dir.rsplit('/').next().unwrap_or(dir);
+    let mut found = Vec::new();
+    for line in body.lines() {
+        if let Some((path, text)) = split_numbered(line, b':') {
+            let file = if path == file_name && dir != "." {
+                dir.to_owned()
+            } else {
+                under(dir, path)
+            };
+            found.push((file, text.to_owned()));
+        } else if split_numbered(line, b'-').is_none() {
+            return None;
+        }
+    }
+    Some(found)
+}
+
+/// `path<sep>N<sep> text` split into the path and the text.
+fn split_numbered(line: &str, sep: u8) -> Option<(&str, &str)> {
+    let bytes = line.as_bytes();
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(sep, &bytes[from..]).map(|i| from + i) {
+        let digits = bytes[i + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if i > 0 && digits > 0 && bytes.get(i + 1 + digits) == Some(&sep) {
+            let rest = &line[i + 2 + digits..];
+            return Some((&line[..i], rest.strip_prefix(' ').unwrap_or(rest)));
+        }
+        from = i + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn our_presentation_comes_off() {
+        let grep = "a.ts:1: let a\nsub/b.ts-1- x\nsub/b.ts:2: Hello\n\n[100 matches limit reached]";
+        let args = json!({"path": "/workspace/src"});
+        assert_eq!(
+            answer(
+                AnswerForm::Matches,
+                "grep",
+                Some(&args),
+                (grep, false),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("src/a.ts:let a\nsrc/sub/b.ts:Hello")
+        );
+        assert_eq!(
+            answer(
+                AnswerForm::Files,
+                "grep",
+                Some(&args),
+                (grep, false),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("src/a.ts\nsrc/sub/b.ts")
+        );
+        assert_eq!(
+            answer(
+                AnswerForm::Counts,
+                "grep",
+                None,
+                ("x:1: a\nx:3: b\ny:2: c", false),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("x:2\ny:1")
+        );
+        let one = json!({"path": "src/a.ts"});
+        assert_eq!(
+            answer(
+                AnswerForm::Matches,
+                "grep",
+                Some(&one),
+                ("a.ts:1: let a", false),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("src/a.ts:let a")
+        );
+        assert_eq!(
+            answer(
+                AnswerForm::Files,
+                "find",
+                Some(&json!({"path": "src"})),
+                ("b.ts\na.ts", false),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("src/a.ts\nsrc/b.ts")
+        );
+        assert_eq!(
+            answer(
+                AnswerForm::Text,
+                "read",
+                None,
+                (
+                    "a\u{241b}b\n\n[3 more lines in file. Use offset=4 to continue.]",
+                    false
+                ),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("a\u{1b}b")
+        );
+        assert_eq!(
+            answer(
+                AnswerForm::Text,
+                "bash",
+                None,
+                ("out\nerr\n\nCommand exited with code 1", true),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("out\nerr")
+        );
+        assert_eq!(
+            answer(
+                AnswerForm::Text,
+                "bash",
+                None,
+                ("(no output)", false),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("")
+        );
+        assert_eq!(
+            answer(
+                AnswerForm::Entries,
+                "ls",
+                None,
+                ("src/\nREADME.md", false),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("README.md\nsrc/")
+        );
+        assert_eq!(
+            answer(AnswerForm::Done, "edit", None, ("x", true), WORKSPACE),
+            None
+        );
+        assert_eq!(
+            answer(
+                AnswerForm::Failure,
+                "edit",
+                None,
+                (
+                    "Found 2 occurrences of the text in x.txt. The text must be unique.",
+                    true
+                ),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("text not unique")
+        );
+        assert!(agree(AnswerForm::Text, "a\n", "a"));
+        assert!(!agree(AnswerForm::Files, "a\n", "a"));
+    }
+}
