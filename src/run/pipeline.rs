@@ -23,7 +23,6 @@ use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentEvent;
-use crate::agent::CallRecord;
 use crate::agent::FauxProvider;
 use crate::agent::FauxReport;
 use crate::agent::LoopOptions;
@@ -49,11 +48,8 @@ use crate::tools::ops::FaultProcess;
 use crate::tools::ops::LocalProcess;
 
 use super::config::RunConfig;
-use super::coverage;
-use super::outcome::CallStat;
 use super::outcome::ScenarioOutcome;
 use super::outcome::Status;
-use super::outcome::TurnStat;
 use super::outcome::millis;
 use super::replay::Comparison;
 use super::replay::ReplayResult;
@@ -61,6 +57,7 @@ use super::replay::Syncer;
 use super::servers;
 use super::servers::Servers;
 use super::snapshots::SnapshotCache;
+use super::tally::tally;
 use super::transcript::Bounds;
 use super::transcript::Transcript as KeptTranscript;
 
@@ -191,10 +188,8 @@ impl Job<'_> {
         };
         match finished {
             Ok(()) => {
-                self.judge(&transcript, &report, places, &mut outcome);
-                if let Some(coverage) = &mut outcome.coverage {
-                    coverage::observe_servers(&transcript, &servers.active(), coverage);
-                }
+                let active = servers.active();
+                self.judge(&transcript, &report, places, &active, &mut outcome);
             }
             Err(_) => {
                 options.cancel.cancel();
@@ -222,22 +217,23 @@ impl Job<'_> {
         outcome
     }
 
-    /// A finished run's figures, checks and per-call statistics.
+    /// A finished run judged: one pass for its figures, per-call
+    /// statistics and (with --coverage, `servers` the MCP servers' active
+    /// tools) behaviours, then the checks.
     fn judge(
         &self,
         transcript: &Transcript,
         report: &FauxReport,
         places: Places<'_>,
+        servers: &[(String, Vec<String>)],
         outcome: &mut ScenarioOutcome,
     ) {
-        let figures = Figures::of(transcript, report);
-        self.check(transcript, report, &figures, places, outcome);
-        outcome.calls = call_stats(transcript, report);
-        outcome.turns = turn_stats(report);
-        if self.config.coverage {
-            outcome.coverage = Some(coverage::observe(transcript, report));
-        }
-        outcome.stats.figures = figures;
+        let tally = tally(transcript, report, self.config.coverage.then_some(servers));
+        self.check(transcript, report, &tally.figures, places, outcome);
+        outcome.calls = tally.calls;
+        outcome.turns = tally.turns;
+        outcome.coverage = tally.coverage;
+        outcome.stats.figures = tally.figures;
     }
 
     /// Runs the checks on a finished run and records what they found.
@@ -588,47 +584,4 @@ async fn prepare(
         workspace,
         faults,
     ))
-}
-
-/// Per-call figures, in the order the calls were sent.
-fn call_stats(transcript: &Transcript, report: &FauxReport) -> Vec<CallStat> {
-    let retry_ids = report.retry_ids();
-    transcript
-        .calls
-        .iter()
-        .map(|record| call_stat(record, retry_ids.contains(record.call.id.as_str())))
-        .collect()
-}
-
-fn call_stat(record: &CallRecord, retry: bool) -> CallStat {
-    CallStat {
-        id: record.call.id.clone(),
-        tool: record.call.name.clone(),
-        turn: record.turn as u64,
-        retry,
-        is_error: record.result.is_error,
-        truncated: check::truncation(&record.call.name, &record.result)
-            .is_some_and(|t| t.truncated),
-        args_tokens: record.args_tokens,
-        result_tokens: record.result_tokens,
-        duration_ms: millis(record.duration),
-        recorded_tokens: None,
-        recorded_is_error: None,
-        agreement: None,
-    }
-}
-
-/// Per-request usage, in order.
-fn turn_stats(report: &FauxReport) -> Vec<TurnStat> {
-    report
-        .turns
-        .iter()
-        .map(|t| TurnStat {
-            input_tokens: t.usage.input,
-            output_tokens: t.usage.output,
-            cache_read_tokens: t.usage.cache_read,
-            cache_write_tokens: t.usage.cache_write,
-            scripted: t.scripted,
-        })
-        .collect()
 }
