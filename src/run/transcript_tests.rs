@@ -3,10 +3,10 @@ use serde_json::json;
 
 use super::*;
 use crate::agent::Message;
+use crate::agent::RunningCall;
+use crate::agent::Streamed;
 use crate::agent::ToolResultMessage;
 use crate::agent::Usage;
-use crate::agent::agent_loop::RunningCall;
-use crate::agent::agent_loop::Streamed;
 use crate::agent::faux::ServedCall;
 use crate::agent::faux::Turn;
 use crate::tools::CallArguments;
