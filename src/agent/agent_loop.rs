@@ -115,8 +115,8 @@ pub struct CallRecord {
     pub result: ToolResult,
     /// How long it ran.
     pub duration: Duration,
-    /// Partial updates streamed while it ran.
-    pub updates: usize,
+    /// The partial results it streamed while it ran (presented).
+    pub updates: Streamed,
     /// Position among the batch's completions (0 = finished first).
     pub completion: usize,
     /// The run was cancelled before the call ended, and its result is an
@@ -130,7 +130,49 @@ pub struct CallRecord {
     pub result_tokens: u64,
 }
 
-/// What a run produced.
+/// What is kept of the partial results a call streamed while it ran:
+/// how many arrived, the first, and the last when more than one did
+/// (those between depend on timing). Updates that arrive after the call
+/// ended are dropped, so are not counted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Streamed {
+    /// How many arrived.
+    pub count: usize,
+    /// The first one.
+    pub first: Option<ToolUpdate>,
+    /// The last one, when more than one arrived.
+    pub last: Option<ToolUpdate>,
+}
+
+impl Streamed {
+    fn push(&mut self, update: ToolUpdate) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(update);
+        } else {
+            self.last = Some(update);
+        }
+    }
+}
+
+/// A call of the batch that is running: sent, its result not yet in the
+/// conversation. When a run is stopped from outside (a timeout drops the
+/// loop's future), [`Transcript::running`] keeps these.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunningCall {
+    /// The turn (1-based) whose message carried the call.
+    pub turn: usize,
+    /// Position of the call in its message.
+    pub index: usize,
+    /// The call as the model sent it.
+    pub call: ToolCall,
+    /// What it streamed so far.
+    pub updates: Streamed,
+}
+
+/// What a run produced. [`run_loop`] fills one the caller owns, as the
+/// run goes: a run stopped from outside (a timeout) leaves the messages
+/// and answered calls so far, and the batch that was running.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Transcript {
     /// The system prompt as sent.
@@ -145,6 +187,9 @@ pub struct Transcript {
     /// ([`LoopOptions::cancel_after`]) fired, as when a user presses Esc:
     /// not an error.
     pub aborted: bool,
+    /// The calls of the batch running when the run was stopped from
+    /// outside, in the order sent; empty when [`run_loop`] returned.
+    pub running: Vec<RunningCall>,
 }
 
 impl Transcript {
@@ -164,15 +209,19 @@ pub fn system_prompt(system: &str, registry: &Registry) -> String {
 }
 
 /// Runs the loop until the model stops calling tools, the provider fails,
-/// the turn limit is hit, or the run is cancelled.
+/// the turn limit is hit, or the run is cancelled, recording it in
+/// `transcript` (whatever it held is replaced) as it goes: each message as
+/// it is sent or arrives, each batch's calls while they run, and their
+/// records once their results are in the conversation.
 pub async fn run_loop(
     provider: &mut dyn Provider,
     registry: &Registry,
     options: &LoopOptions,
+    transcript: &mut Transcript,
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
-) -> Transcript {
+) {
     let specs: Vec<ToolSpec> = registry.specs().cloned().collect();
-    let mut transcript = Transcript {
+    *transcript = Transcript {
         system: system_prompt(&options.system_prompt, registry),
         ..Transcript::default()
     };
@@ -238,26 +287,38 @@ pub async fn run_loop(
             on_event(AgentEvent::TurnEnd { turn });
             break;
         }
+        transcript.running = calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| RunningCall {
+                turn,
+                index,
+                call: call.clone(),
+                updates: Streamed::default(),
+            })
+            .collect();
         let results = if message.stop_reason == StopReason::Length {
             not_executed(&calls, on_event)
         } else {
-            run_batch(registry, &calls, options, &aborted, on_event).await
+            let running = &mut transcript.running;
+            run_batch(registry, &calls, options, &aborted, running, on_event).await
         };
-        for (index, (call, outcome)) in calls.iter().zip(results).enumerate() {
-            let message = ToolResultMessage::new(call, &outcome.result);
+        let running = std::mem::take(&mut transcript.running);
+        for (running, outcome) in running.into_iter().zip(results) {
+            let message = ToolResultMessage::new(&running.call, &outcome.result);
             on_event(AgentEvent::ToolResultMessage {
                 message: message.clone(),
             });
             transcript.messages.push(Message::ToolResult(message));
             transcript.calls.push(CallRecord {
                 turn,
-                index,
-                call: call.clone(),
-                args_tokens: options.tokens.count(&priced_call(call)),
+                index: running.index,
+                args_tokens: options.tokens.count(&priced_call(&running.call)),
                 result_tokens: options.tokens.count(&priced_text(&outcome.result.content)),
+                call: running.call,
                 result: outcome.result,
                 duration: outcome.duration,
-                updates: outcome.updates,
+                updates: running.updates,
                 completion: outcome.completion,
                 cancelled: outcome.cancelled,
             });
@@ -267,14 +328,12 @@ pub async fn run_loop(
     on_event(AgentEvent::AgentEnd {
         error: transcript.error.clone(),
     });
-    transcript
 }
 
 /// The result of one call of a batch.
 struct Outcome {
     result: ToolResult,
     duration: Duration,
-    updates: usize,
     completion: usize,
     cancelled: bool,
 }
@@ -308,7 +367,6 @@ fn not_executed(calls: &[ToolCall], on_event: &mut (dyn FnMut(AgentEvent) + Send
             Outcome {
                 result,
                 duration: Duration::ZERO,
-                updates: 0,
                 completion,
                 cancelled: false,
             }
@@ -316,21 +374,23 @@ fn not_executed(calls: &[ToolCall], on_event: &mut (dyn FnMut(AgentEvent) + Send
         .collect()
 }
 
-/// Runs one message's calls and returns their results in source order.
-/// Events and results show the calls as the model sent them and the
-/// results presented; the tools get the calls with real paths.
+/// Runs one message's calls and returns their results in source order,
+/// recording what each streams in `running` (the same calls). Events and
+/// results show the calls as the model sent them and the results
+/// presented; the tools get the calls with real paths.
 async fn run_batch(
     registry: &Registry,
     calls: &[ToolCall],
     options: &LoopOptions,
     aborted: &Arc<AtomicBool>,
+    running: &mut [RunningCall],
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Vec<Outcome> {
     let cancel = &options.cancel;
     let sequential = calls
         .iter()
         .any(|c| registry.execution_mode(&c.name) == ExecutionMode::Sequential);
-    let mut batch = Batch::new(calls.len(), options, aborted);
+    let mut batch = Batch::new(options, aborted, running);
     if sequential {
         for (index, call) in calls.iter().enumerate() {
             if let Some(prepared) = batch.prepare(registry, index, call, cancel, on_event) {
@@ -374,13 +434,19 @@ struct Batch<'p> {
     updates_rx: mpsc::UnboundedReceiver<(usize, ToolUpdate)>,
     finished: HashSet<usize>,
     results: Vec<Option<Outcome>>,
-    update_counts: Vec<usize>,
+    /// The batch's calls in the transcript, where their updates go.
+    running: &'p mut [RunningCall],
     completions: usize,
 }
 
 impl<'p> Batch<'p> {
-    fn new(len: usize, options: &'p LoopOptions, aborted: &Arc<AtomicBool>) -> Self {
+    fn new(
+        options: &'p LoopOptions,
+        aborted: &Arc<AtomicBool>,
+        running: &'p mut [RunningCall],
+    ) -> Self {
         let (updates_tx, updates_rx) = mpsc::unbounded_channel();
+        let len = running.len();
         Self {
             presenter: &options.presenter,
             cancel: options.cancel.clone(),
@@ -393,7 +459,7 @@ impl<'p> Batch<'p> {
             updates_rx,
             finished: HashSet::new(),
             results: (0..len).map(|_| None).collect(),
-            update_counts: vec![0; len],
+            running,
             completions: 0,
         }
     }
@@ -465,7 +531,6 @@ impl<'p> Batch<'p> {
         self.results[index] = Some(Outcome {
             result,
             duration,
-            updates: self.update_counts[index],
             completion: self.completions,
             cancelled,
         });
@@ -513,12 +578,13 @@ impl<'p> Batch<'p> {
         if self.finished.contains(&index) {
             return;
         }
-        self.update_counts[index] += 1;
+        let update = self.presenter.update(update);
+        self.running[index].updates.push(update.clone());
         let call = &calls[index];
         on_event(AgentEvent::ToolExecutionUpdate {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            update: self.presenter.update(update),
+            update,
         });
     }
 
@@ -557,8 +623,11 @@ impl<'p> Batch<'p> {
         self.results
             .into_iter()
             .zip(calls)
-            .map(|(outcome, call)| {
+            .zip(self.running.iter_mut())
+            .map(|((outcome, call), running)| {
                 outcome.unwrap_or_else(|| {
+                    // A call without a result keeps no updates either.
+                    running.updates = Streamed::default();
                     let mut result = ToolResult::error(
                         format!(
                             "Tool call \"{}\" got no result because the loop's task for it \
@@ -571,7 +640,6 @@ impl<'p> Batch<'p> {
                     Outcome {
                         result,
                         duration: Duration::ZERO,
-                        updates: 0,
                         completion: usize::MAX,
                         cancelled: false,
                     }

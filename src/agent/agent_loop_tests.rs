@@ -37,6 +37,9 @@ struct GateArgs {
     wait: u32,
     #[serde(default)]
     release: u32,
+    /// Streams an update before waiting, too.
+    #[serde(default)]
+    early: bool,
 }
 
 impl Tool for Gate {
@@ -50,7 +53,8 @@ impl Tool for Gate {
             prompt_snippet: "test".into(),
             prompt_guidelines: vec![],
             parameters: json!({"type": "object", "properties": {
-                "wait": {"type": "integer"}, "release": {"type": "integer"}}}),
+                "wait": {"type": "integer"}, "release": {"type": "integer"},
+                "early": {"type": "boolean"}}}),
             execution_mode: self.mode,
         }
     }
@@ -60,6 +64,12 @@ impl Tool for Gate {
             .lock()
             .unwrap()
             .push(format!("start {}", ctx.call_id));
+        if args.early {
+            ctx.updates.emit(ToolUpdate {
+                content: vec![crate::tools::Content::text("waiting")],
+                details: None,
+            });
+        }
         if args.wait > 0 {
             tokio::select! {
                 permit = self.semaphore.acquire_many(args.wait) => permit.unwrap().forget(),
@@ -145,7 +155,11 @@ async fn run(
     options: &LoopOptions,
 ) -> (Transcript, Vec<String>) {
     let mut events = Vec::new();
-    let transcript = run_loop(p, &f.registry, options, &mut |e| events.push(short(&e))).await;
+    let mut transcript = Transcript::default();
+    run_loop(p, &f.registry, options, &mut transcript, &mut |e| {
+        events.push(short(&e));
+    })
+    .await;
     (transcript, events)
 }
 
@@ -218,6 +232,74 @@ async fn each_call_and_result_is_priced_once_with_the_loops_counter() {
 }
 
 #[tokio::test]
+async fn a_run_stopped_from_outside_leaves_its_partial_run_in_the_callers_transcript() {
+    let f = fixture();
+    // A waits for a permit nobody gives; B ends at once.
+    let mut p = provider(vec![
+        FauxStep::Calls(vec![call("first", "read", json!({"path": "a.txt"}))]),
+        FauxStep::Calls(vec![
+            call("A", "gate", json!({"wait": 1, "early": true})),
+            call("B", "gate", json!({})),
+        ]),
+    ]);
+    let mut t = Transcript::default();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let stopped = {
+        let seen = Arc::clone(&events);
+        let options = LoopOptions::default();
+        let mut on_event = |e: AgentEvent| seen.lock().unwrap().push(short(&e));
+        let run = run_loop(&mut p, &f.registry, &options, &mut t, &mut on_event);
+        // Stopped once A has streamed and B has ended, as a timeout would.
+        let both = async {
+            loop {
+                {
+                    let events = events.lock().unwrap();
+                    if ["update A", "end B"]
+                        .iter()
+                        .all(|e| events.iter().any(|seen| seen == e))
+                    {
+                        break;
+                    }
+                }
+                tokio::task::yield_now().await;
+            }
+        };
+        let stopped = async {
+            tokio::select! {
+                biased;
+                () = both => true,
+                () = run => false,
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(60), stopped)
+            .await
+            .expect("A streams and B ends")
+    };
+    assert!(stopped);
+    // The first turn is answered; the second's message is in and its
+    // calls are running: B has ended, but its result is not in the
+    // conversation yet.
+    let answered: Vec<&str> = t.calls.iter().map(|r| r.call.id.as_str()).collect();
+    assert_eq!(answered, vec!["first"]);
+    assert_eq!(t.assistant_messages().count(), 2);
+    let running: Vec<(usize, usize, &str, usize)> = t
+        .running
+        .iter()
+        .map(|r| (r.turn, r.index, r.call.id.as_str(), r.updates.count))
+        .collect();
+    assert_eq!(running, vec![(2, 0, "A", 1), (2, 1, "B", 1)]);
+    assert_eq!(
+        t.running[0]
+            .updates
+            .first
+            .as_ref()
+            .map(|u| u.content.clone()),
+        Some(vec![crate::tools::Content::text("waiting")])
+    );
+    assert_eq!(t.error, None);
+}
+
+#[tokio::test]
 async fn parallel_batch_ends_in_completion_order_and_results_in_call_order() {
     let f = fixture();
     // A waits for B's permit, so B must finish first.
@@ -238,7 +320,7 @@ async fn parallel_batch_ends_in_completion_order_and_results_in_call_order() {
     assert_eq!(ids, vec!["A", "B"]);
     assert_eq!(t.calls[0].completion, 1);
     assert_eq!(t.calls[1].completion, 0);
-    assert_eq!(t.calls[0].updates, 1);
+    assert_eq!(t.calls[0].updates.count, 1);
 }
 
 #[tokio::test]
@@ -305,7 +387,8 @@ async fn cancelling_mid_batch_still_gives_every_call_one_result() {
         call("B", "gate", json!({"wait": 5})),
     ])]);
     let mut events = Vec::new();
-    let transcript = run_loop(&mut p, &f.registry, &options, &mut |e| {
+    let mut transcript = Transcript::default();
+    run_loop(&mut p, &f.registry, &options, &mut transcript, &mut |e| {
         if let AgentEvent::ToolExecutionStart { call_id, .. } = &e
             && call_id == "B"
         {
@@ -357,10 +440,12 @@ async fn a_message_cut_by_the_output_limit_executes_none_of_its_calls() {
         }
     }
     let mut events = Vec::new();
-    let t = run_loop(
+    let mut t = Transcript::default();
+    run_loop(
         &mut Cut(false),
         &f.registry,
         &LoopOptions::default(),
+        &mut t,
         &mut |e| events.push(short(&e)),
     )
     .await;
@@ -423,7 +508,11 @@ async fn the_presenter_stands_between_the_tools_and_the_conversation() {
     ];
     let mut p = FauxProvider::new(FauxScript { steps }, Arc::new(Chars4), vars);
     let mut events = Vec::new();
-    let t = run_loop(&mut p, &h.registry, &options, &mut |e| events.push(e)).await;
+    let mut t = Transcript::default();
+    run_loop(&mut p, &h.registry, &options, &mut t, &mut |e| {
+        events.push(e)
+    })
+    .await;
     // The calls are recorded as sent; they executed in the real root.
     let sent: Vec<Value> = t
         .calls

@@ -19,7 +19,15 @@ async fn run(h: &Harness, steps: Vec<FauxStep>) -> (crate::agent::Transcript, Fa
     let mut vars = BTreeMap::new();
     vars.insert("workspace".to_owned(), "/ws".to_owned());
     let mut p = FauxProvider::new(FauxScript { steps }, Arc::new(Chars4), vars);
-    let t = run_loop(&mut p, &h.registry, &LoopOptions::default(), &mut |_| {}).await;
+    let mut t = crate::agent::Transcript::default();
+    run_loop(
+        &mut p,
+        &h.registry,
+        &LoopOptions::default(),
+        &mut t,
+        &mut |_| {},
+    )
+    .await;
     (t, p.into_report())
 }
 

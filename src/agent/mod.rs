@@ -18,6 +18,8 @@ pub mod tokens;
 pub use agent_loop::CallRecord;
 pub use agent_loop::DEFAULT_SYSTEM_PROMPT;
 pub use agent_loop::LoopOptions;
+pub use agent_loop::RunningCall;
+pub use agent_loop::Streamed;
 pub use agent_loop::Transcript;
 pub use agent_loop::run_loop;
 pub use events::AgentEvent;

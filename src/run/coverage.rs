@@ -71,79 +71,132 @@ pub fn catalogue() -> impl Iterator<Item = (&'static str, &'static [&'static str
     TOOL_BEHAVIOURS.into_iter().chain([(LOOP, LOOP_BEHAVIOURS)])
 }
 
-/// The behaviours of one run's calls.
-pub fn observe(transcript: &Transcript, report: &FauxReport) -> ScenarioCoverage {
-    let retries = report.retry_ids();
-    let mut out = ScenarioCoverage::new();
-    let mut add = |area: &str, behaviour: &str| {
-        *out.entry(area.to_owned())
+/// The behaviours of one run's calls, seen one call at a time in the
+/// order sent (in the run's judging pass), then completed with what the
+/// faux model reported.
+#[derive(Debug)]
+pub struct Observer<'a> {
+    /// Each MCP server of the scenario with its active tools (as the
+    /// model calls them).
+    servers: &'a [(String, Vec<String>)],
+    out: ScenarioCoverage,
+    /// The batch being seen: its turn, its calls so far, whether one of
+    /// them is bash.
+    batch: Option<(usize, usize, bool)>,
+    /// Calls by tool name, for the servers' areas.
+    by_tool: BTreeMap<String, u64>,
+}
+
+impl<'a> Observer<'a> {
+    /// An observer of a scenario with these MCP `servers`, none seen yet.
+    pub fn new(servers: &'a [(String, Vec<String>)]) -> Self {
+        Self {
+            servers,
+            out: ScenarioCoverage::new(),
+            batch: None,
+            by_tool: BTreeMap::new(),
+        }
+    }
+
+    fn add(&mut self, area: &str, behaviour: &str) {
+        *self
+            .out
+            .entry(area.to_owned())
             .or_default()
             .entry(behaviour.to_owned())
             .or_default() += 1;
-    };
-    for record in &transcript.calls {
+    }
+
+    /// One answered call; `retry`: it was sent as a retry.
+    pub fn call(&mut self, record: &CallRecord, retry: bool) {
         let (area, behaviours) = classify(record);
         for behaviour in behaviours {
-            add(area, &behaviour);
+            self.add(area, &behaviour);
         }
-        if retries.contains(record.call.id.as_str()) {
-            add(LOOP, "retry sent");
+        if retry {
+            self.add(LOOP, "retry sent");
             if !record.result.is_error {
-                add(LOOP, "retry that succeeded");
+                self.add(LOOP, "retry that succeeded");
             }
         }
+        // Batches: the calls of one message, which come together.
+        let bash = record.call.name == "bash";
+        match &mut self.batch {
+            Some((turn, calls, any_bash)) if *turn == record.turn => {
+                *calls += 1;
+                *any_bash |= bash;
+            }
+            _ => {
+                self.end_batch();
+                self.batch = Some((record.turn, 1, bash));
+            }
+        }
+        if !self.servers.is_empty() {
+            *self.by_tool.entry(record.call.name.clone()).or_default() += 1;
+        }
     }
-    // Batches: the calls of one message.
-    let mut turns: BTreeMap<usize, Vec<&CallRecord>> = BTreeMap::new();
+
+    fn end_batch(&mut self) {
+        if let Some((_, calls, bash)) = self.batch.take() {
+            let kind = match calls {
+                1 => "one call in a message",
+                _ if bash => "sequential batch",
+                _ => "parallel batch",
+            };
+            self.add(LOOP, kind);
+        }
+    }
+
+    /// The behaviours seen, with the retries the faux model did not need
+    /// to send, and each server's calls (see [`server_area`]). A call to a
+    /// server tool with a built-in tool's name (`harness mcp`'s `read`)
+    /// keeps that tool's behaviours too; the others are counted only in
+    /// their server's area.
+    pub fn finish(mut self, report: &FauxReport) -> ScenarioCoverage {
+        self.end_batch();
+        for _ in 0..report.retries_avoided {
+            self.add(LOOP, "retry avoided");
+        }
+        let mut coverage = self.out;
+        for (server, tools) in self.servers {
+            let area = coverage.entry(server_area(server)).or_default();
+            for (tool, calls) in &self.by_tool {
+                if tools.contains(tool) {
+                    *area.entry(tool.clone()).or_default() += calls;
+                }
+            }
+            if area.is_empty() {
+                coverage.remove(&server_area(server));
+            }
+            for tool in tools {
+                if !catalogue().any(|(known, _)| known == tool) {
+                    coverage.remove(tool);
+                }
+            }
+        }
+        coverage
+    }
+}
+
+/// The behaviours of one run's calls (as the judging pass sees them, one
+/// [`Observer::call`] each).
+pub fn observe(
+    transcript: &Transcript,
+    report: &FauxReport,
+    servers: &[(String, Vec<String>)],
+) -> ScenarioCoverage {
+    let retries = report.retry_ids();
+    let mut observer = Observer::new(servers);
     for record in &transcript.calls {
-        turns.entry(record.turn).or_default().push(record);
+        observer.call(record, retries.contains(record.call.id.as_str()));
     }
-    for calls in turns.values() {
-        let kind = match calls.len() {
-            1 => "one call in a message",
-            _ if calls.iter().any(|c| c.call.name == "bash") => "sequential batch",
-            _ => "parallel batch",
-        };
-        add(LOOP, kind);
-    }
-    for _ in 0..report.retries_avoided {
-        add(LOOP, "retry avoided");
-    }
-    out
+    observer.finish(report)
 }
 
 /// The area of a scenario's MCP server `name` (`server fs`), whose
 /// behaviours are its active tools, each called or not.
 pub fn server_area(name: &str) -> String {
     format!("server {name}")
-}
-
-/// The calls of a scenario to its MCP servers' tools, into `coverage`:
-/// `servers` holds each server's active tools (as the model calls them).
-/// A call to a server tool with a built-in tool's name (`harness mcp`'s
-/// `read`) keeps that tool's behaviours too; the others are counted only
-/// in their server's area.
-pub fn observe_servers(
-    transcript: &Transcript,
-    servers: &[(String, Vec<String>)],
-    coverage: &mut ScenarioCoverage,
-) {
-    for (server, tools) in servers {
-        let area = coverage.entry(server_area(server)).or_default();
-        for record in &transcript.calls {
-            if tools.contains(&record.call.name) {
-                *area.entry(record.call.name.clone()).or_default() += 1;
-            }
-        }
-        if area.is_empty() {
-            coverage.remove(&server_area(server));
-        }
-        for tool in tools {
-            if !catalogue().any(|(known, _)| known == tool) {
-                coverage.remove(tool);
-            }
-        }
-    }
 }
 
 /// The area and behaviours of one call: from the result's typed facts,

@@ -22,7 +22,7 @@ fn record(turn: usize, id: &str, tool: &str, args: Value, result: ToolResult) ->
         call: ToolCall::new(id, tool, args),
         result,
         duration: Duration::ZERO,
-        updates: 0,
+        updates: Default::default(),
         completion: 0,
         cancelled: false,
         args_tokens: 0,
@@ -224,7 +224,7 @@ fn calls_read_back_from_json_are_classified_by_what_their_details_say() {
         retries_avoided: 2,
         ..FauxReport::default()
     };
-    let coverage = observe(&transcript, &report);
+    let coverage = observe(&transcript, &report, &[]);
     let owned = |pairs: &[(&str, u64)]| -> Vec<(String, u64)> {
         pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
     };
@@ -377,4 +377,33 @@ fn the_catalogue_names_each_behaviour_once_per_area() {
         let unique: std::collections::BTreeSet<&&str> = behaviours.iter().collect();
         assert_eq!(unique.len(), behaviours.len(), "{area}");
     }
+}
+
+#[test]
+fn calls_to_a_servers_tools_count_in_its_area_and_built_in_names_keep_their_behaviours() {
+    let transcript = Transcript {
+        calls: vec![
+            record(1, "a", "read", json!({"path": "a"}), ok(json!({}))),
+            record(2, "b", "fs_list", json!({}), ok(json!({}))),
+            record(3, "c", "fs_list", json!({}), ok(json!({}))),
+        ],
+        ..Transcript::default()
+    };
+    let servers = vec![
+        (
+            "fs".to_owned(),
+            vec!["read".to_owned(), "fs_list".to_owned()],
+        ),
+        ("idle".to_owned(), vec!["idle_tool".to_owned()]),
+    ];
+    let coverage = observe(&transcript, &FauxReport::default(), &servers);
+    assert_eq!(
+        behaviours(&coverage, "server fs"),
+        vec![("fs_list".to_owned(), 2), ("read".to_owned(), 1)]
+    );
+    // A server none of whose tools was called has no area; a server
+    // tool's own area is kept only under a built-in tool's name.
+    assert!(!coverage.contains_key("server idle"));
+    assert!(!coverage.contains_key("fs_list"));
+    assert!(coverage.contains_key("read"));
 }

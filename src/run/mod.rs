@@ -12,6 +12,7 @@
 //! | `pipeline` | one scenario end to end |
 //! | `snapshots` | snapshot files over a run |
 //! | [`outcome`] | [`RunSummary`], the only input of the report layer |
+//! | `tally` | the one judging pass: figures, per-call statistics, coverage |
 //! | [`stats`] | per-tool figures and what tool definitions cost |
 //! | [`replay`] | an imported session's results against the recorded ones |
 //! | [`coverage`] | what a suite's calls exercised, and what they never did |
@@ -40,6 +41,7 @@ pub mod runner;
 pub mod servers;
 mod snapshots;
 pub mod stats;
+mod tally;
 pub mod transcript;
 
 pub use builder::BuildError;

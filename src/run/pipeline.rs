@@ -23,7 +23,6 @@ use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentEvent;
-use crate::agent::CallRecord;
 use crate::agent::FauxProvider;
 use crate::agent::FauxReport;
 use crate::agent::LoopOptions;
@@ -49,11 +48,8 @@ use crate::tools::ops::FaultProcess;
 use crate::tools::ops::LocalProcess;
 
 use super::config::RunConfig;
-use super::coverage;
-use super::outcome::CallStat;
 use super::outcome::ScenarioOutcome;
 use super::outcome::Status;
-use super::outcome::TurnStat;
 use super::outcome::millis;
 use super::replay::Comparison;
 use super::replay::ReplayResult;
@@ -61,8 +57,9 @@ use super::replay::Syncer;
 use super::servers;
 use super::servers::Servers;
 use super::snapshots::SnapshotCache;
+use super::tally::tally;
 use super::transcript::Bounds;
-use super::transcript::Recorder;
+use super::transcript::Transcript as KeptTranscript;
 
 /// The name under which the model sees a scenario's workspace: results
 /// show it instead of the real path, `${workspace}` expands to it, and
@@ -167,9 +164,17 @@ impl Job<'_> {
             .as_ref()
             .map(|plan| end_stalls(plan, budget, &options.cancel));
         let mut seen = Observers::new(self, &root, &presenter);
+        // Filled as the loop goes: a timeout keeps the partial run.
+        let mut transcript = Transcript::default();
         let finished = {
             let mut on_event = |event: AgentEvent| seen.see(&event);
-            let run = run_loop(&mut provider, &registry, &options, &mut on_event);
+            let run = run_loop(
+                &mut provider,
+                &registry,
+                &options,
+                &mut transcript,
+                &mut on_event,
+            );
             tokio::time::timeout(budget, run).await
         };
         if let Some(plan) = &faults {
@@ -182,11 +187,9 @@ impl Job<'_> {
             updates: &seen.updates,
         };
         match finished {
-            Ok(transcript) => {
-                self.judge(&transcript, &report, places, &mut outcome);
-                if let Some(coverage) = &mut outcome.coverage {
-                    coverage::observe_servers(&transcript, &servers.active(), coverage);
-                }
+            Ok(()) => {
+                let active = servers.active();
+                self.judge(&transcript, &report, places, &active, &mut outcome);
             }
             Err(_) => {
                 options.cancel.cancel();
@@ -195,7 +198,11 @@ impl Job<'_> {
                     .push(timed_out(budget, &seen.running, scenario));
             }
         }
-        seen.finish(&report, &mut outcome);
+        if self.config.transcripts {
+            let kept = KeptTranscript::of(&transcript, &report, Bounds::default());
+            outcome.transcript = Some(kept);
+        }
+        seen.finish(&mut outcome);
         // A timeout is one of the failures; so are a replay's disagreements.
         outcome.status = if outcome.failures.is_empty() {
             Status::Passed
@@ -210,22 +217,23 @@ impl Job<'_> {
         outcome
     }
 
-    /// A finished run's figures, checks and per-call statistics.
+    /// A finished run judged: one pass for its figures, per-call
+    /// statistics and (with --coverage, `servers` the MCP servers' active
+    /// tools) behaviours, then the checks.
     fn judge(
         &self,
         transcript: &Transcript,
         report: &FauxReport,
         places: Places<'_>,
+        servers: &[(String, Vec<String>)],
         outcome: &mut ScenarioOutcome,
     ) {
-        let figures = Figures::of(transcript, report);
-        self.check(transcript, report, &figures, places, outcome);
-        outcome.calls = call_stats(transcript, report);
-        outcome.turns = turn_stats(report);
-        if self.config.coverage {
-            outcome.coverage = Some(coverage::observe(transcript, report));
-        }
-        outcome.stats.figures = figures;
+        let tally = tally(transcript, report, self.config.coverage.then_some(servers));
+        self.check(transcript, report, &tally.figures, places, outcome);
+        outcome.calls = tally.calls;
+        outcome.turns = tally.turns;
+        outcome.coverage = tally.coverage;
+        outcome.stats.figures = tally.figures;
     }
 
     /// Runs the checks on a finished run and records what they found.
@@ -273,14 +281,12 @@ impl Job<'_> {
 }
 
 /// What watches a run's events as they come: the calls running (for a
-/// timeout's message), the streamed updates (for the checks), the
-/// transcript, and for an imported session its reads to sync and the
-/// comparison with what was recorded.
+/// timeout's message), the streamed updates (for the checks), and for an
+/// imported session its reads to sync and the comparison with what was
+/// recorded.
 struct Observers<'a> {
     running: RunningCalls,
     updates: UpdateLog,
-    /// Only when the run keeps transcripts.
-    recorder: Option<Recorder>,
     syncer: Option<Syncer<'a>>,
     comparison: Option<Comparison<'a>>,
 }
@@ -291,10 +297,6 @@ impl<'a> Observers<'a> {
         Self {
             running: RunningCalls::default(),
             updates: UpdateLog::for_scenario(scenario),
-            recorder: job
-                .config
-                .transcripts
-                .then(|| Recorder::new(Bounds::default())),
             syncer: scenario
                 .replay
                 .as_ref()
@@ -313,9 +315,6 @@ impl<'a> Observers<'a> {
     fn see(&mut self, event: &AgentEvent) {
         self.running.see(event);
         self.updates.see(event);
-        if let Some(recorder) = &mut self.recorder {
-            recorder.see(event);
-        }
         if let Some(syncer) = &mut self.syncer {
             syncer.see(event);
         }
@@ -324,10 +323,9 @@ impl<'a> Observers<'a> {
         }
     }
 
-    /// The transcript, and the replay comparison of the calls answered
-    /// (all of them, or those before a timeout), into the outcome.
-    fn finish(self, report: &FauxReport, outcome: &mut ScenarioOutcome) {
-        outcome.transcript = self.recorder.map(|r| r.finish(report));
+    /// The replay comparison of the calls answered (all of them, or those
+    /// before a timeout), into the outcome.
+    fn finish(self, outcome: &mut ScenarioOutcome) {
         if let Some(comparison) = self.comparison {
             let synced = self.syncer.map_or(0, |s| s.synced);
             add_replay(outcome, comparison.finish(synced));
@@ -586,47 +584,4 @@ async fn prepare(
         workspace,
         faults,
     ))
-}
-
-/// Per-call figures, in the order the calls were sent.
-fn call_stats(transcript: &Transcript, report: &FauxReport) -> Vec<CallStat> {
-    let retry_ids = report.retry_ids();
-    transcript
-        .calls
-        .iter()
-        .map(|record| call_stat(record, retry_ids.contains(record.call.id.as_str())))
-        .collect()
-}
-
-fn call_stat(record: &CallRecord, retry: bool) -> CallStat {
-    CallStat {
-        id: record.call.id.clone(),
-        tool: record.call.name.clone(),
-        turn: record.turn as u64,
-        retry,
-        is_error: record.result.is_error,
-        truncated: check::truncation(&record.call.name, &record.result)
-            .is_some_and(|t| t.truncated),
-        args_tokens: record.args_tokens,
-        result_tokens: record.result_tokens,
-        duration_ms: millis(record.duration),
-        recorded_tokens: None,
-        recorded_is_error: None,
-        agreement: None,
-    }
-}
-
-/// Per-request usage, in order.
-fn turn_stats(report: &FauxReport) -> Vec<TurnStat> {
-    report
-        .turns
-        .iter()
-        .map(|t| TurnStat {
-            input_tokens: t.usage.input,
-            output_tokens: t.usage.output,
-            cache_read_tokens: t.usage.cache_read,
-            cache_write_tokens: t.usage.cache_write,
-            scripted: t.scripted,
-        })
-        .collect()
 }

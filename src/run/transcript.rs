@@ -1,7 +1,8 @@
 //! A scenario's transcript as the report keeps it: each model turn, each
-//! tool call with its arguments, and the result as the model read it,
-//! recorded from the loop's events while the scenario runs (so a scenario
-//! that timed out keeps what happened before the budget ran out).
+//! tool call with its arguments, and the result as the model read it: a
+//! bounded projection of the transcript the agent loop filled
+//! ([`agent::Transcript`]), so a scenario that timed out keeps what
+//! happened before the budget ran out.
 //!
 //! What is kept is bounded, and never more than the model saw: of the
 //! partial results a call streamed, only the first and the last texts are
@@ -22,13 +23,14 @@ use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::AgentEvent;
+use crate::agent;
 use crate::agent::AssistantBlock;
+use crate::agent::AssistantMessage;
+use crate::agent::CallRecord;
 use crate::agent::FauxReport;
 use crate::agent::StopReason;
-use crate::tools::CallArguments;
+use crate::scenario::updates::text_of;
 use crate::tools::Content;
-use crate::tools::ToolUpdate;
 
 /// How much of a transcript is kept, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,30 +191,19 @@ impl Transcript {
     }
 }
 
-/// Builds a [`Transcript`] from the loop's events, within [`Bounds`].
+/// Keeps a [`Transcript`] within [`Bounds`] while it is made, spending the
+/// scenario's budget in conversation order.
 #[derive(Debug, Default)]
-pub struct Recorder {
+struct Keeper {
     bounds: Bounds,
     /// Bytes of the scenario's budget used.
     used: usize,
     transcript: Transcript,
     /// Where each call id sits: (turn position, call position).
     places: BTreeMap<String, (usize, usize)>,
-    /// The first and the last streamed text of each running call, each
-    /// within [`Bounds::update`]; they join the transcript (and take from
-    /// the scenario's budget) with the call's result, in call order.
-    streamed: BTreeMap<String, (Clip, Option<Clip>)>,
 }
 
-impl Recorder {
-    /// A recorder keeping at most `bounds`.
-    pub fn new(bounds: Bounds) -> Self {
-        Self {
-            bounds,
-            ..Self::default()
-        }
-    }
-
+impl Keeper {
     /// Takes `want` bytes of the scenario's budget; false (and the
     /// transcript marked cut) when they do not fit.
     fn take(&mut self, want: usize) -> bool {
@@ -247,103 +238,93 @@ impl Recorder {
         clip
     }
 
-    /// The recorded call with this id.
+    /// The kept call with this id.
     fn call(&mut self, id: &str) -> Option<&mut TranscriptCall> {
         let &(t, c) = self.places.get(id)?;
         self.transcript.turns.get_mut(t)?.calls.get_mut(c)
     }
 
-    /// Records one event.
-    pub fn see(&mut self, event: &AgentEvent) {
-        match event {
-            AgentEvent::AssistantMessage { turn, message } => {
-                let position = self.transcript.turns.len();
-                let mut text = Vec::new();
-                let mut calls = Vec::new();
-                for block in &message.content {
-                    match block {
-                        AssistantBlock::Text { text: t } => text.push(self.clip(t)),
-                        AssistantBlock::ToolCall(call) => {
-                            let raw = match &call.arguments {
-                                CallArguments::Json(v) => v.to_string(),
-                                CallArguments::Text(t) => t.clone(),
-                            };
-                            self.places.insert(call.id.clone(), (position, calls.len()));
-                            calls.push(TranscriptCall {
-                                id: call.id.clone(),
-                                tool: call.name.clone(),
-                                arguments: self.clip(&raw),
-                                retry_of: None,
-                                answers: None,
-                                finished: false,
-                                is_error: false,
-                                content: Vec::new(),
-                                details: None,
-                                details_omitted_bytes: 0,
-                                streamed: false,
-                                updates: None,
-                            });
-                        }
-                    }
-                }
-                self.transcript.turns.push(TranscriptTurn {
-                    turn: *turn as u64,
-                    stop_reason: stop_reason(message.stop_reason).to_owned(),
-                    text,
-                    calls,
-                });
-            }
-            AgentEvent::ToolExecutionUpdate {
-                call_id, update, ..
-            } => {
-                let Some(call) = self.call(call_id) else {
-                    return;
-                };
-                call.streamed = true;
-                let text = clip(&update_text(update), self.bounds.update);
-                match self.streamed.get_mut(call_id) {
-                    Some((_, last)) => *last = Some(text),
-                    None => {
-                        self.streamed.insert(call_id.clone(), (text, None));
-                    }
-                }
-            }
-            AgentEvent::ToolResultMessage { message } => {
-                let content: Vec<Block> = message
-                    .content
-                    .iter()
-                    .map(|block| self.block(block))
-                    .collect();
-                let (details, details_omitted_bytes) = match &message.details {
-                    None => (None, 0),
-                    Some(value) => {
-                        let size = value.to_string().len();
-                        if size <= self.bounds.details && self.take(size) {
-                            (Some(value.clone()), 0)
-                        } else {
-                            (None, size as u64)
-                        }
-                    }
-                };
-                let updates = self
-                    .streamed
-                    .remove(&message.tool_call_id)
-                    .map(|(first, last)| Updates {
-                        first: self.reclip(&first),
-                        last: last.map(|last| self.reclip(&last)),
+    /// A model turn: its message's texts and calls' arguments, in the
+    /// order of its blocks; `streamed` says which calls streamed.
+    fn message(
+        &mut self,
+        turn: usize,
+        message: &AssistantMessage,
+        streamed: impl Fn(usize) -> bool,
+    ) {
+        let position = self.transcript.turns.len();
+        let mut text = Vec::new();
+        let mut calls = Vec::new();
+        for block in &message.content {
+            match block {
+                AssistantBlock::Text { text: t } => text.push(self.clip(t)),
+                AssistantBlock::ToolCall(call) => {
+                    self.places.insert(call.id.clone(), (position, calls.len()));
+                    calls.push(TranscriptCall {
+                        id: call.id.clone(),
+                        tool: call.name.clone(),
+                        arguments: self.clip(&call.arguments.to_text()),
+                        retry_of: None,
+                        answers: None,
+                        finished: false,
+                        is_error: false,
+                        content: Vec::new(),
+                        details: None,
+                        details_omitted_bytes: 0,
+                        streamed: streamed(calls.len()),
+                        updates: None,
                     });
-                let is_error = message.is_error;
-                if let Some(call) = self.call(&message.tool_call_id) {
-                    call.finished = true;
-                    call.is_error = is_error;
-                    call.content = content;
-                    call.details = details;
-                    call.details_omitted_bytes = details_omitted_bytes;
-                    call.updates = updates;
                 }
             }
-            AgentEvent::AgentEnd { error } => self.transcript.error.clone_from(error),
-            _ => {}
+        }
+        self.transcript.turns.push(TranscriptTurn {
+            turn: turn as u64,
+            stop_reason: stop_reason(message.stop_reason).to_owned(),
+            text,
+            calls,
+        });
+    }
+
+    /// A call's result as it went into the conversation, then the first
+    /// and the last of its updates, into the latest turn.
+    fn result(&mut self, record: &CallRecord) {
+        let result = &record.result;
+        let content: Vec<Block> = result
+            .content
+            .iter()
+            .map(|block| self.block(block))
+            .collect();
+        let (details, details_omitted_bytes) = match &result.details {
+            None => (None, 0),
+            Some(value) => {
+                let size = value.to_string().len();
+                if size <= self.bounds.details && self.take(size) {
+                    (Some(value.clone()), 0)
+                } else {
+                    (None, size as u64)
+                }
+            }
+        };
+        // Each update within its own bound first, then the budget's.
+        let bound = self.bounds.update;
+        let streamed = &record.updates;
+        let updates = streamed.first.as_ref().map(|first| Updates {
+            first: self.reclip(&clip(&text_of(first), bound)),
+            last: streamed
+                .last
+                .as_ref()
+                .map(|last| self.reclip(&clip(&text_of(last), bound))),
+        });
+        let Some(turn) = self.transcript.turns.last_mut() else {
+            return;
+        };
+        if let Some(call) = turn.calls.get_mut(record.index) {
+            call.finished = true;
+            call.is_error = result.is_error;
+            call.content = content;
+            call.details = details;
+            call.details_omitted_bytes = details_omitted_bytes;
+            call.updates = updates;
         }
     }
 
@@ -367,7 +348,7 @@ impl Recorder {
     /// the faux provider's report). The provider sends a step's retries one
     /// at a time, each after the attempt before it failed, so retry K
     /// answers the attempt served last in its chain.
-    pub fn finish(mut self, report: &FauxReport) -> Transcript {
+    fn finish(mut self, report: &FauxReport) -> Transcript {
         // The attempt served last in each chain: (step, origin) -> id.
         let mut latest: BTreeMap<(usize, &str), &str> = BTreeMap::new();
         for served in report.turns.iter().flat_map(|t| t.calls.iter()) {
@@ -384,17 +365,41 @@ impl Recorder {
     }
 }
 
-/// The text of a partial result: its text blocks joined by newlines.
-fn update_text(update: &ToolUpdate) -> String {
-    update
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            Content::Text { text } => Some(text.as_str()),
-            Content::Image { .. } => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+impl Transcript {
+    /// What the report keeps of a run the loop recorded (finished, or
+    /// stopped part way by a timeout), within `bounds`, spent in the
+    /// conversation's order: each turn's texts and arguments, then each
+    /// answered call's result, details and updates. A call sent but not
+    /// answered is kept unfinished. Retries are linked from the faux
+    /// provider's `report`.
+    pub fn of(run: &agent::Transcript, report: &FauxReport, bounds: Bounds) -> Self {
+        let mut keeper = Keeper {
+            bounds,
+            ..Keeper::default()
+        };
+        // Whether each call, answered or still running, streamed.
+        let running = run.running.iter().map(|r| (r.turn, r.index, &r.updates));
+        let streamed: BTreeMap<(usize, usize), bool> = run
+            .calls
+            .iter()
+            .map(|r| (r.turn, r.index, &r.updates))
+            .chain(running)
+            .map(|(turn, index, updates)| ((turn, index), updates.count > 0))
+            .collect();
+        let mut answered = run.calls.iter().peekable();
+        for (position, message) in run.assistant_messages().enumerate() {
+            // The loop sends one message a turn, from turn 1.
+            let turn = position + 1;
+            keeper.message(turn, message, |index| {
+                streamed.get(&(turn, index)).copied().unwrap_or(false)
+            });
+            while let Some(record) = answered.next_if(|r| r.turn == turn) {
+                keeper.result(record);
+            }
+        }
+        keeper.transcript.error.clone_from(&run.error);
+        keeper.finish(report)
+    }
 }
 
 fn stop_reason(reason: StopReason) -> &'static str {
@@ -521,7 +526,7 @@ impl Transcript {
     /// The transcript within `bytes` of kept text, images and details
     /// ([`Transcript::kept_bytes`]), spent in order: each turn's texts and
     /// arguments, then each call's result, details and updates. What does
-    /// not fit is cut as the recorder cuts (texts keep their ends, images
+    /// not fit is cut as [`Transcript::of`] cuts (texts keep their ends, images
     /// and details only their sizes) and the transcript is marked `cut`.
     /// The HTML report uses it to keep a large suite's page within its
     /// bound; `within(t.kept_bytes())` is `t` itself.

@@ -2,12 +2,16 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::*;
-use crate::agent::AssistantMessage;
+use crate::agent::Message;
+use crate::agent::RunningCall;
+use crate::agent::Streamed;
 use crate::agent::ToolResultMessage;
 use crate::agent::Usage;
 use crate::agent::faux::ServedCall;
 use crate::agent::faux::Turn;
+use crate::tools::CallArguments;
 use crate::tools::ToolCall;
+use crate::tools::ToolResult;
 use crate::tools::ToolUpdate;
 
 fn message(text: &str, calls: Vec<ToolCall>) -> AssistantMessage {
@@ -23,15 +27,93 @@ fn message(text: &str, calls: Vec<ToolCall>) -> AssistantMessage {
     }
 }
 
-fn result(id: &str, tool: &str, content: Vec<Content>, details: Option<Value>) -> AgentEvent {
-    AgentEvent::ToolResultMessage {
-        message: ToolResultMessage {
-            tool_call_id: id.to_owned(),
-            tool_name: tool.to_owned(),
-            content,
-            details,
-            is_error: false,
+/// The loop's record of a run, built as the loop builds it: a message a
+/// turn, then the results of its calls.
+#[derive(Default)]
+struct Run(agent::Transcript);
+
+impl Run {
+    /// The model's next message.
+    fn says(&mut self, message: AssistantMessage) -> &mut Self {
+        self.0.messages.push(Message::Assistant(message));
+        self
+    }
+
+    /// The latest message's call `id` and where it sits.
+    fn sent(&self, id: &str) -> (usize, usize, ToolCall) {
+        let turn = self.0.assistant_messages().count();
+        let message = self.0.assistant_messages().last().unwrap();
+        let (index, call) = message
+            .tool_calls()
+            .enumerate()
+            .find(|(_, c)| c.id == id)
+            .unwrap();
+        (turn, index, call.clone())
+    }
+
+    /// The result of the latest message's call `id`, after it streamed
+    /// `updates`.
+    fn answers(&mut self, id: &str, result: ToolResult, updates: &[&str]) -> &mut Self {
+        let (turn, index, call) = self.sent(id);
+        self.0
+            .messages
+            .push(Message::ToolResult(ToolResultMessage::new(&call, &result)));
+        self.0.calls.push(CallRecord {
+            turn,
+            index,
+            call,
+            result,
+            duration: std::time::Duration::ZERO,
+            updates: streamed(updates),
+            completion: 0,
+            cancelled: false,
+            args_tokens: 0,
+            result_tokens: 0,
+        });
+        self
+    }
+
+    /// The latest message's call `id` still running, after it streamed
+    /// `updates`.
+    fn running(&mut self, id: &str, updates: &[&str]) -> &mut Self {
+        let (turn, index, call) = self.sent(id);
+        self.0.running.push(RunningCall {
+            turn,
+            index,
+            call,
+            updates: streamed(updates),
+        });
+        self
+    }
+
+    fn kept(&self, report: &FauxReport, bounds: Bounds) -> Transcript {
+        Transcript::of(&self.0, report, bounds)
+    }
+}
+
+fn streamed(texts: &[&str]) -> Streamed {
+    let update = |text: &str| ToolUpdate {
+        content: if text.is_empty() {
+            vec![]
+        } else {
+            vec![Content::text(text)]
         },
+        details: None,
+    };
+    Streamed {
+        count: texts.len(),
+        first: texts.first().map(|t| update(t)),
+        last: (texts.len() > 1).then(|| update(texts[texts.len() - 1])),
+    }
+}
+
+fn result(content: Vec<Content>, details: Option<Value>) -> ToolResult {
+    ToolResult {
+        is_error: false,
+        content,
+        details,
+        internal_error: None,
+        facts: None,
     }
 }
 
@@ -43,64 +125,40 @@ fn text(text: &str) -> Clip {
 }
 
 #[test]
-fn events_become_turns_with_results_updates_and_linked_retries() {
-    let mut recorder = Recorder::new(Bounds::default());
-    recorder.see(&AgentEvent::AgentStart);
-    recorder.see(&AgentEvent::AssistantMessage {
-        turn: 1,
-        message: message(
-            "looking",
-            vec![
-                ToolCall::new("c1", "read", json!({"path": "/workspace/a"})),
-                ToolCall {
-                    id: "c2".into(),
-                    name: "bash".into(),
-                    arguments: CallArguments::Text("{\"command\": \"ls".into()),
-                },
-            ],
-        ),
-    });
-    for content in [vec![], vec![Content::text("a")], vec![Content::text("a\n")]] {
-        recorder.see(&AgentEvent::ToolExecutionUpdate {
-            call_id: "c2".into(),
-            tool_name: "bash".into(),
-            update: ToolUpdate {
-                content,
-                details: None,
-            },
-        });
-    }
-    recorder.see(&AgentEvent::ToolResultMessage {
-        message: ToolResultMessage {
-            tool_call_id: "c1".into(),
-            tool_name: "read".into(),
-            content: vec![Content::text("no such file")],
-            details: None,
-            is_error: true,
-        },
-    });
-    recorder.see(&result(
-        "c2",
-        "bash",
+fn a_run_becomes_turns_with_results_updates_and_linked_retries() {
+    let mut run = Run::default();
+    run.says(message(
+        "looking",
         vec![
-            Content::text("a\n"),
-            Content::Image {
-                data: "aGk=".into(),
-                mime_type: "image/png".into(),
+            ToolCall::new("c1", "read", json!({"path": "/workspace/a"})),
+            ToolCall {
+                id: "c2".into(),
+                name: "bash".into(),
+                arguments: CallArguments::Text("{\"command\": \"ls".into()),
             },
         ],
-        Some(json!({"exit_code": 0})),
-    ));
-    recorder.see(&AgentEvent::AssistantMessage {
-        turn: 2,
-        message: message(
-            "",
-            vec![ToolCall::new("c1-r1", "read", json!({"path": "b"}))],
+    ))
+    .answers("c1", ToolResult::error("no such file", None), &[])
+    .answers(
+        "c2",
+        result(
+            vec![
+                Content::text("a\n"),
+                Content::Image {
+                    data: "aGk=".into(),
+                    mime_type: "image/png".into(),
+                },
+            ],
+            Some(json!({"exit_code": 0})),
         ),
-    });
-    recorder.see(&AgentEvent::AgentEnd {
-        error: Some("the run was cancelled".into()),
-    });
+        // The first and the last of three are kept.
+        &["", "a", "a\n"],
+    )
+    .says(message(
+        "",
+        vec![ToolCall::new("c1-r1", "read", json!({"path": "b"}))],
+    ));
+    run.0.error = Some("the run was cancelled".into());
     let report = FauxReport {
         turns: vec![Turn {
             usage: Usage::default(),
@@ -129,7 +187,7 @@ fn events_become_turns_with_results_updates_and_linked_retries() {
         updates: None,
     };
     assert_eq!(
-        recorder.finish(&report),
+        run.kept(&report, Bounds::default()),
         Transcript {
             turns: vec![
                 TranscriptTurn {
@@ -218,31 +276,31 @@ fn long_texts_keep_their_ends_on_character_boundaries() {
 
 #[test]
 fn bounds_keep_sizes_of_what_does_not_fit_and_mark_the_cut() {
-    let mut recorder = Recorder::new(Bounds {
+    let bounds = |scenario| Bounds {
         text: 8,
         image: 4,
         details: 10,
         update: 8,
-        scenario: 20,
-    });
-    recorder.see(&AgentEvent::AssistantMessage {
-        turn: 1,
-        message: message("", vec![ToolCall::new("c", "read", json!({}))]),
-    });
-    recorder.see(&result(
-        "c",
-        "read",
-        vec![
-            Content::text("0123456789abcdef"),
-            Content::Image {
-                data: "AAAAAAAA".into(),
-                mime_type: "image/png".into(),
-            },
-            Content::text("xyzxyzxyz"),
-        ],
-        Some(json!({"long": "details that do not fit"})),
-    ));
-    let transcript = recorder.finish(&FauxReport::default());
+        scenario,
+    };
+    let mut run = Run::default();
+    run.says(message("", vec![ToolCall::new("c", "read", json!({}))]))
+        .answers(
+            "c",
+            result(
+                vec![
+                    Content::text("0123456789abcdef"),
+                    Content::Image {
+                        data: "AAAAAAAA".into(),
+                        mime_type: "image/png".into(),
+                    },
+                    Content::text("xyzxyzxyz"),
+                ],
+                Some(json!({"long": "details that do not fit"})),
+            ),
+            &[],
+        );
+    let transcript = run.kept(&FauxReport::default(), bounds(20));
     let call = transcript.calls().next().cloned();
     assert_eq!(
         call.map(|c| (c.content, c.details, c.details_omitted_bytes)),
@@ -276,18 +334,9 @@ fn bounds_keep_sizes_of_what_does_not_fit_and_mark_the_cut() {
         ))
     );
     assert!(!transcript.cut);
-    let mut recorder = Recorder::new(Bounds {
-        text: 8,
-        image: 4,
-        details: 10,
-        update: 8,
-        scenario: 4,
-    });
-    recorder.see(&AgentEvent::AssistantMessage {
-        turn: 1,
-        message: message("abcdefgh", vec![]),
-    });
-    let transcript = recorder.finish(&FauxReport::default());
+    let mut run = Run::default();
+    run.says(message("abcdefgh", vec![]));
+    let transcript = run.kept(&FauxReport::default(), bounds(4));
     assert_eq!(
         transcript.turns[0].text,
         vec![Clip {
@@ -310,20 +359,17 @@ fn served(id: &str, step: usize, retry: Option<usize>, origin: &str) -> ServedCa
 
 #[test]
 fn each_retry_answers_the_attempt_before_it() {
-    let mut recorder = Recorder::new(Bounds::default());
     // Step 0 is a batch of two calls; "a" fails twice, "b" once.
     let ids = [vec!["a", "b"], vec!["a-1"], vec!["b-1"], vec!["a-2"]];
-    for (turn, calls) in ids.iter().enumerate() {
-        recorder.see(&AgentEvent::AssistantMessage {
-            turn: turn + 1,
-            message: message(
-                "",
-                calls
-                    .iter()
-                    .map(|id| ToolCall::new(*id, "read", json!({})))
-                    .collect(),
-            ),
-        });
+    let mut run = Run::default();
+    for calls in &ids {
+        run.says(message(
+            "",
+            calls
+                .iter()
+                .map(|id| ToolCall::new(*id, "read", json!({})))
+                .collect(),
+        ));
     }
     let turn = |calls: Vec<ServedCall>| Turn {
         usage: Usage::default(),
@@ -339,8 +385,8 @@ fn each_retry_answers_the_attempt_before_it() {
         ],
         ..FauxReport::default()
     };
-    let links: Vec<(String, Option<String>, Option<String>)> = recorder
-        .finish(&report)
+    let links: Vec<(String, Option<String>, Option<String>)> = run
+        .kept(&report, Bounds::default())
         .calls()
         .map(|c| (c.id.clone(), c.retry_of.clone(), c.answers.clone()))
         .collect();
@@ -363,56 +409,33 @@ fn each_retry_answers_the_attempt_before_it() {
     );
 }
 
-fn update(id: &str, text: &str) -> AgentEvent {
-    AgentEvent::ToolExecutionUpdate {
-        call_id: id.into(),
-        tool_name: "bash".into(),
-        update: ToolUpdate {
-            content: vec![Content::text(text)],
-            details: None,
-        },
-    }
-}
-
 #[test]
 fn updates_keep_their_first_and_last_texts_spent_in_call_order() {
-    let mut recorder = Recorder::new(Bounds {
+    let mut run = Run::default();
+    run.says(message(
+        "",
+        vec![
+            ToolCall::new("p", "bash", json!({})),
+            ToolCall::new("q", "bash", json!({})),
+            ToolCall::new("r", "bash", json!({})),
+        ],
+    ));
+    // "q" streamed first, but "p"'s result comes first: the budget is spent
+    // in call order, whatever order the updates arrived in. "r" sent one.
+    run.answers("p", result(vec![], None), &["p-first-long", "p2"])
+        .answers("q", result(vec![], None), &["q1", "q2", "q3"])
+        .answers("r", result(vec![], None), &["r1"]);
+    // The arguments ("{}" three times) take 6 of the 16 bytes; "p" keeps
+    // its first text within the update bound (3 bytes, then 3 from the
+    // end) and its last, "q" its first; then nothing is left.
+    let bounds = Bounds {
         text: 64,
         image: 64,
         details: 64,
         update: 6,
         scenario: 16,
-    });
-    recorder.see(&AgentEvent::AssistantMessage {
-        turn: 1,
-        message: message(
-            "",
-            vec![
-                ToolCall::new("p", "bash", json!({})),
-                ToolCall::new("q", "bash", json!({})),
-                ToolCall::new("r", "bash", json!({})),
-            ],
-        ),
-    });
-    // "q" streams first, but "p"'s result comes first: the budget is spent
-    // in call order, whatever order the updates arrived in. "r" sends one.
-    for (id, text) in [
-        ("q", "q1"),
-        ("p", "p-first-long"),
-        ("q", "q2"),
-        ("p", "p2"),
-        ("q", "q3"),
-        ("r", "r1"),
-    ] {
-        recorder.see(&update(id, text));
-    }
-    for id in ["p", "q", "r"] {
-        recorder.see(&result(id, "bash", vec![], None));
-    }
-    // The arguments ("{}" three times) take 6 of the 16 bytes; "p" keeps
-    // its first text within the update bound (3 bytes, then 3 from the
-    // end) and its last, "q" its first; then nothing is left.
-    let transcript = recorder.finish(&FauxReport::default());
+    };
+    let transcript = run.kept(&FauxReport::default(), bounds);
     let gone = |bytes: u64| Clip {
         omitted_bytes: bytes,
         ..Clip::default()
@@ -444,28 +467,26 @@ fn updates_keep_their_first_and_last_texts_spent_in_call_order() {
 
 #[test]
 fn a_transcript_within_fewer_bytes_keeps_its_ends_and_sizes() {
-    let mut recorder = Recorder::new(Bounds::default());
-    recorder.see(&AgentEvent::AssistantMessage {
-        turn: 1,
-        message: message(
-            "thinking aloud",
-            vec![ToolCall::new("c", "bash", json!({}))],
-        ),
-    });
-    recorder.see(&update("c", "partial"));
-    recorder.see(&result(
+    let mut run = Run::default();
+    run.says(message(
+        "thinking aloud",
+        vec![ToolCall::new("c", "bash", json!({}))],
+    ))
+    .answers(
         "c",
-        "bash",
-        vec![
-            Content::text("0123456789"),
-            Content::Image {
-                data: "AAAA".into(),
-                mime_type: "image/png".into(),
-            },
-        ],
-        Some(json!({"n": 1})),
-    ));
-    let whole = recorder.finish(&FauxReport::default());
+        result(
+            vec![
+                Content::text("0123456789"),
+                Content::Image {
+                    data: "AAAA".into(),
+                    mime_type: "image/png".into(),
+                },
+            ],
+            Some(json!({"n": 1})),
+        ),
+        &["partial"],
+    );
+    let whole = run.kept(&FauxReport::default(), Bounds::default());
     // 14 + 2 + 10 + 4 + 7 ("{"n":1}") + 7.
     assert_eq!(whole.kept_bytes(), 44);
     assert_eq!(whole.within(44), whole);
@@ -540,4 +561,44 @@ fn a_transcript_within_fewer_bytes_keeps_its_ends_and_sizes() {
             tail: "yz".into(),
         }
     );
+}
+
+#[test]
+fn a_run_stopped_in_a_batch_keeps_its_calls_unfinished_and_whether_they_streamed() {
+    let mut run = Run::default();
+    run.says(message("", vec![ToolCall::new("a", "read", json!({}))]))
+        .answers("a", result(vec![Content::text("alpha")], None), &[])
+        .says(message(
+            "",
+            vec![
+                ToolCall::new("b", "read", json!({})),
+                ToolCall::new("c", "bash", json!({})),
+            ],
+        ))
+        .running("b", &[])
+        .running("c", &["", "started"]);
+    let kept = run.kept(&FauxReport::default(), Bounds::default());
+    let calls: Vec<(&str, bool, bool, usize, bool)> = kept
+        .calls()
+        .map(|c| {
+            let updates = c.updates.is_some();
+            (
+                c.id.as_str(),
+                c.finished,
+                c.streamed,
+                c.content.len(),
+                updates,
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("a", true, false, 1, false),
+            ("b", false, false, 0, false),
+            ("c", false, true, 0, false),
+        ]
+    );
+    assert_eq!(kept.turns.len(), 2);
+    assert_eq!(kept.error, None);
 }

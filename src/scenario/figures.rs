@@ -1,7 +1,9 @@
 //! The figures of a scenario's run: how many turns, calls, errors and
-//! retries it took and what it cost in tokens. One type serves everywhere
-//! a figure is read: the `expect.stats` checks, the per-scenario `stats`
-//! and `totals` of a run, a baseline's scenarios and a comparison's sums.
+//! retries it took and what it cost in tokens, counted call by call and
+//! request by request (the run layer's judging pass sees each once). One
+//! type serves everywhere a figure is read: the `expect.stats` checks, the
+//! per-scenario `stats` and `totals` of a run, a baseline's scenarios and
+//! a comparison's sums.
 //!
 //! Figures carry no timings: a baseline holds them as they are, and the run
 //! layer keeps a scenario's wall time beside them.
@@ -9,8 +11,9 @@
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::agent::CallRecord;
 use crate::agent::FauxReport;
-use crate::agent::Transcript;
+use crate::agent::faux::Turn;
 
 /// A run's figures. The field order is the order of every report that
 /// lists them (`run.json`, the baseline file, the CSV columns).
@@ -112,27 +115,29 @@ impl Figures {
         total
     }
 
-    /// The figures of a finished run: what the loop recorded (each result
-    /// priced once, as it arrived) and what the faux model reported.
-    pub fn of(transcript: &Transcript, report: &FauxReport) -> Self {
-        let mut f = Self {
-            turns: report.turns.iter().filter(|t| t.scripted).count() as u64,
-            calls: transcript.calls.len() as u64,
-            retries: report.retries_sent as u64,
-            retries_avoided: report.retries_avoided as u64,
-            ..Self::default()
-        };
-        for record in &transcript.calls {
-            f.errors += u64::from(record.result.is_error);
-            f.result_tokens += record.result_tokens;
-        }
-        for turn in &report.turns {
-            f.input_tokens += turn.usage.input;
-            f.output_tokens += turn.usage.output;
-            f.cache_read_tokens += turn.usage.cache_read;
-            f.cache_write_tokens += turn.usage.cache_write;
-        }
-        f
+    /// Counts one answered call: a call, an error when its result is one,
+    /// and its result's tokens (priced once, as the loop recorded it).
+    pub fn count_call(&mut self, record: &CallRecord) {
+        self.calls += 1;
+        self.errors += u64::from(record.result.is_error);
+        self.result_tokens += record.result_tokens;
+    }
+
+    /// Counts one request the faux model answered: a turn when its message
+    /// came from the script, and the request's usage.
+    pub fn count_turn(&mut self, turn: &Turn) {
+        self.turns += u64::from(turn.scripted);
+        self.input_tokens += turn.usage.input;
+        self.output_tokens += turn.usage.output;
+        self.cache_read_tokens += turn.usage.cache_read;
+        self.cache_write_tokens += turn.usage.cache_write;
+    }
+
+    /// Counts the retries the faux model sent, and those a success made
+    /// unneeded.
+    pub fn count_retries(&mut self, report: &FauxReport) {
+        self.retries += report.retries_sent as u64;
+        self.retries_avoided += report.retries_avoided as u64;
     }
 }
 

@@ -142,7 +142,7 @@ pub(super) fn call_checks(
                     failures,
                     step,
                     expectation,
-                    record.updates,
+                    record.updates.count,
                     input.updates.of(id),
                 );
             }
