@@ -6,7 +6,7 @@
 //! So `same` (identical text), `paths` (identical once the recorded
 //! directory is shown as `/workspace`), `presentation` (the answers agree
 //! once each side's presentation is taken off: the importer's `answer`
-//! and today's result put in its form, [`super::presentation`]) and
+//! and today's result put in its form, `run::presentation`) and
 //! `differs` do not depend on the machine or the temp dir.
 //!
 //! The comparison is made as the run goes ([`Comparison::see`], each
