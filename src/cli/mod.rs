@@ -35,7 +35,7 @@ use crate::exit;
 /// A coding-agent tool layer and a headless batch evaluation harness.
 #[derive(Debug, Parser)]
 #[command(name = "harness", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
