@@ -101,7 +101,9 @@ fn wrong_types_and_syntax_errors_are_located() {
     let (_, errors) = load("model:\n  - call: read\n    expect: { lines: many }\n");
     assert_eq!(
         errors,
-        vec!["s/x.yaml:3:22: model[0].expect.lines: invalid type: string \"many\", expected usize"]
+        vec![
+            "s/x.yaml:3:22: model[0].expect.lines: must be a whole number ≥ 0 (it is the string `many`)"
+        ]
     );
     let (_, errors) = load("model: [\n  - call: read\n");
     assert_eq!(errors.len(), 1);
