@@ -172,6 +172,7 @@ impl Validator<'_> {
         // where it is declared, not again at each use).
         let server_names: BTreeSet<String> =
             servers.keys().chain(doc.servers.keys()).cloned().collect();
+        let problems_before = self.problems.len();
         let tool_entries = match &doc.tools {
             Some(tools) => self.tools(&[k("tools")], tools, &server_names),
             None => {
@@ -185,7 +186,12 @@ impl Validator<'_> {
                 quiet.tools(&[k("tools")], &spec, &server_names)
             }
         };
+        // Calls are judged against `tools` only when it is all valid (a
+        // misspelt preset makes no call's tool inactive: it is reported
+        // once, where it is written).
+        let tools_valid = self.problems.len() == problems_before;
         let given = match (&doc.tools, &suite.doc.tools) {
+            _ if !tools_valid => None,
             (Some(tools), _) => Some(tools_text(tools)),
             (None, Some(tools)) => Some(format!("{SUITE_FILE} gives {}", tools_text(tools))),
             (None, None) => None,
