@@ -459,6 +459,46 @@ mod tests {
     }
 
     #[test]
+    fn a_near_miss_of_case_or_spacing_comes_before_any_exact_part() {
+        // Issue 25: `# textstats` against a README whose title is
+        // `# Textstats` pointed at line 6, which has `textstats` too.
+        let mut text = "# Textstats\n\nCount the words of a file.\n\n## Usage\n\
+                        Run `python -m textstats FILE`.\n"
+            .to_owned();
+        text.push_str(&numbered(30));
+        let focus = |needle: &str| for_contains(&text, needle).unwrap();
+        assert_eq!(
+            focus("# textstats"),
+            Focus {
+                first_line: 1,
+                last_line: 3,
+                reason: "line 1 has the expected text but for the case of its letters".into(),
+            }
+        );
+        assert_eq!(
+            focus("Count  the words\tof").reason,
+            "line 3 has the expected text but for its spaces and line breaks"
+        );
+        assert_eq!(
+            focus("## usage run").reason,
+            "lines 5-6 have the expected text but for case and spacing"
+        );
+        assert_eq!(
+            (
+                focus("## usage run").first_line,
+                focus("## usage run").last_line
+            ),
+            (3, 8)
+        );
+        // Similar lines are compared case aside too (`line 7`, after the
+        // six lines of the README).
+        assert_eq!(
+            focus("LINE 7x").reason,
+            "line 13 is the most similar line (86 % alike)"
+        );
+    }
+
+    #[test]
     fn windows_stay_inside_the_text_and_handle_multibyte_needles() {
         let mut text = "é€🙂 start\n".to_owned();
         text.push_str(&numbered(30));
