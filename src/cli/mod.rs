@@ -44,7 +44,8 @@ pub struct Cli {
 enum Command {
     /// Run scenarios and report (exit 0 all pass, 1 a failure, 2 bad input).
     Run(run::RunArgs),
-    /// Load and validate scenarios without running them; list every problem.
+    /// Load and validate scenarios without running them; list every problem
+    /// (what `run` would refuse, harness.yaml's gates included; exit 2).
     Check(check::CheckArgs),
     /// List the scenarios that would run.
     List(check::CheckArgs),

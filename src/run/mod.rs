@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | [`discover`](mod@discover) | finding and loading scenario files, the selection |
 //! | [`partition`] | `hash:K/N` and `slice:K/N`, suite fingerprints |
-//! | [`gate`] | the gate language `KEY=+LIMIT` |
+//! | [`gate`] | the gate language `KEY=+LIMIT` (from [`crate::scenario::gate`]) |
 //! | [`builder`] | [`RunnerBuilder`]: every setting resolved, taken typed |
 //! | `config` | how each scenario executes, as the builder resolved it |
 //! | [`runner`] | [`Runner::execute`]: ordered, bounded concurrency, events, signals |
@@ -31,7 +31,7 @@ pub mod builder;
 mod config;
 pub mod coverage;
 pub mod discover;
-pub mod gate;
+pub use crate::scenario::gate;
 pub mod outcome;
 pub mod partition;
 mod pipeline;
