@@ -139,7 +139,7 @@ pub fn write(rec: &Recording, dir: &OutDir, options: &WriteOptions) -> Result<Wr
     Ok(written)
 }
 
-/// The scenario files [`write`] makes of `rec`, in order, without
+/// The scenario files [`write()`] makes of `rec`, in order, without
 /// writing them.
 pub fn files(rec: &Recording, options: &WriteOptions) -> Vec<String> {
     let count = split(&rec.batches, options.split).len().max(1);
@@ -349,7 +349,7 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
     out
 }
 
-/// Whether `line`, the first line of a file, is the header [`write`] puts
+/// Whether `line`, the first line of a file, is the header [`write()`] puts
 /// on a scenario imported from the session file named `source`.
 pub fn imported_from(line: &str, source: &str) -> bool {
     line.strip_prefix("# Imported by `harness import ")
