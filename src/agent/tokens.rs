@@ -182,27 +182,37 @@ fn cl100k() -> BoxResult<CoreBPE> {
 /// The tokenizer names `tokenizer_by_name` knows, default first.
 pub const TOKENIZERS: [&str; 3] = ["o200k", "cl100k", "chars4"];
 
+/// The name `name` stands for (`o200k_base` is `o200k`), or, when it
+/// names no tokenizer, what to say about it. Nothing is loaded.
+pub fn tokenizer_name(name: &str) -> Result<&'static str, String> {
+    match name {
+        "o200k" | "o200k_base" => Ok("o200k"),
+        "cl100k" | "cl100k_base" => Ok("cl100k"),
+        "chars4" => Ok("chars4"),
+        other => Err(format!(
+            "unknown tokenizer `{other}` (known: {})",
+            TOKENIZERS.join(", ")
+        )),
+    }
+}
+
 /// The token counter called `name`: `o200k` (default), `cl100k` or
 /// `chars4`.
 pub fn tokenizer_by_name(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
     static O200K: OnceLock<Loaded> = OnceLock::new();
     static CL100K: OnceLock<Loaded> = OnceLock::new();
-    match name {
-        "o200k" | "o200k_base" => Ok(Arc::new(Tiktoken {
+    match tokenizer_name(name)? {
+        "o200k" => Ok(Arc::new(Tiktoken {
             name: "o200k",
             bpe: load(&O200K, o200k)?,
             memo: Memo::default(),
         })),
-        "cl100k" | "cl100k_base" => Ok(Arc::new(Tiktoken {
+        "cl100k" => Ok(Arc::new(Tiktoken {
             name: "cl100k",
             bpe: load(&CL100K, cl100k)?,
             memo: Memo::default(),
         })),
-        "chars4" => Ok(Arc::new(Chars4)),
-        other => Err(format!(
-            "unknown tokenizer `{other}` (known: {})",
-            TOKENIZERS.join(", ")
-        )),
+        _ => Ok(Arc::new(Chars4)),
     }
 }
 

@@ -1,5 +1,7 @@
 //! `harness check [PATHS…]` and `harness list [PATHS…]`: load and validate
-//! only.
+//! only. What loading refuses is what `harness run` refuses before it
+//! starts a scenario (the suite's gates and tokenizer are checked where
+//! the suite file loads), so `check` serves as a lint step.
 
 use std::path::PathBuf;
 

@@ -73,6 +73,10 @@ pub struct SessionArgs {
     /// Seconds given to bash calls recorded without a timeout.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     bash_timeout: f64,
+    /// Replace an earlier import of this session in DIR (its scenarios,
+    /// sidecars and fixture) instead of refusing to overwrite them.
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(args: ImportArgs) -> u8 {
@@ -105,6 +109,7 @@ pub fn run(args: ImportArgs) -> u8 {
         sync_reads: a.sync_reads,
         bash_timeout: a.bash_timeout,
         sidechains,
+        force: a.force,
     };
     let report = match crate::import::import(&options) {
         Ok(report) => report,
@@ -140,7 +145,11 @@ pub fn run(args: ImportArgs) -> u8 {
         report.recording.skipped.len(),
     );
     if w.sidecars > 0 {
-        line.push_str(&format!(", {} recorded texts in sidecar files", w.sidecars));
+        line.push_str(&if w.sidecars == 1 {
+            ", 1 recorded text in a sidecar file".to_owned()
+        } else {
+            format!(", {} recorded texts in sidecar files", w.sidecars)
+        });
     }
     if options.sync_reads {
         line.push_str(&format!(", {} reads synced", w.synced_reads));
@@ -190,6 +199,18 @@ pub fn run(args: ImportArgs) -> u8 {
                 if sides.chains == 1 { "" } else { "s" },
                 sides.calls,
                 if sides.calls == 1 { "" } else { "s" },
+            ));
+        }
+    }
+    if !report.replaced.is_empty() {
+        line.push_str(&format!(
+            "; --force: replaced {} of an earlier import",
+            crate::import::rerun::count(&report.replaced)
+        ));
+        if !report.removed.is_empty() {
+            line.push_str(&format!(
+                ", and removed those this import does not write ({})",
+                report.removed.join(", ")
             ));
         }
     }

@@ -44,7 +44,8 @@ pub(crate) struct Cli {
 enum Command {
     /// Run scenarios and report (exit 0 all pass, 1 a failure, 2 bad input).
     Run(run::RunArgs),
-    /// Load and validate scenarios without running them; list every problem.
+    /// Load and validate scenarios without running them; list every problem
+    /// (what `run` would refuse, harness.yaml's gates included; exit 2).
     Check(check::CheckArgs),
     /// List the scenarios that would run.
     List(check::CheckArgs),
@@ -73,6 +74,12 @@ enum Command {
     /// A misbehaving MCP server for the tests (hidden).
     #[command(hide = true)]
     McpFixture(mcp_fixture::FixtureArgs),
+}
+
+/// The command line's definition (every subcommand, flag and alias), as
+/// `--help` and shell completions show it; the docs' audit reads it.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 /// Parses the command line, runs the command and returns its exit code.

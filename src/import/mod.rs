@@ -23,6 +23,7 @@ pub mod lines;
 pub mod out;
 pub mod paths;
 pub mod pi;
+pub mod rerun;
 pub mod session;
 pub mod shell;
 pub mod write;
@@ -74,6 +75,9 @@ pub struct ImportOptions {
     /// Import Claude Code's side chains (sub-agents) as scenarios of their
     /// own.
     pub sidechains: bool,
+    /// Replace what an earlier import left in the output directory instead
+    /// of refusing to overwrite it.
+    pub force: bool,
 }
 
 /// What an import did.
@@ -85,14 +89,18 @@ pub struct ImportReport {
     pub written: Imported,
     /// The side chains imported: each one's recording and files.
     pub sides: Vec<(Recording, Imported)>,
+    /// What was in the output directory and was replaced (with `force`),
+    /// relative to it; folders end in `/`.
+    pub replaced: Vec<String>,
+    /// Of those, the earlier import's scenario files this one did not
+    /// write again, removed.
+    pub removed: Vec<String>,
 }
 
 /// Imports one session.
 pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     let path = &options.session;
-    if !path.is_file() {
-        return Err(format!("{} is not a session file", path.display()));
-    }
+    session_file(path)?;
     if let Some(dir) = &options.workspace {
         check_workspace_dir(dir, &options.out)?;
     }
@@ -114,51 +122,60 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
         _ => lines::tree(path)?,
     };
     let branch = tree.branch(options.branch.as_deref())?;
+    let all_sides = match options.format {
+        Format::Claude => tree.sidechains(),
+        _ => Vec::new(),
+    };
+    let stem = stem_of(path);
+    let source = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let plan = rerun::Plan {
+        stem: &stem,
+        source: &source,
+        sides: if options.sidechains {
+            all_sides.len()
+        } else {
+            0
+        },
+        fixture: options.workspace.is_some(),
+    };
+    let earlier = rerun::survey(&options.out, &plan)?;
+    if !options.force && !earlier.is_empty() {
+        return Err(rerun::refusal(&options.out, &earlier.names()));
+    }
+    let made = options.out.symlink_metadata().is_err();
     let out = Arc::new(
         OutDir::open(&options.out)
             .map_err(|err| format!("cannot create {}: {err}", options.out.display()))?,
     );
-    let stem = stem_of(path);
-    let side_stem = |n: usize| format!("{stem}-side-{n}");
-    let sidecars = |n: usize| {
-        let name = if n == 0 { stem.clone() } else { side_stem(n) };
-        let mut sidecars = Sidecars::new(Arc::clone(&out), format!("{name}.recorded"));
-        sidecars.originals = options.sync_reads;
-        sidecars
-    };
-    let (recording, side_recordings) = match options.format {
-        Format::Pi => (
-            pi::read(path, &branch, options.bash_timeout, sidecars(0))?,
-            Vec::new(),
-        ),
-        Format::Gemini => (
-            gemini::read(path, options.bash_timeout, sidecars(0))?,
-            Vec::new(),
-        ),
-        Format::Claude => {
-            let all_sides = tree.sidechains();
-            let side_count = all_sides.len();
-            let mut recs = claude::read(
-                path,
-                claude::Options {
-                    main: branch,
-                    sides: if options.sidechains {
-                        all_sides
-                    } else {
-                        Vec::new()
-                    },
-                    side_count,
-                    bash_timeout: options.bash_timeout,
-                    sidecars: &sidecars,
-                },
-            )?;
-            let main = recs.remove(0);
-            (main, recs)
+    let aside = rerun::Aside::set(&out, &earlier.sidecars)?;
+    let read = read_session(options, branch, all_sides, &out, &plan).and_then(|read| {
+        // The scenario files are known once the session is read: one of
+        // them may be in the way although no earlier import wrote it.
+        let in_the_way = rerun::in_the_way(&out, &scenario_files(&read, &plan, options), &earlier);
+        if options.force || in_the_way.is_empty() {
+            Ok(read)
+        } else {
+            Err(rerun::refusal(&options.out, &in_the_way))
+        }
+    });
+    let (recording, side_recordings) = match read {
+        Ok(read) => read,
+        Err(err) => {
+            rerun::undo(&out, &plan, aside, made.then_some(options.out.as_path()));
+            return Err(err);
         }
     };
+    aside.discard(&out)?;
     let workspace = if let Some(dir) = &options.workspace {
         let target = format!("fixtures/{stem}");
         let shown = out.show(&target);
+        if earlier.fixture.is_some() {
+            out.remove(&target)
+                .map_err(|err| format!("cannot remove {}: {err}", shown.display()))?;
+        }
         out.subdir(&target)
             .and_then(|to| copy_tree(dir, &to))
             .map_err(|err| {
@@ -182,10 +199,6 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     } else {
         serde_json::Value::Null
     };
-    let source = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let write_options = |stem: String| write::WriteOptions {
         stem,
         source: source.clone(),
@@ -196,14 +209,110 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     let written = write::write(&recording, &out, &write_options(stem.clone()))?;
     let mut sides = Vec::new();
     for (n, rec) in side_recordings.into_iter().enumerate() {
-        let written = write::write(&rec, &out, &write_options(side_stem(n + 1)))?;
+        let written = write::write(&rec, &out, &write_options(plan.chain(n + 1)))?;
         sides.push((rec, written));
+    }
+    // The earlier import's scenarios this one did not write again.
+    let mut removed = Vec::new();
+    for name in &earlier.scenarios {
+        let rewritten = written.scenarios.contains(name)
+            || sides.iter().any(|(_, w)| w.scenarios.contains(name));
+        if !rewritten {
+            out.remove(name)
+                .map_err(|err| format!("cannot remove {}: {err}", out.show(name).display()))?;
+            removed.push(name.clone());
+        }
     }
     Ok(ImportReport {
         recording,
         written,
         sides,
+        replaced: earlier.names(),
+        removed,
     })
+}
+
+/// The session file must be a regular file (symlinks followed).
+fn session_file(path: &Path) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("{}: no such file", path.display()))
+        }
+        Err(err) => Err(format!("cannot read {}: {err}", path.display())),
+        Ok(meta) => match crate::scenario::text_file::not_regular(meta.file_type()) {
+            None => Ok(()),
+            Some(what) => Err(format!("{} is {what}, not a session file", path.display())),
+        },
+    }
+}
+
+/// A session read: its main chain, and the side chains imported.
+type Read = (Recording, Vec<Recording>);
+
+/// Reads the session of `options` along `branch` (large texts into
+/// sidecars in `out` as they are read).
+fn read_session(
+    options: &ImportOptions,
+    branch: lines::Branch,
+    all_sides: Vec<lines::Branch>,
+    out: &Arc<OutDir>,
+    plan: &rerun::Plan<'_>,
+) -> Result<Read, String> {
+    let path = &options.session;
+    let sidecars = |n: usize| {
+        let mut sidecars = Sidecars::new(Arc::clone(out), format!("{}.recorded", plan.chain(n)));
+        sidecars.originals = options.sync_reads;
+        sidecars
+    };
+    Ok(match options.format {
+        Format::Pi => (
+            pi::read(path, &branch, options.bash_timeout, sidecars(0))?,
+            Vec::new(),
+        ),
+        Format::Gemini => (
+            gemini::read(path, options.bash_timeout, sidecars(0))?,
+            Vec::new(),
+        ),
+        Format::Claude => {
+            let side_count = all_sides.len();
+            let mut recs = claude::read(
+                path,
+                claude::Options {
+                    main: branch,
+                    sides: if options.sidechains {
+                        all_sides
+                    } else {
+                        Vec::new()
+                    },
+                    side_count,
+                    bash_timeout: options.bash_timeout,
+                    sidecars: &sidecars,
+                },
+            )?;
+            let main = recs.remove(0);
+            (main, recs)
+        }
+    })
+}
+
+/// The scenario files an import of `read` writes.
+fn scenario_files(read: &Read, plan: &rerun::Plan<'_>, options: &ImportOptions) -> Vec<String> {
+    let names = |rec: &Recording, n: usize| {
+        write::files(
+            rec,
+            &write::WriteOptions {
+                stem: plan.chain(n),
+                split: options.split,
+                ..write::WriteOptions::default()
+            },
+        )
+    };
+    let (main, sides) = read;
+    let mut files = names(main, 0);
+    for (n, rec) in sides.iter().enumerate() {
+        files.extend(names(rec, n + 1));
+    }
+    files
 }
 
 /// `--workspace DIR` must be a directory that does not hold the output

@@ -150,12 +150,47 @@ impl OutDir {
         self.dir.symlink(target, name)
     }
 
+    /// Whether something (a file, a folder, a link, dangling or not) has
+    /// the name `name` (`a/b`) below this directory.
+    pub fn exists(&self, name: impl AsRef<Path>) -> bool {
+        self.dir.symlink_metadata(name).is_ok()
+    }
+
+    /// Removes `name`: a file or a link (never what it leads to), or a
+    /// folder with everything in it. Nothing of that name is not an error.
+    pub fn remove(&self, name: impl AsRef<Path>) -> io::Result<()> {
+        let name = name.as_ref();
+        match self.dir.symlink_metadata(name) {
+            Ok(meta) if meta.is_dir() => self.dir.remove_dir_all(name),
+            Ok(_) => self.dir.remove_file(name),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Renames `name` to an unused hidden name in this directory, which it
+    /// returns (to put it back with [`OutDir::rename`] or remove it).
+    pub fn set_aside(&self, name: impl AsRef<Path>) -> io::Result<String> {
+        for _ in 0..100 {
+            let aside = format!(".harness-import-old-{:016x}", random()?);
+            if self.exists(&aside) {
+                continue;
+            }
+            self.dir.rename(name.as_ref(), &self.dir, &aside)?;
+            return Ok(aside);
+        }
+        Err(io::Error::other("no free name to set a folder aside"))
+    }
+
+    /// Renames `from` to `to`, both in this directory.
+    pub fn rename(&self, from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
+        self.dir.rename(from, &self.dir, to)
+    }
+
     /// A new temporary file in this directory, with an unused name.
     fn create_temp(&self) -> io::Result<(String, cap_std::fs::File)> {
         for _ in 0..100 {
-            let mut bytes = [0u8; 8];
-            getrandom::fill(&mut bytes).map_err(|err| io::Error::other(err.to_string()))?;
-            let name = format!(".harness-import-{:016x}", u64::from_le_bytes(bytes));
+            let name = format!(".harness-import-{:016x}", random()?);
             match self.dir.open_with(&name, &write_new()) {
                 Ok(file) => return Ok((name, file)),
                 Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
@@ -164,6 +199,13 @@ impl OutDir {
         }
         Err(io::Error::other("no free name for a temporary file"))
     }
+}
+
+/// 64 random bits, for names nothing else uses.
+fn random() -> io::Result<u64> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|err| io::Error::other(err.to_string()))?;
+    Ok(u64::from_le_bytes(bytes))
 }
 
 /// Open options that create a file that does not exist yet (never

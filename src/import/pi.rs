@@ -82,9 +82,10 @@ pub fn read(
     }
     reader.foreign.finish(
         &mut rec,
+        path,
         "Claude Code transcript (lines of type `user` and `assistant`); import it with \
          `harness import claude`",
-    );
+    )?;
     rec.finish();
     Ok(rec)
 }

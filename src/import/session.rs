@@ -697,27 +697,26 @@ impl Foreign {
         self.lines.push((line, kind.to_owned()));
     }
 
-    /// When the session gave no call at all, one problem saying that the
-    /// file looks like `what` (the other format, and how to import it);
-    /// otherwise each entry is an unknown entry type, as any other.
-    pub fn finish(self, rec: &mut Recording, what: &str) {
-        let Some(&(first, _)) = self.lines.first() else {
-            return;
-        };
+    /// When the session gave no call at all, the error that the file at
+    /// `path` looks like `what` (the other format, and how to import it):
+    /// nothing is imported from it. Otherwise each entry is an unknown
+    /// entry type, as any other, and a problem of its own.
+    pub fn finish(self, rec: &mut Recording, path: &Path, what: &str) -> Result<(), String> {
+        if self.lines.is_empty() {
+            return Ok(());
+        }
         if rec.batches.is_empty() && rec.skipped.is_empty() {
             let n = self.lines.len();
-            rec.note(
-                first,
-                format!(
-                    "no call was found, and {n} {} like a {what}",
-                    if n == 1 { "line looks" } else { "lines look" }
-                ),
-            );
-            return;
+            return Err(format!(
+                "{}: no call was found, and {n} {} like a {what}",
+                path.display(),
+                if n == 1 { "line looks" } else { "lines look" }
+            ));
         }
         for (line, kind) in self.lines {
             rec.note(line, format!("unknown entry type `{kind}`; skipped"));
         }
+        Ok(())
     }
 }
 

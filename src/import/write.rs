@@ -81,11 +81,7 @@ pub fn write(rec: &Recording, dir: &OutDir, options: &WriteOptions) -> Result<Im
     let parts = split(&rec.batches, options.split);
     let count = parts.len().max(1);
     for (n, part) in parts.iter().enumerate() {
-        let stem = if count > 1 {
-            format!("{}-{}", options.stem, n + 1)
-        } else {
-            options.stem.clone()
-        };
+        let stem = part_stem(&options.stem, n, count);
         let mut steps = Vec::new();
         let mut budget = BASE_SECS;
         for batch in part {
@@ -141,6 +137,25 @@ pub fn write(rec: &Recording, dir: &OutDir, options: &WriteOptions) -> Result<Im
         written.scenarios.push(file);
     }
     Ok(written)
+}
+
+/// The scenario files [`write()`] makes of `rec`, in order, without
+/// writing them.
+pub fn files(rec: &Recording, options: &WriteOptions) -> Vec<String> {
+    let count = split(&rec.batches, options.split).len().max(1);
+    (0..count)
+        .map(|n| format!("{}.yaml", part_stem(&options.stem, n, count)))
+        .collect()
+}
+
+/// The stem of part `n` (from 0) of `count`: `stem-N` when the session is
+/// split into several, else `stem`.
+fn part_stem(stem: &str, n: usize, count: usize) -> String {
+    if count > 1 {
+        format!("{stem}-{}", n + 1)
+    } else {
+        stem.to_owned()
+    }
 }
 
 /// Batches grouped `split` calls a scenario at most (a batch is never cut).
@@ -332,6 +347,14 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
     }
     out.push('\n');
     out
+}
+
+/// Whether `line`, the first line of a file, is the header [`write()`] puts
+/// on a scenario imported from the session file named `source`.
+pub fn imported_from(line: &str, source: &str) -> bool {
+    line.strip_prefix("# Imported by `harness import ")
+        .and_then(|rest| rest.split_once("` from "))
+        .is_some_and(|(_, rest)| rest.starts_with(&format!("{} (", comment(source))))
 }
 
 /// `text` as it may stand in a comment: on one line, every control

@@ -294,6 +294,64 @@ pub fn suite_file_for(file: &Path) -> Option<PathBuf> {
     None
 }
 
+/// Where a scenario's name is written, for the problem of a name used
+/// twice.
+struct NameAt {
+    file: PathBuf,
+    /// 1-based, when the file holds several documents.
+    document: Option<usize>,
+    line: usize,
+    column: usize,
+}
+
+impl NameAt {
+    fn of(scenario: &Scenario) -> Self {
+        Self {
+            file: scenario.file.clone(),
+            document: scenario
+                .in_multi_document_file
+                .then_some(scenario.document + 1),
+            line: scenario.name_at.line,
+            column: scenario.name_at.column,
+        }
+    }
+
+    /// The problem of this name, `name`, being `first`'s too: at this
+    /// one, naming both documents and lines.
+    fn duplicate_of(&self, first: &Self, name: &str) -> ScenarioError {
+        let this = self
+            .document
+            .map(|d| format!(" (document {d} of this file)"))
+            .unwrap_or_default();
+        let other = if first.file == self.file {
+            match first.document {
+                Some(d) => format!("document {d}, at line {}", first.line),
+                None => format!("the scenario at line {}", first.line),
+            }
+        } else {
+            let document = first
+                .document
+                .map(|d| format!(" (document {d} of that file)"))
+                .unwrap_or_default();
+            format!(
+                "the scenario at {}:{}:{}{document}",
+                first.file.display(),
+                first.line,
+                first.column
+            )
+        };
+        ScenarioError {
+            path: self.file.clone(),
+            line: self.line,
+            column: self.column,
+            message: format!(
+                "name: the scenario name `{name}`{this} is also the name of {other}; names must \
+                 be unique in the suite"
+            ),
+        }
+    }
+}
+
 /// Finds, loads and selects scenarios. Problems in one file do not stop
 /// the others from loading.
 pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
@@ -306,7 +364,7 @@ pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
     let (files, errors) = scenario_files(paths, &mut suites);
     discovery.errors.extend(errors);
     let no_suite = Ok(Suite::default());
-    let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut names: BTreeMap<String, NameAt> = BTreeMap::new();
     for file in files {
         let suite = match suite_file_for(&file) {
             Some(path) => suites.get(&path),
@@ -331,18 +389,14 @@ pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
         let (scenarios, errors) = load_file(&file, suite);
         discovery.errors.extend(errors);
         for scenario in scenarios {
-            if let Some(other) = names.get(&scenario.name) {
-                discovery.errors.push(ScenarioError::at_start(
-                    &file,
-                    format!(
-                        "scenario name `{}` is also used in {}; names must be unique in the suite",
-                        scenario.name,
-                        other.display()
-                    ),
-                ));
+            let here = NameAt::of(&scenario);
+            if let Some(first) = names.get(&scenario.name) {
+                discovery
+                    .errors
+                    .push(here.duplicate_of(first, &scenario.name));
                 continue;
             }
-            names.insert(scenario.name.clone(), file.clone());
+            names.insert(scenario.name.clone(), here);
             if selection.matches(&scenario) {
                 discovery.scenarios.push(scenario);
             }

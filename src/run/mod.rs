@@ -14,7 +14,7 @@
 //! | --- | --- |
 //! | `discover` | finding and loading scenario files, the selection |
 //! | `partition` | `hash:K/N` and `slice:K/N`, suite fingerprints |
-//! | `gate` | the gate language `KEY=+LIMIT` |
+//! | `gate` | the gate language `KEY=+LIMIT` (the scenario layer's, as suite files use it too) |
 //! | `builder` | [`RunnerBuilder`]: every setting resolved, taken typed |
 //! | `config` | how each scenario executes, as the builder resolved it |
 //! | `runner` | [`Runner::execute`]: ordered, bounded concurrency, events, signals |
@@ -40,7 +40,7 @@ pub(crate) mod builder;
 mod config;
 pub(crate) mod coverage;
 pub(crate) mod discover;
-pub(crate) mod gate;
+pub(crate) use crate::scenario::gate;
 pub(crate) mod outcome;
 pub(crate) mod partition;
 mod pipeline;

@@ -80,8 +80,9 @@ fn bad_faults_are_located_and_explained() {
             "s/x.yaml:10:5: faults[8]: a fault needs `error`, `delay_ms` or both: what happens to the operation",
             "s/x.yaml:11:23: faults[9].path: `../up` must be a glob relative to the workspace (no leading `/`, no `..`)",
             "s/x.yaml:12:30: faults[10].after_bytes: give the `error` the stream stops with (e.g. `error: ENOSPC`)",
-            "s/x.yaml:13:5: faults[11]: a fault needs `error`, `delay_ms` or both: what happens to the operation",
-            "s/x.yaml:13:27: faults[11].delay_ms: invalid value: integer `-1`, expected u64",
+            // Only the first problem of faults[11]: without its delay it
+            // has neither, but that follows from the delay's problem.
+            "s/x.yaml:13:27: faults[11].delay_ms: must be a whole number ≥ 0 (it is `-1`)",
         ]
     );
 }

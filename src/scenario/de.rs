@@ -26,6 +26,7 @@ use super::yaml::Kind;
 use super::yaml::Node;
 use super::yaml::Pos;
 use super::yaml::Resolved;
+use super::yaml::Scalar;
 use super::yaml::Seg;
 use super::yaml::resolve;
 
@@ -40,6 +41,9 @@ pub struct Located {
     pub pos: Pos,
     /// The path shown in the message.
     pub path: Vec<Seg>,
+    /// The path of the entry or item to remove (an unknown key's own
+    /// path, where `path` is its mapping's).
+    pub entry: Vec<Seg>,
     /// Indices from the root to the entry or item to remove.
     pub steps: Vec<usize>,
 }
@@ -69,6 +73,95 @@ impl de::Error for Error {
             at: None,
         }
     }
+
+    fn invalid_type(unexpected: Unexpected<'_>, expected: &dyn de::Expected) -> Self {
+        let expected = expected.to_string();
+        let message = in_words(unexpected, &expected)
+            .unwrap_or_else(|| format!("invalid type: {unexpected}, expected {expected}"));
+        de::Error::custom(message)
+    }
+
+    fn invalid_value(unexpected: Unexpected<'_>, expected: &dyn de::Expected) -> Self {
+        let expected = expected.to_string();
+        let message = in_words(unexpected, &expected)
+            .unwrap_or_else(|| format!("invalid value: {unexpected}, expected {expected}"));
+        de::Error::custom(message)
+    }
+}
+
+/// A number or a boolean that is not one, said in the words of the file
+/// rather than of Rust's types (`expected u64`): what the key takes, and
+/// what it was given. `None` for what serde words well enough itself.
+fn in_words(unexpected: Unexpected<'_>, expected: &str) -> Option<String> {
+    let unsigned_max = match expected {
+        "u8" => Some(u64::from(u8::MAX)),
+        "u16" => Some(u64::from(u16::MAX)),
+        "u32" => Some(u64::from(u32::MAX)),
+        "u64" | "u128" | "usize" => Some(u64::MAX),
+        _ => None,
+    };
+    let wanted = match (expected, unsigned_max) {
+        (_, Some(max)) => match unexpected {
+            // Too large for the key (a width of a picture, say).
+            Unexpected::Unsigned(_) => format!("must be a whole number from 0 to {max}"),
+            _ => "must be a whole number ≥ 0".to_owned(),
+        },
+        ("i8" | "i16" | "i32" | "i64" | "i128" | "isize", None) => {
+            "must be a whole number".to_owned()
+        }
+        ("f32" | "f64", None) => "must be a number".to_owned(),
+        ("a boolean", None) => "must be `true` or `false`".to_owned(),
+        _ => return None,
+    };
+    let given = match unexpected {
+        Unexpected::Unsigned(n) => format!("`{n}`"),
+        Unexpected::Signed(n) => format!("`{n}`"),
+        Unexpected::Float(f) => format!("`{f:?}`"),
+        Unexpected::Bool(b) => format!("`{b}`"),
+        Unexpected::Unit => "empty".to_owned(),
+        Unexpected::Seq => "a list".to_owned(),
+        Unexpected::Map => "a mapping".to_owned(),
+        Unexpected::Str(text) => given_string(text, expected),
+        other => other.to_string(),
+    };
+    Some(format!("{wanted} (it is {given})"))
+}
+
+/// A string given where a number or a boolean is wanted, and what was
+/// meant by it when that can be told.
+fn given_string(text: &str, expected: &str) -> String {
+    let shown = text.escape_debug();
+    if expected == "a boolean" {
+        let meant = match text.to_ascii_lowercase().as_str() {
+            "yes" | "y" | "on" => Some(true),
+            "no" | "n" | "off" => Some(false),
+            _ => None,
+        };
+        if let Some(meant) = meant {
+            return format!(
+                "`{shown}`, which YAML 1.2 reads as a string, not a boolean; write `{meant}`"
+            );
+        }
+    }
+    let plain = Scalar {
+        text: text.to_owned(),
+        plain: true,
+        tag: None,
+    };
+    let float = matches!(expected, "f32" | "f64");
+    let signed = float || expected.starts_with('i');
+    let typed = match resolve(&plain) {
+        Resolved::Bool(_) => expected == "a boolean",
+        Resolved::Unsigned(_) => expected != "a boolean",
+        Resolved::Signed(_) => signed,
+        Resolved::Float(_) => float,
+        _ => false,
+    };
+    if typed {
+        // Unquoted, it would have been what is wanted.
+        return format!("`\"{shown}\"`, a string because it is quoted; write it without quotes");
+    }
+    format!("the string `{shown}`")
 }
 
 /// The way from the root to a node: each link is one key or index.
@@ -107,13 +200,15 @@ struct NodeDe<'de, 't> {
 impl<'de> NodeDe<'de, '_> {
     fn locate(&self, mut err: Error) -> Error {
         if err.at.is_none() {
-            let (mut path, steps) = self.trail.collect();
+            let (entry, steps) = self.trail.collect();
+            let mut path = entry.clone();
             if self.key {
                 path.pop();
             }
             err.at = Some(Located {
                 pos: self.node.pos,
                 path,
+                entry,
                 steps,
             });
         }
@@ -499,6 +594,14 @@ pub struct DeProblem {
     pub pos: Pos,
     /// The path shown with the message.
     pub path: Vec<Seg>,
+    /// The path of the entry or item taken out of the tree because of it
+    /// (`None`: nothing was), so that what checks the rest does not say
+    /// again, in other words, that it is missing.
+    pub removed: Option<Vec<Seg>>,
+    /// For an unknown key: the key just above it, at its indentation,
+    /// that has no value, and its line (the key was likely meant under
+    /// it).
+    pub empty_above: Option<(String, usize)>,
 }
 
 /// Deserialises `root` as a `T`, once per problem: each error is recorded
@@ -506,11 +609,17 @@ pub struct DeProblem {
 /// (the value) or nothing more can be removed (`None`). `recover` may
 /// repair the tree after an error that cannot be removed (an error at the
 /// root): it returns false when it cannot.
+///
+/// Only the first problem of a node is said: a key found missing once
+/// its entry was removed for a problem of its own, or once an unknown
+/// key was taken for a misspelling of it, is not reported again.
 pub fn deserialize_all<T: for<'de> Deserialize<'de>>(
     root: &mut Node,
     problems: &mut Vec<DeProblem>,
     mut recover: impl FnMut(&mut Node, &Error) -> bool,
 ) -> Option<T> {
+    // Entries already accounted for: removed, or meant by a misspelt key.
+    let mut accounted: Vec<Vec<Seg>> = Vec::new();
     for _ in 0..MAX_PROBLEMS {
         let top = Trail {
             parent: None,
@@ -528,34 +637,138 @@ pub fn deserialize_all<T: for<'de> Deserialize<'de>>(
         let at = err.at.clone().unwrap_or(Located {
             pos: root.pos,
             path: Vec::new(),
+            entry: Vec::new(),
             steps: Vec::new(),
         });
-        problems.push(DeProblem {
-            message: with_hint(&err.message),
-            pos: at.pos,
-            path: at.path,
+        let follow_on = missing_field(&err.message).is_some_and(|field| {
+            let mut entry = at.path.clone();
+            entry.push(Seg::Key(field.to_owned()));
+            accounted.contains(&entry)
         });
         let removed = root.remove(&at.steps);
-        if !removed && !recover(root, &err) {
+        if !follow_on {
+            let (mut message, meant) = with_hint(&err.message);
+            if let Some(meant) = meant {
+                let mut entry = at.path.clone();
+                entry.push(Seg::Key(meant));
+                accounted.push(entry);
+            }
+            let empty_above = if removed {
+                empty_key_above(root, &at)
+            } else {
+                None
+            };
+            if let Some((name, line)) = &empty_above
+                && let Some(Seg::Key(unknown)) = at.entry.last()
+            {
+                message.push_str(&format!(
+                    "; `{name}` just above (line {line}) has no value: if `{unknown}` belongs \
+                     to it, indent it under `{name}`"
+                ));
+            }
+            problems.push(DeProblem {
+                message,
+                pos: at.pos,
+                path: at.path,
+                removed: removed.then(|| at.entry.clone()),
+                empty_above,
+            });
+        }
+        if removed {
+            accounted.push(at.entry);
+        } else if !recover(root, &err) {
             return None;
         }
     }
     None
 }
 
+/// The field of "missing field `x`".
+fn missing_field(message: &str) -> Option<&str> {
+    message.strip_prefix("missing field `")?.strip_suffix('`')
+}
+
+/// For an unknown key written just below a key with no value, at its
+/// indentation (`contains` under an empty `expect:`): that key and its
+/// line. The entry at `at` has been removed, so the one before it is at
+/// the same index less one.
+fn empty_key_above(root: &Node, at: &Located) -> Option<(String, usize)> {
+    if at.entry.len() != at.path.len() + 1 {
+        return None; // not an unknown key: a value that did not fit
+    }
+    let (&index, parents) = at.steps.split_last()?;
+    let mut node = root;
+    for &step in parents {
+        node = match &node.kind {
+            Kind::Seq(items) => items.get(step)?,
+            Kind::Map(entries) => &entries.get(step)?.1,
+            Kind::Scalar(_) => return None,
+        };
+    }
+    let Kind::Map(entries) = &node.kind else {
+        return None;
+    };
+    let (key, value) = entries.get(index.checked_sub(1)?)?;
+    let empty = matches!(
+        &value.kind,
+        Kind::Scalar(s) if s.plain && s.text.is_empty() && s.tag.is_none()
+    );
+    (empty && key.pos.column == at.pos.column)
+        .then(|| Some((key.text()?.to_owned(), key.pos.line)))
+        .flatten()
+}
+
 /// For "unknown field `x`, expected one of `a`, `b`": the message with
-/// "; did you mean `a`?" when a known key is close.
-fn with_hint(message: &str) -> String {
-    let hint = (|| {
+/// "; did you mean `a`?" when a known key is close, and that key.
+fn with_hint(message: &str) -> (String, Option<String>) {
+    let best = (|| {
         let rest = message
             .split_once("unknown field `")
             .or_else(|| message.split_once("unknown variant `"))?
             .1;
         let (unknown, expected) = rest.split_once('`')?;
         let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-        closest(unknown, candidates.iter().copied()).map(|best| format!("; did you mean `{best}`?"))
+        closest(unknown, candidates.iter().copied()).map(str::to_owned)
     })();
-    format!("{message}{}", hint.unwrap_or_default())
+    match best {
+        Some(best) => (format!("{message}; did you mean `{best}`?"), Some(best)),
+        None => (message.to_owned(), None),
+    }
+}
+
+/// The keys a struct of the model takes, as serde's derive declares them
+/// (empty for a type that is not a struct).
+pub fn fields_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+    /// A deserializer that only notes the fields it is asked for.
+    struct Probe<'a>(&'a std::cell::Cell<&'static [&'static str]>);
+
+    impl<'de> de::Deserializer<'de> for Probe<'_> {
+        type Error = Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _visitor: V,
+        ) -> Result<V::Value, Error> {
+            self.0.set(fields);
+            Err(de::Error::custom("fields noted"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+
+    let fields = std::cell::Cell::new(&[][..]);
+    let _ = T::deserialize(Probe(&fields));
+    fields.get()
 }
 
 /// The candidate closest to `wanted`, if any is close.

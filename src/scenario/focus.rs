@@ -9,10 +9,13 @@
 //!
 //! How the window is found:
 //!
-//! - `contains`: the longest beginning or end of the expected text that
-//!   the text holds (at least 3 characters, and at least half of the
-//!   expected text or 8 characters); failing that, the line most like the
-//!   expected text's first line (60 % alike or more, by normalised
+//! - `contains`: the whole expected text where it is but for the case of
+//!   its letters, else but for its whitespace, else but for both (a near
+//!   miss: `# Textstats` for `# textstats`); failing that, the longest
+//!   beginning or end of the expected text that the text holds (at least
+//!   3 characters, and at least half of the expected text or 8
+//!   characters); failing that, the line most like the expected text's
+//!   first line, case aside (60 % alike or more, by normalised
 //!   Levenshtein distance); failing that, the end of the text, where
 //!   notices are;
 //! - `not_contains`: the first place the text holds what it should not;
@@ -106,6 +109,9 @@ pub fn for_contains(text: &str, needle: &str) -> Option<Focus> {
     if total <= FOCUS_MIN_LINES {
         return None;
     }
+    if let Some(focus) = near_miss(text, needle, total) {
+        return Some(focus);
+    }
     let chars = needle.chars().count();
     let wanted = MIN_PART.max(8.min(chars.div_ceil(2)));
     let prefix = longest_part(text, needle, Part::Start);
@@ -178,6 +184,103 @@ pub fn for_regex(text: &str) -> Option<Focus> {
     (total > FOCUS_MIN_LINES).then(|| at_end(total, "the end of the text"))
 }
 
+/// How a text is compared when looking for a near miss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Loose {
+    /// Letters compared without their case.
+    case: bool,
+    /// Whitespace left out.
+    space: bool,
+}
+
+impl Loose {
+    /// The loosenings tried, strictest first, and how a reason words each.
+    const TRIED: [(Self, &'static str); 3] = [
+        (
+            Self {
+                case: true,
+                space: false,
+            },
+            "but for the case of its letters",
+        ),
+        (
+            Self {
+                case: false,
+                space: true,
+            },
+            "but for its spaces and line breaks",
+        ),
+        (
+            Self {
+                case: true,
+                space: true,
+            },
+            "but for case and spacing",
+        ),
+    ];
+
+    /// The characters `c` compares as.
+    fn chars(self, c: char) -> impl Iterator<Item = char> {
+        let kept = !(self.space && c.is_whitespace());
+        let lower = self.case.then(|| c.to_lowercase());
+        let same = (!self.case).then_some(c);
+        lower
+            .into_iter()
+            .flatten()
+            .chain(same)
+            .filter(move |_| kept)
+    }
+
+    fn apply(self, text: &str) -> String {
+        text.chars().flat_map(|c| self.chars(c)).collect()
+    }
+
+    /// The byte offset in `text` of the character that `apply(text)`'s
+    /// byte `at` comes from.
+    fn original(self, text: &str, at: usize) -> usize {
+        let mut made = 0;
+        for (i, c) in text.char_indices() {
+            made += self.chars(c).map(char::len_utf8).sum::<usize>();
+            if made > at {
+                return i;
+            }
+        }
+        text.len()
+    }
+}
+
+/// The whole expected text, found when case or spacing is not compared
+/// (`# Textstats` for `# textstats`): a nearer miss than any part of it
+/// found exactly.
+fn near_miss(text: &str, needle: &str, total: usize) -> Option<Focus> {
+    Loose::TRIED.iter().find_map(|&(loose, how)| {
+        let wanted = loose.apply(needle);
+        if wanted.chars().count() < MIN_PART {
+            return None;
+        }
+        let loosened = loose.apply(text);
+        let at = loosened.find(&wanted)?;
+        let start = loose.original(text, at);
+        let end = loose.original(text, at + wanted.len() - 1);
+        let line = line_of(text, start);
+        let span = line_of(text, end) - line;
+        let lines = if span == 0 {
+            format!("line {}", line + 1)
+        } else {
+            format!("lines {}-{}", line + 1, line + span + 1)
+        };
+        Some(around(
+            total,
+            line,
+            span,
+            format!(
+                "{lines} {} the expected text {how}",
+                if span == 0 { "has" } else { "have" }
+            ),
+        ))
+    })
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Part {
     Start,
@@ -234,14 +337,18 @@ fn longest_part(text: &str, needle: &str, part: Part) -> Option<Found> {
 /// The 0-based line most like `needle`'s first non-empty line, and how
 /// alike, when alike enough.
 fn most_similar_line(text: &str, needle: &str) -> Option<(usize, f64)> {
-    let target = needle.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let target = needle
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())?
+        .to_lowercase();
     let mut best: Option<(usize, f64)> = None;
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.len() > MAX_COMPARED_LINE {
             continue;
         }
-        let alike = strsim::normalized_levenshtein(line, target);
+        let alike = strsim::normalized_levenshtein(&line.to_lowercase(), &target);
         if best.is_none_or(|(_, b)| alike > b) {
             best = Some((i, alike));
         }
@@ -348,6 +455,46 @@ mod tests {
                 last_line: 27,
                 reason: "line 25 has it".into(),
             })
+        );
+    }
+
+    #[test]
+    fn a_near_miss_of_case_or_spacing_comes_before_any_exact_part() {
+        // Issue 25: `# textstats` against a README whose title is
+        // `# Textstats` pointed at line 6, which has `textstats` too.
+        let mut text = "# Textstats\n\nCount the words of a file.\n\n## Usage\n\
+                        Run `python -m textstats FILE`.\n"
+            .to_owned();
+        text.push_str(&numbered(30));
+        let focus = |needle: &str| for_contains(&text, needle).unwrap();
+        assert_eq!(
+            focus("# textstats"),
+            Focus {
+                first_line: 1,
+                last_line: 3,
+                reason: "line 1 has the expected text but for the case of its letters".into(),
+            }
+        );
+        assert_eq!(
+            focus("Count  the words\tof").reason,
+            "line 3 has the expected text but for its spaces and line breaks"
+        );
+        assert_eq!(
+            focus("## usage run").reason,
+            "lines 5-6 have the expected text but for case and spacing"
+        );
+        assert_eq!(
+            (
+                focus("## usage run").first_line,
+                focus("## usage run").last_line
+            ),
+            (3, 8)
+        );
+        // Similar lines are compared case aside too (`line 7`, after the
+        // six lines of the README).
+        assert_eq!(
+            focus("LINE 7x").reason,
+            "line 13 is the most similar line (86 % alike)"
         );
     }
 

@@ -15,6 +15,7 @@
 //! | [`expect`] | expectations as loading compiles them: typed checks, regexes compiled |
 //! | [`vars`] | `${name}` in expectations: found at load, expanded at check |
 //! | [`check`] | the checks (run-level contract, per call, files), and the [`Failure`]s they find |
+//! | [`gate`] | the gate language `KEY=+LIMIT` of `--gate` and `gates:` |
 //! | [`focus`] | where to look in a long text that failed a check |
 //! | [`settings`] | [`Jobs`](settings::Jobs), [`Budget`](settings::Budget), [`Tokenizer`](settings::Tokenizer): one type and one parser each |
 //! | [`snapshot`] | snapshot files of tool results |
@@ -33,6 +34,7 @@ pub mod expect;
 pub mod faults;
 pub mod figures;
 pub mod focus;
+pub mod gate;
 pub mod images;
 pub mod load;
 pub mod model;

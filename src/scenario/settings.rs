@@ -8,6 +8,7 @@
 //! | scenarios at once | [`Jobs`] | 1 to [`Jobs::MAX`] |
 //! | a scenario's time budget | [`Budget`] | more than 0 s, at most [`MAX_SECS`] |
 //! | what figures are counted with | [`Tokenizer`] | o200k, cl100k, chars4 |
+//! | regression gates | [`Gate`](super::gate::Gate) | `KEY=+LIMIT` ([`super::gate`]) |
 //!
 //! Each place words a bad value its own way (a flag's message, a located
 //! problem in a file); what is accepted is decided here only.
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use crate::agent::TokenCounter;
 use crate::agent::tokens::tokenizer_by_name;
+use crate::agent::tokens::tokenizer_name;
 use crate::tools::truncate::format_number;
 
 /// The most seconds a time budget (or a timeout of a file) may give: one
@@ -144,6 +146,13 @@ impl Tokenizer {
     /// error says which names there are.
     pub fn parse(name: &str) -> Result<Self, String> {
         tokenizer_by_name(name).map(Self)
+    }
+
+    /// Whether `name` names a tokenizer, without loading it (how a suite
+    /// file's `tokenizer` is checked); the error says which names there
+    /// are.
+    pub fn check_name(name: &str) -> Result<(), String> {
+        tokenizer_name(name).map(|_| ())
     }
 
     /// Its name, as reports show it.

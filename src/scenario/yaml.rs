@@ -660,12 +660,20 @@ pub fn parse(text: &str) -> Stream {
     let mut stream = Stream::default();
     let mut builder = Builder::new();
     let mut doc_start = Pos::START;
+    // Where the last document was found complete.
+    let mut doc_end = Pos::START;
     let mut index = 0;
     while let Some(event) = parser.next_event() {
         let (event, span) = match event {
             Ok(pair) => pair,
             Err(err) => {
-                stream.fatal = Some(syntax_problem(&err));
+                let problem = syntax_problem(text, &err);
+                // A tab before the end of the last document made the parser
+                // close it early: what it holds is not what was written.
+                if problem.pos < doc_end && problem.message.contains("a tab") {
+                    stream.documents.pop();
+                }
+                stream.fatal = Some(problem);
                 return stream;
             }
         };
@@ -679,6 +687,7 @@ pub fn parse(text: &str) -> Stream {
         };
         match step {
             Ok(Some(root)) => {
+                doc_end = pos;
                 stream.documents.push(Document {
                     index,
                     pos: doc_start,
@@ -697,23 +706,118 @@ pub fn parse(text: &str) -> Stream {
     stream
 }
 
-/// What the parser's error means for the person who wrote the file.
-fn syntax_problem(err: &saphyr_parser::ScanError) -> TreeProblem {
+/// What the parser's error means for the person who wrote the file. A
+/// tab is where YAML most often trips a newcomer, and the parser notices
+/// it late (at the scalar it was reading, at the line after a blank line
+/// holding it): a tab near where it stopped is what is reported, where
+/// the tab is.
+fn syntax_problem(text: &str, err: &saphyr_parser::ScanError) -> TreeProblem {
     let marker = err.marker();
     let info = err.info();
+    let stopped = Pos {
+        line: marker.line(),
+        column: marker.col() + 1,
+    };
     let message = if info.contains("recursion limit") {
         format!("the YAML nests deeper than {MAX_DEPTH} levels; a scenario never needs that much")
+    } else if let Some((tab, indenting)) = tab_near(text, stopped, info) {
+        let what = if indenting {
+            "a tab in the indentation: YAML indents with spaces only, so replace it with spaces"
+        } else {
+            "a tab where YAML wants a space: replace it with a space"
+        };
+        let at = if tab.line == stopped.line {
+            " on this line".to_owned()
+        } else {
+            format!(" at line {}, column {}", stopped.line, stopped.column)
+        };
+        return TreeProblem {
+            pos: tab,
+            path: String::new(),
+            message: format!("YAML syntax error: {what} (the parser stopped{at}: {info})"),
+        };
     } else {
         format!("YAML syntax error: {info}; check the brackets, quotes and indentation around here")
     };
     TreeProblem {
-        pos: Pos {
-            line: marker.line(),
-            column: marker.col() + 1,
-        },
+        pos: stopped,
         path: String::new(),
         message,
     }
+}
+
+/// Lines before the parser's stop that a tab it tripped on may be on.
+const TAB_LINES_BEFORE: usize = 2;
+/// Lines after the parser's stop that a tab it names may be on.
+const TAB_LINES_AFTER: usize = 3;
+
+/// The tab the parser tripped on, when one is near where it stopped, and
+/// whether it is in a line's indentation: one the parser names, at or
+/// after where it stopped (or in the indentation of that line); else one
+/// in the indentation of that line or of the lines just before it, or
+/// right at the stop.
+fn tab_near(text: &str, stopped: Pos, info: &str) -> Option<(Pos, bool)> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let index = stopped.line.checked_sub(1)?;
+    let line = lines.get(index)?;
+    // In the indentation of line `i`: its column and line.
+    let indent_tab = |i: usize| -> Option<(Pos, bool)> {
+        let line = lines.get(i)?;
+        let indent: String = line
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        let column = indent.chars().position(|c| c == '\t')?;
+        Some((
+            Pos {
+                line: i + 1,
+                column: column + 1,
+            },
+            true,
+        ))
+    };
+    if info.contains("tab") {
+        if let Some(found) = indent_tab(index) {
+            return Some(found);
+        }
+        let column = stopped.column.saturating_sub(1);
+        for (i, text) in lines
+            .iter()
+            .enumerate()
+            .skip(index)
+            .take(TAB_LINES_AFTER + 1)
+        {
+            let skip = if i == index { column } else { 0 };
+            if let Some(at) = text.chars().skip(skip).position(|c| c == '\t') {
+                let column_at = skip + at;
+                let indenting = text.chars().take(column_at).all(|c| c == ' ' || c == '\t');
+                return Some((
+                    Pos {
+                        line: i + 1,
+                        column: column_at + 1,
+                    },
+                    indenting,
+                ));
+            }
+        }
+        return None;
+    }
+    let column = stopped.column.saturating_sub(1);
+    for at in [column, column.saturating_sub(1)] {
+        if line.chars().nth(at) == Some('\t') {
+            let indenting = line.chars().take(at).all(|c| c == ' ' || c == '\t');
+            return Some((
+                Pos {
+                    line: stopped.line,
+                    column: at + 1,
+                },
+                indenting,
+            ));
+        }
+    }
+    (index.saturating_sub(TAB_LINES_BEFORE)..=index)
+        .rev()
+        .find_map(indent_tab)
 }
 
 impl Builder {

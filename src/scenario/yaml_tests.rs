@@ -253,3 +253,58 @@ fn a_syntax_error_keeps_the_documents_before_it() {
         "{fatal:?}"
     );
 }
+
+#[test]
+fn a_tab_is_reported_where_it_is() {
+    // Issue 25: the parser notices a tab late (at the scalar it was
+    // reading, or at the line after a blank line holding it).
+    let cases = [
+        (
+            "indenting a key",
+            "name: a\nmodel:\n  - call: read\n    args:\n\t path: a\n",
+        ),
+        (
+            "before a key of the step",
+            "model:\n  - call: read\n\targs: {path: a}\n",
+        ),
+        ("a whole line of indentation", "model:\n\t- say: hi\n"),
+        (
+            "a blank line in a block scalar",
+            "workspace:\n  files:\n    a.txt: |\n      hello\n\t\n      world\nmodel: []\n",
+        ),
+        ("the first line", "\tname: a\nmodel: []\n"),
+        ("after a colon", "name:\ta\nmodel: []\n"),
+    ];
+    let mut out = Vec::new();
+    for (name, text) in cases {
+        let stream = parse(text);
+        let fatal = stream.fatal.expect(name);
+        let tab = text
+            .lines()
+            .enumerate()
+            .find_map(|(i, l)| l.find('\t').map(|c| (i + 1, c + 1)))
+            .unwrap();
+        assert_eq!((fatal.pos.line, fatal.pos.column), tab, "{name}");
+        out.push(format!(
+            "{name} ({} documents before): {}:{}: {}",
+            stream.documents.len(),
+            fatal.pos.line,
+            fatal.pos.column,
+            fatal.message
+        ));
+    }
+    insta::assert_snapshot!("tabs", out.join("\n"));
+}
+
+#[test]
+fn a_tab_far_from_the_error_is_not_blamed() {
+    // A tab inside a block scalar's text is text; the unclosed bracket
+    // four lines below it is the problem.
+    let text = "workspace:\n  files:\n    a.txt: |\n      \tindented\n      x\n      y\nmodel: [\n";
+    let fatal = parse(text).fatal.unwrap();
+    assert_eq!(
+        (fatal.pos.line, fatal.message.contains("a tab")),
+        (8, false),
+        "{fatal:?}"
+    );
+}

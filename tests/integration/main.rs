@@ -17,6 +17,7 @@ mod confinement;
 mod coverage;
 mod determinism;
 mod doc_references;
+mod docs_audit;
 mod first_hours;
 mod hostile_files;
 mod html_report;

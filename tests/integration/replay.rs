@@ -737,33 +737,269 @@ fn a_missing_header_or_the_wrong_format_is_said() {
              replayed as recorded\n"
         )
     );
+    // Issue 25 item 9: a file of the other JSONL format, in which no call
+    // was found, was imported as an empty scenario with exit 0. It is
+    // refused, names the importer it belongs to, and writes nothing.
     let (code, stdout, stderr) =
         d.run(&["import", "pi", &fixture("claude-session.jsonl"), "-o", "b"]);
-    assert_eq!(code, 0);
-    assert_eq!(
-        (stdout.as_str(), redact(&stderr).as_str()),
-        (
-            "wrote 1 scenario to b: 0 calls replayed, 0 not replayed, 2 problems in the session \
-             (above)\n",
-            "FIXTURES/claude-session.jsonl:1: no `session` header line: the session's working \
-             directory is unknown, so no path becomes `${workspace}/…` and absolute paths are \
-             replayed as recorded\n\
-             FIXTURES/claude-session.jsonl:1: no call was found, and 17 lines look like a Claude \
-             Code transcript (lines of type `user` and `assistant`); import it with `harness \
-             import claude`\n"
-        )
-    );
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert_snapshot!("wrong_format_claude_as_pi", redact(&stderr));
     let (code, stdout, stderr) =
         d.run(&["import", "claude", &fixture("pi-session.jsonl"), "-o", "c"]);
-    assert_eq!(code, 0);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert_snapshot!("wrong_format_pi_as_claude", redact(&stderr));
+    assert!(!d.work().join("b").exists());
+    assert!(!d.work().join("c").exists());
+}
+
+/// Issue 25 item 9: a session file that is not there was "not a session
+/// file"; it is "no such file", and a directory or a FIFO says what it is.
+#[test]
+fn a_missing_session_file_is_no_such_file() {
+    let d = Dirs::new();
+    std::fs::create_dir(d.work().join("dir")).unwrap();
+    let fifo = d.work().join("fifo");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    let errors: Vec<(i32, String)> = ["missing.jsonl", "dir", "fifo"]
+        .iter()
+        .map(|name| {
+            let (code, _, stderr) = d.run(&["import", "pi", name, "-o", "out"]);
+            (code, stderr)
+        })
+        .collect();
     assert_eq!(
-        (stdout.as_str(), redact(&stderr).as_str()),
-        (
-            "wrote 1 scenario to c: 0 calls replayed, 0 not replayed, 1 problem in the session \
-             (above)\n",
-            "FIXTURES/pi-session.jsonl:1: no call was found, and 21 lines look like a pi session \
-             (entries of type `session` and `message`); import it with `harness import pi`\n"
+        errors,
+        [
+            (2, "error: missing.jsonl: no such file\n".to_owned()),
+            (
+                2,
+                "error: dir is a directory, not a session file\n".to_owned()
+            ),
+            (
+                2,
+                "error: fifo is a FIFO (named pipe), not a session file\n".to_owned()
+            ),
+        ]
+    );
+    assert!(!d.work().join("out").exists());
+}
+
+/// Every file below `dir` with its bytes, by path relative to it.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// A pi session of three calls (one batch each) whose first result is
+/// long enough for a sidecar file.
+fn three_call_session() -> String {
+    let long = "a line of the file\\n".repeat(300);
+    let call = |n: usize, parent: &str, tool: &str, args: &str, text: &str| {
+        format!(
+            "{{\"type\":\"message\",\"id\":\"q{n}\",\"parentId\":{parent},\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"toolCall\",\"id\":\"c{n}\",\"name\":\"{tool}\",\"arguments\":{args}}}]}}}}\n\
+             {{\"type\":\"message\",\"id\":\"r{n}\",\"parentId\":\"q{n}\",\"message\":{{\"role\":\"toolResult\",\"toolCallId\":\"c{n}\",\"toolName\":\"{tool}\",\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}],\"isError\":false}}}}\n"
         )
+    };
+    [
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/p\"}\n".to_owned(),
+        call(1, "null", "read", "{\"path\":\"/p/a.txt\"}", &long),
+        call(2, "\"r1\"", "ls", "{\"path\":\"/p\"}", "a.txt"),
+        call(3, "\"r2\"", "bash", "{\"command\":\"echo hi\"}", "hi\\n"),
+    ]
+    .concat()
+}
+
+/// Issue 25 item 9: importing a session again overwrote the scenario (with
+/// the checks added to it), its sidecars and its fixture without a word.
+/// It is refused, naming each file and `--force`; `--force` replaces the
+/// earlier import and removes its parts it does not write again; a file
+/// only known once the session is read (another session's scenario of the
+/// same name) is refused too, and the sidecars already written are taken
+/// back; a failed `--force` import leaves the earlier one as it was.
+#[test]
+fn importing_again_refuses_to_overwrite_and_force_replaces() {
+    let d = Dirs::new();
+    std::fs::write(d.work().join("s1.jsonl"), three_call_session()).unwrap();
+    std::fs::create_dir(d.work().join("ws")).unwrap();
+    std::fs::write(
+        d.work().join("ws/a.txt"),
+        "a line of the file\n".repeat(300),
+    )
+    .unwrap();
+    let import = |extra: &[&str]| {
+        let mut args = vec![
+            "import",
+            "pi",
+            "s1.jsonl",
+            "-o",
+            "replays",
+            "--workspace",
+            "ws",
+        ];
+        args.extend_from_slice(extra);
+        d.run(&args)
+    };
+    let (code, stdout, stderr) = import(&[]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (
+            0,
+            "wrote 1 scenario to replays: 3 calls replayed, 0 not replayed, 1 recorded text in a \
+             sidecar file\n",
+            ""
+        )
+    );
+    let scenario = d.work().join("replays/s1.yaml");
+    let edited = format!("{}  # a check added by hand\n", d.read("replays/s1.yaml"));
+    std::fs::write(&scenario, &edited).unwrap();
+    let before = tree(&d.work().join("replays"));
+
+    let (code, stdout, stderr) = import(&[]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert_snapshot!("rerun_refused", stderr);
+    let (code, _, stderr_split) = import(&["--split", "1"]);
+    assert_eq!((code, stderr_split), (2, stderr));
+    // A --force import that fails keeps the earlier import whole.
+    let (code, _, stderr) = d.run(&["import", "claude", "s1.jsonl", "-o", "replays", "--force"]);
+    assert_eq!(
+        (code, stderr.as_str()),
+        (
+            2,
+            "error: s1.jsonl: no call was found, and 7 lines look like a pi session (entries of \
+             type `session` and `message`); import it with `harness import pi`\n"
+        )
+    );
+    assert_eq!(tree(&d.work().join("replays")), before);
+
+    let (code, stdout, stderr) = import(&["--split", "1", "--force"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_snapshot!("rerun_forced_split", stdout);
+    let names: Vec<String> = tree(&d.work().join("replays")).into_keys().collect();
+    assert_eq!(
+        names,
+        [
+            "fixtures/s1/a.txt",
+            "harness.yaml",
+            "s1-1.yaml",
+            "s1-2.yaml",
+            "s1-3.yaml",
+            "s1.recorded/1.txt"
+        ]
+    );
+    let (code, stdout, stderr) = d.run(&["check", "replays"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, _) = import(&["--force"]);
+    assert_eq!(code, 0);
+    assert_snapshot!("rerun_forced_whole", stdout);
+    assert_eq!(
+        tree(&d.work().join("replays"))
+            .into_keys()
+            .collect::<Vec<_>>(),
+        [
+            "fixtures/s1/a.txt",
+            "harness.yaml",
+            "s1.recorded/1.txt",
+            "s1.yaml"
+        ]
+    );
+
+    // Another session named like a part: known only once s1 is read.
+    std::fs::copy(d.work().join("s1.jsonl"), d.work().join("s1-2.jsonl")).unwrap();
+    let (code, _, _) = d.run(&["import", "pi", "s1-2.jsonl", "-o", "other"]);
+    assert_eq!(code, 0);
+    let other = tree(&d.work().join("other"));
+    let (code, stdout, stderr) =
+        d.run(&["import", "pi", "s1.jsonl", "-o", "other", "--split", "1"]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (
+            2,
+            "",
+            "error: other/s1-2.yaml already exists, and importing would overwrite it (and any \
+             check added to it since); give --force to replace it, or choose another -o\n"
+        )
+    );
+    assert_eq!(tree(&d.work().join("other")), other);
+}
+
+/// Issue 25 item 9: docs/replay.md shows the smallest pi session and
+/// Claude Code transcript; both import as written there, and replay.
+#[test]
+fn the_minimal_sessions_of_the_docs_import_and_replay() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/replay.md"))
+        .unwrap();
+    let d = Dirs::new();
+    std::fs::create_dir_all(d.work().join("proj/src")).unwrap();
+    std::fs::write(d.work().join("proj/src/app.ts"), "export {};\n").unwrap();
+    for format in ["pi", "claude"] {
+        let fence = format!("```jsonl {format}\n");
+        let block = doc
+            .split_once(&fence)
+            .and_then(|(_, rest)| rest.split_once("```\n"))
+            .map(|(block, _)| block)
+            .unwrap_or_else(|| panic!("docs/replay.md has no {fence:?} block"));
+        let session = format!("{format}.jsonl");
+        std::fs::write(d.work().join(&session), block).unwrap();
+        let (code, stdout, stderr) = d.run(&[
+            "import",
+            format,
+            &session,
+            "-o",
+            "replays",
+            "--workspace",
+            "proj",
+        ]);
+        assert_eq!(
+            (code, stdout.as_str(), stderr.as_str()),
+            (
+                0,
+                "wrote 1 scenario to replays: 1 call replayed, 0 not replayed\n",
+                ""
+            ),
+            "{format}"
+        );
+        assert_snapshot!(
+            format!("docs_minimal_{format}_yaml"),
+            d.read(&format!("replays/{format}.yaml"))
+        );
+    }
+    let (code, stdout, _) = d.run(&["run", "replays", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let run = d.run_json();
+    let classes: Vec<(&str, &str)> = run["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap(),
+                s["calls"][0]["agreement"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            ("imported claude session claude", "presentation"),
+            ("imported pi session pi", "same")
+        ]
     );
 }
 
@@ -1141,25 +1377,41 @@ fn no_link_leads_the_importer_or_the_loader_out() {
     symlink(outside.join("s.yaml"), out.join("s.yaml")).unwrap();
     symlink(&outside, out.join("s.recorded")).unwrap();
     symlink(outside.join("harness.yaml"), out.join("harness.yaml")).unwrap();
-    let (code, stdout, stderr) =
-        d.run(&["import", "pi", session.to_str().unwrap(), "-o", "imported"]);
-    assert_eq!(code, 0, "{stderr}");
+    // Names an import writes are in the way (issue 25 item 9): refused
+    // without --force; with it, the links are replaced, never followed.
+    let (code, _, stderr) = d.run(&["import", "pi", session.to_str().unwrap(), "-o", "imported"]);
     assert_eq!(
-        stdout,
-        "wrote 1 scenario to imported: 1 call replayed, 0 not replayed, 1 problem in the session \
-         (above)\n"
+        (code, stderr.as_str()),
+        (
+            2,
+            "error: 1 file and 1 folder of an earlier import already exist, and importing would \
+             overwrite them (and any check added to them since): imported/s.recorded/, \
+             imported/s.yaml; give --force to replace them, or choose another -o\n"
+        )
     );
-    let work = d.work().display().to_string();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "pi",
+        session.to_str().unwrap(),
+        "-o",
+        "imported",
+        "--force",
+    ]);
     assert_eq!(
-        redact(&stderr).replace(&work, "WORK"),
-        format!(
-            "{}:3: cannot make imported/s.recorded: imported/s.recorded is a symlink; the \
-             importer does not write through links (remove it, or choose another -o); the \
-             recorded text is kept inline\n",
-            session.display()
+        (code, stdout.as_str(), stderr.as_str()),
+        (
+            0,
+            "wrote 1 scenario to imported: 1 call replayed, 0 not replayed, 1 recorded text in a \
+             sidecar file; --force: replaced 1 file and 1 folder of an earlier import\n",
+            ""
         )
     );
     assert!(!out.join("s.yaml").is_symlink());
+    assert!(!out.join("s.recorded").is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(out.join("s.recorded/1.txt")).unwrap(),
+        big
+    );
     // With --workspace, a link where the fixture goes stops the import.
     symlink(&outside, out.join("fixtures")).unwrap();
     std::fs::create_dir_all(d.work().join("ws")).unwrap();
@@ -1172,6 +1424,7 @@ fn no_link_leads_the_importer_or_the_loader_out() {
         "imported",
         "--workspace",
         "ws",
+        "--force",
     ]);
     assert_eq!(code, 2);
     assert!(
@@ -1205,6 +1458,7 @@ fn no_link_leads_the_importer_or_the_loader_out() {
     .unwrap();
     let (code, stdout, _) = d.run(&["check", "suite"]);
     assert_eq!(code, 2);
+    let work = d.work().display().to_string();
     assert_eq!(
         stdout.replace(&work, "WORK"),
         "suite/a.yaml:3:40: model[0].recorded.file: step 1 (ls): the recorded text file \

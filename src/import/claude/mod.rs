@@ -171,9 +171,10 @@ pub fn read(path: &Path, options: Options<'_>) -> Result<Vec<Recording>, String>
     if let Some(main) = out.first_mut() {
         foreign.finish(
             main,
+            path,
             "pi session (entries of type `session` and `message`); import it with `harness \
              import pi`",
-        );
+        )?;
         main.notes.sort_by_key(|n| n.line);
     }
     Ok(out)

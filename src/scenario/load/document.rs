@@ -9,13 +9,18 @@ use std::path::PathBuf;
 use crate::agent::DEFAULT_SYSTEM_PROMPT;
 use crate::agent::FauxScript;
 use crate::scenario::de;
+use crate::scenario::model::CallExpect;
+use crate::scenario::model::LimitsSpec;
+use crate::scenario::model::RunExpect;
 use crate::scenario::model::ScenarioDoc;
 use crate::scenario::model::ToolsSpec;
+use crate::scenario::model::WorkspaceSpec;
 use crate::scenario::settings::Budget;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
 use crate::scenario::yaml::Kind;
 use crate::scenario::yaml::Node;
+use crate::scenario::yaml::Seg;
 use crate::tools::Limits;
 
 use super::error::Problem;
@@ -24,6 +29,7 @@ use super::error::into_errors;
 use super::scenario::Scenario;
 use super::scenario::ServerPlan;
 use super::scenario::ToolEntry;
+use super::suite::SUITE_FILE;
 use super::suite::Suite;
 use super::validator::Validator;
 use super::validator::k;
@@ -110,17 +116,21 @@ fn load_document(
         }
         false
     });
+    let mut v = Validator::new(&document.root);
+    v.after(&found);
     problems.extend(found.into_iter().map(|mut p| {
         if p.message == "missing field `model`" {
             p.message
                 .push_str("; give the faux model's script, `model:` with at least one step");
+        }
+        if let Some(message) = misplaced_key(&p) {
+            p.message = message;
         }
         Problem::from(p)
     }));
     let Some(doc) = parsed else {
         return Err(problems);
     };
-    let mut v = Validator::new(&document.root);
     v.no_model = no_model;
     v.reported = problems.iter().map(|p| p.path.clone()).collect();
     let scenario = v.scenario(path, document.index, multi, doc, suite);
@@ -162,6 +172,7 @@ impl Validator<'_> {
         // where it is declared, not again at each use).
         let server_names: BTreeSet<String> =
             servers.keys().chain(doc.servers.keys()).cloned().collect();
+        let problems_before = self.problems.len();
         let tool_entries = match &doc.tools {
             Some(tools) => self.tools(&[k("tools")], tools, &server_names),
             None => {
@@ -175,6 +186,26 @@ impl Validator<'_> {
                 quiet.tools(&[k("tools")], &spec, &server_names)
             }
         };
+        // Calls are judged against `tools` only when it is all valid (a
+        // misspelt preset makes no call's tool inactive: it is reported
+        // once, where it is written).
+        let tools_valid = self.problems.len() == problems_before;
+        let given = match (&doc.tools, &suite.doc.tools) {
+            _ if !tools_valid => None,
+            (Some(tools), _) => Some(tools_text(tools)),
+            (None, Some(tools)) => Some(format!("{SUITE_FILE} gives {}", tools_text(tools))),
+            (None, None) => None,
+        };
+        self.active_builtins = given.map(|given| {
+            let active = tool_entries
+                .iter()
+                .filter_map(|entry| match entry {
+                    ToolEntry::Builtin(name) => Some(name.clone()),
+                    _ => None,
+                })
+                .collect();
+            (active, given)
+        });
         let mut used: Vec<ServerPlan> = Vec::new();
         for entry in &tool_entries {
             let server = match entry {
@@ -220,6 +251,8 @@ impl Validator<'_> {
             name,
             file: path.to_path_buf(),
             document: index,
+            in_multi_document_file: multi,
+            name_at: self.root.locate(&[k("name")], false),
             description: doc.description,
             tags: doc.tags,
             tools: tool_entries
@@ -249,6 +282,61 @@ impl Validator<'_> {
             conditions,
             max_turns,
         }
+    }
+}
+
+/// For an unknown key of a scenario or of a step that is a key of one
+/// of its parts, written one level too far out (`contains` beside
+/// `expect:` instead of under it): the message saying where it goes (in
+/// place of the hints for a key that is not one: a "did you mean" of a
+/// key of the step, the empty key above).
+fn misplaced_key(problem: &de::DeProblem) -> Option<String> {
+    let rest = problem.message.strip_prefix("unknown field `")?;
+    let (key, _) = rest.split_once('`')?;
+    let in_step = problem.path.first() == Some(&k("model"))
+        && matches!(problem.path.last(), Some(Seg::Index(_)));
+    let parts: Vec<(&str, &[&str])> = if problem.path.is_empty() {
+        vec![
+            ("workspace", de::fields_of::<WorkspaceSpec>()),
+            ("limits", de::fields_of::<LimitsSpec>()),
+            ("expect", de::fields_of::<RunExpect>()),
+        ]
+    } else if in_step {
+        vec![("expect", de::fields_of::<CallExpect>())]
+    } else {
+        return None;
+    };
+    let homes: Vec<&str> = parts
+        .iter()
+        .filter(|(_, fields)| fields.contains(&key))
+        .map(|(part, _)| *part)
+        .collect();
+    // The message without the hints after it.
+    let base = problem.message.split("; ").next().unwrap_or_default();
+    let hint = match (homes.as_slice(), &problem.empty_above) {
+        ([], _) => return None,
+        ([home], Some((above, line))) if above == home => format!(
+            "`{key}` is a key of `{home}`, which has no value just above (line {line}): indent \
+             `{key}` under `{home}`"
+        ),
+        ([home], _) => format!("`{key}` is a key of `{home}`: indent it under `{home}`"),
+        _ => format!(
+            "`{key}` is a key of {}: indent it under the one you mean",
+            homes
+                .iter()
+                .map(|h| format!("`{h}`"))
+                .collect::<Vec<_>>()
+                .join(" and of ")
+        ),
+    };
+    Some(format!("{base}; {hint}"))
+}
+
+/// `tools` as written, for messages: `` `tools: readonly` ``.
+fn tools_text(tools: &ToolsSpec) -> String {
+    match tools {
+        ToolsSpec::Preset(name) => format!("`tools: {name}`"),
+        ToolsSpec::List(names) => format!("`tools: [{}]`", names.join(", ")),
     }
 }
 

@@ -49,6 +49,8 @@ pub fn limits_from_text(path: &Path, text: &str) -> Result<Limits, Vec<ScenarioE
         let mut found = Vec::new();
         let parsed =
             de::deserialize_all::<LimitsSpec>(&mut document.root, &mut found, |_, _| false);
+        let mut v = Validator::new(&document.root);
+        v.after(&found);
         problems.extend(found.into_iter().map(|mut p| {
             if p.path.is_empty() && p.message.starts_with("unknown field `limits`") {
                 p.message = "the keys of `limits:` go at the top level of a limits file \
@@ -58,7 +60,6 @@ pub fn limits_from_text(path: &Path, text: &str) -> Result<Limits, Vec<ScenarioE
             Problem::from(p)
         }));
         if let Some(spec) = parsed {
-            let mut v = Validator::new(&document.root);
             v.limits(&[], &spec);
             problems.extend(v.problems);
             spec.apply(&mut limits);

@@ -167,6 +167,11 @@ pub struct Scenario {
     pub file: PathBuf,
     /// Which document of the file (0-based).
     pub document: usize,
+    /// Whether the file holds other scenarios too.
+    pub in_multi_document_file: bool,
+    /// Where the name is written (the document's start when the name
+    /// comes from the file's).
+    pub name_at: crate::scenario::yaml::Pos,
     /// Free text.
     pub description: Option<String>,
     /// Tags.

@@ -231,14 +231,21 @@ impl Validator<'_> {
             );
         }
         let deliberate_error = spec.expect.as_ref().is_some_and(|e| {
-            matches!(
-                e.error,
-                Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
-            )
+            e.ok == Some(false)
+                || matches!(
+                    e.error,
+                    Some(ErrorExpect::Flag(true) | ErrorExpect::Matches(_))
+                )
         });
-        let known_name =
-            ALL_TOOL_NAMES.contains(&spec.call.as_str()) || self.server_tools.contains(&spec.call);
-        if !known_name && !deliberate_error {
+        let builtin = ALL_TOOL_NAMES.contains(&spec.call.as_str());
+        let known_name = builtin || self.server_tools.contains(&spec.call);
+        let inactive = builtin
+            && !self.server_tools.contains(&spec.call)
+            && self
+                .active_builtins
+                .as_ref()
+                .is_some_and(|(active, _)| !active.contains(&spec.call));
+        if (!known_name || inactive) && !deliberate_error {
             if self.open_tools {
                 // One of a whole server's tools, maybe: known at the start.
                 self.open_calls.push(OpenCall {
@@ -246,6 +253,9 @@ impl Validator<'_> {
                     label: label.clone(),
                     name: spec.call.clone(),
                 });
+            } else if inactive {
+                let message = self.inactive_tool_message(&spec.call);
+                self.problem(&join(at, [k("call")]), message);
             } else {
                 self.problem(
                     &join(at, [k("call")]),
@@ -280,6 +290,29 @@ impl Validator<'_> {
             captures,
             retry: retries,
         }
+    }
+
+    /// The problem of a call to a built-in tool that `tools` leaves out:
+    /// the run would send it and get the error for an inactive tool.
+    fn inactive_tool_message(&self, name: &str) -> String {
+        let (active, given) = self
+            .active_builtins
+            .as_ref()
+            .map(|(a, g)| (a.clone(), g.as_str()))
+            .unwrap_or_default();
+        let mut listed = active;
+        listed.extend(self.server_tools.iter().cloned());
+        let listed = if listed.is_empty() {
+            "none".to_owned()
+        } else {
+            listed.join(", ")
+        };
+        format!(
+            "the tool `{name}` is not active in this scenario ({given}; the active tools are \
+             {listed}), so the call would only get the error for an inactive tool: add `{name}` \
+             to `tools`, or, to test that error on purpose, add `expect: {{ error: true }}` to \
+             the call"
+        )
     }
 
     /// `args` or `raw_args`, every `${var}` in them known by now.

@@ -7,9 +7,15 @@ use std::path::PathBuf;
 use std::collections::BTreeMap;
 
 use crate::scenario::de;
+use crate::scenario::gate::Gate;
+use crate::scenario::gate::GateError;
+use crate::scenario::gate::GateKey;
+use crate::scenario::gate::Limit;
+use crate::scenario::gate::combine;
 use crate::scenario::model::SuiteDoc;
 use crate::scenario::settings::Budget;
 use crate::scenario::settings::Jobs;
+use crate::scenario::settings::Tokenizer;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
 
@@ -44,6 +50,8 @@ pub struct Suite {
     pub timeout: Option<Budget>,
     /// Its MCP servers, checked (`${dir}` is the suite file's directory).
     pub servers: BTreeMap<String, ServerPlan>,
+    /// `gates`, checked and sorted by key.
+    pub gates: Vec<Gate>,
 }
 
 impl Suite {
@@ -65,7 +73,7 @@ impl Suite {
         problems.extend(stream.fatal.map(Problem::from));
         let mut documents = stream.documents.into_iter().filter(|d| !d.root.is_null());
         let mut doc = SuiteDoc::default();
-        let mut settings = (None, None);
+        let mut settings = Settings::default();
         let mut servers = BTreeMap::new();
         if let Some(mut document) = documents.next() {
             problems.extend(document.problems.drain(..).map(Problem::from));
@@ -75,8 +83,9 @@ impl Suite {
             {
                 doc = parsed;
             }
-            problems.extend(found.into_iter().map(Problem::from));
             let mut v = Validator::new(&document.root);
+            v.after(&found);
+            problems.extend(found.into_iter().map(Problem::from));
             servers = v.servers(&doc.servers, path.parent().unwrap_or(Path::new(".")));
             settings = v.suite(&doc, &doc.servers.keys().cloned().collect());
             problems.extend(v.problems);
@@ -93,13 +102,13 @@ impl Suite {
         if !problems.is_empty() {
             return Err(into_errors(problems, path));
         }
-        let (jobs, timeout) = settings;
         Ok(Self {
             dir: path.parent().map(Path::to_path_buf),
             doc,
-            jobs,
-            timeout,
+            jobs: settings.jobs,
+            timeout: settings.timeout,
             servers,
+            gates: settings.gates,
         })
     }
 
@@ -124,14 +133,18 @@ impl Suite {
     }
 }
 
+/// The settings of a suite file that loading types.
+#[derive(Default)]
+struct Settings {
+    jobs: Option<Jobs>,
+    timeout: Option<Budget>,
+    gates: Vec<Gate>,
+}
+
 impl Validator<'_> {
-    /// The checks of a suite file's values; its `jobs` and `timeout`
-    /// typed.
-    pub(super) fn suite(
-        &mut self,
-        doc: &SuiteDoc,
-        servers: &std::collections::BTreeSet<String>,
-    ) -> (Option<Jobs>, Option<Budget>) {
+    /// The checks of a suite file's values; its `jobs`, `timeout` and
+    /// `gates` typed.
+    fn suite(&mut self, doc: &SuiteDoc, servers: &std::collections::BTreeSet<String>) -> Settings {
         if let Some(tools) = &doc.tools {
             self.tools(&[k("tools")], tools, servers);
         }
@@ -155,6 +168,57 @@ impl Validator<'_> {
                 format!("must be a whole number of bytes from 1 to {MAX_GENERATED_BYTES} (4 GiB)"),
             );
         }
-        (jobs, timeout)
+        if let Some(name) = &doc.tokenizer
+            && let Err(err) = Tokenizer::check_name(name)
+        {
+            self.problem(&[k("tokenizer")], err);
+        }
+        let gates = self.gates(doc.gates.iter().flatten());
+        Settings {
+            jobs,
+            timeout,
+            gates,
+        }
+    }
+
+    /// `gates:`, each key and limit checked where it is written (as
+    /// `harness run` would refuse them).
+    fn gates<'g>(&mut self, gates: impl Iterator<Item = (&'g String, &'g String)>) -> Vec<Gate> {
+        let mut parsed = Vec::new();
+        for (key, limit) in gates {
+            let at = [k("gates"), k(key)];
+            let key = match key.parse::<GateKey>() {
+                Ok(key) => Some(key),
+                Err(err) => {
+                    self.problem_at_key(&at, gate_problem(&err));
+                    None
+                }
+            };
+            let limit = match limit.parse::<Limit>() {
+                Ok(limit) => Some(limit),
+                Err(err) => {
+                    self.problem(&at, gate_problem(&err));
+                    None
+                }
+            };
+            if let (Some(key), Some(limit)) = (key, limit) {
+                parsed.push(Gate { key, limit });
+            }
+        }
+        combine(parsed)
+    }
+}
+
+/// How a suite file words a gate that does not parse: the gate
+/// language's own words, with the hint for a key close to a known one.
+fn gate_problem(err: &GateError) -> String {
+    match err {
+        GateError::UnknownKey { key, .. } => {
+            let hint = de::closest(key, GateKey::all().map(GateKey::as_str))
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            format!("{err}{hint}")
+        }
+        _ => err.to_string(),
     }
 }

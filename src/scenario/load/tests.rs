@@ -102,7 +102,9 @@ fn wrong_types_and_syntax_errors_are_located() {
     let (_, errors) = load("model:\n  - call: read\n    expect: { lines: many }\n");
     assert_eq!(
         errors,
-        vec!["s/x.yaml:3:22: model[0].expect.lines: invalid type: string \"many\", expected usize"]
+        vec![
+            "s/x.yaml:3:22: model[0].expect.lines: must be a whole number ≥ 0 (it is the string `many`)"
+        ]
     );
     let (_, errors) = load("model: [\n  - call: read\n");
     assert_eq!(errors.len(), 1);
@@ -563,4 +565,175 @@ fn a_suite_files_servers_serve_its_scenarios_and_a_scenario_replaces_one() {
     let bad: Vec<String> = bad.iter().map(ToString::to_string).collect();
     assert_eq!(bad.len(), 2, "{bad:?}");
     assert!(bad[1].contains("did you mean `fs`?"), "{bad:?}");
+}
+
+/// Every problem of each document, a line each, after a line naming the
+/// case.
+fn problems_of(cases: &[(&str, &str)]) -> String {
+    let mut out = Vec::new();
+    for (name, text) in cases {
+        out.push(format!("# {name}"));
+        let (_, errors) = load(text);
+        out.extend(errors);
+    }
+    out.join("\n")
+}
+
+#[test]
+fn numbers_and_booleans_are_said_in_the_files_words() {
+    // Issue 25: `expected u64`, `expected usize`, "invalid value: integer
+    // `-5`, expected u64", and `ok: yes` without a word about YAML 1.2.
+    insta::assert_snapshot!(
+        "numbers_and_booleans",
+        problems_of(&[
+            (
+                "negative",
+                "max_turns: -5\nlimits: { max_lines: -5 }\nmodel:\n  - call: read\n    expect: { lines: -1 }\n"
+            ),
+            (
+                "not a number",
+                "limits: { max_bytes: abc }\nmodel:\n  - call: read\n    expect: { max_tokens: 1.5, lines: [1] }\n"
+            ),
+            (
+                "quoted",
+                "max_turns: \"5\"\nmodel:\n  - call: read\n    expect: { ok: \"true\", lines: \"-1\" }\n"
+            ),
+            (
+                "yes and off",
+                "model:\n  - call: read\n    expect: { ok: yes }\n  - call: read\n    expect: { ok: Off }\n"
+            ),
+            (
+                "too large",
+                "model:\n  - call: read\n    expect: { image: { width: 5000000000 } }\n"
+            ),
+            (
+                "milliseconds",
+                "faults:\n  - { op: read, delay_ms: -1 }\nmodel:\n  - call: read\n"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn a_key_one_level_too_far_out_says_where_it_goes() {
+    insta::assert_snapshot!(
+        "misplaced_keys",
+        problems_of(&[
+            (
+                "under an empty expect",
+                "model:\n  - call: read\n    args: { path: a }\n    expect:\n    contains: hello\n"
+            ),
+            (
+                "beside expect",
+                "model:\n  - call: read\n    expect:\n      ok: true\n    contains: hello\n"
+            ),
+            (
+                "in a parallel call",
+                "model:\n  - parallel:\n      - call: read\n        lines: 3\n"
+            ),
+            (
+                "at the top",
+                "files: { a.txt: x }\nmax_lines: 5\nmodel:\n  - call: read\n"
+            ),
+            (
+                "under an empty key it is no key of",
+                "model:\n  - call: read\n    capture:\n    contain: x\n"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn only_the_first_problem_of_a_node_is_said() {
+    insta::assert_snapshot!(
+        "first_problem_only",
+        problems_of(&[
+            ("a map for model", "name: a\nmodel: {call: ls}\n"),
+            ("model misspelt", "name: a\nmodle:\n  - say: hi\n"),
+            (
+                "call misspelt",
+                "model:\n  - calls: read\n    args: { path: a }\n"
+            ),
+            ("parallel not a list", "model:\n  - parallel: read\n"),
+            (
+                "a server's command of the wrong type",
+                "servers:\n  fs: { command: 5 }\ntools: [fs]\nmodel:\n  - call: x\n"
+            ),
+            (
+                "a misspelt preset",
+                "tools: codng\nmodel:\n  - call: read\n  - call: bash\n"
+            ),
+            // Still said: what is missing on its own.
+            ("no model at all", "name: a\n"),
+        ])
+    );
+}
+
+#[test]
+fn calls_to_tools_that_are_not_active_are_load_errors_unless_expected_to_fail() {
+    let suite = Suite::from_text(Path::new("s/harness.yaml"), "tools: [read, ls]\n").unwrap();
+    let mut out = Vec::new();
+    for (name, text, suite) in [
+        (
+            "readonly, bash",
+            "tools: readonly\nmodel:\n  - call: bash\n    args: { command: ls }\n  - call: read\n    retry: { call: edit }\n",
+            &Suite::default(),
+        ),
+        (
+            "from the suite file",
+            "model:\n  - parallel:\n      - call: grep\n      - call: ls\n",
+            &suite,
+        ),
+        (
+            "expected to fail",
+            "tools: readonly\nmodel:\n  - call: bash\n    expect: { error: true }\n  - call: write\n    expect: { error: \"not active\" }\n  - call: edit\n    expect: { ok: false }\n",
+            &Suite::default(),
+        ),
+    ] {
+        out.push(format!("# {name}"));
+        let (scenarios, errors) = load_text(Path::new("s/x.yaml"), text, suite);
+        out.extend(errors.iter().map(ToString::to_string));
+        out.push(format!("({} loaded)", scenarios.len()));
+    }
+    insta::assert_snapshot!("inactive_tools", out.join("\n"));
+    // A whole server active: the name may be its tool, checked at the start.
+    let (scenarios, errors) =
+        load("servers:\n  fs: { command: [x] }\ntools: [read, fs]\nmodel:\n  - call: bash\n");
+    assert_eq!(errors, Vec::<String>::new());
+    assert_eq!(
+        scenarios[0]
+            .open_calls
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>(),
+        ["bash"]
+    );
+}
+
+#[test]
+fn the_suites_gates_and_tokenizer_are_checked_where_they_are_written() {
+    let bad = Suite::from_text(
+        Path::new("s/harness.yaml"),
+        "tokenizer: o200K\ngates:\n  tokens: \"-5%\"\n  token: \"+1\"\n  retries: +0\n  errors: 5x\n",
+    )
+    .unwrap_err();
+    insta::assert_snapshot!(
+        "suite_gates",
+        bad.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let good = Suite::from_text(
+        Path::new("s/harness.yaml"),
+        "tokenizer: cl100k_base\ngates: { tokens: \"+5%\", retries: +0, errors: \"0\" }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        good.gates
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        ["tokens=+5%", "retries=+0", "errors=+0"]
+    );
 }

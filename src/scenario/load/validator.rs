@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use regex::Regex;
 
+use crate::scenario::de::DeProblem;
 use crate::scenario::de::closest;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::replay::Recorded;
@@ -53,6 +54,11 @@ pub(super) struct Validator<'a> {
     /// Where the YAML reader already found a problem (the entry is gone
     /// from the tree; saying it is missing too would mislead).
     pub(super) reported: BTreeSet<String>,
+    /// The nodes (paths as shown, never the root) that lost an entry or
+    /// item to a problem already reported: what the validation would say
+    /// of them now (a step with no kind, a server with no command) only
+    /// follows from that problem, so it is not said.
+    pub(super) emptied: BTreeSet<String>,
     pub(super) known_vars: BTreeSet<String>,
     pub(super) ids: BTreeSet<String>,
     pub(super) call_checks: BTreeMap<String, Box<CallCheck>>,
@@ -67,6 +73,9 @@ pub(super) struct Validator<'a> {
     /// The names of server tools activated one by one (`SERVER/TOOL`,
     /// with the server's prefix): calls to them are known at load.
     pub(super) server_tools: BTreeSet<String>,
+    /// The built-in tools that are active, in `tools` order, and how
+    /// `tools` was given (`None`: every tool is active).
+    pub(super) active_builtins: Option<(Vec<String>, String)>,
     /// A whole server is active: a call to another name is checked when
     /// the scenario starts.
     pub(super) open_tools: bool,
@@ -81,6 +90,7 @@ impl<'a> Validator<'a> {
             problems: Vec::new(),
             no_model: false,
             reported: BTreeSet::new(),
+            emptied: BTreeSet::new(),
             known_vars: BTreeSet::from(["workspace".to_owned()]),
             ids: BTreeSet::new(),
             call_checks: BTreeMap::new(),
@@ -89,6 +99,7 @@ impl<'a> Validator<'a> {
             recorded: BTreeMap::new(),
             cancel_after: BTreeMap::new(),
             server_tools: BTreeSet::new(),
+            active_builtins: None,
             open_tools: false,
             open_calls: Vec::new(),
         }
@@ -104,10 +115,26 @@ impl<'a> Validator<'a> {
         self.push(at, true, message.into());
     }
 
+    /// Notes the entries serde's problems took out of the tree (see
+    /// [`Validator::emptied`]).
+    pub(super) fn after(&mut self, found: &[DeProblem]) {
+        for removed in found.iter().filter_map(|p| p.removed.as_deref()) {
+            if let Some((_, parent)) = removed.split_last()
+                && !parent.is_empty()
+            {
+                self.emptied.insert(PathText(parent).to_string());
+            }
+        }
+    }
+
     pub(super) fn push(&mut self, at: &[Seg], key: bool, message: String) {
+        let path = PathText(at).to_string();
+        if self.emptied.contains(&path) {
+            return;
+        }
         self.problems.push(Problem {
             pos: self.root.locate(at, key),
-            path: PathText(at).to_string(),
+            path,
             message,
         });
     }

@@ -8,7 +8,9 @@
 //! `tokens` watches result and input tokens.
 //!
 //! A run records its gates (the report layer judges them against a
-//! baseline), so they are parsed and checked before any scenario starts.
+//! baseline), so they are parsed and checked before any scenario starts:
+//! `--gate` by the command line, `gates:` where the suite file is loaded
+//! (each problem at its line and column, so `harness check` finds it).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,7 +19,7 @@ use std::str::FromStr;
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::scenario::Figures;
+use super::figures::Figures;
 
 /// A figure a gate watches.
 #[derive(
