@@ -2,7 +2,8 @@
 //! design decision named `D<n>` has its row in docs/tools.md, each
 //! `docs/<page>.md` named exists, and each section of pi's tool layer
 //! named `§<id>` (the reference behaviour the code follows) has its entry
-//! in docs/pi-reference.md.
+//! in docs/pi-reference.md. That page, in turn, has entries only for the
+//! sections the code cites (and the sections that hold them).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -58,11 +59,20 @@ fn every_reference_in_a_comment_resolves_to_the_repository_s_docs() {
 
     let pi_md = std::fs::read_to_string(root.join("docs/pi-reference.md")).unwrap();
     let heading = Regex::new(r"(?m)^#+ .*?§([a-z0-9]+(?:\.[0-9]+)*)\b").unwrap();
-    let sections: BTreeSet<String> = heading
+    let entries: Vec<String> = heading
         .captures_iter(&pi_md)
         .map(|c| c[1].to_owned())
         .collect();
+    let sections: BTreeSet<String> = entries.iter().cloned().collect();
     let section = Regex::new(r"§([a-z0-9]+(?:\.[0-9]+)*)").unwrap();
+    // A range cites every section in it: two sections of one parent joined
+    // by an en dash or a hyphen, the second written in full or as its last
+    // number only. (This file's comments write no real citation, so that
+    // they keep no entry alive.)
+    let range = Regex::new(
+        r"§([a-z0-9]+(?:\.[0-9]+)*)\.([0-9]+)[–-](?:§([a-z0-9]+(?:\.[0-9]+)*)\.)?([0-9]+)\b",
+    )
+    .unwrap();
     let mut cited = BTreeSet::new();
 
     let decision = Regex::new(r"\b(D\d{1,2})\b").unwrap();
@@ -81,17 +91,51 @@ fn every_reference_in_a_comment_resolves_to_the_repository_s_docs() {
                 unresolved.push(format!("{place}: docs/{} (no such page)", &c[1]));
             }
         }
-        for c in section.captures_iter(&line) {
-            cited.insert(c[1].to_owned());
-            if !sections.contains(&c[1]) {
-                unresolved.push(format!(
-                    "{place}: §{} (no entry in docs/pi-reference.md)",
-                    &c[1]
-                ));
+        let mut ids: Vec<String> = section
+            .captures_iter(&line)
+            .map(|c| c[1].to_owned())
+            .collect();
+        for c in range.captures_iter(&line) {
+            let parent = &c[1];
+            if c.get(3).is_some_and(|end| end.as_str() != parent) {
+                unresolved.push(format!("{place}: {} (a range across sections)", &c[0]));
+                continue;
             }
+            let (first, last): (u32, u32) = (c[2].parse().unwrap(), c[4].parse().unwrap());
+            if first >= last {
+                unresolved.push(format!("{place}: {} (an empty range)", &c[0]));
+                continue;
+            }
+            ids.extend((first..=last).map(|n| format!("{parent}.{n}")));
+        }
+        for id in ids {
+            if !sections.contains(&id) {
+                unresolved.push(format!("{place}: §{id} (no entry in docs/pi-reference.md)"));
+            }
+            cited.insert(id);
         }
     }
     assert_eq!(unresolved, Vec::<String>::new());
+
+    // The page has one entry per section, and only for sections the code
+    // cites or that hold a cited one (the tool's section for any of its
+    // numbered ones, edit.4 for edit.4.2): an entry nobody cites would
+    // describe behaviour no code claims to follow.
+    let mut seen = BTreeSet::new();
+    let twice: Vec<&String> = entries.iter().filter(|id| !seen.insert(*id)).collect();
+    assert_eq!(twice, Vec::<&String>::new(), "sections with two entries");
+    let uncited: Vec<&String> = sections
+        .iter()
+        .filter(|id| {
+            let prefix = format!("{id}.");
+            !cited.contains(*id) && !cited.iter().any(|c| c.starts_with(&prefix))
+        })
+        .collect();
+    assert_eq!(
+        uncited,
+        Vec::<&String>::new(),
+        "entries of docs/pi-reference.md no comment cites"
+    );
     // The check saw the references (a regex that matched nothing would
     // pass any code).
     assert!(named.len() >= 15, "{named:?}");
