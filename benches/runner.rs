@@ -31,11 +31,11 @@ use std::path::Path;
 use criterion::Throughput;
 use harness::run::RunSummary;
 use harness::run::RunnerBuilder;
+use harness::run::Scenario;
 use harness::run::Status;
-use harness::scenario::Scenario;
-use harness::scenario::Suite;
-use harness::scenario::load_text;
-use harness::scenario::settings::Tokenizer;
+use harness::run::Suite;
+use harness::run::Tokenizer;
+use harness::run::load_text;
 
 /// Scenario `i`, as YAML.
 fn scenario(i: usize) -> String {

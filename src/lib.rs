@@ -49,9 +49,9 @@
 pub mod agent;
 pub mod cli;
 pub mod exit;
-pub mod import;
+pub(crate) mod import;
 pub mod mcp;
-pub mod report;
+pub(crate) mod report;
 pub mod run;
-pub mod scenario;
+pub(crate) mod scenario;
 pub mod tools;

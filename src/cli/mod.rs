@@ -35,7 +35,7 @@ use crate::exit;
 /// A coding-agent tool layer and a headless batch evaluation harness.
 #[derive(Debug, Parser)]
 #[command(name = "harness", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -74,6 +74,12 @@ enum Command {
     /// A misbehaving MCP server for the tests (hidden).
     #[command(hide = true)]
     McpFixture(mcp_fixture::FixtureArgs),
+}
+
+/// The command line's definition (every subcommand, flag and alias), as
+/// `--help` and shell completions show it; the docs' audit reads it.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 /// Parses the command line, runs the command and returns its exit code.

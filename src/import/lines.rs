@@ -231,11 +231,6 @@ impl Branch {
         self.ids.as_ref()?.values().min().copied()
     }
 
-    /// Whether the session has tree links at all.
-    pub fn linked(&self) -> bool {
-        self.ids.is_some()
-    }
-
     /// What finding the branch had to assume, by line.
     pub fn notes(&self) -> &[(usize, String)] {
         &self.notes
@@ -275,12 +270,6 @@ pub fn tree(path: &Path) -> Result<Tree, String> {
         MAX_LINE_BYTES,
         &path.display().to_string(),
     )
-}
-
-/// The branch that ends at `leaf` (default: the last entry with an id
-/// that is not a side chain), for a file read in one pass.
-pub fn branch(path: &Path, leaf: Option<&str>) -> Result<Branch, String> {
-    tree(path)?.branch(leaf)
 }
 
 /// [`tree`] over the lines of `reader` (at most `max` bytes each) of the

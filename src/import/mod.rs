@@ -38,7 +38,7 @@ use serde_json::json;
 use out::OutDir;
 pub use session::Recording;
 use session::Sidecars;
-pub use write::Written;
+pub use write::Imported;
 
 /// A session format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,9 +86,9 @@ pub struct ImportReport {
     /// The session as read (its main chain).
     pub recording: Recording,
     /// The files written.
-    pub written: Written,
+    pub written: Imported,
     /// The side chains imported: each one's recording and files.
-    pub sides: Vec<(Recording, Written)>,
+    pub sides: Vec<(Recording, Imported)>,
     /// What was in the output directory and was replaced (with `force`),
     /// relative to it; folders end in `/`.
     pub replaced: Vec<String>,

@@ -40,7 +40,7 @@ pub struct WriteOptions {
 
 /// What was written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Written {
+pub struct Imported {
     /// Scenario files, in order.
     pub scenarios: Vec<String>,
     /// Calls replayed.
@@ -66,10 +66,10 @@ fn bash_secs(call: &Call) -> f64 {
 }
 
 /// Writes the scenarios of `rec` into `dir`.
-pub fn write(rec: &Recording, dir: &OutDir, options: &WriteOptions) -> Result<Written, String> {
-    let mut written = Written {
+pub fn write(rec: &Recording, dir: &OutDir, options: &WriteOptions) -> Result<Imported, String> {
+    let mut written = Imported {
         sidecars: rec.sidecars.as_ref().map_or(0, |s| s.written),
-        ..Written::default()
+        ..Imported::default()
     };
     if options.sync_reads {
         for call in rec.calls() {
@@ -179,7 +179,7 @@ fn split(batches: &[Vec<Call>], split: Option<usize>) -> Vec<Vec<&Vec<Call>>> {
 }
 
 /// One call of the script, with `recorded:`.
-fn call_value(call: &Call, options: &WriteOptions, written: &mut Written) -> Value {
+fn call_value(call: &Call, options: &WriteOptions, written: &mut Imported) -> Value {
     let mut recorded = Map::new();
     let text_or_file = |map: &mut Map<String, Value>, text: &Text| match text {
         Text::Inline(text) => map.insert("text".into(), json!(text)),

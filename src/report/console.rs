@@ -693,7 +693,7 @@ mod tests {
     /// compares with the recorded one, though docs/replay.md said so.
     #[test]
     fn verbose_call_lines_say_how_each_replayed_call_compares() {
-        use crate::run::CallStat;
+        use crate::run::outcome::CallStat;
         use crate::run::replay::Agreement;
         let mut outcome = ScenarioOutcome::empty("s", "s.yaml", &[], Status::Passed);
         let call = |tool: &str, is_error: bool, recorded: Option<(bool, Agreement)>| CallStat {

@@ -196,9 +196,9 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::run::CallStat;
     use crate::run::ScenarioOutcome;
     use crate::run::Status;
+    use crate::run::outcome::CallStat;
 
     #[test]
     fn quotes_fields_that_need_it() {

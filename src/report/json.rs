@@ -223,7 +223,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::run::CallStat;
+    use crate::run::outcome::CallStat;
 
     fn summary() -> RunSummary {
         let mut a = ScenarioOutcome::empty("a", "s/a.yaml", &["t".into()], Status::Passed);

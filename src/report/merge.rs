@@ -383,10 +383,10 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::run::Fingerprint;
     use crate::run::PartitionInfo;
     use crate::run::ScenarioOutcome;
     use crate::run::Status;
+    use crate::run::partition::Fingerprint;
 
     fn whole(names: &[&str]) -> RunSummary {
         RunSummary {

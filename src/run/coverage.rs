@@ -22,7 +22,6 @@ use serde_json::Value;
 
 use crate::agent::CallRecord;
 use crate::agent::FauxReport;
-use crate::agent::Transcript;
 use crate::tools::BashDetails;
 use crate::tools::CallArguments;
 use crate::tools::EditDetails;
@@ -176,21 +175,6 @@ impl<'a> Observer<'a> {
         }
         coverage
     }
-}
-
-/// The behaviours of one run's calls (as the judging pass sees them, one
-/// [`Observer::call`] each).
-pub fn observe(
-    transcript: &Transcript,
-    report: &FauxReport,
-    servers: &[(String, Vec<String>)],
-) -> ScenarioCoverage {
-    let retries = report.retry_ids();
-    let mut observer = Observer::new(servers);
-    for record in &transcript.calls {
-        observer.call(record, retries.contains(record.call.id.as_str()));
-    }
-    observer.finish(report)
 }
 
 /// The area of a scenario's MCP server `name` (`server fs`), whose

@@ -3,6 +3,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
+use crate::agent::Transcript;
 use crate::agent::Usage;
 use crate::agent::faux::ServedCall;
 use crate::agent::faux::Turn;
@@ -406,4 +407,19 @@ fn calls_to_a_servers_tools_count_in_its_area_and_built_in_names_keep_their_beha
     assert!(!coverage.contains_key("server idle"));
     assert!(!coverage.contains_key("fs_list"));
     assert!(coverage.contains_key("read"));
+}
+
+/// The behaviours of one run's calls (as the judging pass sees them, one
+/// [`Observer::call`] each).
+fn observe(
+    transcript: &Transcript,
+    report: &FauxReport,
+    servers: &[(String, Vec<String>)],
+) -> ScenarioCoverage {
+    let retries = report.retry_ids();
+    let mut observer = Observer::new(servers);
+    for record in &transcript.calls {
+        observer.call(record, retries.contains(record.call.id.as_str()));
+    }
+    observer.finish(report)
 }

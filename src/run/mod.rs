@@ -1,71 +1,82 @@
 //! The run layer: discovery, selection, partitions, the gates a run
 //! records, concurrent execution, figures.
 //!
+//! Its public surface is a small facade over the crate's scenario, run
+//! and report machinery (which stays private, docs/architecture.md shows
+//! it): [`discover`] a suite into a [`Discovery`] (or [`load_text`] one
+//! file's text into [`Scenario`]s, read against a [`Suite`]), set a
+//! [`RunnerBuilder`] (typed settings: [`Jobs`], [`Budget`],
+//! [`Tokenizer`], [`Gate`]s, a [`Partition`], a [`Selection`]), build a
+//! [`Runner`] and execute it into a [`RunSummary`] of
+//! [`ScenarioOutcome`]s, each with its [`Status`].
+//!
 //! | module | holds |
 //! | --- | --- |
-//! | [`discover`](mod@discover) | finding and loading scenario files, the selection |
-//! | [`partition`] | `hash:K/N` and `slice:K/N`, suite fingerprints |
-//! | [`gate`] | the gate language `KEY=+LIMIT` (from [`crate::scenario::gate`]) |
-//! | [`builder`] | [`RunnerBuilder`]: every setting resolved, taken typed |
+//! | `discover` | finding and loading scenario files, the selection |
+//! | `partition` | `hash:K/N` and `slice:K/N`, suite fingerprints |
+//! | `gate` | the gate language `KEY=+LIMIT` (the scenario layer's, as suite files use it too) |
+//! | `builder` | [`RunnerBuilder`]: every setting resolved, taken typed |
 //! | `config` | how each scenario executes, as the builder resolved it |
-//! | [`runner`] | [`Runner::execute`]: ordered, bounded concurrency, events, signals |
+//! | `runner` | [`Runner::execute`]: ordered, bounded concurrency, events, signals |
 //! | `pipeline` | one scenario end to end |
 //! | `snapshots` | snapshot files over a run |
-//! | [`outcome`] | [`RunSummary`], the only input of the report layer |
+//! | `outcome` | [`RunSummary`], the only input of the report layer |
 //! | `tally` | the one judging pass: figures, per-call statistics, coverage |
-//! | [`stats`] | per-tool figures and what tool definitions cost |
-//! | [`replay`] | an imported session's results against the recorded ones |
-//! | [`coverage`] | what a suite's calls exercised, and what they never did |
-//! | [`transcript`] | each scenario's turns, calls and results, bounded |
+//! | `stats` | per-tool figures and what tool definitions cost |
+//! | `replay` | an imported session's results against the recorded ones |
+//! | `coverage` | what a suite's calls exercised, and what they never did |
+//! | `transcript` | each scenario's turns, calls and results, bounded |
 //!
 //! A run is built, then executed: [`RunnerBuilder::build`] fails before
 //! any scenario starts when a setting cannot work (the suite's tokenizer
 //! or gates, the async runtime; the others come typed, parsed once by
-//! [`crate::scenario::settings`]); [`Runner::execute`] is a synchronous facade
+//! the scenario layer's settings); [`Runner::execute`] is a synchronous facade
 //! over the runtime, so the CLI, tests and benches call it without async
 //! plumbing. It reports through a callback and returns a complete
 //! [`RunSummary`]: positions, partition, load errors, gates and tokenizer
 //! included.
 
-pub mod builder;
+pub(crate) mod builder;
 mod config;
-pub mod coverage;
-pub mod discover;
-pub use crate::scenario::gate;
-pub mod outcome;
-pub mod partition;
+pub(crate) mod coverage;
+pub(crate) mod discover;
+pub(crate) use crate::scenario::gate;
+pub(crate) mod outcome;
+pub(crate) mod partition;
 mod pipeline;
 mod presentation;
-pub mod replay;
-pub mod runner;
-pub mod servers;
+pub(crate) mod replay;
+pub(crate) mod runner;
+pub(crate) mod servers;
 mod snapshots;
-pub mod stats;
+pub(crate) mod stats;
 mod tally;
-pub mod transcript;
+pub(crate) mod transcript;
 
 pub use builder::BuildError;
 pub use builder::RunnerBuilder;
 pub use discover::Discovery;
-pub use discover::PatternError;
 pub use discover::Selection;
 pub use discover::discover;
 pub use gate::Gate;
-pub use gate::GateError;
-pub use gate::Metric;
-pub use outcome::CallStat;
-pub use outcome::LoadError;
+pub(crate) use gate::GateError;
+pub(crate) use gate::Metric;
+pub(crate) use outcome::LoadError;
 pub use outcome::RunSummary;
 pub use outcome::ScenarioOutcome;
-pub use outcome::ScenarioStats;
+pub(crate) use outcome::ScenarioStats;
 pub use outcome::Status;
-pub use outcome::TurnStat;
-pub use partition::Fingerprint;
 pub use partition::Partition;
-pub use partition::PartitionInfo;
-pub use pipeline::SCRATCH_NAME;
-pub use pipeline::WORKSPACE_NAME;
-pub use presentation::failure_kind;
+pub(crate) use partition::PartitionInfo;
+pub(crate) use presentation::failure_kind;
 pub use runner::RunError;
 pub use runner::RunEvent;
 pub use runner::Runner;
+
+// The scenario layer is crate-private; what a caller of the runner needs of it.
+pub use crate::scenario::Scenario;
+pub use crate::scenario::Suite;
+pub use crate::scenario::load_text;
+pub use crate::scenario::settings::Budget;
+pub use crate::scenario::settings::Jobs;
+pub use crate::scenario::settings::Tokenizer;

@@ -12,7 +12,7 @@ use crate::scenario::check::SnapshotOutcome;
 use super::partition::PartitionInfo;
 use super::replay::Agreement;
 use super::replay::ReplayStats;
-use super::transcript::Transcript;
+use super::transcript::KeptTranscript;
 
 /// Milliseconds of a duration, saturating.
 pub(super) fn millis(d: std::time::Duration) -> u64 {
@@ -156,10 +156,10 @@ pub struct ScenarioOutcome {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servers: Vec<super::servers::ServerOutcome>,
     /// What the model saw and did, turn by turn, within the bounds of
-    /// [`super::transcript::Bounds`]; absent for a scenario that did not
+    /// `run::transcript::Bounds`; absent for a scenario that did not
     /// reach its loop (skipped, or its workspace could not be built).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<Transcript>,
+    pub transcript: Option<KeptTranscript>,
 }
 
 impl ScenarioOutcome {

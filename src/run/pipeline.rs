@@ -35,6 +35,9 @@ use crate::scenario::Figures;
 use crate::scenario::Scenario;
 use crate::scenario::check;
 use crate::scenario::check::CheckKind;
+use crate::scenario::faults::FaultFs;
+use crate::scenario::faults::FaultPlan;
+use crate::scenario::faults::FaultProcess;
 use crate::scenario::updates::UpdateLog;
 use crate::scenario::workspace;
 use crate::tools::AnyTool;
@@ -42,16 +45,13 @@ use crate::tools::PathError;
 use crate::tools::Registry;
 use crate::tools::Scratch;
 use crate::tools::Workspace;
-use crate::tools::ops::FaultFs;
-use crate::tools::ops::FaultPlan;
-use crate::tools::ops::FaultProcess;
 use crate::tools::ops::LocalProcess;
 
 use super::config::RunConfig;
 use super::outcome::ScenarioOutcome;
 use super::outcome::Status;
 use super::outcome::millis;
-use super::replay::Comparison;
+use super::replay::Drift;
 use super::replay::ReplayResult;
 use super::replay::Syncer;
 use super::servers;
@@ -59,7 +59,7 @@ use super::servers::Servers;
 use super::snapshots::SnapshotCache;
 use super::tally::tally;
 use super::transcript::Bounds;
-use super::transcript::Transcript as KeptTranscript;
+use super::transcript::KeptTranscript;
 
 /// The name under which the model sees a scenario's workspace: results
 /// show it instead of the real path, `${workspace}` expands to it, and
@@ -181,7 +181,7 @@ impl Job<'_> {
             plan.interrupt();
         }
         let report = provider.into_report();
-        let places = Places {
+        let view = CheckView {
             root: &root,
             presenter: &presenter,
             updates: &seen.updates,
@@ -189,7 +189,7 @@ impl Job<'_> {
         match finished {
             Ok(()) => {
                 let active = servers.active();
-                self.judge(&transcript, &report, places, &active, &mut outcome);
+                self.judge(&transcript, &report, view, &active, &mut outcome);
             }
             Err(_) => {
                 options.cancel.cancel();
@@ -224,12 +224,12 @@ impl Job<'_> {
         &self,
         transcript: &Transcript,
         report: &FauxReport,
-        places: Places<'_>,
+        view: CheckView<'_>,
         servers: &[(String, Vec<String>)],
         outcome: &mut ScenarioOutcome,
     ) {
         let tally = tally(transcript, report, self.config.coverage.then_some(servers));
-        self.check(transcript, report, &tally.figures, places, outcome);
+        self.check(transcript, report, &tally.figures, view, outcome);
         outcome.calls = tally.calls;
         outcome.turns = tally.turns;
         outcome.coverage = tally.coverage;
@@ -242,7 +242,7 @@ impl Job<'_> {
         transcript: &Transcript,
         report: &FauxReport,
         figures: &Figures,
-        places: Places<'_>,
+        view: CheckView<'_>,
         outcome: &mut ScenarioOutcome,
     ) {
         let stored = match self.snapshots.get(&self.scenario.snapshot_file) {
@@ -259,12 +259,12 @@ impl Job<'_> {
             transcript,
             report,
             figures,
-            workspace: places.root,
+            workspace: view.root,
             workspace_name: WORKSPACE_NAME,
-            presenter: places.presenter,
+            presenter: view.presenter,
             tokens: self.config.tokens.as_ref(),
             stored_snapshots: &stored,
-            updates: places.updates,
+            updates: view.updates,
         });
         outcome.failures.extend(checked.failures);
         outcome.snapshots = checked.snapshots;
@@ -282,13 +282,13 @@ impl Job<'_> {
 
 /// What watches a run's events as they come: the calls running (for a
 /// timeout's message), the streamed updates (for the checks), and for an
-/// imported session its reads to sync and the comparison with what was
+/// imported session its reads to sync and the drift with what was
 /// recorded.
 struct Observers<'a> {
     running: RunningCalls,
     updates: UpdateLog,
     syncer: Option<Syncer<'a>>,
-    comparison: Option<Comparison<'a>>,
+    drift: Option<Drift<'a>>,
 }
 
 impl<'a> Observers<'a> {
@@ -301,8 +301,8 @@ impl<'a> Observers<'a> {
                 .replay
                 .as_ref()
                 .map(|plan| Syncer::new(plan, root, presenter)),
-            comparison: scenario.replay.as_ref().map(|plan| {
-                Comparison::new(
+            drift: scenario.replay.as_ref().map(|plan| {
+                Drift::new(
                     plan,
                     job.config.tokens.as_ref(),
                     WORKSPACE_NAME,
@@ -318,17 +318,17 @@ impl<'a> Observers<'a> {
         if let Some(syncer) = &mut self.syncer {
             syncer.see(event);
         }
-        if let Some(comparison) = &mut self.comparison {
-            comparison.see(event);
+        if let Some(drift) = &mut self.drift {
+            drift.see(event);
         }
     }
 
-    /// The replay comparison of the calls answered (all of them, or those
+    /// The replay drift of the calls answered (all of them, or those
     /// before a timeout), into the outcome.
     fn finish(self, outcome: &mut ScenarioOutcome) {
-        if let Some(comparison) = self.comparison {
+        if let Some(drift) = self.drift {
             let synced = self.syncer.map_or(0, |s| s.synced);
-            add_replay(outcome, comparison.finish(synced));
+            add_replay(outcome, drift.finish(synced));
         }
     }
 }
@@ -363,7 +363,7 @@ fn end_stalls(plan: &Arc<FaultPlan>, budget: Duration, cancel: &CancellationToke
     }))
 }
 
-/// An imported scenario's comparison added to its outcome: the scenario's
+/// An imported scenario's drift added to its outcome: the scenario's
 /// `replay` section, each compared call's figures, and the disagreements
 /// its `require` fails on.
 fn add_replay(outcome: &mut ScenarioOutcome, compared: ReplayResult) {
@@ -380,7 +380,7 @@ fn add_replay(outcome: &mut ScenarioOutcome, compared: ReplayResult) {
 
 /// Where the checks find the workspace, and how they present what they read.
 #[derive(Clone, Copy)]
-struct Places<'a> {
+struct CheckView<'a> {
     /// The workspace root (real path).
     root: &'a Path,
     /// The run's presenter.

@@ -9,7 +9,7 @@
 //! and today's result put in its form, `run::presentation`) and
 //! `differs` do not depend on the machine or the temp dir.
 //!
-//! The comparison is made as the run goes ([`Comparison::see`], each
+//! The comparison is made as the run goes ([`Drift::see`], each
 //! result as the loop appends it to the conversation), so a run that times
 //! out keeps the comparison of every call answered before it, and counts
 //! the recorded calls it never reached as `not_replayed`.
@@ -233,7 +233,7 @@ fn read_sidecar(base: &Path, rel: &Path) -> Result<String, String> {
 
 /// The comparison of an imported scenario's results with the recorded
 /// ones, made call by call as the run goes.
-pub struct Comparison<'a> {
+pub struct Drift<'a> {
     plan: &'a ReplayPlan,
     tokens: &'a dyn TokenCounter,
     labels: &'a BTreeMap<String, String>,
@@ -248,7 +248,7 @@ pub struct Comparison<'a> {
     result: ReplayResult,
 }
 
-impl<'a> Comparison<'a> {
+impl<'a> Drift<'a> {
     /// A comparison for `plan`; `workspace_name` is how the model sees the
     /// workspace, `labels` name calls in failures.
     pub fn new(

@@ -169,9 +169,11 @@ pub struct TranscriptTurn {
     pub calls: Vec<TranscriptCall>,
 }
 
-/// What a scenario's model saw and did, turn by turn.
+/// What a scenario's model saw and did, turn by turn, as the report keeps
+/// it (`Transcript` in the report's schema).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Transcript {
+#[schemars(rename = "Transcript")]
+pub struct KeptTranscript {
     /// Every turn whose message arrived, in order.
     pub turns: Vec<TranscriptTurn>,
     /// Why the loop ended early (a provider error, the turn limit, a
@@ -184,21 +186,21 @@ pub struct Transcript {
     pub cut: bool,
 }
 
-impl Transcript {
+impl KeptTranscript {
     /// Every call, in the order sent (the order of the scenario's `calls`).
     pub fn calls(&self) -> impl Iterator<Item = &TranscriptCall> {
         self.turns.iter().flat_map(|t| t.calls.iter())
     }
 }
 
-/// Keeps a [`Transcript`] within [`Bounds`] while it is made, spending the
+/// Keeps a [`KeptTranscript`] within [`Bounds`] while it is made, spending the
 /// scenario's budget in conversation order.
 #[derive(Debug, Default)]
 struct Keeper {
     bounds: Bounds,
     /// Bytes of the scenario's budget used.
     used: usize,
-    transcript: Transcript,
+    transcript: KeptTranscript,
     /// Where each call id sits: (turn position, call position).
     places: BTreeMap<String, (usize, usize)>,
 }
@@ -348,7 +350,7 @@ impl Keeper {
     /// the faux provider's report). The provider sends a step's retries one
     /// at a time, each after the attempt before it failed, so retry K
     /// answers the attempt served last in its chain.
-    fn finish(mut self, report: &FauxReport) -> Transcript {
+    fn finish(mut self, report: &FauxReport) -> KeptTranscript {
         // The attempt served last in each chain: (step, origin) -> id.
         let mut latest: BTreeMap<(usize, &str), &str> = BTreeMap::new();
         for served in report.turns.iter().flat_map(|t| t.calls.iter()) {
@@ -365,7 +367,7 @@ impl Keeper {
     }
 }
 
-impl Transcript {
+impl KeptTranscript {
     /// What the report keeps of a run the loop recorded (finished, or
     /// stopped part way by a timeout), within `bounds`, spent in the
     /// conversation's order: each turn's texts and arguments, then each
@@ -474,7 +476,7 @@ fn cost(clip: &Clip) -> usize {
     clip.text.len() + clip.tail.len()
 }
 
-/// A budget of kept bytes being spent, for [`Transcript::within`].
+/// A budget of kept bytes being spent, for [`KeptTranscript::within`].
 struct Spend {
     left: usize,
     cut: bool,
@@ -499,7 +501,7 @@ impl Spend {
     }
 }
 
-impl Transcript {
+impl KeptTranscript {
     /// The bytes it keeps: every text's kept parts, every image's data and
     /// every `details` as compact JSON.
     pub fn kept_bytes(&self) -> usize {
@@ -524,13 +526,13 @@ impl Transcript {
     }
 
     /// The transcript within `bytes` of kept text, images and details
-    /// ([`Transcript::kept_bytes`]), spent in order: each turn's texts and
+    /// ([`KeptTranscript::kept_bytes`]), spent in order: each turn's texts and
     /// arguments, then each call's result, details and updates. What does
-    /// not fit is cut as [`Transcript::of`] cuts (texts keep their ends, images
+    /// not fit is cut as [`KeptTranscript::of`] cuts (texts keep their ends, images
     /// and details only their sizes) and the transcript is marked `cut`.
     /// The HTML report uses it to keep a large suite's page within its
     /// bound; `within(t.kept_bytes())` is `t` itself.
-    pub fn within(&self, bytes: usize) -> Transcript {
+    pub fn within(&self, bytes: usize) -> KeptTranscript {
         let mut spend = Spend {
             left: bytes,
             cut: false,
@@ -594,7 +596,7 @@ impl Transcript {
                 calls,
             });
         }
-        Transcript {
+        KeptTranscript {
             turns,
             error: self.error.clone(),
             cut: self.cut || spend.cut,

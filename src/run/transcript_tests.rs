@@ -86,8 +86,8 @@ impl Run {
         self
     }
 
-    fn kept(&self, report: &FauxReport, bounds: Bounds) -> Transcript {
-        Transcript::of(&self.0, report, bounds)
+    fn kept(&self, report: &FauxReport, bounds: Bounds) -> KeptTranscript {
+        KeptTranscript::of(&self.0, report, bounds)
     }
 }
 
@@ -188,7 +188,7 @@ fn a_run_becomes_turns_with_results_updates_and_linked_retries() {
     };
     assert_eq!(
         run.kept(&report, Bounds::default()),
-        Transcript {
+        KeptTranscript {
             turns: vec![
                 TranscriptTurn {
                     turn: 1,

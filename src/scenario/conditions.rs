@@ -8,11 +8,11 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::scenario::faults::FaultError;
+use crate::scenario::faults::FaultOp;
+use crate::scenario::faults::FaultRule;
+use crate::scenario::faults::MAX_FAULT_DELAY;
 use crate::tools::BashConfig;
-use crate::tools::ops::FaultError;
-use crate::tools::ops::FaultOp;
-use crate::tools::ops::FaultRule;
-use crate::tools::ops::MAX_FAULT_DELAY;
 
 use super::de::closest;
 use super::model::BashSpec;

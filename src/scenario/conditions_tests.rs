@@ -5,13 +5,13 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 
 use crate::scenario::expect::CallExpectation;
+use crate::scenario::faults::FaultError;
+use crate::scenario::faults::FaultOp;
+use crate::scenario::faults::FaultRule;
 use crate::scenario::load::Scenario;
 use crate::scenario::load::Suite;
 use crate::scenario::load::load_text;
 use crate::tools::BashConfig;
-use crate::tools::ops::FaultError;
-use crate::tools::ops::FaultOp;
-use crate::tools::ops::FaultRule;
 
 fn load(text: &str) -> (Vec<Scenario>, Vec<String>) {
     let (scenarios, errors) = load_text(Path::new("s/x.yaml"), text, &Suite::default());

@@ -24,7 +24,6 @@ use serde::de::Visitor;
 
 use super::yaml::Kind;
 use super::yaml::Node;
-use super::yaml::PathText;
 use super::yaml::Pos;
 use super::yaml::Resolved;
 use super::yaml::Scalar;
@@ -784,9 +783,4 @@ pub fn closest<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>) -> O
         }
     }
     best.map(|(_, c)| c)
-}
-
-/// The path of `problem` as errors show it.
-pub fn path_text(path: &[Seg]) -> String {
-    PathText(path).to_string()
 }

@@ -31,6 +31,7 @@ pub mod conditions;
 pub mod de;
 pub mod exact;
 pub mod expect;
+pub mod faults;
 pub mod figures;
 pub mod focus;
 pub mod gate;
@@ -49,10 +50,8 @@ pub mod workspace;
 pub mod yaml;
 
 pub use check::CheckInput;
-pub use check::CheckOutput;
 pub use check::Failure;
 pub use figures::Figures;
-pub use load::OpenCall;
 pub use load::Scenario;
 pub use load::ScenarioError;
 pub use load::ServerLaunch;

@@ -80,7 +80,7 @@ impl Jobs {
 pub struct OutOfRange;
 
 /// The time a scenario may run: from a positive number of seconds, at
-/// most [`MAX_SECS`]. (A file's value of less than half a nanosecond comes
+/// most `MAX_SECS` (a day). (A file's value of less than half a nanosecond comes
 /// to no time at all, as it always did; `--timeout` refuses it.)
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 pub struct Budget(Duration);

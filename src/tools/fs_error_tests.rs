@@ -4,23 +4,17 @@ use std::path::PathBuf;
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::tools::ops::FaultError;
-
-/// Every error the fault layer can inject, as `errno_names` lists them,
-/// and a message of one's own.
+/// Every error number worded here (a scenario's faults inject some of
+/// them: `scenario::faults` checks that each of those is among these), and
+/// an error with a message of its own.
 fn injectable() -> Vec<(String, io::Error)> {
-    let mut all: Vec<(String, io::Error)> = FaultError::errno_names()
-        .map(|name| {
-            let error = FaultError::errno(name).map(|e| e.to_io());
-            (
-                name.to_owned(),
-                error.unwrap_or_else(|| io::Error::other("?")),
-            )
-        })
+    let mut all: Vec<(String, io::Error)> = ERRNOS
+        .iter()
+        .map(|(number, name, ..)| ((*name).to_owned(), io::Error::from_raw_os_error(*number)))
         .collect();
     all.push((
         "a message".to_owned(),
-        FaultError::Message("the network drive went away".to_owned()).to_io(),
+        io::Error::other("the network drive went away"),
     ));
     all
 }

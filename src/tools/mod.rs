@@ -53,7 +53,7 @@ pub mod edit;
 pub(crate) mod error;
 pub(crate) mod facts;
 pub(crate) mod file_kind;
-mod fs_error;
+pub(crate) mod fs_error;
 mod image;
 mod ls;
 pub(crate) mod mutation_queue;

@@ -533,7 +533,8 @@ mod tests {
         assert_eq!(out.facts, facts(None, (2, 4), (2, 4), lim(2, 4)));
     }
 
-    // The worked examples of §common.4.7, one test each.
+    // The worked examples of head and tail truncation (§common.4.4,
+    // §common.4.5), one test each.
     #[test]
     fn head_by_lines() {
         let l = lim(2, DEFAULT_MAX_BYTES);

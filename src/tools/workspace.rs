@@ -256,7 +256,7 @@ impl Workspace {
     /// Runs every operation through wrappers: `fs` wraps each file-system
     /// backend (the one tools open files with, the one paths are checked
     /// with, and the scratch directory's), `process` the process
-    /// operations. For injected faults ([`super::ops::FaultFs`]) or
+    /// operations. For injected faults (the harness's scenarios wrap them so) or
     /// tracing.
     pub fn with_wrapped_ops(
         mut self,

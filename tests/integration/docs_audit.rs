@@ -954,12 +954,11 @@ fn the_docs() -> Vec<Doc> {
 
 #[test]
 fn the_docs_name_every_key_and_flag_of_the_program_and_no_other() {
-    use clap::CommandFactory as _;
     let program = Program {
         scenario: schema(&["schema"]),
         suite: schema(&["schema", "--suite"]),
         report: schema(&["schema", "--report"]),
-        cli: harness::cli::Cli::command(),
+        cli: harness::cli::command(),
     };
     assert_eq!(audit(&the_docs(), &program), Vec::<String>::new());
 }

@@ -16,6 +16,7 @@ mod conditions;
 mod confinement;
 mod coverage;
 mod determinism;
+mod doc_references;
 mod docs_audit;
 mod first_hours;
 mod hostile_files;

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::report::console;
 use crate::report::json::RunReport;
-use crate::run::transcript::Transcript;
+use crate::run::transcript::KeptTranscript;
 use crate::scenario::Failure;
 
 /// Lines of one failure's diff in the page.
@@ -95,7 +95,7 @@ pub(super) fn island(
     let sizes: Vec<usize> = report
         .scenarios
         .iter()
-        .map(|s| s.transcript.as_ref().map_or(0, Transcript::kept_bytes))
+        .map(|s| s.transcript.as_ref().map_or(0, KeptTranscript::kept_bytes))
         .collect();
     let floor = trimmed_island(report, 0)?;
     if floor.0.len() >= budget {

@@ -19,7 +19,7 @@
 //! [`MAX_ISLAND_BYTES`], whatever the scenarios' outputs. A run whose
 //! island would be larger keeps less of each transcript in the page (an
 //! equal share of the bytes, given first to the scenarios that need less,
-//! see [`Transcript::within`](crate::run::transcript::Transcript::within))
+//! see [`KeptTranscript::within`](crate::run::transcript::KeptTranscript::within))
 //! and cuts long failure texts, halving the share until the island fits;
 //! the island then says so (`trim`), and `run.json` still has everything.
 //!
@@ -45,14 +45,8 @@ mod data;
 mod page;
 mod sections;
 
-pub use super::markup::escape_html as escape;
 pub use data::HtmlError;
-pub use data::MAX_ISLAND_BYTES;
-pub use data::Trim;
-pub use data::pack;
-pub use page::Page;
 pub use page::render;
-pub use page::render_within;
 
 #[cfg(test)]
 mod tests;

@@ -26,6 +26,13 @@ pub struct Page {
     /// The page.
     pub bytes: Vec<u8>,
     /// `None` when the island holds the run whole.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "the page says itself how it was trimmed; tests read it here"
+        )
+    )]
     pub trim: Option<Trim>,
 }
 

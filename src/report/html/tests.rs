@@ -4,21 +4,25 @@ use scraper::Selector;
 use serde_json::Value;
 use serde_json::json;
 
+use super::data::MAX_ISLAND_BYTES;
+use super::data::pack;
 use super::data::water_level;
+use super::page::render_within;
 use super::*;
 use crate::report::Baseline;
 use crate::report::Comparison;
 use crate::report::compare;
 use crate::report::json::RunReport;
-use crate::run::CallStat;
+use crate::report::markup::escape_html as escape;
 use crate::run::Gate;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
-use crate::run::TurnStat;
+use crate::run::outcome::CallStat;
+use crate::run::outcome::TurnStat;
 use crate::run::transcript::Block;
 use crate::run::transcript::Clip;
-use crate::run::transcript::Transcript;
+use crate::run::transcript::KeptTranscript;
 use crate::run::transcript::TranscriptCall;
 use crate::run::transcript::TranscriptTurn;
 use crate::scenario::Failure;
@@ -53,7 +57,7 @@ fn summary() -> RunSummary {
         result_tokens: 40,
         ..CallStat::default()
     }];
-    passed.transcript = Some(Transcript {
+    passed.transcript = Some(KeptTranscript {
         turns: vec![TranscriptTurn {
             turn: 1,
             stop_reason: "tool_use".into(),
@@ -451,7 +455,7 @@ fn realistic(i: usize) -> ScenarioOutcome {
         first: Clip::default(),
         last: Some(clip(&tail[..tail.len() / 2])),
     });
-    o.transcript = Some(Transcript {
+    o.transcript = Some(KeptTranscript {
         turns: vec![
             turn(
                 1,
@@ -624,8 +628,9 @@ fn a_page_past_its_bound_keeps_less_of_each_transcript_whatever_the_outputs() {
         }
         // Each transcript within the share; a small one whole.
         if let Some(t) = got.get("transcript") {
-            let t: Transcript = serde_json::from_value(t.clone()).unwrap();
-            let recorded: Transcript = serde_json::from_value(want["transcript"].clone()).unwrap();
+            let t: KeptTranscript = serde_json::from_value(t.clone()).unwrap();
+            let recorded: KeptTranscript =
+                serde_json::from_value(want["transcript"].clone()).unwrap();
             assert!(t.kept_bytes() <= trim.transcript_bytes);
             if recorded.kept_bytes() <= trim.transcript_bytes {
                 assert_eq!(t, recorded);

@@ -28,15 +28,12 @@ use contract::order_check;
 use contract::stats_checks;
 use files::file_checks;
 
-pub use call::subset_mismatch;
 pub use call::truncation;
 pub use failure::CheckOutput;
 pub use failure::Failure;
 pub use failure::SnapshotOutcome;
-pub use files::MAX_CHECKED_FILE_BYTES;
 pub use input::CheckInput;
 pub use kind::CheckKind;
-pub use kind::ImageBlock;
 
 /// Runs every check.
 pub fn check(input: &CheckInput<'_>) -> CheckOutput {

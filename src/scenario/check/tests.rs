@@ -1,5 +1,6 @@
 use serde_json::json;
 
+use super::call::subset_mismatch;
 use super::call::truncation_check;
 use super::files::CheckedFiles;
 use super::*;

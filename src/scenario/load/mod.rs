@@ -41,31 +41,19 @@ mod suite;
 mod validator;
 mod workspace;
 
-pub use crate::scenario::de::closest;
 pub use document::load_file;
 pub use document::load_text;
-pub use document::snapshot_path;
 pub use error::ScenarioError;
-pub use limits::MAX_LIMIT;
-pub use limits::MAX_LOG_BYTES;
-pub use limits::limits_from_text;
 pub use limits::load_limits;
-pub use scenario::Conditions;
 pub use scenario::FileContent;
 pub use scenario::GitCheckout;
-pub use scenario::OpenCall;
 pub use scenario::Scenario;
 pub use scenario::ServerLaunch;
 pub use scenario::ServerPlan;
 pub use scenario::ToolEntry;
 pub use scenario::WorkspacePlan;
-pub use servers::SERVER_VARS;
-pub use servers::var_names;
-pub use suite::DEFAULT_MAX_GENERATED_BYTES;
-pub use suite::MAX_GENERATED_BYTES;
 pub use suite::SUITE_FILE;
 pub use suite::Suite;
-pub use validator::shared_regex;
 
 #[cfg(test)]
 mod tests;

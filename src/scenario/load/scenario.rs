@@ -227,7 +227,7 @@ pub struct Scenario {
 #[derive(Clone, Debug, Default)]
 pub struct Conditions {
     /// Injected faults, in order.
-    pub faults: Vec<crate::tools::ops::FaultRule>,
+    pub faults: Vec<crate::scenario::faults::FaultRule>,
     /// How bash runs its commands.
     pub bash: crate::tools::BashConfig,
     /// The shell bash runs commands with, if not the default.

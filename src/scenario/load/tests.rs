@@ -3,6 +3,7 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 
+use super::scenario::OpenCall;
 use super::workspace::repeat_len;
 use super::*;
 use crate::agent::FauxArgs;

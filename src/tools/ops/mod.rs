@@ -11,15 +11,14 @@
 //! process's own reach (`confine: false`); [`MemoryFs`] is an in-memory
 //! tree for tests and for embedders that want a sandbox without a disk. A
 //! remote backend (SSH, a container) implements the same two traits.
-//! [`FaultFs`] and [`FaultProcess`] wrap any of them to inject failures,
-//! stalls and partial transfers per a list of [`FaultRule`]s.
+//! A wrapper around any of them (the harness's fault injection is one)
+//! sees each step of a replacing write through [`WriteSteps`].
 //!
 //! The file-system trait is synchronous: tools call it from blocking tasks
 //! where the work can be large (grep, long reads). Process execution is
 //! asynchronous because it streams.
 
 mod confined;
-mod faults;
 mod local;
 mod memory;
 pub(crate) mod process;
@@ -39,13 +38,6 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub use confined::ConfinedFs;
-pub use faults::FaultError;
-pub use faults::FaultFs;
-pub use faults::FaultOp;
-pub use faults::FaultPlan;
-pub use faults::FaultProcess;
-pub use faults::FaultRule;
-pub use faults::MAX_FAULT_DELAY;
 pub use local::LocalFs;
 pub use memory::MemoryFs;
 pub use process::LocalProcess;
@@ -249,7 +241,7 @@ pub enum StepFault {
 }
 
 /// Told of each step of one write before it happens, and able to make it
-/// fail ([`FaultFs`] uses this to inject faults into the real steps).
+/// fail (a fault-injecting wrapper uses this to hit the real steps).
 pub trait WriteSteps: Send + Sync {
     /// `None` lets `step` happen as usual.
     fn before(&self, step: WriteStep) -> Option<StepFault>;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use tokio_util::sync::CancellationToken;
 
-use super::super::MemoryFs;
 use super::*;
+use crate::tools::ops::MemoryFs;
 
 fn fs_with(rules: Vec<FaultRule>) -> (FaultFs, Arc<FaultPlan>) {
     let memory = MemoryFs::new();
@@ -206,7 +206,10 @@ async fn exec_fails_or_is_cancelled_during_its_stall() {
         "/ws",
         vec![FaultRule::new(FaultOp::Exec).with_error(FaultError::errno("EMFILE").unwrap())],
     );
-    let process = FaultProcess::new(Arc::new(super::super::LocalProcess::default()), failing);
+    let process = FaultProcess::new(
+        Arc::new(crate::tools::ops::LocalProcess::default()),
+        failing,
+    );
     let err = process
         .exec(request.clone(), Box::new(|_| {}), CancellationToken::new())
         .await
@@ -217,7 +220,10 @@ async fn exec_fails_or_is_cancelled_during_its_stall() {
         "/ws",
         vec![FaultRule::new(FaultOp::Exec).with_delay(MAX_FAULT_DELAY)],
     );
-    let process = FaultProcess::new(Arc::new(super::super::LocalProcess::default()), stalling);
+    let process = FaultProcess::new(
+        Arc::new(crate::tools::ops::LocalProcess::default()),
+        stalling,
+    );
     let cancel = CancellationToken::new();
     cancel.cancel();
     let end = process
@@ -246,7 +252,7 @@ fn a_stall_ends_by_the_plan_s_deadline() {
 fn disk_with(rules: Vec<FaultRule>) -> (tempfile::TempDir, FaultFs) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "old notes\n").unwrap();
-    let confined = super::super::ConfinedFs::new(dir.path()).unwrap();
+    let confined = crate::tools::ops::ConfinedFs::new(dir.path()).unwrap();
     let plan = FaultPlan::new(confined.root().to_path_buf(), rules);
     (dir, FaultFs::new(Arc::new(confined), plan))
 }
@@ -406,4 +412,19 @@ fn times_counts_the_steps_a_write_reaches() {
         (temps, on_disk(&dir).0.len(), on_disk(&dir).1),
         (2, 2, "two\n".to_owned())
     );
+}
+
+/// Each error a rule may name is one the tool layer words in plain words
+/// with its class (tools' `fs_error` tests show those words for each).
+#[test]
+fn every_injectable_error_number_is_one_the_tools_word() {
+    let unworded: Vec<&str> = FaultError::errno_names()
+        .filter(|name| {
+            let error = FaultError::errno(name).map(|e| e.to_io());
+            let found = error.as_ref().map(crate::tools::fs_error::cause);
+            found.and_then(|c| c.errno) != Some(*name)
+        })
+        .collect();
+    assert_eq!(unworded, Vec::<&str>::new());
+    assert_eq!(FaultError::errno_names().count(), 16);
 }

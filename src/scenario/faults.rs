@@ -1,4 +1,6 @@
-//! Injected faults: [`FaultFs`] and [`FaultProcess`] wrap any [`FsOps`]
+//! Injected faults (a scenario's `faults:`, a harness concern kept out of
+//! the tool layer, which wraps its I/O through the public [`FsOps`] and
+//! [`ProcessOps`] traits as any embedder could): [`FaultFs`] and [`FaultProcess`] wrap any [`FsOps`]
 //! and [`ProcessOps`] and make chosen operations fail, stall, or stop
 //! after part of their bytes, as a full disk, a locked file or a shell
 //! that cannot be started would.
@@ -44,17 +46,17 @@ use globset::GlobBuilder;
 use globset::GlobMatcher;
 use tokio_util::sync::CancellationToken;
 
-use super::BoxFuture;
-use super::DataSink;
-use super::DirEntry;
-use super::ExecEnd;
-use super::ExecRequest;
-use super::FsOps;
-use super::Metadata;
-use super::ProcessOps;
-use super::StepFault;
-use super::WriteStep;
-use super::WriteSteps;
+use crate::tools::ops::BoxFuture;
+use crate::tools::ops::DataSink;
+use crate::tools::ops::DirEntry;
+use crate::tools::ops::ExecEnd;
+use crate::tools::ops::ExecRequest;
+use crate::tools::ops::FsOps;
+use crate::tools::ops::Metadata;
+use crate::tools::ops::ProcessOps;
+use crate::tools::ops::StepFault;
+use crate::tools::ops::WriteStep;
+use crate::tools::ops::WriteSteps;
 
 /// The longest stall a rule may ask for: ten minutes.
 pub const MAX_FAULT_DELAY: Duration = Duration::from_secs(600);
