@@ -16,6 +16,7 @@
 //! | [`vars`] | `${name}` in expectations: found at load, expanded at check |
 //! | [`check`] | the checks (run-level contract, per call, files), and the [`Failure`]s they find |
 //! | [`focus`] | where to look in a long text that failed a check |
+//! | [`deadline`] | when a scenario's time is up, for its run and its checks |
 //! | [`settings`] | [`Jobs`](settings::Jobs), [`Budget`](settings::Budget), [`Tokenizer`](settings::Tokenizer): one type and one parser each |
 //! | [`snapshot`] | snapshot files of tool results |
 //! | [`template`] | the `repeat` template of generated files |
@@ -28,6 +29,7 @@
 pub mod check;
 pub mod conditions;
 pub mod de;
+pub mod deadline;
 pub mod exact;
 pub mod expect;
 pub mod figures;
