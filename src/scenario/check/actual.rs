@@ -9,7 +9,7 @@
 //! around a line that says exactly what is left out:
 //!
 //! ```text
-//! [… 20905728 of 20971520 bytes not shown: lines 1235 to 338412 of 340000 …]
+//! [… 1134720 of 1200000 bytes not shown: line 4081 to line 98640 of 100000 …]
 //! ```
 
 use std::cell::OnceCell;
@@ -233,7 +233,7 @@ mod tests {
         let text = "x".repeat(MAX_ACTUAL_BYTES);
         let actual = Actual::of(&text);
         assert_eq!((actual.text(), actual.cut()), (text.as_str(), None));
-        assert_eq!(Actual::from(text.clone()), actual);
+        assert_eq!(Actual::from(text), actual);
     }
 
     /// Issue 21 item 2: lines of a long text are cut at line breaks, and
