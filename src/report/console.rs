@@ -118,8 +118,8 @@ pub fn failure_details(summary: &RunSummary, colour: Colour) -> String {
             colour.paint(HEADER, &header),
             outcome.file
         );
-        for failure in &outcome.failures {
-            out.push_str(&render_failure_in(failure, colour));
+        for (i, failure) in outcome.failures.iter().enumerate() {
+            out.push_str(&render_nth(&outcome.failures, i, colour));
             if failure.check == "snapshot"
                 && failure.step.is_some()
                 && let Some(file) = &outcome.snapshot_file
@@ -175,28 +175,44 @@ pub fn snapshot_lines(summary: &RunSummary, update: bool) -> Vec<String> {
 }
 
 /// Lines of one value shown on the console: the first and the last half of
-/// them; the rest is summarised (the report files keep everything).
+/// them; the rest is summarised (the report files keep each whole, within
+/// the bound of an actual text).
 const MAX_SHOWN_LINES: usize = 40;
 
-/// Characters of one line of a focus window shown on the console.
-pub const MAX_LINE_CHARS: usize = 240;
+#[cfg(test)]
+use crate::scenario::focus::MAX_LINE_CHARS;
+pub use crate::scenario::focus::cut_line;
 
 fn indent(text: &str, prefix: &str) -> String {
+    indent_cut(text, prefix, false)
+}
+
+/// `text` as [`indent`] shows it; with `cut`, each line cut to
+/// [`MAX_LINE_CHARS`](crate::scenario::focus::MAX_LINE_CHARS) characters (a text that was itself cut to its bound
+/// may be one line of 64 KiB).
+fn indent_cut(text: &str, prefix: &str, cut: bool) -> String {
+    if text.is_empty() {
+        return "(empty)".to_owned();
+    }
+    let shown_line = |line: &str| {
+        if cut {
+            cut_line(line).into_owned()
+        } else {
+            line.to_owned()
+        }
+    };
     let lines: Vec<&str> = text.lines().collect();
     let mut shown: Vec<String> = Vec::new();
     if lines.len() > MAX_SHOWN_LINES {
         let half = MAX_SHOWN_LINES / 2;
-        shown.extend(lines[..half].iter().map(|l| (*l).to_owned()));
+        shown.extend(lines[..half].iter().map(|l| shown_line(l)));
         shown.push(format!(
             "… {} lines not shown …",
             lines.len() - MAX_SHOWN_LINES
         ));
-        shown.extend(lines[lines.len() - half..].iter().map(|l| (*l).to_owned()));
+        shown.extend(lines[lines.len() - half..].iter().map(|l| shown_line(l)));
     } else {
-        shown.extend(lines.iter().map(|l| (*l).to_owned()));
-    }
-    if text.is_empty() {
-        return "(empty)".to_owned();
+        shown.extend(lines.iter().map(|l| shown_line(l)));
     }
     shown.join(&format!("\n{prefix}"))
 }
@@ -207,27 +223,19 @@ pub fn is_long(text: &str) -> bool {
     text.lines().count() > 3 || text.len() > 160
 }
 
-/// `line` cut to [`MAX_LINE_CHARS`] characters.
-pub fn cut_line(line: &str) -> String {
-    let total = line.chars().count();
-    if total <= MAX_LINE_CHARS {
-        return line.to_owned();
-    }
-    let mut shown: String = line.chars().take(MAX_LINE_CHARS).collect();
-    let _ = write!(shown, " … ({} more characters)", total - MAX_LINE_CHARS);
-    shown
-}
-
 /// For a failure with a focus: a line saying which lines of `actual` are
-/// shown and why, and those lines, numbered (`2998 │ text`).
+/// shown and why, and those lines, numbered (`2998 │ text`). The lines are
+/// counted in the whole text, also when `actual` keeps only part of it.
 pub fn focus_window(failure: &Failure) -> Option<(String, Vec<String>)> {
     let focus = failure.focus.as_ref()?;
-    let total = line_count(&failure.actual);
-    let lines = focus.lines(&failure.actual);
+    let total = failure
+        .actual_cut
+        .map_or_else(|| line_count(&failure.actual) as u64, |cut| cut.lines);
+    let lines = focus.window(&failure.actual);
     let width = focus.last_line.to_string().len();
     let numbered = lines
         .iter()
-        .map(|(n, line)| format!("{n:>width$} │ {}", cut_line(line)))
+        .map(|(n, line)| format!("{n:>width$} │ {line}"))
         .collect();
     let range = if focus.first_line == focus.last_line {
         format!("line {}", focus.first_line)
@@ -265,16 +273,56 @@ pub fn diff_lines(expected: &str, actual: &str, max: usize) -> (Vec<(char, Strin
 
 /// One failure: where, which check, expected and actual (or their diff),
 /// as plain text.
+#[cfg(test)]
 pub fn render_failure(failure: &Failure) -> String {
     render_failure_in(failure, Colour::Plain)
 }
 
+/// The failures of one scenario, in order, as [`render_failure_in`] shows
+/// each; a failure whose cut `actual` (a text over the bound) is the very
+/// text of the failure before it, and that has no focus, says so instead
+/// of showing it again.
+pub fn render_failures(failures: &[Failure], colour: Colour) -> String {
+    (0..failures.len())
+        .map(|i| render_nth(failures, i, colour))
+        .collect()
+}
+
+/// Failure `i` of `failures`, as [`render_failures`] shows it.
+fn render_nth(failures: &[Failure], i: usize, colour: Colour) -> String {
+    let failure = &failures[i];
+    let repeated = i > 0
+        && failure.focus.is_none()
+        && failure.actual_cut.is_some()
+        && failures[i - 1].actual_cut == failure.actual_cut
+        && failures[i - 1].actual == failure.actual;
+    if repeated {
+        same_as_before(failure)
+    } else {
+        render_failure_in(failure, colour)
+    }
+}
+
+/// A failure on the same cut text as the one before it.
+fn same_as_before(failure: &Failure) -> String {
+    let step = failure.step.as_deref().unwrap_or("scenario");
+    let bytes = failure.actual_cut.map_or(0, |cut| cut.bytes);
+    format!(
+        "  {step} · {}\n    expected: {}\n    actual:   the same {bytes}-byte text as the \
+         failure above\n",
+        failure.check,
+        indent(&failure.expected, "              ")
+    )
+}
+
 /// One failure: where, which check, expected and actual. A long actual
 /// text with a focus shows the lines the check points at; when both texts
-/// are long, their diff is shown instead.
+/// are long, their diff is shown instead. An actual text that was cut to
+/// its bound shows its lines cut to [`MAX_LINE_CHARS`](crate::scenario::focus::MAX_LINE_CHARS) characters.
 pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
     let mut out = String::new();
     let step = failure.step.as_deref().unwrap_or("scenario");
+    let cut = failure.actual_cut.is_some();
     let _ = writeln!(out, "  {step} · {}", failure.check);
     if let Some((about, lines)) = focus_window(failure) {
         let _ = writeln!(
@@ -297,8 +345,13 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
                 ""
             }
         );
-        let (lines, cut) = diff_lines(&failure.expected, &failure.actual, MAX_SHOWN_LINES * 2);
+        let (lines, cut_diff) = diff_lines(&failure.expected, &failure.actual, MAX_SHOWN_LINES * 2);
         for (sign, line) in lines {
+            let line = if cut {
+                cut_line(&line).into_owned()
+            } else {
+                line
+            };
             let text = if whitespace {
                 format!("{sign}{line:?}")
             } else {
@@ -311,7 +364,7 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
             };
             let _ = writeln!(out, "      {painted}");
         }
-        if cut {
+        if cut_diff {
             let _ = writeln!(out, "      … (diff cut at {} lines)", MAX_SHOWN_LINES * 2);
         }
     } else if only_whitespace_differs(&failure.expected, &failure.actual) {
@@ -330,7 +383,7 @@ pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
         let _ = writeln!(
             out,
             "    actual:   {}",
-            indent(&failure.actual, "              ")
+            indent_cut(&failure.actual, "              ", cut)
         );
     }
     out
@@ -664,7 +717,14 @@ mod tests {
             format!("text containing {needle:?}"),
             &actual,
         )
-        .with_focus(crate::scenario::focus::for_contains(&actual, needle));
+        .with_focus(
+            crate::scenario::focus::for_contains(
+                &actual,
+                needle,
+                &crate::scenario::deadline::Deadline::never(),
+            )
+            .unwrap(),
+        );
         assert_eq!(
             render_failure(&f),
             "  step 1 (bash) · contains\n\
@@ -673,6 +733,50 @@ mod tests {
              \x20             3000 │ 3000\n\
              \x20             3001 │ \n\
              \x20             3002 │ [Showing lines 2001-3000 of 3000. Full output: /scratch/bash-call_1_1.log]\n"
+        );
+    }
+
+    /// Issue 21 item 2: 200 failures on a 20 MB file printed the file 200
+    /// times (4 GB). An actual cut to its bound shows its lines cut, and a
+    /// failure on the same cut text as the one before it says so instead
+    /// of showing it again.
+    #[test]
+    fn a_cut_text_is_shown_once_with_its_lines_cut() {
+        use crate::scenario::check::Actual;
+        use crate::scenario::check::MAX_ACTUAL_BYTES;
+        let actual = Actual::of(&"x".repeat(200_000));
+        let failures: Vec<Failure> = ["a", "b"]
+            .iter()
+            .map(|n| {
+                Failure::new(
+                    Some("files: big.txt"),
+                    "contains",
+                    format!("content containing {n:?}"),
+                    actual.clone(),
+                )
+            })
+            .collect();
+        let omitted = 200_000 - (MAX_ACTUAL_BYTES - 256);
+        let x = "x".repeat(MAX_LINE_CHARS);
+        assert_eq!(
+            render_failures(&failures, Colour::Plain),
+            format!(
+                "  files: big.txt · contains\n    expected: content containing \"a\"\n    actual:   \
+                 {x} … (48720 more characters)\n              [… {omitted} of 200000 bytes not \
+                 shown: part of line 1 of 1 …]\n              {x} … (16080 more characters)\n  \
+                 files: big.txt · contains\n    expected: content containing \"b\"\n    actual:   \
+                 the same 200000-byte text as the failure above\n"
+            )
+        );
+        // Texts within the bound are shown whole, every time.
+        let short: Vec<Failure> = ["a", "b"]
+            .iter()
+            .map(|n| Failure::new(None, "contains", format!("containing {n:?}"), "same"))
+            .collect();
+        assert_eq!(
+            render_failures(&short, Colour::Plain),
+            "  scenario · contains\n    expected: containing \"a\"\n    actual:   same\n  \
+             scenario · contains\n    expected: containing \"b\"\n    actual:   same\n"
         );
     }
 

@@ -30,7 +30,8 @@ use crate::run::Status;
 use crate::scenario::Figures;
 
 use super::compare::Comparison;
-use super::console::render_failure;
+use super::console::Colour;
+use super::console::render_failures;
 use super::markup::escape_xml as escape;
 
 fn attr(text: &str) -> String {
@@ -131,7 +132,7 @@ fn testcase(out: &mut String, outcome: &ScenarioOutcome, comparison: Option<&Com
                 ),
                 None => ("failed".to_owned(), "failed".to_owned()),
             };
-            let detail: String = outcome.failures.iter().map(render_failure).collect();
+            let detail = render_failures(&outcome.failures, Colour::Plain);
             let _ = writeln!(
                 out,
                 "      <failure message=\"{}\" type=\"{}\">{}</failure>",

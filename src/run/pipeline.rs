@@ -1,6 +1,6 @@
 //! One scenario end to end: a fresh temporary workspace, its own registry
-//! and faux provider, the real agent loop within a time budget, the checks
-//! and the figures. Next to the workspace (`harness-ws-…`) is its scratch
+//! and faux provider, the real agent loop and the checks within a time
+//! budget, and the figures. Next to the workspace (`harness-ws-…`) is its scratch
 //! directory (`harness-ws-…-logs`), where bash's full-output logs go (D18),
 //! outside the workspace so no tool sees it. Both are removed when the
 //! scenario ends, on failure too, unless kept on request.
@@ -34,7 +34,9 @@ use crate::scenario::Failure;
 use crate::scenario::Figures;
 use crate::scenario::Scenario;
 use crate::scenario::check;
+use crate::scenario::check::Actual;
 use crate::scenario::check::CheckKind;
+use crate::scenario::deadline::Deadline;
 use crate::scenario::faults::FaultFs;
 use crate::scenario::faults::FaultPlan;
 use crate::scenario::faults::FaultProcess;
@@ -76,7 +78,7 @@ pub const SCRATCH_NAME: &str = "/scratch";
 const STALL_GRACE: Duration = Duration::from_millis(50);
 
 /// A failure of the scenario as a whole (no step).
-fn whole(check: &str, expected: &str, actual: impl Into<String>) -> Failure {
+fn whole(check: &str, expected: &str, actual: impl Into<Actual>) -> Failure {
     Failure::new(None, check, expected, actual)
 }
 
@@ -121,9 +123,9 @@ impl Job<'_> {
         };
         let mut servers = match Servers::start(scenario, &places, pool).await {
             Ok(servers) => servers,
-            Err((mut failure, mut servers)) => {
+            Err((failure, mut servers)) => {
                 // What a server said names the workspace as the model knows it.
-                failure.actual = presenter.text(&failure.actual);
+                let failure = failure.map_actual(|text| presenter.text(text));
                 for server in &mut servers {
                     server.stderr_tail = server.stderr_tail.as_deref().map(|t| presenter.text(t));
                 }
@@ -166,6 +168,8 @@ impl Job<'_> {
         let mut seen = Observers::new(self, &root, &presenter);
         // Filled as the loop goes: a timeout keeps the partial run.
         let mut transcript = Transcript::default();
+        // The budget covers the loop and the checks after it.
+        let deadline = Deadline::after(Instant::now(), budget);
         let finished = {
             let mut on_event = |event: AgentEvent| seen.see(&event);
             let run = run_loop(
@@ -185,6 +189,7 @@ impl Job<'_> {
             root: &root,
             presenter: &presenter,
             updates: &seen.updates,
+            deadline,
         };
         match finished {
             Ok(()) => {
@@ -265,6 +270,7 @@ impl Job<'_> {
             tokens: self.config.tokens.as_ref(),
             stored_snapshots: &stored,
             updates: view.updates,
+            deadline: view.deadline,
         });
         outcome.failures.extend(checked.failures);
         outcome.snapshots = checked.snapshots;
@@ -387,6 +393,8 @@ struct CheckView<'a> {
     presenter: &'a Presenter,
     /// The partial results calls streamed.
     updates: &'a UpdateLog,
+    /// When the scenario's time budget ends.
+    deadline: Deadline,
 }
 
 /// A scenario's temporary directories.

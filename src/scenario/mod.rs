@@ -17,6 +17,7 @@
 //! | [`check`] | the checks (run-level contract, per call, files), and the [`Failure`]s they find |
 //! | [`gate`] | the gate language `KEY=+LIMIT` of `--gate` and `gates:` |
 //! | [`focus`] | where to look in a long text that failed a check |
+//! | [`deadline`] | when a scenario's time is up, for its run and its checks |
 //! | [`settings`] | [`Jobs`](settings::Jobs), [`Budget`](settings::Budget), [`Tokenizer`](settings::Tokenizer): one type and one parser each |
 //! | [`snapshot`] | snapshot files of tool results |
 //! | [`template`] | the `repeat` template of generated files |
@@ -29,6 +30,7 @@
 pub mod check;
 pub mod conditions;
 pub mod de;
+pub mod deadline;
 pub mod exact;
 pub mod expect;
 pub mod faults;

@@ -388,3 +388,78 @@ fn a_hundred_megabyte_transcript_imports_in_bounded_memory() {
     // Far less than the file: what is held does not grow with it.
     assert!(out.peak < 96 * MIB, "peak {} MiB", out.peak / MIB);
 }
+
+/// Issue 21 item 2: every failing `contains` string of a file check
+/// carried the whole file: a 20 MB file with 200 strings took 11.8 GB of
+/// memory and gave 4 GB each of console, run.json and junit.xml (the
+/// binary before the fix aborts at this test's cap). Each failure keeps at
+/// most 64 KiB, one copy shared by all 200; the console and junit.xml show
+/// it once.
+#[test]
+fn two_hundred_failures_on_a_twenty_megabyte_file_stay_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let needles: String = (0..200)
+        .map(|k| format!("        - \"missing string number {k:03}\"\n"))
+        .collect();
+    let chunk = "x".repeat(1000);
+    std::fs::write(
+        dir.path().join("big.yaml"),
+        format!(
+            "name: big\nworkspace:\n  files:\n    big.txt: {{ repeat: \"{chunk}\", times: 20000 }}\n\
+             model:\n  - say: done\nexpect:\n  files:\n    big.txt:\n      contains:\n{needles}"
+        ),
+    )
+    .unwrap();
+    let mut cmd = harness(dir.path());
+    cmd.args([
+        "run",
+        "big.yaml",
+        "--jobs",
+        "1",
+        "--json",
+        "run.json",
+        "--junit",
+        "junit.xml",
+    ]);
+    let out = measured(cmd, 1024 * MIB, Duration::from_secs(300));
+    assert!(!out.success, "{}", out.stderr);
+    assert!(out.stdout.contains("(200 failed checks)"), "{}", out.stdout);
+    // The first failure shows the kept text, lines cut; the others say it
+    // is the same.
+    let omitted = 20_000_000 - (65_536 - 256);
+    assert!(
+        out.stdout.contains(&format!(
+            "    actual:   {} … (48720 more characters)\n              [… {omitted} of \
+             20000000 bytes not shown: part of line 1 of 1 …]\n",
+            "x".repeat(240)
+        )),
+        "{}",
+        &out.stdout[..out.stdout.len().min(4000)]
+    );
+    assert_eq!(
+        out.stdout
+            .matches("    actual:   the same 20000000-byte text as the failure above\n")
+            .count(),
+        199
+    );
+    assert!(out.stdout.len() < 64 * 1024, "console {}", out.stdout.len());
+    let junit = std::fs::metadata(dir.path().join("junit.xml"))
+        .unwrap()
+        .len();
+    assert!(junit < 64 * 1024, "junit.xml {junit}");
+    // run.json: each failure's actual within the bound, the cut said.
+    let text = std::fs::read_to_string(dir.path().join("run.json")).unwrap();
+    assert!(text.len() < 200 * 66 * 1024, "run.json {}", text.len());
+    let run: Value = serde_json::from_str(&text).unwrap();
+    let failures = run["scenarios"][0]["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 200);
+    for failure in failures {
+        assert!(failure["actual"].as_str().unwrap().len() <= 65_536);
+        assert_eq!(
+            failure["actual_cut"],
+            serde_json::json!({"bytes": 20_000_000, "lines": 1, "omitted_bytes": omitted})
+        );
+    }
+    // The file's bytes and its text as the model reads it, each once.
+    assert!(out.peak < 128 * MIB, "peak {} MiB", out.peak / MIB);
+}

@@ -415,8 +415,21 @@
       } else {
         node.appendChild(el('div', { cls: 'meta', text: 'expected' }));
         node.appendChild(textPre(f.expected));
-        node.appendChild(el('div', { cls: 'meta', text: 'actual' + (f.focus ? ' (' + f.focus.reason + ')' : '') }));
-        node.appendChild(textPre(f.actual, f.focus));
+        if (f.focus && f.focus.lines) {
+          // A text cut to its bound: the focus keeps its own lines.
+          node.appendChild(el('div', { cls: 'meta', text: 'actual, lines ' + f.focus.first_line + '-' +
+            f.focus.last_line + (f.actual_cut ? ' of ' + f.actual_cut.lines : '') + ' (' + f.focus.reason + ')' }));
+          var win = el('pre');
+          f.focus.lines.forEach(function (line, n) {
+            win.appendChild(el('span', { cls: 'focus', text: (f.focus.first_line + n) + ' │ ' + line }));
+          });
+          node.appendChild(win);
+          node.appendChild(el('div', { cls: 'meta', text: 'actual, cut' + (f.actual_cut ? ' (of ' + f.actual_cut.bytes + ' bytes)' : '') }));
+          node.appendChild(textPre(f.actual));
+        } else {
+          node.appendChild(el('div', { cls: 'meta', text: 'actual' + (f.focus ? ' (' + f.focus.reason + ')' : '') }));
+          node.appendChild(textPre(f.actual, f.focus));
+        }
       }
       return node;
     }

@@ -168,17 +168,18 @@ fn trimmed(report: &RunReport, trim: Trim) -> RunReport {
 
 /// A failure's texts cut to `bytes` each: three quarters from the start
 /// and a quarter from the end around a line saying how much is left out;
-/// a focus on lines no longer kept is dropped.
+/// a focus on lines no longer kept is dropped (one that keeps its own
+/// lines stays).
 fn cut_failure(failure: &mut Failure, bytes: usize) {
     failure.expected = cut_text(&failure.expected, bytes);
     let actual = cut_text(&failure.actual, bytes);
     if actual.len() != failure.actual.len() {
         let head_lines = actual.split('\n').count().saturating_sub(1);
-        failure.actual = actual;
+        failure.actual = actual.into();
         if failure
             .focus
             .as_ref()
-            .is_some_and(|f| f.last_line > head_lines)
+            .is_some_and(|f| f.lines.is_empty() && f.last_line > head_lines)
         {
             failure.focus = None;
         }

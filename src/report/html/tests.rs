@@ -588,7 +588,7 @@ fn a_page_past_its_bound_keeps_less_of_each_transcript_whatever_the_outputs() {
             }
         }
         for f in &mut s.failures {
-            f.actual = noise(i as u64, 100_000);
+            f.actual = noise(i as u64, 100_000).into();
         }
     }
     let whole = render_within(&summary, None, usize::MAX).unwrap();

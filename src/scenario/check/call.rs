@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::agent::CallRecord;
+use crate::scenario::deadline::Deadline;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::expect::CallExpectation;
 use crate::scenario::expect::Pattern;
@@ -23,6 +24,7 @@ use crate::tools::truncate::TruncatedBy;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::count_lines;
 
+use super::actual::Checked;
 use super::expand;
 use super::failure::CheckOutput;
 use super::failure::Failure;
@@ -51,23 +53,28 @@ pub(super) fn call_checks(
     let step = Some(check.label.as_str());
     let result = &record.result;
     let text = result.text();
+    let checked = Checked::new(&text);
+    let deadline = &input.deadline;
     for expectation in checks.iter() {
+        if deadline.passed() {
+            return;
+        }
         let failures = &mut out.failures;
         match expectation {
             CallExpectation::Ok(_)
             | CallExpectation::Error(_)
             | CallExpectation::ErrorMatches(_) => {
-                outcome_check(failures, step, expectation, result, &text);
+                outcome_check(failures, step, expectation, result, &checked);
             }
             CallExpectation::Contains(needles) => {
-                contains_check(failures, step, "text", &text, needles);
+                contains_check(failures, step, ("text", &checked), needles, deadline);
             }
             CallExpectation::NotContains(needles) => {
-                not_contains_check(failures, step, "text", &text, needles);
+                not_contains_check(failures, step, ("text", &checked), needles, deadline);
             }
             CallExpectation::Matches(pattern) => {
                 if let Some(regex) = &pattern.regex {
-                    matches_check(failures, step, "text", &text, regex);
+                    matches_check(failures, step, ("text", &checked), regex);
                 }
             }
             CallExpectation::Equals(want) => {
@@ -76,7 +83,7 @@ pub(super) fn call_checks(
                         step,
                         CheckKind::Equals,
                         want.clone(),
-                        text.clone(),
+                        checked.actual(),
                     ));
                 }
             }
@@ -142,8 +149,8 @@ pub(super) fn call_checks(
                     failures,
                     step,
                     expectation,
-                    record.updates.count,
-                    input.updates.of(id),
+                    (record.updates.count, input.updates.of(id)),
+                    deadline,
                 );
             }
             CallExpectation::Snapshot => snapshot_check(input, id, step, result, out),
@@ -218,8 +225,9 @@ fn outcome_check(
     step: Option<&str>,
     expectation: &CallExpectation,
     result: &ToolResult,
-    text: &str,
+    checked: &Checked<'_>,
 ) {
+    let text = checked.text();
     let state = |is_error: bool| either(is_error, "an error result", "a successful result");
     let actual = || format!("{}: {text}", state(result.is_error));
     match expectation {
@@ -243,15 +251,13 @@ fn outcome_check(
             } else if let Some(regex) = regex
                 && !regex.is_match(text)
             {
-                failures.push(
-                    Failure::new(
-                        step,
-                        CheckKind::Error,
-                        format!("an error text matching /{pattern}/"),
-                        text,
-                    )
-                    .with_focus(focus::for_regex(text)),
-                );
+                failures.push(Failure::on_text(
+                    step,
+                    CheckKind::Error,
+                    format!("an error text matching /{pattern}/"),
+                    checked,
+                    focus::for_regex(text),
+                ));
             }
         }
         _ => {}
@@ -376,8 +382,8 @@ fn updates_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
     expectation: &CallExpectation,
-    count: usize,
-    log: Option<&CallUpdates>,
+    (count, log): (usize, Option<&CallUpdates>),
+    deadline: &Deadline,
 ) {
     match expectation {
         CallExpectation::UpdatesMin(min) if count < *min => {
@@ -423,19 +429,24 @@ fn updates_check(
             }
         }
         CallExpectation::UpdatesLastContains(needles) => {
+            let last = log.and_then(|l| l.last.as_deref());
+            let checked = Checked::new(last.unwrap_or(""));
             for needle in needles {
-                let last = log.and_then(|l| l.last.as_deref());
+                if deadline.passed() {
+                    return;
+                }
                 if !last.is_some_and(|t| t.contains(needle.as_str())) {
-                    let text = last.unwrap_or("");
-                    failures.push(
-                        Failure::new(
-                            step,
-                            CheckKind::UpdatesLastContains,
-                            format!("a last update containing {needle:?}"),
-                            shown_update(last),
-                        )
-                        .with_focus(focus::for_contains(text, needle)),
-                    );
+                    let Ok(focus) = focus::for_contains(checked.text(), needle, deadline) else {
+                        return;
+                    };
+                    let expected = format!("a last update containing {needle:?}");
+                    let kind = CheckKind::UpdatesLastContains;
+                    failures.push(match last {
+                        Some(text) if !text.is_empty() => {
+                            Failure::on_text(step, kind, expected, &checked, focus)
+                        }
+                        _ => Failure::new(step, kind, expected, shown_update(last)),
+                    });
                 }
             }
         }

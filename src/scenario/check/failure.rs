@@ -2,14 +2,20 @@
 //! wording the parts share (yes-or-no checks, substrings and regexes on a
 //! text).
 
+use std::sync::Arc;
+
 use regex::Regex;
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::scenario::deadline::Deadline;
 use crate::scenario::focus;
 use crate::scenario::focus::Focus;
 
+use super::actual::Actual;
+use super::actual::ActualCut;
+use super::actual::Checked;
 use super::kind::CheckKind;
 
 /// One failed check.
@@ -21,26 +27,34 @@ pub struct Failure {
     pub check: CheckKind,
     /// What was expected.
     pub expected: String,
-    /// What happened.
-    pub actual: String,
+    /// What happened: at most [`super::MAX_ACTUAL_BYTES`] (a longer text
+    /// keeps its beginning and end around a line saying what is left
+    /// out), shared by the failures on one text.
+    pub actual: Arc<str>,
+    /// Only when `actual` is cut: the whole text it was cut from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_cut: Option<ActualCut>,
     /// For a long `actual`: the lines to show first, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub focus: Option<Focus>,
 }
 
 impl Failure {
-    /// A failure at `step` (`None`: the whole scenario).
+    /// A failure at `step` (`None`: the whole scenario); `actual` is kept
+    /// within [`super::MAX_ACTUAL_BYTES`].
     pub fn new(
         step: Option<&str>,
         check: impl Into<CheckKind>,
         expected: impl Into<String>,
-        actual: impl Into<String>,
+        actual: impl Into<Actual>,
     ) -> Self {
+        let actual = actual.into();
         Self {
             step: step.map(str::to_owned),
             check: check.into(),
             expected: expected.into(),
-            actual: actual.into(),
+            actual: actual.text,
+            actual_cut: actual.cut,
             focus: None,
         }
     }
@@ -49,6 +63,36 @@ impl Failure {
     pub fn with_focus(mut self, focus: Option<Focus>) -> Self {
         self.focus = focus;
         self
+    }
+
+    /// The failure with its `actual` text rewritten by `change` (its
+    /// paths presented, say), kept within the bound again. What a cut
+    /// left out stays said.
+    pub fn map_actual(mut self, change: impl FnOnce(&str) -> String) -> Self {
+        let actual = Actual::from(change(&self.actual));
+        self.actual = actual.text;
+        self.actual_cut = actual.cut.or(self.actual_cut);
+        self
+    }
+
+    /// A failure on a checked text: its shared [`Actual`], and the focus
+    /// found in the whole text, which keeps its lines when the text is cut.
+    pub(super) fn on_text(
+        step: Option<&str>,
+        check: CheckKind,
+        expected: String,
+        checked: &Checked<'_>,
+        focus: Option<Focus>,
+    ) -> Self {
+        let failure = Self::new(step, check, expected, checked.actual());
+        let cut = failure.actual_cut.is_some();
+        failure.with_focus(focus.map(|f| {
+            if cut {
+                f.keeping_lines(checked.text())
+            } else {
+                f
+            }
+        }))
     }
 }
 
@@ -97,25 +141,31 @@ pub(super) fn flag_check(
 }
 
 /// `contains` on a text: each needle is in it; `noun` names the text in
-/// the expectation (`text` of a result, `content` of a file).
+/// the expectation (`text` of a result, `content` of a file). Stops when
+/// `deadline` passes (the caller says so).
 pub(super) fn contains_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    noun: &str,
-    text: &str,
+    (noun, checked): (&str, &Checked<'_>),
     needles: &[String],
+    deadline: &Deadline,
 ) {
+    let text = checked.text();
     for needle in needles {
+        if deadline.passed() {
+            return;
+        }
         if !text.contains(needle.as_str()) {
-            failures.push(
-                Failure::new(
-                    step,
-                    CheckKind::Contains,
-                    format!("{noun} containing {needle:?}"),
-                    text,
-                )
-                .with_focus(focus::for_contains(text, needle)),
-            );
+            let Ok(focus) = focus::for_contains(text, needle, deadline) else {
+                return;
+            };
+            failures.push(Failure::on_text(
+                step,
+                CheckKind::Contains,
+                format!("{noun} containing {needle:?}"),
+                checked,
+                focus,
+            ));
         }
     }
 }
@@ -124,21 +174,23 @@ pub(super) fn contains_check(
 pub(super) fn not_contains_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    noun: &str,
-    text: &str,
+    (noun, checked): (&str, &Checked<'_>),
     needles: &[String],
+    deadline: &Deadline,
 ) {
+    let text = checked.text();
     for needle in needles {
+        if deadline.passed() {
+            return;
+        }
         if text.contains(needle.as_str()) {
-            failures.push(
-                Failure::new(
-                    step,
-                    CheckKind::NotContains,
-                    format!("{noun} without {needle:?}"),
-                    text,
-                )
-                .with_focus(focus::for_occurrence(text, needle)),
-            );
+            failures.push(Failure::on_text(
+                step,
+                CheckKind::NotContains,
+                format!("{noun} without {needle:?}"),
+                checked,
+                focus::for_occurrence(text, needle),
+            ));
         }
     }
 }
@@ -147,19 +199,17 @@ pub(super) fn not_contains_check(
 pub(super) fn matches_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    noun: &str,
-    text: &str,
+    (noun, checked): (&str, &Checked<'_>),
     regex: &Regex,
 ) {
+    let text = checked.text();
     if !regex.is_match(text) {
-        failures.push(
-            Failure::new(
-                step,
-                CheckKind::Matches,
-                format!("{noun} matching /{}/", regex.as_str()),
-                text,
-            )
-            .with_focus(focus::for_regex(text)),
-        );
+        failures.push(Failure::on_text(
+            step,
+            CheckKind::Matches,
+            format!("{noun} matching /{}/", regex.as_str()),
+            checked,
+            focus::for_regex(text),
+        ));
     }
 }

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::agent::Presenter;
+use crate::scenario::deadline::Deadline;
 use crate::scenario::exact;
 use crate::scenario::expect::ContentCheck;
 use crate::scenario::expect::FileChecks;
@@ -14,6 +15,7 @@ use crate::scenario::model::Eol;
 use crate::tools::ops::ConfinedFs;
 use crate::tools::ops::FsOps;
 
+use super::actual::Checked;
 use super::expand;
 use super::failure::Failure;
 use super::failure::contains_check;
@@ -94,19 +96,27 @@ impl CheckedFiles {
     }
 }
 
-/// `expect.files`: each file's checks, in path order.
-pub(super) fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
+/// `expect.files`: each file's checks, in path order, until the deadline:
+/// `Err` names the file whose checks it stopped in (or before).
+pub(super) fn file_checks(
+    input: &CheckInput<'_>,
+    failures: &mut Vec<Failure>,
+) -> Result<(), String> {
     let files = CheckedFiles::new(input.workspace);
     let vars = variables(input, None);
     for file in &input.scenario.run_check.files {
         let rel = file.path.as_str();
         let label = format!("files: {rel}");
+        if input.deadline.passed() {
+            return Err(label);
+        }
         let step = Some(label.as_str());
         let expect = expand::file_check(file, &vars, &label, failures);
         match expect.as_ref() {
             FileExpectation::Equals(want) => match files.read(rel) {
                 Ok(bytes) => {
                     let got = input.presenter.text(&String::from_utf8_lossy(&bytes));
+                    drop(bytes);
                     if got != *want {
                         failures.push(Failure::new(step, CheckKind::Equals, want.clone(), got));
                     }
@@ -119,19 +129,26 @@ pub(super) fn file_checks(input: &CheckInput<'_>, failures: &mut Vec<Failure>) {
                 )),
             },
             FileExpectation::Checks(checks) => {
-                file_object_checks(failures, step, (&files, rel, input.presenter), checks);
+                let file = (&files, rel, input.presenter);
+                file_object_checks(failures, step, file, checks, &input.deadline);
             }
         }
+        if input.deadline.passed() {
+            return Err(label);
+        }
     }
+    Ok(())
 }
 
 /// The object form of a file's checks. The file's text is checked as
-/// `presenter` shows it to the model.
+/// `presenter` shows it to the model, held once for all its checks (and
+/// their failures' shared [`super::Actual`]).
 fn file_object_checks(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
     (files, rel, presenter): (&CheckedFiles, &str, &Presenter),
     checks: &FileChecks,
+    deadline: &Deadline,
 ) {
     let exists = files.exists(rel);
     let shown = ("the file exists", "no such file");
@@ -167,8 +184,12 @@ fn file_object_checks(
         match files.read(rel) {
             Ok(bytes) => {
                 let text = presenter.text(&String::from_utf8_lossy(&bytes));
+                let checked = Checked::new(&text);
                 for check in &checks.content {
-                    content_check(failures, step, (&bytes, &text), check);
+                    if deadline.passed() {
+                        return;
+                    }
+                    content_check(failures, step, (&bytes, &checked), check, deadline);
                 }
             }
             Err(err) => {
@@ -192,22 +213,31 @@ fn file_object_checks(
 fn content_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    (bytes, text): (&[u8], &str),
+    (bytes, checked): (&[u8], &Checked<'_>),
     check: &ContentCheck,
+    deadline: &Deadline,
 ) {
+    let text = ("content", checked);
     match check {
         ContentCheck::Equals(want) => {
-            if *want != text {
-                failures.push(Failure::new(step, CheckKind::Equals, want.clone(), text));
+            if *want != checked.text() {
+                failures.push(Failure::new(
+                    step,
+                    CheckKind::Equals,
+                    want.clone(),
+                    checked.actual(),
+                ));
             }
         }
-        ContentCheck::Contains(needles) => contains_check(failures, step, "content", text, needles),
+        ContentCheck::Contains(needles) => {
+            contains_check(failures, step, text, needles, deadline);
+        }
         ContentCheck::NotContains(needles) => {
-            not_contains_check(failures, step, "content", text, needles);
+            not_contains_check(failures, step, text, needles, deadline);
         }
         ContentCheck::Matches(pattern) => {
             if let Some(regex) = &pattern.regex {
-                matches_check(failures, step, "content", text, regex);
+                matches_check(failures, step, text, regex);
             }
         }
         ContentCheck::Bom(want) => {

@@ -10,6 +10,7 @@ use crate::agent::FauxReport;
 use crate::agent::Presenter;
 use crate::agent::TokenCounter;
 use crate::agent::Transcript;
+use crate::scenario::deadline::Deadline;
 use crate::scenario::figures::Figures;
 use crate::scenario::load::Scenario;
 use crate::scenario::updates::UpdateLog;
@@ -39,6 +40,8 @@ pub struct CheckInput<'a> {
     pub stored_snapshots: &'a BTreeMap<String, Value>,
     /// The partial results calls streamed.
     pub updates: &'a UpdateLog,
+    /// When the scenario's time budget ends: the checks stop there.
+    pub deadline: Deadline,
 }
 
 /// The variables an expectation sees: `bound` (those of its call, or the

@@ -2,8 +2,14 @@
 //! to what a run produced. Every failure says where (the step), which check,
 //! what was expected and what happened.
 //!
+//! A failure keeps at most [`MAX_ACTUAL_BYTES`] of what happened, shared
+//! by the failures on one text; the checks stop at the scenario's
+//! deadline ([`CheckInput::deadline`]) with a `timeout` failure that says
+//! where.
+//!
 //! | module | holds |
 //! | --- | --- |
+//! | `actual` | [`Actual`]: what a failure keeps of a text, bounded and shared |
 //! | `failure` | [`Failure`], [`CheckOutput`], the wording parts share |
 //! | `input` | [`CheckInput`]: what the checks look at; `${var}` values |
 //! | `contract` | the loop's contract, `order` and `stats` |
@@ -12,6 +18,7 @@
 //! | `kind` | [`CheckKind`]: which check a failure is of, written as its name |
 //! | `expand` | `${var}` in the checks, expanded with the run's values |
 
+mod actual;
 mod call;
 mod contract;
 mod expand;
@@ -28,6 +35,9 @@ use contract::order_check;
 use contract::stats_checks;
 use files::file_checks;
 
+pub use actual::Actual;
+#[cfg(test)]
+pub use actual::MAX_ACTUAL_BYTES;
 pub use call::truncation;
 pub use failure::CheckOutput;
 pub use failure::Failure;
@@ -35,7 +45,8 @@ pub use failure::SnapshotOutcome;
 pub use input::CheckInput;
 pub use kind::CheckKind;
 
-/// Runs every check.
+/// Runs every check, until the deadline: once it passes, the checks not
+/// yet made are left out and a `timeout` failure says where they stopped.
 pub fn check(input: &CheckInput<'_>) -> CheckOutput {
     let mut out = CheckOutput::default();
     loop_contract(input, &mut out.failures);
@@ -46,6 +57,10 @@ pub fn check(input: &CheckInput<'_>) -> CheckOutput {
         .map(|r| (r.call.id.as_str(), r))
         .collect();
     for (id, check) in &input.scenario.call_checks {
+        if input.deadline.passed() {
+            out.failures.push(out_of_time(input, &check.label));
+            return out;
+        }
         match results.get(id.as_str()) {
             Some(record) => {
                 call_checks(input, id, check, record, &mut out);
@@ -60,10 +75,28 @@ pub fn check(input: &CheckInput<'_>) -> CheckOutput {
             )),
         }
     }
-    file_checks(input, &mut out.failures);
+    if let Err(at) = file_checks(input, &mut out.failures) {
+        out.failures.push(out_of_time(input, &at));
+        return out;
+    }
     order_check(input, &mut out.failures);
     stats_checks(input, &mut out.failures);
     out
+}
+
+/// The failure of checks stopped at the deadline, in (or before) those of
+/// `at`.
+fn out_of_time(input: &CheckInput<'_>, at: &str) -> Failure {
+    let secs = input.deadline.budget().as_secs_f64();
+    Failure::new(
+        None,
+        CheckKind::Timeout,
+        format!("the scenario finishes within {secs:.1} s"),
+        format!(
+            "it timed out after {secs:.1} s while its checks ran, at {at}; the checks from there \
+             on were not made"
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 use serde_json::json;
 
+use super::actual::ActualCut;
 use super::call::subset_mismatch;
 use super::call::truncation_check;
 use super::files::CheckedFiles;
 use super::*;
+use crate::scenario::deadline::Deadline;
 use crate::scenario::model::TruncatedExpect;
 use crate::tools::ToolResult;
 use crate::tools::truncate::TruncatedBy;
@@ -142,4 +144,130 @@ fn truncation_facts_are_the_typed_facts_of_the_result() {
             "truncated by lines"
         )]
     );
+}
+
+/// The checks of the run of the scenario in `yaml`, whose workspace is
+/// `dir`, with `deadline`.
+fn run_checks(yaml: &str, dir: &std::path::Path, deadline: Deadline) -> CheckOutput {
+    use crate::scenario::load::Suite;
+    let (scenarios, errors) =
+        crate::scenario::load_text(std::path::Path::new("s/x.yaml"), yaml, &Suite::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    let tokens = crate::agent::tokens::tokenizer_by_name("chars4").unwrap();
+    check(&CheckInput {
+        scenario: &scenarios[0],
+        transcript: &crate::agent::Transcript::default(),
+        report: &crate::agent::FauxReport::default(),
+        figures: &crate::scenario::Figures::default(),
+        workspace: dir,
+        workspace_name: "/workspace",
+        presenter: &crate::agent::Presenter::default(),
+        tokens: tokens.as_ref(),
+        stored_snapshots: &std::collections::BTreeMap::new(),
+        updates: &crate::scenario::updates::UpdateLog::default(),
+        deadline,
+    })
+}
+
+/// `expect.files` of `big.txt` containing each of `needles`.
+fn contains_yaml(needles: &[String]) -> String {
+    let list: String = needles
+        .iter()
+        .map(|n| format!("        - {n:?}\n"))
+        .collect();
+    format!(
+        "name: big\nmodel:\n  - say: done\nexpect:\n  files:\n    big.txt:\n      contains:\n{list}"
+    )
+}
+
+/// Issue 21 item 2: each failing `contains` string of a 2 MB file carried
+/// the whole file (200 MB for 100 strings). Each failure now keeps at
+/// most MAX_ACTUAL_BYTES, and all of them the same shared text.
+#[test]
+fn failures_on_a_large_file_keep_one_bounded_shared_text() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), "x".repeat(2_000_000)).unwrap();
+    let needles: Vec<String> = (0..100).map(|k| format!("missing {k}")).collect();
+    let out = run_checks(&contains_yaml(&needles), dir.path(), Deadline::never());
+    assert_eq!(out.failures.len(), 100);
+    let first = &out.failures[0];
+    let omitted = 2_000_000 - (MAX_ACTUAL_BYTES - 256);
+    assert_eq!(
+        first.actual_cut,
+        Some(ActualCut {
+            bytes: 2_000_000,
+            lines: 1,
+            omitted_bytes: omitted as u64,
+        })
+    );
+    assert_eq!(
+        first.actual.lines().nth(1),
+        Some(format!("[… {omitted} of 2000000 bytes not shown: part of line 1 of 1 …]").as_str())
+    );
+    for (failure, needle) in out.failures.iter().zip(&needles) {
+        assert_eq!(failure.expected, format!("content containing {needle:?}"));
+        assert!(failure.actual.len() <= MAX_ACTUAL_BYTES);
+        assert!(std::sync::Arc::ptr_eq(&failure.actual, &first.actual));
+        assert_eq!(failure.focus, None);
+    }
+}
+
+/// Issue 21 item 2: the focus of a failure on a cut text is found in the
+/// whole text and keeps its lines, numbered as in the whole text.
+#[test]
+fn the_focus_of_a_cut_text_keeps_the_lines_it_points_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text: String = (1..=200_000).map(|i| format!("row {i}\n")).collect();
+    let at = text.find("row 100000\n").unwrap();
+    text.insert_str(at, "fn the_function_we_wanted(a: u32) {\n");
+    std::fs::write(dir.path().join("big.txt"), &text).unwrap();
+    let needle = "fn the_function_we_wanted(a: u64) {".to_owned();
+    let out = run_checks(&contains_yaml(&[needle]), dir.path(), Deadline::never());
+    let [failure] = out.failures.as_slice() else {
+        panic!("{:?}", out.failures);
+    };
+    assert_eq!(failure.actual_cut.map(|c| c.lines), Some(200_001));
+    assert!(!failure.actual.contains("the_function_we_wanted"));
+    assert_eq!(
+        failure.focus,
+        Some(crate::scenario::focus::Focus {
+            first_line: 99_998,
+            last_line: 100_002,
+            reason: "line 100000 has the first 30 of the 35 characters expected".into(),
+            lines: [
+                "row 99998",
+                "row 99999",
+                "fn the_function_we_wanted(a: u32) {",
+                "row 100000",
+                "row 100001",
+            ]
+            .map(String::from)
+            .to_vec(),
+        })
+    );
+}
+
+/// Issue 21 item 2: the checks run within the scenario's time budget:
+/// once it is spent, they stop with a `timeout` failure that says where,
+/// and make no more checks.
+#[test]
+fn checks_stop_at_the_deadline_and_say_where() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), "x".repeat(1000)).unwrap();
+    let needles: Vec<String> = (0..5).map(|k| format!("missing {k}")).collect();
+    let spent = Deadline::after(std::time::Instant::now(), std::time::Duration::ZERO);
+    let out = run_checks(&contains_yaml(&needles), dir.path(), spent);
+    assert_eq!(
+        out.failures,
+        [Failure::new(
+            None,
+            "timeout",
+            "the scenario finishes within 0.0 s",
+            "it timed out after 0.0 s while its checks ran, at files: big.txt; the checks from \
+             there on were not made"
+        )]
+    );
+    // With time left, the same checks are made.
+    let out = run_checks(&contains_yaml(&needles), dir.path(), Deadline::never());
+    assert_eq!(out.failures.len(), 5);
 }
