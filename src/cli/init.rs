@@ -135,9 +135,30 @@ fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), u8> {
     Ok(())
 }
 
-/// `harness init DIR --mcp CMD [ARGS…]`.
+/// `harness init DIR --mcp CMD [ARGS…]`. The server is started in a
+/// temporary directory, as a scenario's is in its workspace, with the
+/// variables of a server's command (`${workspace}`, `${dir}`,
+/// `${harness}`) standing for what they will in the suite.
 fn server_suite(dir: &Path, command: &[String]) -> u8 {
-    let tools = match super::tools::server_tools(command) {
+    let workspace = match tempfile::Builder::new().prefix("harness-init-").tempdir() {
+        Ok(tmp) => tmp,
+        Err(err) => return super::usage_error(format!("cannot make a temporary directory: {err}")),
+    };
+    let suite_dir =
+        std::path::absolute(dir.join("scenarios")).unwrap_or_else(|_| dir.join("scenarios"));
+    let harness = std::env::current_exe().map_or_else(
+        |_| "harness".to_owned(),
+        |p| p.to_string_lossy().into_owned(),
+    );
+    let started: Vec<String> = command
+        .iter()
+        .map(|arg| {
+            arg.replace("${workspace}", &workspace.path().to_string_lossy())
+                .replace("${dir}", &suite_dir.to_string_lossy())
+                .replace("${harness}", &harness)
+        })
+        .collect();
+    let tools = match super::tools::server_tools(&started, Some(workspace.path())) {
         Ok(tools) => tools,
         Err(err) => {
             eprintln!("error: {err}");

@@ -77,7 +77,7 @@ pub fn run(args: ToolsArgs) -> u8 {
             Err(err) => return super::usage_error(err),
         }
     } else {
-        match server_tools(&args.mcp) {
+        match server_tools(&args.mcp, None) {
             Ok(tools) => {
                 let specs = tools.iter().map(|t| server_tool_spec(t, "")).collect();
                 (tools, specs)
@@ -153,13 +153,20 @@ pub fn run(args: ToolsArgs) -> u8 {
 }
 
 /// The tool definitions of the MCP server `command` (program and
-/// arguments), as its `tools/list` gave them.
-pub fn server_tools(command: &[String]) -> Result<Vec<Tool>, String> {
+/// arguments), started in `cwd` (the current directory without it), as
+/// its `tools/list` gave them.
+pub fn server_tools(
+    command: &[String],
+    cwd: Option<&std::path::Path>,
+) -> Result<Vec<Tool>, String> {
     let (program, rest) = command
         .split_first()
         .ok_or_else(|| "--mcp needs a command".to_owned())?;
-    let cwd = std::env::current_dir()
-        .map_err(|err| format!("cannot read the current directory: {err}"))?;
+    let cwd = match cwd {
+        Some(cwd) => cwd.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|err| format!("cannot read the current directory: {err}"))?,
+    };
     let config = ServerConfig::new(
         program.clone(),
         Launch::Command(Command {
