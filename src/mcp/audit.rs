@@ -352,7 +352,7 @@ const CHANGING_WORDS: [&str; 34] = [
 ];
 
 /// Whether a tool's name reads like one that only looks: one of its words
-/// ([`READING_WORDS`]) reads, and none ([`CHANGING_WORDS`]) changes.
+/// (`get`, `list`, `status`…) reads, and none (`write`, `delete`…) changes.
 pub fn looks_read_only(name: &str) -> bool {
     let words = name_words(name);
     words.iter().any(|w| READING_WORDS.contains(&w.as_str()))
