@@ -18,6 +18,7 @@ use crate::report::compare;
 use crate::report::console;
 use crate::report::json;
 use crate::run::Partition;
+use crate::run::RepeatSpec;
 use crate::run::RunEvent;
 use crate::run::RunnerBuilder;
 use crate::run::Status;
@@ -97,6 +98,15 @@ pub struct RunArgs {
     /// bar) and, under it, one line per tool call.
     #[arg(long, short = 'v')]
     verbose: bool,
+    /// Run each scenario N times, 1 to 1000; reports give each scenario's
+    /// pass count, flaky and nondeterministic scenarios, duration
+    /// statistics, pass@k and pass^k.
+    #[arg(long, value_name = "N")]
+    repeat: Option<u32>,
+    /// With --repeat: a scenario passes when at least K of its runs pass
+    /// (default: all of them).
+    #[arg(long, value_name = "K", requires = "repeat")]
+    min_pass: Option<u32>,
     #[command(flatten)]
     outputs: OutputArgs,
     #[command(flatten)]
@@ -198,11 +208,20 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(tokenizer) => tokenizer,
         Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
     };
+    let repeat = match args
+        .repeat
+        .map(|runs| RepeatSpec::new(runs, args.min_pass))
+        .transpose()
+    {
+        Ok(repeat) => repeat,
+        Err(err) => return super::usage_error(err),
+    };
     let gates = match args.gates.parsed() {
         Ok(gates) => gates,
         Err(err) => return super::usage_error(err),
     };
     let runner = match builder(&args, discovery, tokenizer, gates)
+        .repeat(repeat)
         .transcripts(args.outputs.shows_transcripts())
         .build()
     {
@@ -263,6 +282,7 @@ pub fn run(args: RunArgs) -> u8 {
     for line in console::snapshot_lines(&summary, args.update_snapshots) {
         println!("{line}");
     }
+    print!("{}", crate::report::repeats::console(&summary));
     if args.coverage {
         print!("{}", crate::report::coverage::console(&summary));
     }

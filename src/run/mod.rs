@@ -23,6 +23,7 @@
 //! | `outcome` | [`RunSummary`], the only input of the report layer |
 //! | `tally` | the one judging pass: figures, per-call statistics, coverage |
 //! | `stats` | per-tool figures and what tool definitions cost |
+//! | `repeat` | the runs of a repeated scenario folded into one outcome |
 //! | `replay` | an imported session's results against the recorded ones |
 //! | `coverage` | what a suite's calls exercised, and what they never did |
 //! | `transcript` | each scenario's turns, calls and results, bounded |
@@ -45,6 +46,7 @@ pub(crate) mod outcome;
 pub(crate) mod partition;
 mod pipeline;
 mod presentation;
+pub(crate) mod repeat;
 pub(crate) mod replay;
 pub(crate) mod runner;
 pub(crate) mod servers;
@@ -66,9 +68,11 @@ pub use outcome::RunSummary;
 pub use outcome::ScenarioOutcome;
 pub(crate) use outcome::ScenarioStats;
 pub use outcome::Status;
+pub(crate) use outcome::VariantRun;
 pub use partition::Partition;
 pub(crate) use partition::PartitionInfo;
 pub(crate) use presentation::failure_kind;
+pub use repeat::RepeatSpec;
 pub use runner::RunError;
 pub use runner::RunEvent;
 pub use runner::Runner;
