@@ -26,6 +26,7 @@ mod select;
 mod tokens;
 mod tools;
 mod tools_check;
+mod variants;
 
 use std::process::ExitCode;
 

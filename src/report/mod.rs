@@ -26,10 +26,11 @@
 //! `--baseline` names: a baseline file or a `run.json`.
 //!
 //! Modules use one another in one direction only: `baseline`, `verdict`,
-//! `merge`, `repeats` (what `--repeat` adds) and `markup` (every escape of
+//! `merge`, `repeats` (what `--repeat` adds), `variants` (what `--variant`
+//! adds) and `markup` (every escape of
 //! text into HTML and XML) use none of the others; `compare` uses `baseline` and
 //! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
-//! `compare`, `verdict`, `repeats` and `coverage` (which uses none of the others),
+//! `compare`, `verdict`, `repeats`, `variants` and `coverage` (which uses none of the others),
 //! `junit` uses `compare`, `console` and `markup`, `html` uses `compare`,
 //! `console`, `json`, `markup` and `verdict`. This file
 //! dispatches over them ([`render`], [`read_baseline`]). The gate language
@@ -50,6 +51,7 @@ pub mod markdown;
 mod markup;
 pub mod merge;
 pub mod repeats;
+pub mod variants;
 pub mod verdict;
 
 use crate::run::RunSummary;

@@ -60,6 +60,7 @@ pub use builder::RunnerBuilder;
 pub use discover::Discovery;
 pub use discover::Selection;
 pub use discover::discover;
+pub use discover::discover_with;
 pub use gate::Gate;
 pub(crate) use gate::GateError;
 pub(crate) use gate::Metric;
