@@ -213,3 +213,177 @@ fn repeat_counts_are_checked_and_without_repeat_nothing_changes() {
     assert!(report.get("variants").is_none());
     assert!(report["scenarios"][0].get("repeats").is_none());
 }
+
+/// A suite of a long read (cut by `max_lines`), a short one, and a
+/// scenario that sets its own `max_lines`, which wins over any variant.
+fn variant_suite(dir: &Path) {
+    let long: String = (1..=300).map(|i| format!("line {i}\n")).collect();
+    let long = serde_json::to_string(&long).unwrap();
+    write_files(
+        dir,
+        &[
+            (
+                "suite/long.yaml",
+                &format!(
+                    "name: long\nworkspace:\n  files:\n    a.txt: {long}\nmodel:\n  - call: read\n    args: {{ path: a.txt }}\n"
+                ),
+            ),
+            (
+                "suite/own.yaml",
+                &format!(
+                    "name: own limits\nlimits: {{ max_lines: 50 }}\nworkspace:\n  files:\n    a.txt: {long}\nmodel:\n  - call: read\n    args: {{ path: a.txt }}\n    expect: {{ truncated: lines, contains: \"line 50\\n\" }}\n"
+                ),
+            ),
+            (
+                "suite/short.yaml",
+                "name: short\nworkspace:\n  files:\n    a.txt: \"one\\n\"\nmodel:\n  - call: read\n    args: { path: a.txt }\n    expect: { equals: \"one\\n\" }\n",
+            ),
+            ("suite/harness.yaml", "limits: { max_lines: 5 }\n"),
+            ("wide.yaml", "tokenizer: chars4\n"),
+            ("tight.yaml", "tokenizer: chars4\nlimits: { max_lines: 20 }\n"),
+            ("strict.yaml", "tokenizer: chars4\nlimits: { max_bytes: 2 }\n"),
+        ],
+    );
+}
+
+#[test]
+fn variants_run_side_by_side_and_the_scenario_still_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    variant_suite(dir.path());
+    let (code, stdout, stderr) = run(
+        dir.path(),
+        &[
+            "run",
+            "suite",
+            "--variant",
+            "wide=wide.yaml",
+            "--variant",
+            "tight=tight.yaml",
+            "--report",
+            "out",
+            "--save-baseline",
+            "base.json",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let report = json(&dir.path().join("out/run.json"));
+    let variants = report["variants"].as_array().unwrap();
+    let names: Vec<&str> = variants.iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["wide", "tight"]);
+    let tokens = |v: &Value, name: &str| {
+        v["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()["stats"]["result_tokens"]
+            .as_u64()
+            .unwrap()
+    };
+    // The variant takes the place of suite/harness.yaml (max_lines 5):
+    // wide reads all 300 lines, tight 20; the scenario's own 50 wins in both.
+    assert!(tokens(&variants[1], "long") < tokens(&variants[0], "long"));
+    assert_eq!(tokens(&variants[1], "own limits"), tokens(&variants[0], "own limits"));
+    assert_eq!(tokens(&variants[1], "short"), tokens(&variants[0], "short"));
+    assert_eq!(report["scenarios"], variants[0]["scenarios"]);
+    let moved: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("scenarios that moved most"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    // The tool descriptions name max_lines, so every input moves a little.
+    assert_eq!(
+        moved,
+        [
+            "  long [tight]: result_tokens 648 → 52 (-596), input_tokens 4372 → 3773 (-599), \
+             truncations 0 → 1 (+1)",
+            "  short [tight]: input_tokens 3725 → 3723 (-2)",
+        ],
+        "{stdout}"
+    );
+    let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+    let cases: Vec<&str> = junit
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("<testcase name=\""))
+        .map(|l| l.split('"').next().unwrap())
+        .collect();
+    assert_eq!(
+        cases,
+        [
+            "long [variant wide]",
+            "own limits [variant wide]",
+            "short [variant wide]",
+            "long [variant tight]",
+            "own limits [variant tight]",
+            "short [variant tight]",
+        ]
+    );
+    let md = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(md.contains("\n### Variants\n"), "{md}");
+    for (file, variant) in [("base.wide.json", "wide"), ("base.tight.json", "tight")] {
+        assert_eq!(json(&dir.path().join(file))["variant"], variant);
+    }
+
+    // Each variant is compared with its own baseline; one recorded for
+    // another variant is refused.
+    let (code, stdout, stderr) = run(
+        dir.path(),
+        &[
+            "run", "suite", "--variant", "wide=wide.yaml", "--variant", "tight=tight.yaml",
+            "--baseline", "base.json",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    std::fs::copy(dir.path().join("base.wide.json"), dir.path().join("base.tight.json")).unwrap();
+    let (code, _, stderr) = run(
+        dir.path(),
+        &[
+            "run", "suite", "--variant", "wide=wide.yaml", "--variant", "tight=tight.yaml",
+            "--baseline", "base.json",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("the baseline base.tight.json records variant `wide`, not `tight`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_variant_that_fails_a_check_fails_the_run_grouped_by_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    variant_suite(dir.path());
+    let (code, stdout, stderr) = run(
+        dir.path(),
+        &[
+            "run", "suite", "--variant", "wide=wide.yaml", "--variant", "strict=strict.yaml",
+        ],
+    );
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let headers: Vec<&str> = stdout.lines().filter(|l| l.starts_with("== variant")).collect();
+    assert_eq!(
+        headers,
+        ["== variant wide (wide.yaml) ==", "== variant strict (strict.yaml) =="]
+    );
+    let (wide, strict) = stdout
+        .split_once("== variant wide")
+        .unwrap()
+        .1
+        .split_once("== variant strict")
+        .unwrap();
+    assert!(strict.contains("\nFAIL short  (suite/short.yaml)\n"), "{stdout}");
+    assert!(wide.contains("3 scenarios: 3 passed, 0 failed"), "{stdout}");
+    assert!(!wide.contains("FAIL"), "{stdout}");
+
+    let (code, _, stderr) = run(dir.path(), &["run", "suite", "--variant", "wide=wide.yaml"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("give at least two variants"), "{stderr}");
+    std::fs::write(dir.path().join("bad.yaml"), "limits: { max_lines: 0 }\n").unwrap();
+    let (code, _, stderr) = run(
+        dir.path(),
+        &["run", "suite", "--variant", "wide=wide.yaml", "--variant", "bad=bad.yaml"],
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--variant bad: bad.yaml:1:"), "{stderr}");
+}
