@@ -32,7 +32,7 @@
 //! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
 //! `compare`, `verdict`, `repeats`, `variants` and `coverage` (which uses none of the others),
 //! `junit` uses `compare`, `console` and `markup`, `html` uses `compare`,
-//! `console`, `json`, `markup` and `verdict`. This file
+//! `console`, `json`, `markup`, `variants` and `verdict`. This file
 //! dispatches over them ([`render`], [`read_baseline`]). The gate language
 //! itself is [`crate::run::gate`]: a run records its gates.
 //!

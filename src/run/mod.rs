@@ -23,7 +23,8 @@
 //! | `outcome` | [`RunSummary`], the only input of the report layer |
 //! | `tally` | the one judging pass: figures, per-call statistics, coverage |
 //! | `stats` | per-tool figures and what tool definitions cost |
-//! | `repeat` | the runs of a repeated scenario folded into one outcome |
+//! | `repeat` | `--repeat`: the setting, and what a repeated scenario's outcome says |
+//! | `rounds` | the runs of a repeated scenario folded into one outcome |
 //! | `replay` | an imported session's results against the recorded ones |
 //! | `coverage` | what a suite's calls exercised, and what they never did |
 //! | `transcript` | each scenario's turns, calls and results, bounded |
@@ -48,6 +49,7 @@ mod pipeline;
 mod presentation;
 pub(crate) mod repeat;
 pub(crate) mod replay;
+mod rounds;
 pub(crate) mod runner;
 pub(crate) mod servers;
 mod snapshots;

@@ -30,7 +30,7 @@ use super::outcome::Status;
 use super::outcome::millis;
 use super::partition::PartitionInfo;
 use super::pipeline::Job;
-use super::repeat::RepeatSpec;
+use super::rounds::fold_rounds;
 use super::snapshots::SnapshotCache;
 use super::snapshots::write_snapshots;
 
@@ -204,21 +204,6 @@ impl Runner {
             variants: Vec::new(),
         })
     }
-}
-
-/// The outcomes of `rounds` of `count` scenarios (round after round)
-/// folded into one per scenario.
-fn fold_rounds(runs: Vec<ScenarioOutcome>, count: usize, spec: RepeatSpec) -> Vec<ScenarioOutcome> {
-    let mut by_scenario: Vec<Vec<ScenarioOutcome>> = (0..count).map(|_| Vec::new()).collect();
-    for (i, outcome) in runs.into_iter().enumerate() {
-        if let Some(slot) = by_scenario.get_mut(i % count.max(1)) {
-            slot.push(outcome);
-        }
-    }
-    by_scenario
-        .into_iter()
-        .filter_map(|runs| super::repeat::fold(runs, spec))
-        .collect()
 }
 
 /// The signals that interrupt a run, registered with the runtime.

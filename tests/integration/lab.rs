@@ -240,8 +240,14 @@ fn variant_suite(dir: &Path) {
             ),
             ("suite/harness.yaml", "limits: { max_lines: 5 }\n"),
             ("wide.yaml", "tokenizer: chars4\n"),
-            ("tight.yaml", "tokenizer: chars4\nlimits: { max_lines: 20 }\n"),
-            ("strict.yaml", "tokenizer: chars4\nlimits: { max_bytes: 2 }\n"),
+            (
+                "tight.yaml",
+                "tokenizer: chars4\nlimits: { max_lines: 20 }\n",
+            ),
+            (
+                "strict.yaml",
+                "tokenizer: chars4\nlimits: { max_bytes: 2 }\n",
+            ),
         ],
     );
 }
@@ -268,7 +274,10 @@ fn variants_run_side_by_side_and_the_scenario_still_wins() {
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let report = json(&dir.path().join("out/run.json"));
     let variants = report["variants"].as_array().unwrap();
-    let names: Vec<&str> = variants.iter().map(|v| v["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = variants
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["wide", "tight"]);
     let tokens = |v: &Value, name: &str| {
         v["scenarios"]
@@ -283,7 +292,10 @@ fn variants_run_side_by_side_and_the_scenario_still_wins() {
     // The variant takes the place of suite/harness.yaml (max_lines 5):
     // wide reads all 300 lines, tight 20; the scenario's own 50 wins in both.
     assert!(tokens(&variants[1], "long") < tokens(&variants[0], "long"));
-    assert_eq!(tokens(&variants[1], "own limits"), tokens(&variants[0], "own limits"));
+    assert_eq!(
+        tokens(&variants[1], "own limits"),
+        tokens(&variants[0], "own limits")
+    );
     assert_eq!(tokens(&variants[1], "short"), tokens(&variants[0], "short"));
     assert_eq!(report["scenarios"], variants[0]["scenarios"]);
     let moved: Vec<&str> = stdout
@@ -330,17 +342,33 @@ fn variants_run_side_by_side_and_the_scenario_still_wins() {
     let (code, stdout, stderr) = run(
         dir.path(),
         &[
-            "run", "suite", "--variant", "wide=wide.yaml", "--variant", "tight=tight.yaml",
-            "--baseline", "base.json",
+            "run",
+            "suite",
+            "--variant",
+            "wide=wide.yaml",
+            "--variant",
+            "tight=tight.yaml",
+            "--baseline",
+            "base.json",
         ],
     );
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    std::fs::copy(dir.path().join("base.wide.json"), dir.path().join("base.tight.json")).unwrap();
+    std::fs::copy(
+        dir.path().join("base.wide.json"),
+        dir.path().join("base.tight.json"),
+    )
+    .unwrap();
     let (code, _, stderr) = run(
         dir.path(),
         &[
-            "run", "suite", "--variant", "wide=wide.yaml", "--variant", "tight=tight.yaml",
-            "--baseline", "base.json",
+            "run",
+            "suite",
+            "--variant",
+            "wide=wide.yaml",
+            "--variant",
+            "tight=tight.yaml",
+            "--baseline",
+            "base.json",
         ],
     );
     assert_eq!(code, 2);
@@ -357,14 +385,25 @@ fn a_variant_that_fails_a_check_fails_the_run_grouped_by_variant() {
     let (code, stdout, stderr) = run(
         dir.path(),
         &[
-            "run", "suite", "--variant", "wide=wide.yaml", "--variant", "strict=strict.yaml",
+            "run",
+            "suite",
+            "--variant",
+            "wide=wide.yaml",
+            "--variant",
+            "strict=strict.yaml",
         ],
     );
     assert_eq!(code, 1, "{stdout}\n{stderr}");
-    let headers: Vec<&str> = stdout.lines().filter(|l| l.starts_with("== variant")).collect();
+    let headers: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("== variant"))
+        .collect();
     assert_eq!(
         headers,
-        ["== variant wide (wide.yaml) ==", "== variant strict (strict.yaml) =="]
+        [
+            "== variant wide (wide.yaml) ==",
+            "== variant strict (strict.yaml) =="
+        ]
     );
     let (wide, strict) = stdout
         .split_once("== variant wide")
@@ -372,7 +411,10 @@ fn a_variant_that_fails_a_check_fails_the_run_grouped_by_variant() {
         .1
         .split_once("== variant strict")
         .unwrap();
-    assert!(strict.contains("\nFAIL short  (suite/short.yaml)\n"), "{stdout}");
+    assert!(
+        strict.contains("\nFAIL short  (suite/short.yaml)\n"),
+        "{stdout}"
+    );
     assert!(wide.contains("3 scenarios: 3 passed, 0 failed"), "{stdout}");
     assert!(!wide.contains("FAIL"), "{stdout}");
 
@@ -382,7 +424,14 @@ fn a_variant_that_fails_a_check_fails_the_run_grouped_by_variant() {
     std::fs::write(dir.path().join("bad.yaml"), "limits: { max_lines: 0 }\n").unwrap();
     let (code, _, stderr) = run(
         dir.path(),
-        &["run", "suite", "--variant", "wide=wide.yaml", "--variant", "bad=bad.yaml"],
+        &[
+            "run",
+            "suite",
+            "--variant",
+            "wide=wide.yaml",
+            "--variant",
+            "bad=bad.yaml",
+        ],
     );
     assert_eq!(code, 2);
     assert!(stderr.contains("--variant bad: bad.yaml:1:"), "{stderr}");
