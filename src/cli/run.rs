@@ -156,9 +156,12 @@ fn last_failed() -> Result<(BTreeSet<String>, BTreeSet<PathBuf>), String> {
             crate::report::json_file::in_file(&file, err.place(), &err.to_string())
         )
     })?;
+    // With variants, what failed in any of them.
+    let variants = report.variants.into_iter().flat_map(|v| v.scenarios);
     Ok(report
         .scenarios
         .into_iter()
+        .chain(variants)
         .filter(|s| s.status == Status::Failed)
         .map(|s| (s.name, PathBuf::from(s.file)))
         .unzip())

@@ -417,6 +417,17 @@ fn a_variant_that_fails_a_check_fails_the_run_grouped_by_variant() {
     );
     assert!(wide.contains("3 scenarios: 3 passed, 0 failed"), "{stdout}");
     assert!(!wide.contains("FAIL"), "{stdout}");
+    // --last-failed takes what failed in any variant.
+    let (code, stdout, stderr) = run(dir.path(), &["run", "--last-failed", "--json", "last.json"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let last = json(&dir.path().join("last.json"));
+    let names: Vec<&str> = last["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["own limits", "short"]);
 
     let (code, _, stderr) = run(dir.path(), &["run", "suite", "--variant", "wide=wide.yaml"]);
     assert_eq!(code, 2);
