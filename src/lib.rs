@@ -46,12 +46,20 @@
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "cli")]
 pub mod agent;
+#[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
 pub mod exit;
+#[cfg(feature = "cli")]
 pub(crate) mod import;
+#[cfg(feature = "cli")]
 pub mod mcp;
+#[cfg(feature = "cli")]
 pub(crate) mod report;
+#[cfg(feature = "cli")]
 pub mod run;
+#[cfg(feature = "cli")]
 pub(crate) mod scenario;
 pub mod tools;

@@ -66,6 +66,7 @@ mod task;
 pub mod truncate;
 mod visible;
 
+#[cfg(feature = "cli")]
 pub(crate) use visible::control_picture;
 mod workspace;
 mod write;
