@@ -127,8 +127,10 @@ impl ToolOutput {
 ///
 /// Serialises as `{"is_error", "content", "details"}`: the JSON that
 /// `harness call` prints. Two results are equal when they say the same
-/// (`facts` are what `details` say, typed, and are not compared).
+/// (`facts` are what `details` say, typed, and are not compared; nor is
+/// `call_id`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// Whether the call failed.
     pub is_error: bool,
@@ -145,6 +147,14 @@ pub struct ToolResult {
     /// [`facts_of`](super::builtin::facts_of) reads from `details`.
     #[serde(skip)]
     pub facts: Option<Facts>,
+    /// The id of the call this is the result of
+    /// ([`ToolCall::id`](super::ToolCall::id)), set by the registry on
+    /// every result of
+    /// [`Registry::prepare`](super::Registry::prepare) and
+    /// [`PreparedCall::execute`](super::PreparedCall::execute); `None` for
+    /// a result made elsewhere.
+    #[serde(skip)]
+    pub call_id: Option<String>,
 }
 
 impl PartialEq for ToolResult {
@@ -165,6 +175,7 @@ impl ToolResult {
             details: output.details,
             internal_error: None,
             facts: output.facts,
+            call_id: None,
         }
     }
 
@@ -176,12 +187,20 @@ impl ToolResult {
             details,
             internal_error: None,
             facts: None,
+            call_id: None,
         }
     }
 
     /// The text blocks joined by newlines (images are skipped).
     pub fn text(&self) -> String {
         text_of(&self.content)
+    }
+
+    /// The same result, marked as the result of call `id`.
+    #[must_use]
+    pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
+        self.call_id = Some(id.into());
+        self
     }
 }
 
@@ -235,8 +254,27 @@ pub enum ExecutionMode {
 /// Everything a model and a system prompt need to know about a tool.
 ///
 /// Names are owned at run time (a built-in tool's are borrowed literals;
-/// an MCP server's come from its `tools/list`).
+/// an MCP server's come from its `tools/list`), so a tool named while the
+/// program runs needs no `'static` string. Build one with
+/// [`ToolSpec::new`] and the setters:
+///
+/// ```
+/// use harness::tools::{ExecutionMode, ToolSpec};
+///
+/// let name = String::from("deploy"); // known only at run time
+/// let spec = ToolSpec::new(name, "Deploy the current branch.", serde_json::json!({
+///     "type": "object",
+///     "properties": { "env": { "type": "string" } },
+///     "required": ["env"],
+/// }))
+/// .label("Deploy")
+/// .prompt_snippet("Deploy the branch")
+/// .execution_mode(ExecutionMode::Sequential);
+/// assert_eq!(spec.name, "deploy");
+/// assert_eq!(spec.definition().description, "Deploy the current branch.");
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ToolSpec {
     /// The name the model calls.
     pub name: Cow<'static, str>,
@@ -281,6 +319,59 @@ pub struct ToolDefinition<'a> {
 }
 
 impl ToolSpec {
+    /// A spec with a name, the description the model reads and the JSON
+    /// Schema of the parameters; the label is the name, there is no prompt
+    /// snippet (the tool is left out of the system prompt's tool list) and
+    /// no guidelines, and the tool may run in parallel.
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        description: impl Into<String>,
+        parameters: Value,
+    ) -> Self {
+        let name = name.into();
+        Self {
+            label: name.clone(),
+            name,
+            description: description.into(),
+            prompt_snippet: String::new(),
+            prompt_guidelines: Vec::new(),
+            parameters,
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+
+    /// Sets the label for people.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<Cow<'static, str>>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// Sets the system prompt's one line for the tool.
+    #[must_use]
+    pub fn prompt_snippet(mut self, snippet: impl Into<String>) -> Self {
+        self.prompt_snippet = snippet.into();
+        self
+    }
+
+    /// Sets the system prompt's guidelines for the tool.
+    #[must_use]
+    pub fn prompt_guidelines<I, S>(mut self, guidelines: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.prompt_guidelines = guidelines.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the execution mode (default [`ExecutionMode::Parallel`]).
+    #[must_use]
+    pub fn execution_mode(mut self, mode: ExecutionMode) -> Self {
+        self.execution_mode = mode;
+        self
+    }
+
     /// The model-facing part of the spec.
     pub fn definition(&self) -> ToolDefinition<'_> {
         ToolDefinition {
@@ -361,6 +452,13 @@ pub struct ToolUpdate {
     pub content: Vec<Content>,
     /// Facts so far.
     pub details: Option<Value>,
+}
+
+impl ToolUpdate {
+    /// The text blocks joined by newlines (images are skipped).
+    pub fn text(&self) -> String {
+        text_of(&self.content)
+    }
 }
 
 /// Where a running tool sends its partial results.

@@ -181,6 +181,7 @@ mod tests {
     fn error_results_keep_their_text_and_details_as_priced() {
         let error = ToolResult {
             facts: None,
+            call_id: None,
             is_error: true,
             content: vec![
                 Content::text("no such file"),
