@@ -45,9 +45,9 @@ use super::arrival::tool_call;
 use super::listing::tool_definitions;
 use super::progress;
 use super::results::call_tool_result;
+use crate::tools::PrepareError;
 use crate::tools::Registry;
 use crate::tools::ToolError;
-use crate::tools::PrepareError;
 use crate::tools::ToolResult;
 
 /// How long calls still running at the end of the input may go on before

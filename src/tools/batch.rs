@@ -211,7 +211,12 @@ impl Batch {
                 Err(err) => err.into_result(),
             }
         };
-        self.record(index, early.with_call_id(&call.id), Duration::ZERO, on_event);
+        self.record(
+            index,
+            early.with_call_id(&call.id),
+            Duration::ZERO,
+            on_event,
+        );
         None
     }
 

@@ -98,10 +98,16 @@ async fn a_parallel_batch_runs_its_calls_together_with_results_in_call_order() {
             });
         })
         .await;
-    let ids: Vec<Option<&str>> = results.iter().map(|r| r.result.call_id.as_deref()).collect();
+    let ids: Vec<Option<&str>> = results
+        .iter()
+        .map(|r| r.result.call_id.as_deref())
+        .collect();
     assert_eq!(ids, [Some("c0"), Some("bad"), Some("c1"), Some("c2")]);
     assert_eq!(
-        results.iter().map(|r| r.result.is_error).collect::<Vec<_>>(),
+        results
+            .iter()
+            .map(|r| r.result.is_error)
+            .collect::<Vec<_>>(),
         [false, true, false, false]
     );
     // Every call is prepared before any runs; the refused one is finished
@@ -130,7 +136,12 @@ async fn a_cancelled_batch_gives_every_call_its_one_cancelled_result() {
     let results = registry.run_batch(&calls(3), &cancel, |_| {}).await;
     assert_eq!(most.load(Ordering::SeqCst), 0);
     let expected: Vec<(Option<String>, String)> = (0..3)
-        .map(|i| (Some(format!("c{i}")), crate::tools::CANCELLED_MESSAGE.to_owned()))
+        .map(|i| {
+            (
+                Some(format!("c{i}")),
+                crate::tools::CANCELLED_MESSAGE.to_owned(),
+            )
+        })
         .collect();
     assert_eq!(
         results
@@ -144,7 +155,8 @@ async fn a_cancelled_batch_gives_every_call_its_one_cancelled_result() {
 #[test]
 fn outside_a_runtime_every_call_gets_an_internal_error_not_a_panic() {
     let (registry, _) = overlap_registry(ExecutionMode::Parallel);
-    let results = futures_lite_block_on(registry.run_batch(&calls(2), &CancellationToken::new(), |_| {}));
+    let results =
+        futures_lite_block_on(registry.run_batch(&calls(2), &CancellationToken::new(), |_| {}));
     for result in &results {
         assert!(result.result.is_error);
         assert!(
@@ -160,20 +172,21 @@ fn outside_a_runtime_every_call_gets_an_internal_error_not_a_panic() {
     }
     let call = ToolCall::new("x", "ls", json!({}));
     let prepared = registry.prepare(&call).unwrap();
-    let result = futures_lite_block_on(prepared.execute(CancellationToken::new(), UpdateSink::discard()));
+    let result =
+        futures_lite_block_on(prepared.execute(CancellationToken::new(), UpdateSink::discard()));
     assert_eq!(
         result.internal_error.as_deref(),
         Some(
             "the ls tool was run outside a Tokio runtime; the tool layer runs its tools on Tokio \
-             tasks, so call it from inside a runtime with IO and time enabled (for example \
-             tokio::runtime::Builder::new_multi_thread().enable_all())"
+             tasks, so call it from inside a runtime built with IO and time enabled \
+             (tokio::runtime::Builder::enable_all)"
         )
     );
 }
 
 #[test]
 fn a_runtime_without_io_gets_an_error_that_names_the_driver() {
-    let harness = Harness::memory();
+    let harness = Harness::local();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -189,7 +202,9 @@ fn a_runtime_without_io_gets_an_error_that_names_the_driver() {
         Some(
             "the tool needs the Tokio runtime's IO driver, which this runtime was built \
              without; build the runtime with enable_all() (or enable_io() and enable_time())"
-        )
+        ),
+        "{}",
+        result.text()
     );
 }
 

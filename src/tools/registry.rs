@@ -848,9 +848,10 @@ impl PreparedCall {
             Ok(Err(err)) => ToolResult::from(err),
             Err(err) if err.is_panic() => {
                 let message = panic_message(err.into_panic());
-                ToolResult::from(ToolError::fatal(driver_missing(&message).unwrap_or_else(
-                    || format!("the tool panicked: {message}"),
-                )))
+                ToolResult::from(ToolError::fatal(
+                    driver_missing(&message)
+                        .unwrap_or_else(|| format!("the tool panicked: {message}")),
+                ))
             }
             Err(_) => ToolResult::from(ToolError::cancelled()),
         };

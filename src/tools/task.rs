@@ -42,7 +42,7 @@ where
 pub(crate) fn no_runtime(what: &str) -> ToolError {
     ToolError::fatal(format!(
         "{what} was run outside a Tokio runtime; the tool layer runs its tools on Tokio \
-         tasks, so call it from inside a runtime with IO and time enabled (for example \
-         tokio::runtime::Builder::new_multi_thread().enable_all())"
+         tasks, so call it from inside a runtime built with IO and time enabled \
+         (tokio::runtime::Builder::enable_all)"
     ))
 }
