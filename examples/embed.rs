@@ -64,24 +64,30 @@ impl Tool for Names {
     }
 
     async fn execute(&self, args: NamesArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        // Blocking disk work off the runtime's threads, through the
-        // workspace's operations (confined to its root).
-        run_blocking("names", args, ctx, |args, ctx| {
-            let resolved = ctx.workspace.resolve(&args.path)?;
-            let entries = ctx
-                .workspace
-                .fs()
-                .read_dir(&resolved.real)
-                .map_err(|err| ToolError::io("list", &resolved.display, &err))?;
-            let mut names: Vec<String> = entries
-                .iter()
-                .map(|entry| entry.name.to_string_lossy().into_owned())
-                .collect();
-            names.sort();
-            Ok(ToolOutput::text(names.join("\n")))
-        })
-        .await
+        // Blocking disk work off the runtime's threads.
+        run_blocking("names", args, ctx, list_names).await
     }
+}
+
+/// The blocking half of `Names`: through the workspace's operations,
+/// confined to its root.
+#[allow(
+    clippy::result_large_err,
+    reason = "ToolError is what a tool returns; the tool layer's own blocking halves return it too"
+)]
+fn list_names(args: &NamesArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let resolved = ctx.workspace.resolve(&args.path)?;
+    let entries = ctx
+        .workspace
+        .fs()
+        .read_dir(&resolved.real)
+        .map_err(|err| ToolError::io("list", &resolved.display, &err))?;
+    let mut names: Vec<String> = entries
+        .iter()
+        .map(|entry| entry.name.to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(ToolOutput::text(names.join("\n")))
 }
 
 fn check(what: &str, ok: bool) -> Result<(), Box<dyn Error>> {
