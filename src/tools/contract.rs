@@ -504,6 +504,75 @@ pub struct ToolContext {
 }
 
 /// A tool with typed arguments.
+///
+/// The registry validates the arguments against the spec's schema
+/// (unless [`Tool::checks_arguments`] says no) and deserialises them into
+/// `Args` before [`Tool::execute`] runs. A tool that can take long must
+/// watch `ctx.cancel` and return [`ToolError::cancelled`] when it fires:
+/// nothing stops a tool that ignores it, short of dropping the call's
+/// future. Blocking work goes through
+/// [`run_blocking`](super::run_blocking).
+///
+/// ```
+/// use std::sync::Arc;
+/// use harness::tools::{CancellationToken, Limits, MemoryFs, LocalProcess, Registry, Tool};
+/// use harness::tools::{ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec, UpdateSink};
+/// use harness::tools::Workspace;
+/// use serde_json::json;
+///
+/// /// Waits `seconds`, or until the call is cancelled.
+/// struct Wait;
+///
+/// #[derive(serde::Deserialize)]
+/// struct WaitArgs {
+///     seconds: u64,
+/// }
+///
+/// impl Tool for Wait {
+///     type Args = WaitArgs;
+///
+///     fn spec(&self, _limits: &Limits) -> ToolSpec {
+///         ToolSpec::new("wait", "Wait some seconds.", json!({
+///             "type": "object",
+///             "properties": { "seconds": { "type": "integer", "minimum": 0 } },
+///             "required": ["seconds"],
+///         }))
+///     }
+///
+///     async fn execute(&self, args: WaitArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+///         tokio::select! {
+///             () = tokio::time::sleep(std::time::Duration::from_secs(args.seconds)) => {
+///                 Ok(ToolOutput::text(format!("Waited {} s.", args.seconds)))
+///             }
+///             () = ctx.cancel.cancelled() => Err(ToolError::cancelled()),
+///         }
+///     }
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let fs = MemoryFs::new();
+/// fs.add_dir("/ws");
+/// let workspace = Workspace::new(Arc::new(fs), Arc::new(LocalProcess::default()), "/ws", true)?;
+/// let registry = Registry::builder(workspace).tool(Arc::new(Wait)).build()?;
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// let cancel = CancellationToken::new();
+/// let call = ToolCall::new("w1", "wait", json!({"seconds": 3600}));
+/// // The call starts waiting an hour; the user presses Esc.
+/// let (result, ()) = runtime.block_on(async {
+///     tokio::join!(registry.dispatch(&call, cancel.clone(), UpdateSink::discard()), async {
+///         tokio::task::yield_now().await;
+///         cancel.cancel();
+///     })
+/// });
+/// assert_eq!(result.text(), harness::tools::CANCELLED_MESSAGE);
+/// assert_eq!(result.call_id.as_deref(), Some("w1"));
+/// // Arguments the schema refuses never reach the tool.
+/// let bad = ToolCall::new("w2", "wait", json!({"seconds": -1}));
+/// let err = registry.prepare(&bad).unwrap_err();
+/// assert!(err.to_string().contains("seconds"));
+/// # Ok(())
+/// # }
+/// ```
 pub trait Tool: Send + Sync + 'static {
     /// The arguments after normalisation and validation.
     type Args: DeserializeOwned + Send + 'static;

@@ -45,61 +45,7 @@
 //! registry does not stop a tool that ignores it (only dropping the call's
 //! future does). Blocking work goes through [`run_blocking`].
 //!
-//! ```
-//! use std::sync::Arc;
-//! use harness::tools::{CancellationToken, Limits, MemoryFs, LocalProcess, Registry, Tool};
-//! use harness::tools::{ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec, UpdateSink};
-//! use harness::tools::Workspace;
-//! use serde_json::json;
-//!
-//! /// Waits `seconds`, or until the call is cancelled.
-//! struct Wait;
-//!
-//! #[derive(serde::Deserialize)]
-//! struct WaitArgs {
-//!     seconds: u64,
-//! }
-//!
-//! impl Tool for Wait {
-//!     type Args = WaitArgs;
-//!
-//!     fn spec(&self, _limits: &Limits) -> ToolSpec {
-//!         ToolSpec::new("wait", "Wait some seconds.", json!({
-//!             "type": "object",
-//!             "properties": { "seconds": { "type": "integer", "minimum": 0 } },
-//!             "required": ["seconds"],
-//!         }))
-//!     }
-//!
-//!     async fn execute(&self, args: WaitArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-//!         tokio::select! {
-//!             () = tokio::time::sleep(std::time::Duration::from_secs(args.seconds)) => {
-//!                 Ok(ToolOutput::text(format!("Waited {} s.", args.seconds)))
-//!             }
-//!             () = ctx.cancel.cancelled() => Err(ToolError::cancelled()),
-//!         }
-//!     }
-//! }
-//!
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let fs = MemoryFs::new();
-//! fs.add_dir("/ws");
-//! let workspace = Workspace::new(Arc::new(fs), Arc::new(LocalProcess::default()), "/ws", true)?;
-//! let registry = Registry::builder(workspace).tool(Arc::new(Wait)).build()?;
-//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-//! let cancel = CancellationToken::new();
-//! cancel.cancel(); // as if the user pressed Esc
-//! let call = ToolCall::new("w1", "wait", json!({"seconds": 3600}));
-//! let result = runtime.block_on(registry.dispatch(&call, cancel, UpdateSink::discard()));
-//! assert!(result.is_error);
-//! assert_eq!(result.call_id.as_deref(), Some("w1"));
-//! // Arguments the schema refuses never reach the tool.
-//! let bad = ToolCall::new("w2", "wait", json!({"seconds": -1}));
-//! let err = registry.prepare(&bad).unwrap_err();
-//! assert!(err.to_string().contains("seconds"));
-//! # Ok(())
-//! # }
-//! ```
+//! [`Tool`]'s page has a whole tool, with cancellation, as an example.
 //!
 //! # The runtime
 //!

@@ -446,7 +446,34 @@ fn validator_for(tool: &str, schema: &Value) -> Result<Arc<ArgsValidator>, Strin
     Ok(compiled)
 }
 
-/// The tools of one session, bound to a workspace.
+/// The tools of one session, bound to a workspace: which are active, their
+/// specs for the model, and every call from the model's arguments to its
+/// one [`ToolResult`].
+///
+/// ```
+/// use harness::tools::{CancellationToken, Preset, Registry, ToolCall, UpdateSink, Workspace};
+/// use serde_json::json;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let registry = Registry::builder(Workspace::local(dir.path())?)
+///     .preset(Preset::Coding)
+///     .build()?;
+/// assert_eq!(registry.active_names(), ["read", "bash", "edit", "write"]);
+/// // What a provider sends the model for each tool.
+/// let definitions: Vec<_> = registry.specs().map(|spec| spec.definition()).collect();
+/// assert_eq!(definitions[0].name, "read");
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// let call = ToolCall::new("c1", "bash", json!({"command": "echo hi"}));
+/// let result = runtime.block_on(registry.dispatch(&call, CancellationToken::new(), UpdateSink::discard()));
+/// assert_eq!((result.is_error, result.text()), (false, "hi\n".to_owned()));
+/// // A tool outside the preset is refused with a result for the model.
+/// let grep = ToolCall::new("c2", "grep", json!({"pattern": "x"}));
+/// let refused = runtime.block_on(registry.dispatch(&grep, CancellationToken::new(), UpdateSink::discard()));
+/// assert!(refused.text().starts_with("Tool \"grep\" is not active in this session."));
+/// # Ok(())
+/// # }
+/// ```
 pub struct Registry {
     entries: Vec<Entry>,
     active: Vec<usize>,
