@@ -619,7 +619,12 @@ pub trait AnyTool: Send + Sync + 'static {
     /// See [`Tool::checks_arguments`].
     fn checks_arguments(&self) -> bool;
     /// Deserialises validated arguments.
-    fn parse(&self, args: Value) -> Result<ErasedArgs, serde_json::Error>;
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::InvalidArgs`] with serde's words when the arguments do
+    /// not fit the typed arguments.
+    fn parse(&self, args: Value) -> Result<ErasedArgs, ToolError>;
     /// See [`Tool::mutation_target`].
     fn mutation_target(&self, args: &ErasedArgs) -> Option<String>;
     /// See [`Tool::execute`].
@@ -643,8 +648,12 @@ impl<T: Tool> AnyTool for T {
         Tool::checks_arguments(self)
     }
 
-    fn parse(&self, args: Value) -> Result<ErasedArgs, serde_json::Error> {
-        let args: T::Args = serde_json::from_value(args)?;
+    fn parse(&self, args: Value) -> Result<ErasedArgs, ToolError> {
+        let args: T::Args = serde_json::from_value(args).map_err(|err| ToolError::InvalidArgs {
+            message: err.to_string(),
+            details: None,
+            facts: Some(Facts::error(ErrorKind::InvalidArguments)),
+        })?;
         Ok(Box::new(args))
     }
 

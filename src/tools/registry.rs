@@ -78,7 +78,8 @@ impl CallArguments {
 /// One tool call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// The call id, echoed in its result.
+    /// The call id; the call's result carries it
+    /// ([`ToolResult::call_id`]).
     pub id: String,
     /// The tool's name.
     pub name: String,
@@ -676,7 +677,7 @@ impl Registry {
                 facts: Some(facts),
             })));
         }
-        let typed = entry.tool.parse(args).map_err(|err| {
+        let typed = entry.tool.parse(args).map_err(|err: ToolError| {
             // The schema accepted what serde refused: the schema and the
             // typed arguments disagree, which is a bug in the tool.
             Box::new(ToolResult::from(ToolError::fatal(format!(
