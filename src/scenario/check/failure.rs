@@ -155,7 +155,7 @@ pub(super) fn contains_check(
         if deadline.passed() {
             return;
         }
-        if !text.contains(needle.as_str()) {
+        if !focus::occurs(text, needle) {
             let Ok(focus) = focus::for_contains(text, needle, deadline) else {
                 return;
             };
@@ -183,7 +183,7 @@ pub(super) fn not_contains_check(
         if deadline.passed() {
             return;
         }
-        if text.contains(needle.as_str()) {
+        if focus::occurs(text, needle) {
             failures.push(Failure::on_text(
                 step,
                 CheckKind::NotContains,
