@@ -384,6 +384,9 @@ impl Reader {
             return;
         };
         if call.result.is_some() || call.unanswered.is_some() {
+            if chain.rec.was_copied(id) {
+                return; // the copy's result (the call was written again)
+            }
             chain.rec.note(
                 number,
                 format!("a second result for call `{id}`; the first is kept"),
