@@ -294,7 +294,7 @@ pub struct Recording {
     index: HashMap<String, (usize, usize)>,
     /// Every call id met, replayed or not, with its line and a fingerprint
     /// of its tool and arguments.
-    made: HashMap<String, (usize, u64)>,
+    made: HashMap<String, (usize, Option<u64>)>,
     /// Calls written again: the same id, tool and arguments as a call
     /// before them (the lines of the copies).
     copies: Vec<usize>,
@@ -324,12 +324,23 @@ impl Recording {
 
     /// The call of a tool-call block (`args_key`: where its arguments
     /// are, `arguments` in pi, `input` in Claude Code) read on `line`;
-    /// `None` when its id was used before: by a call with the same tool and
-    /// arguments (a copy of it, as Claude Code writes the conversation
-    /// again when a session is resumed: counted, said once, and the call
-    /// is replayed once), or by another call (noted, and listed as
-    /// skipped).
+    /// `None` when its id was used before (noted, and listed as skipped).
     pub fn take_call(&mut self, line: usize, block: &Value, args_key: &str) -> Option<RawCall> {
+        self.take_call_of(line, block, args_key, None)
+    }
+
+    /// [`Self::take_call`] for a block of the model message `group`
+    /// (Claude Code's `message.id`): a call whose id a call of the same
+    /// message, tool and arguments used before is a copy of it (as Claude
+    /// Code writes the conversation again when a session is resumed):
+    /// counted, said once, and the call is replayed once.
+    pub fn take_call_of(
+        &mut self,
+        line: usize,
+        block: &Value,
+        args_key: &str,
+        group: Option<&str>,
+    ) -> Option<RawCall> {
         let text = |key: &str| {
             block
                 .get(key)
@@ -343,9 +354,9 @@ impl Recording {
             args: block.get(args_key).cloned().unwrap_or(Value::Null),
             line,
         };
-        let print = fingerprint(&call.name, &call.args);
+        let print = group.map(|g| fingerprint(g, &call.name, &call.args));
         if let Some(&(first, earlier)) = self.made.get(&call.id) {
-            if earlier == print {
+            if print.is_some() && earlier == print {
                 self.copies.push(line);
                 self.copied.insert(call.id);
                 return None;
@@ -670,10 +681,12 @@ pub fn read_notice(text: &str) -> Option<&'static str> {
 pub const MAX_COMMENT_CHARS: usize = 200;
 
 /// `value` as one line of JSON, cut to [`MAX_COMMENT_CHARS`].
-/// A fingerprint of a call's tool and arguments, to tell a copy of a call
-/// (the same id, tool and arguments) from another call that reuses its id.
-fn fingerprint(name: &str, args: &Value) -> u64 {
+/// A fingerprint of a call's message, tool and arguments, to tell a copy of
+/// a call (the same id, message, tool and arguments) from another call that
+/// reuses its id.
+fn fingerprint(group: &str, name: &str, args: &Value) -> u64 {
     let mut hasher = DefaultHasher::new();
+    group.hash(&mut hasher);
     name.hash(&mut hasher);
     args.to_string().hash(&mut hasher);
     hasher.finish()

@@ -298,7 +298,7 @@ impl Reader {
             .iter()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
         {
-            let Some(raw) = chain.rec.take_call(number, block, "input") else {
+            let Some(raw) = chain.rec.take_call_of(number, block, "input", message) else {
                 continue;
             };
             self.owner.insert(raw.id.clone(), c);
