@@ -19,6 +19,7 @@ use super::lines::for_each_line;
 use super::lines::too_long;
 use super::lines::unreadable;
 use super::out::OutDir;
+use crate::scenario::replay::AnswerForm;
 
 /// The longest bash timeout a replayed call gets (a day), in seconds.
 pub const MAX_BASH_SECS: f64 = 86_400.0;
@@ -36,50 +37,11 @@ pub enum Text {
     Sidecar(String),
 }
 
-/// The form of a recorded tool's answer once the client's presentation is
-/// taken off (docs/replay.md, "Presentation"): what the run compares with
-/// today's result put in the same form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    /// The tool's text itself: a read's lines without numbers or
-    /// reminders, a command's output.
-    Text,
-    /// A change that succeeded (edit, write): nothing more to compare.
-    Done,
-    /// Paths, workspace-relative, sorted, one a line (find, grep's
-    /// files_with_matches).
-    Files,
-    /// Matching lines as `path:text`, workspace-relative, sorted (grep's
-    /// content, context lines left out).
-    Matches,
-    /// Matches per file as `path:N`, sorted (grep's count).
-    Counts,
-    /// A directory's entries, directories with a trailing `/`, sorted (ls).
-    Entries,
-    /// A failure by its kind (`scenario::replay::FailureKind`).
-    Failure,
-}
-
-impl Form {
-    /// Its name in the scenario (`recorded.answer.form`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Text => "text",
-            Self::Done => "done",
-            Self::Files => "files",
-            Self::Matches => "matches",
-            Self::Counts => "counts",
-            Self::Entries => "entries",
-            Self::Failure => "failure",
-        }
-    }
-}
-
 /// A recorded tool's answer without the client's presentation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answer {
     /// Its form.
-    pub form: Form,
+    pub form: AnswerForm,
     /// Its text (lines joined by newlines for the list forms); `None`
     /// when it is the recorded text itself.
     pub text: Option<Text>,
@@ -95,7 +57,7 @@ pub struct Outcome {
     /// Its image blocks.
     pub images: usize,
     /// The tool's answer without the client's presentation, when known.
-    pub answer: Option<(Form, String)>,
+    pub answer: Option<(AnswerForm, String)>,
     /// The file's whole text before the call (an edit's `originalFile`),
     /// when recorded.
     pub original: Option<String>,
@@ -474,7 +436,7 @@ impl Recording {
                 };
                 let answer = outcome.answer.map(|(form, answer)| Answer {
                     form,
-                    text: (form != Form::Done && answer != outcome.text)
+                    text: (form != AnswerForm::Done && answer != outcome.text)
                         .then(|| self.store(line, answer)),
                 });
                 let text = self.store(line, outcome.text);

@@ -44,7 +44,7 @@ pub(crate) use crate::scenario::gate;
 pub(crate) mod outcome;
 pub(crate) mod partition;
 mod pipeline;
-mod presentation;
+pub(crate) mod presentation;
 pub(crate) mod replay;
 pub(crate) mod runner;
 pub(crate) mod servers;
