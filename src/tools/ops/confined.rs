@@ -285,6 +285,9 @@ impl FsOps for ConfinedFs {
             }
             return Ok(());
         };
+        if dir.mark_listed() {
+            rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(0))?;
+        }
         list_fd(fd, out)
     }
 

@@ -13,6 +13,8 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 
 use super::FileKind;
 
@@ -22,18 +24,29 @@ use super::FileKind;
 pub struct DirHandle {
     path: PathBuf,
     fd: Option<OwnedFd>,
+    /// Whether the descriptor has been read to its end once (a second
+    /// listing rewinds it first).
+    listed: AtomicBool,
 }
 
 impl DirHandle {
     /// A handle that is only a path: every operation on it goes through
     /// the backend's path operations.
     pub fn by_path(path: PathBuf) -> Self {
-        Self { path, fd: None }
+        Self {
+            path,
+            fd: None,
+            listed: AtomicBool::new(false),
+        }
     }
 
     /// A handle on the descriptor `fd`, opened as `path`.
     pub(crate) fn with_fd(path: PathBuf, fd: OwnedFd) -> Self {
-        Self { path, fd: Some(fd) }
+        Self {
+            path,
+            fd: Some(fd),
+            listed: AtomicBool::new(false),
+        }
     }
 
     /// The directory's path (absolute, as the backend's paths are).
@@ -44,6 +57,11 @@ impl DirHandle {
     /// The descriptor, when the handle has one.
     pub(crate) fn fd(&self) -> Option<&OwnedFd> {
         self.fd.as_ref()
+    }
+
+    /// Marks the descriptor as listed; whether it had been before.
+    pub(crate) fn mark_listed(&self) -> bool {
+        self.listed.swap(true, Ordering::Relaxed)
     }
 }
 
