@@ -313,7 +313,12 @@ fn listed(fs: &dyn FsOps, dir: &crate::tools::ops::DirHandle) -> Vec<(String, Fi
     fs.list_dir(dir, &mut listing).unwrap();
     listing.sort();
     (0..listing.len())
-        .map(|i| (listing.name(i).to_str().unwrap().to_owned(), listing.kind(i)))
+        .map(|i| {
+            (
+                listing.name(i).to_str().unwrap().to_owned(),
+                listing.kind(i),
+            )
+        })
         .collect()
 }
 
@@ -368,7 +373,10 @@ fn directory_handles_list_and_open_children_by_one_name_without_following_links(
         assert!(err.raw_os_error().is_some(), "{link}: {err:?}");
     }
     for link in ["file_out", "in_link"] {
-        assert!(t.fs.open_child_file(&root, link.as_ref()).is_err(), "{link}");
+        assert!(
+            t.fs.open_child_file(&root, link.as_ref()).is_err(),
+            "{link}"
+        );
     }
     // One name only.
     for name in ["..", ".", "", "dir/a.txt", "../outside"] {
@@ -378,7 +386,10 @@ fn directory_handles_list_and_open_children_by_one_name_without_following_links(
         assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{name:?}");
     }
     // The root handle itself is confined like every path.
-    assert_outside(t.fs.open_dir(&t.at("rel_out")), "open_dir through a link out");
+    assert_outside(
+        t.fs.open_dir(&t.at("rel_out")),
+        "open_dir through a link out",
+    );
     // The path defaults (LocalFs) agree on the listing.
     let local = LocalFs.open_dir(&t.at("dir")).unwrap();
     assert_eq!(listed(&LocalFs, &local), listed(&t.fs, &dir));

@@ -12,23 +12,20 @@
 //!    workspace-relative error with "did you mean" (D6). A file is searched
 //!    alone and shown by its name (§grep.6); a directory is walked.
 //! 2. While the directory is walked, each walk thread searches the files
-//!    it finds (those the glob selects), so reading directories and
-//!    searching files overlap. Once the files searched so far hold more
-//!    than `limit` matching lines, this early search stops: the first
-//!    `limit` lines in path order may lie in files not found yet.
-//! 3. The files left are searched in parallel in sorted order: scoped
-//!    worker threads take the next file from an atomic index and store
-//!    what they found in that file's slot (the early search filled the
-//!    others). Each file is read once, by the searcher, which also supplies
-//!    the context lines. As slots complete in order, the matches of the
-//!    completed prefix are counted; once that prefix holds more than
-//!    `limit` matching lines, the first `limit` in sorted order are certain
-//!    and the files after it are dropped (workers stop mid-file too), with
-//!    whatever the early search found in them. Each file stops after
-//!    `limit + 1` matching lines, which is enough to know whether more
-//!    exist, so the result is the same whichever files were searched early.
-//! 4. The kept lines are assembled in path and line order (D9), cut to
-//!    `grep_max_line` characters each and to `max_bytes` as a whole.
+//!    it finds (those the glob selects), each opened by its name in its
+//!    directory and read once by the searcher, which also supplies the
+//!    context lines. A file stops after `limit + 1` matching lines, which
+//!    is enough to know whether more exist. The walk keeps a bound: the
+//!    fewest files, smallest in path order, whose matching lines reach
+//!    `limit + 1`. Once it is set, nothing that sorts after its last file
+//!    is listed, opened or searched further (a file being searched stops
+//!    mid-way), and the walk's results end with that file, so the result
+//!    does not depend on which files were searched first.
+//! 3. The kept files come out of the walk in path order (D9); their lines
+//!    are assembled in path and line order, cut to `grep_max_line`
+//!    characters each and to `max_bytes` as a whole. Unreadable files,
+//!    binary files and unreadable directories that sort after the bound
+//!    count for nothing, as the matches there do.
 //!
 //! Differences from pi, besides D7–D10:
 //!
@@ -47,8 +44,8 @@
 //! ```text
 //! mod.rs    the tool: arguments, the matcher, the time budget, the result
 //!           (text, notices, GrepDetails)
-//! files.rs  steps 2 to 4: the early search, the ordered parallel search
-//!           of the files left, each file's lines, their assembly
+//! files.rs  steps 2 and 3: the walk threads' search of each file, its
+//!           lines, their assembly
 //! ```
 
 mod files;
