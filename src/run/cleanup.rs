@@ -15,7 +15,18 @@ type Garbage = Box<dyn Send>;
 /// The cleanup thread of one run.
 #[derive(Debug, Default)]
 pub(super) struct Cleanup {
-    inner: Mutex<Option<(mpsc::Sender<Garbage>, JoinHandle<()>)>>,
+    inner: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+enum State {
+    /// Nothing handed over yet.
+    #[default]
+    Idle,
+    /// The thread runs.
+    Running(mpsc::Sender<Garbage>, JoinHandle<()>),
+    /// The run has ended: removal happens in place.
+    Finished,
 }
 
 impl Cleanup {
@@ -24,31 +35,33 @@ impl Cleanup {
     pub(super) fn remove(&self, garbage: impl Send + 'static) {
         let garbage: Garbage = Box::new(garbage);
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        if inner.is_none() {
+        if matches!(*inner, State::Idle) {
             let (tx, rx) = mpsc::channel::<Garbage>();
             let spawned = std::thread::Builder::new()
                 .name("harness-cleanup".to_owned())
                 .spawn(move || rx.into_iter().for_each(drop));
             match spawned {
-                Ok(thread) => *inner = Some((tx, thread)),
+                Ok(thread) => *inner = State::Running(tx, thread),
                 Err(_) => return drop(garbage),
             }
         }
-        if let Some((tx, _)) = inner.as_ref()
-            && let Err(mpsc::SendError(garbage)) = tx.send(garbage)
-        {
-            drop(garbage);
+        match &*inner {
+            State::Running(tx, _) => {
+                if let Err(mpsc::SendError(garbage)) = tx.send(garbage) {
+                    drop(garbage);
+                }
+            }
+            State::Idle | State::Finished => drop(garbage),
         }
     }
 
     /// Waits until everything handed over is removed.
     pub(super) fn finish(&self) {
-        let taken = self
-            .inner
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some((tx, thread)) = taken {
+        let taken = std::mem::replace(
+            &mut *self.inner.lock().unwrap_or_else(PoisonError::into_inner),
+            State::Finished,
+        );
+        if let State::Running(tx, thread) = taken {
             drop(tx);
             let _ = thread.join();
         }
