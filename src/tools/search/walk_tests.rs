@@ -319,7 +319,8 @@ fn visitors_see_every_reported_entry_once_and_say_what_is_a_result() {
             assert_eq!(entry.dir.path().join(entry.name), entry.path);
             seen.lock().unwrap().push(rel.clone());
             // Every third file is a result.
-            (entry.kind == FileKind::File && entry.key.last().unwrap() % 3 == 0).then(|| (rel, 1))
+            (entry.kind == FileKind::File && entry.key.last().unwrap().is_multiple_of(3))
+                .then_some((rel, 1))
         })
     };
     let walk = walk(&fs, Path::new("/ws"), &with_dirs(), None, &visitor).unwrap();
