@@ -5,6 +5,11 @@
 //! The files are the ones under `src/cli/init/`, built into the binary.
 //! Nothing is ever overwritten: when any of them exists, nothing is
 //! written and the command exits 2 naming them.
+//!
+//! `harness init DIR --mcp CMD [ARGS…]` writes a suite for an MCP server
+//! instead (`import::server_suite`): the server is started, its
+//! `tools/list` read, and `DIR/scenarios/` gets `harness.yaml` declaring
+//! it and one scenario per tool.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -21,6 +26,15 @@ pub struct InitArgs {
     /// directory; created if missing).
     #[arg(value_name = "DIR")]
     dir: Option<PathBuf>,
+    /// A suite for this MCP server instead: the command and its arguments
+    /// (everything after --mcp); one scenario per tool, with snapshots.
+    #[arg(
+        long,
+        value_name = "CMD",
+        num_args = 1..,
+        allow_hyphen_values = true
+    )]
+    mcp: Vec<String>,
 }
 
 /// Every file of the starter suite: its path under `DIR` and its text.
@@ -70,24 +84,15 @@ pub const FILES: [(&str, &str); 11] = [
 
 pub fn run(args: &InitArgs) -> u8 {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let existing: Vec<String> = FILES
-        .iter()
-        .map(|(path, _)| dir.join(path))
-        .filter(|path| path.symlink_metadata().is_ok())
-        .map(|path| path.display().to_string())
-        .collect();
-    if !existing.is_empty() {
-        return super::usage_error(format!(
-            "harness init writes nothing over existing files, and these exist: {}; move them \
-             away or choose another directory (harness init DIR)",
-            existing.join(", ")
-        ));
+    if !args.mcp.is_empty() {
+        return server_suite(&dir, &args.mcp);
     }
-    for (path, text) in FILES {
-        let target = dir.join(path);
-        if let Err(err) = write_new(&target, text) {
-            return super::usage_error(format!("cannot write {}: {err}", target.display()));
-        }
+    let files: Vec<(String, String)> = FILES
+        .iter()
+        .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
+        .collect();
+    if let Err(code) = write_all(&dir, &files) {
+        return code;
     }
     let scenarios = dir.join("scenarios");
     println!(
@@ -98,6 +103,92 @@ pub fn run(args: &InitArgs) -> u8 {
     println!(
         "run it with: harness run {}\nthe scenario format: docs/scenarios.md in the harness \
          repository, or `harness schema` for its JSON Schema",
+        scenarios.display()
+    );
+    exit::SUCCESS
+}
+
+/// Writes `files` (paths relative to `dir`), none of which may exist yet.
+fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), u8> {
+    let existing: Vec<String> = files
+        .iter()
+        .map(|(path, _)| dir.join(path))
+        .filter(|path| path.symlink_metadata().is_ok())
+        .map(|path| path.display().to_string())
+        .collect();
+    if !existing.is_empty() {
+        return Err(super::usage_error(format!(
+            "harness init writes nothing over existing files, and these exist: {}; move them \
+             away or choose another directory (harness init DIR)",
+            existing.join(", ")
+        )));
+    }
+    for (path, text) in files {
+        let target = dir.join(path);
+        if let Err(err) = write_new(&target, text) {
+            return Err(super::usage_error(format!(
+                "cannot write {}: {err}",
+                target.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `harness init DIR --mcp CMD [ARGS…]`. The server is started in a
+/// temporary directory, as a scenario's is in its workspace, with the
+/// variables of a server's command (`${workspace}`, `${dir}`,
+/// `${harness}`) standing for what they will in the suite.
+fn server_suite(dir: &Path, command: &[String]) -> u8 {
+    let workspace = match tempfile::Builder::new().prefix("harness-init-").tempdir() {
+        Ok(tmp) => tmp,
+        Err(err) => return super::usage_error(format!("cannot make a temporary directory: {err}")),
+    };
+    let suite_dir =
+        std::path::absolute(dir.join("scenarios")).unwrap_or_else(|_| dir.join("scenarios"));
+    let harness = std::env::current_exe().map_or_else(
+        |_| "harness".to_owned(),
+        |p| p.to_string_lossy().into_owned(),
+    );
+    let started: Vec<String> = command
+        .iter()
+        .map(|arg| {
+            arg.replace("${workspace}", &workspace.path().to_string_lossy())
+                .replace("${dir}", &suite_dir.to_string_lossy())
+                .replace("${harness}", &harness)
+        })
+        .collect();
+    let tools = match super::tools::server_tools(&started, Some(workspace.path())) {
+        Ok(tools) => tools,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return exit::FAILED;
+        }
+    };
+    let program = command.first().map_or("server", String::as_str);
+    let server = crate::import::server_suite::server_name(program);
+    let suite = crate::import::server_suite::suite(&server, command, &tools);
+    let skipped = suite.iter().filter(|f| f.text.contains("\nskip: ")).count();
+    let files: Vec<(String, String)> = suite
+        .into_iter()
+        .map(|f| (format!("scenarios/{}", f.path), f.text))
+        .collect();
+    if let Err(code) = write_all(dir, &files) {
+        return code;
+    }
+    let scenarios = dir.join("scenarios");
+    println!(
+        "wrote a suite for `{}` into {}: harness.yaml and {} scenarios, one per tool ({} \
+         skipped: not annotated read-only)",
+        super::output::terminal_text(&server, &[]),
+        scenarios.display(),
+        tools.len(),
+        skipped
+    );
+    println!(
+        "record today's answers with: harness run {} --update-snapshots\nthen `harness run {}` \
+         compares with them",
+        scenarios.display(),
         scenarios.display()
     );
     exit::SUCCESS

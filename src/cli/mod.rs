@@ -18,12 +18,14 @@ mod import;
 mod init;
 mod mcp;
 mod mcp_fixture;
+mod record;
 mod report;
 mod run;
 mod schema;
 mod select;
 mod tokens;
 mod tools;
+mod tools_check;
 
 use std::process::ExitCode;
 
@@ -68,6 +70,10 @@ enum Command {
     /// Serve the tools over MCP on standard input and output
     /// (docs/mcp.md).
     Mcp(mcp::McpArgs),
+    /// Stand between an MCP client and a real server, relay everything
+    /// unchanged, and write the tools/calls that passed as a scenario
+    /// that replays them (docs/mcp.md).
+    Record(record::RecordArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell).
     Completions(completions::CompletionsArgs),
@@ -109,6 +115,7 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => completions::run(&args),
         Command::Import(args) => import::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Record(args) => record::run(&args),
         Command::McpFixture(args) => mcp_fixture::run(&args),
     };
     ExitCode::from(code)

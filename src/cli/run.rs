@@ -73,6 +73,11 @@ pub struct RunArgs {
     /// summary.md, and a summary on the console).
     #[arg(long)]
     coverage: bool,
+    /// Audit each scenario's MCP servers' tool definitions as `harness
+    /// tools --check` does; an error-level finding fails the scenario
+    /// (check `servers`).
+    #[arg(long)]
+    audit_servers: bool,
     /// Seconds a scenario may run, more than 0 and at most 86400
     /// (default: harness.yaml `timeout`, else 60).
     #[arg(long, value_name = "SECS", value_parser = Budget::parse)]
@@ -290,6 +295,7 @@ fn builder(
         .keep_workspaces(args.keep_workspaces)
         .update_snapshots(args.update_snapshots)
         .coverage(args.coverage)
+        .audit_servers(args.audit_servers)
 }
 
 /// `--verbose`'s first line: how the run is set up.

@@ -1,10 +1,13 @@
-//! `harness tools [--json] [--tokens [--tokenizer NAME]] [--mcp CMD [ARGS…]]`.
+//! `harness tools [--json] [--tokens [--tokenizer NAME]] [--check] [--mcp CMD [ARGS…]]`.
 //!
 //! With `--mcp`, the definitions are an MCP server's: the command is
 //! started in the current directory (as a scenario's server is, with the
 //! minimal environment), its `tools/list` read, and the server stopped.
+//! `--check` audits the definitions (`tools_check.rs`): an MCP server's,
+//! or without `--mcp` those `harness mcp` serves.
 
 use clap::Args;
+use rmcp::model::Tool;
 
 use crate::exit;
 use crate::mcp::client::Command;
@@ -28,14 +31,23 @@ pub struct ToolsArgs {
     /// the whole definition) and the tool section of a request in total.
     #[arg(long)]
     tokens: bool,
-    /// Token counter for --tokens: o200k (default), cl100k or chars4.
-    #[arg(
-        long,
-        value_name = "NAME",
-        default_value = "o200k",
-        requires = "tokens"
-    )]
+    /// Token counter for --tokens and --check: o200k (default), cl100k or
+    /// chars4.
+    #[arg(long, value_name = "NAME", default_value = "o200k")]
     tokenizer: String,
+    /// Audit the definitions: what known MCP clients reject or mishandle,
+    /// tool by tool, and their token cost (docs/mcp.md); exit 1 when a
+    /// finding is an error. Without --mcp, the tools `harness mcp` serves.
+    #[arg(long, conflicts_with = "tokens")]
+    check: bool,
+    /// With --check: the most tokens the definitions may cost together
+    /// (more is an error).
+    #[arg(long, value_name = "N", requires = "check")]
+    max_definition_tokens: Option<u64>,
+    /// With --check: the name the server is registered under in a client
+    /// (default: the file name of the --mcp command; `harness` without it).
+    #[arg(long, value_name = "NAME", requires = "check")]
+    server_name: Option<String>,
     /// An MCP server's tools instead of the built-in ones: the command
     /// and its arguments (everything after --mcp), started in the current
     /// directory.
@@ -51,25 +63,51 @@ pub struct ToolsArgs {
 }
 
 pub fn run(args: ToolsArgs) -> u8 {
-    let specs = if args.mcp.is_empty() {
+    let (definitions, specs): (Vec<Tool>, Vec<ToolSpec>) = if args.mcp.is_empty() {
         let root = std::env::temp_dir();
         let workspace = match Workspace::local(&root) {
             Ok(ws) => ws,
             Err(err) => return super::usage_error(err),
         };
         match super::registry(workspace, args.tools.as_deref()) {
-            Ok(registry) => registry.specs().cloned().collect(),
+            Ok(registry) => (
+                crate::mcp::tool_definitions(&registry),
+                registry.specs().cloned().collect(),
+            ),
             Err(err) => return super::usage_error(err),
         }
     } else {
-        match server_specs(&args.mcp) {
-            Ok(specs) => specs,
+        match server_tools(&args.mcp, None) {
+            Ok(tools) => {
+                let specs = tools.iter().map(|t| server_tool_spec(t, "")).collect();
+                (tools, specs)
+            }
             Err(err) => {
                 eprintln!("error: {err}");
                 return exit::FAILED;
             }
         }
     };
+    if args.check {
+        let server = args.server_name.clone().unwrap_or_else(|| {
+            args.mcp.first().map_or_else(
+                || "harness".to_owned(),
+                |program| {
+                    std::path::Path::new(program)
+                        .file_name()
+                        .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned())
+                },
+            )
+        });
+        return super::tools_check::run(&super::tools_check::Check {
+            server: &server,
+            tools: &definitions,
+            specs: &specs,
+            tokenizer: &args.tokenizer,
+            budget: args.max_definition_tokens,
+            json: args.json,
+        });
+    }
     if args.tokens {
         return print_costs(&specs, &args);
     }
@@ -114,13 +152,21 @@ pub fn run(args: ToolsArgs) -> u8 {
     exit::SUCCESS
 }
 
-/// The tool specs of the MCP server `command` (program and arguments).
-fn server_specs(command: &[String]) -> Result<Vec<ToolSpec>, String> {
+/// The tool definitions of the MCP server `command` (program and
+/// arguments), started in `cwd` (the current directory without it), as
+/// its `tools/list` gave them.
+pub fn server_tools(
+    command: &[String],
+    cwd: Option<&std::path::Path>,
+) -> Result<Vec<Tool>, String> {
     let (program, rest) = command
         .split_first()
         .ok_or_else(|| "--mcp needs a command".to_owned())?;
-    let cwd = std::env::current_dir()
-        .map_err(|err| format!("cannot read the current directory: {err}"))?;
+    let cwd = match cwd {
+        Some(cwd) => cwd.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|err| format!("cannot read the current directory: {err}"))?,
+    };
     let config = ServerConfig::new(
         program.clone(),
         Launch::Command(Command {
@@ -138,13 +184,9 @@ fn server_specs(command: &[String]) -> Result<Vec<ToolSpec>, String> {
         let client = McpClient::start(config)
             .await
             .map_err(|err| err.to_string())?;
-        let specs = client
-            .tools()
-            .iter()
-            .map(|tool| server_tool_spec(tool, ""))
-            .collect();
+        let tools = client.tools().to_vec();
         client.stop().await;
-        Ok(specs)
+        Ok(tools)
     })
 }
 

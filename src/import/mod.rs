@@ -14,6 +14,8 @@
 //! | [`pi`] | pi's session format |
 //! | [`claude`] | Claude Code's transcripts |
 //! | [`write`](mod@write) | scenario files, sidecars and comments |
+//! | [`server_suite`] | a suite made from an MCP server's tools/list (`harness init --mcp`) |
+//! | [`traffic`] | the traffic `harness record` relayed, as a scenario |
 
 pub mod claude;
 pub mod detect;
@@ -24,8 +26,10 @@ pub mod out;
 pub mod paths;
 pub mod pi;
 pub mod rerun;
+pub mod server_suite;
 pub mod session;
 pub mod shell;
+pub mod traffic;
 pub mod write;
 pub mod yaml;
 

@@ -18,6 +18,9 @@
 //!             order it arrived (the mutation queue's order) and notices
 //!             the end of the input
 //! server.rs   McpServer (the ServerHandler) and one session's lifecycle
+//! audit.rs    what known clients reject or mishandle in tool definitions
+//! record.rs   the relay of `harness record`: a client's lines to a real
+//!             server and back, unchanged, and the tools/calls noted
 //! client/     the other side: the harness as the client of any MCP tool
 //!             server (a command over stdio, or a URL over Streamable
 //!             HTTP), whose tools enter the registry like the built-ins
@@ -30,9 +33,11 @@
 //! side of it.
 
 mod arrival;
+pub mod audit;
 pub mod client;
 mod listing;
 mod progress;
+pub mod record;
 mod results;
 mod server;
 

@@ -65,6 +65,7 @@ pub struct RunnerBuilder {
     keep_workspaces: bool,
     update_snapshots: bool,
     coverage: bool,
+    audit_servers: bool,
     /// Leave each scenario's transcript out of its outcome.
     no_transcripts: bool,
 }
@@ -139,6 +140,14 @@ impl RunnerBuilder {
         self
     }
 
+    /// Audit the tool definitions of each scenario's MCP servers
+    /// (`harness run --audit-servers`): an error-level finding of
+    /// `mcp::audit` fails the scenario before its first call.
+    pub fn audit_servers(mut self, yes: bool) -> Self {
+        self.audit_servers = yes;
+        self
+    }
+
     /// Record what each scenario's calls exercised, for the coverage
     /// report (`harness run --coverage`).
     pub fn coverage(mut self, yes: bool) -> Self {
@@ -196,6 +205,7 @@ impl RunnerBuilder {
                 timeout: self.timeout.map(Budget::duration),
                 tokens: tokenizer.counter(),
                 coverage: self.coverage,
+                audit_servers: self.audit_servers,
                 transcripts: !self.no_transcripts,
                 harness: super::servers::harness_binary(),
                 servers: Arc::default(),

@@ -22,6 +22,8 @@ pub(super) struct RunConfig {
     pub tokens: Arc<dyn TokenCounter>,
     /// Record what each scenario's calls exercised (`--coverage`).
     pub coverage: bool,
+    /// Audit the servers' tool definitions (`--audit-servers`).
+    pub audit_servers: bool,
     /// Keep each scenario's transcript in its outcome.
     pub transcripts: bool,
     /// The binary `${harness}` names in a server's command.

@@ -135,6 +135,14 @@ impl Job<'_> {
                 return outcome;
             }
         };
+        if self.config.audit_servers
+            && let Some(failure) = servers.audit()
+        {
+            outcome.failures.push(failure);
+            outcome.servers = servers.stop(pool, true).await;
+            dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
+            return outcome;
+        }
         let registry = match servers
             .tools(scenario)
             .and_then(|found| registry(workspace, scenario, found.tools, found.order))

@@ -305,6 +305,42 @@ impl Servers {
         Err((failure, outcomes))
     }
 
+    /// The error-level findings of the audit of every server's tool
+    /// definitions (`mcp::audit`, as `harness tools --check` makes them,
+    /// each server under its name in the scenario), as one failure.
+    pub(super) fn audit(&self) -> Option<Failure> {
+        let mut lines = Vec::new();
+        let mut names = Vec::new();
+        for running in &self.running {
+            let findings = crate::mcp::audit::audit(&running.plan.name, running.client.tools());
+            let errors: Vec<_> = findings
+                .into_iter()
+                .filter(|f| f.level == crate::mcp::audit::Level::Error)
+                .collect();
+            if !errors.is_empty() {
+                names.push(format!("`{}`", running.plan.name));
+            }
+            lines.extend(errors.into_iter().map(|f| {
+                format!(
+                    "{}/{}: {} [{}] {}",
+                    running.plan.name, f.tool, f.rule, f.clients, f.message
+                )
+            }));
+        }
+        (!lines.is_empty()).then(|| {
+            Failure::new(
+                None,
+                "servers",
+                format!(
+                    "the tool definitions of MCP server {} pass the audit of `harness tools \
+                     --check` (--audit-servers)",
+                    names.join(", ")
+                ),
+                lines.join("\n"),
+            )
+        })
+    }
+
     /// The registry tools of the servers, in the order of `scenario`'s
     /// `tools`, and that order of every active name (built-in ones
     /// included); a failure for a tool a server does not have, two active

@@ -414,24 +414,6 @@ fn stop_reason(reason: StopReason) -> &'static str {
     }
 }
 
-/// The largest char boundary of `text` at or below `at`.
-fn floor_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-/// The smallest char boundary of `text` at or above `at`.
-fn ceil_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
-}
-
 /// `text` cut to at most `limit` bytes: three quarters from its beginning,
 /// a quarter from its end, on character boundaries.
 pub fn clip(text: &str, limit: usize) -> Clip {
@@ -441,8 +423,8 @@ pub fn clip(text: &str, limit: usize) -> Clip {
             ..Clip::default()
         };
     }
-    let head = floor_boundary(text, limit / 4 * 3);
-    let tail = ceil_boundary(text, text.len() - (limit - limit / 4 * 3));
+    let head = text.floor_char_boundary(limit / 4 * 3);
+    let tail = text.ceil_char_boundary(text.len() - (limit - limit / 4 * 3));
     let tail = tail.max(head);
     Clip {
         text: text[..head].to_owned(),
@@ -462,8 +444,8 @@ pub fn reclip(kept: &Clip, limit: usize) -> Clip {
         return clip(&kept.text, limit);
     }
     let tail_room = (limit - (limit / 4 * 3).min(kept.text.len())).min(kept.tail.len());
-    let head = floor_boundary(&kept.text, limit - tail_room);
-    let tail = ceil_boundary(&kept.tail, kept.tail.len() - tail_room);
+    let head = kept.text.floor_char_boundary(limit - tail_room);
+    let tail = kept.tail.ceil_char_boundary(kept.tail.len() - tail_room);
     Clip {
         text: kept.text[..head].to_owned(),
         omitted_bytes: kept.omitted_bytes + (kept.text.len() - head + tail) as u64,

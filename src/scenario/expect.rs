@@ -12,9 +12,9 @@ use std::sync::Arc;
 use regex::Regex;
 use serde_json::Value;
 
-use crate::scenario::model::DetailCheck;
+use crate::scenario::detail_spec::DetailCheck;
+use crate::scenario::detail_spec::ImageChecks;
 use crate::scenario::model::Eol;
-use crate::scenario::model::ImageChecks;
 use crate::scenario::model::TruncatedExpect;
 
 /// A regex of an expectation.

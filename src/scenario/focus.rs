@@ -30,6 +30,18 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+/// Where `needle` first occurs in `text`: memchr's substring search, which
+/// is built optimised in every profile (Cargo.toml), so a check over a
+/// 20 MB text costs milliseconds in a test build too, as in a release.
+pub fn find(text: &str, needle: &str) -> Option<usize> {
+    memchr::memmem::find(text.as_bytes(), needle.as_bytes())
+}
+
+/// Whether `needle` occurs in `text` ([`find`]).
+pub fn occurs(text: &str, needle: &str) -> bool {
+    find(text, needle).is_some()
+}
+
 use serde::Deserialize;
 use serde::Serialize;
 
@@ -280,7 +292,7 @@ pub fn for_occurrence(text: &str, needle: &str) -> Option<Focus> {
     if total <= FOCUS_MIN_LINES || needle.is_empty() {
         return None;
     }
-    let at = text.find(needle)?;
+    let at = find(text, needle)?;
     // A needle like "\n25\n" is about the line after its first newline.
     let lead = needle.len() - needle.trim_start_matches('\n').len();
     let line = line_of(text, (at + lead).min(text.len()));
@@ -386,7 +398,7 @@ fn near_miss(
             continue;
         }
         let loosened = loose.apply(text);
-        let Some(at) = loosened.find(&wanted) else {
+        let Some(at) = find(&loosened, &wanted) else {
             continue;
         };
         let start = loose.original(text, at);
@@ -453,7 +465,7 @@ fn longest_part(
         Part::Start => &needle[..cuts[k - 1]],
         Part::End => &needle[cuts[k - 1]..],
     };
-    if wanted == 0 || wanted > cuts.len() || !text.contains(piece(wanted)) {
+    if wanted == 0 || wanted > cuts.len() || !occurs(text, piece(wanted)) {
         return Ok(None);
     }
     let (mut lo, mut hi) = (wanted, cuts.len());
@@ -462,7 +474,7 @@ fn longest_part(
             return Err(Stopped);
         }
         let mid = (lo + hi).div_ceil(2);
-        if text.contains(piece(mid)) {
+        if occurs(text, piece(mid)) {
             lo = mid;
         } else {
             hi = mid - 1;
@@ -473,7 +485,7 @@ fn longest_part(
         part,
         chars: lo,
         len: found.len(),
-        at: text.find(found).unwrap_or(0),
+        at: find(text, found).unwrap_or(0),
     }))
 }
 

@@ -7,6 +7,8 @@
 //! | module | holds |
 //! | --- | --- |
 //! | [`model`] | the serde types of scenario and suite files |
+//! | [`detail_spec`] | the serde types of `details_at`, `image` and `images` checks |
+//! | [`two_way`] | the visitor and macros of values written two ways (string or object, one or a list) |
 //! | [`yaml`] | the positioned YAML tree files are read into |
 //! | [`de`] | serde from that tree, every error located |
 //! | [`load`] | loading and validating files into [`Scenario`]s (errors, the suite file, the validator by part) |
@@ -31,6 +33,7 @@ pub mod check;
 pub mod conditions;
 pub mod de;
 pub mod deadline;
+pub mod detail_spec;
 pub mod exact;
 pub mod expect;
 pub mod faults;
@@ -46,6 +49,7 @@ pub mod settings;
 pub mod snapshot;
 pub mod template;
 pub mod text_file;
+pub mod two_way;
 pub mod updates;
 pub mod vars;
 pub mod workspace;

@@ -7,9 +7,9 @@
 
 use serde_json::Value;
 
+use super::detail_spec::DetailMatchers;
 use super::expect::DetailExpect;
 use super::expect::DetailMatcher;
-use super::model::DetailMatchers;
 
 /// Why `pointer` is not a JSON pointer, if it is not one.
 pub fn pointer_problem(pointer: &str) -> Option<String> {
@@ -207,8 +207,8 @@ mod tests {
     use regex::Regex;
 
     use super::*;
-    use crate::scenario::model::DetailCheck;
-    use crate::scenario::model::StringList;
+    use crate::scenario::detail_spec::DetailCheck;
+    use crate::scenario::two_way::StringList;
     use serde_json::json;
 
     fn list(s: &str) -> Option<StringList> {

@@ -16,11 +16,11 @@ use crate::agent::faux::substitute;
 use crate::agent::faux::substitute_with;
 use crate::agent::faux::var_refs;
 
+use super::detail_spec::DetailCheck;
 use super::model::CallExpect;
-use super::model::DetailCheck;
 use super::model::ErrorExpect;
 use super::model::FileExpect;
-use super::model::StringList;
+use super::two_way::StringList;
 use super::yaml::Seg;
 
 /// Variables by name.

@@ -27,6 +27,7 @@ mod loading;
 mod mcp;
 mod mcp_client;
 mod mcp_scenarios;
+mod mcp_toolkit;
 mod properties;
 mod replay;
 mod reports;

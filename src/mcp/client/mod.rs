@@ -29,10 +29,12 @@ mod visible;
 
 pub use answers::JSONRPC_ERROR_CLASS;
 pub use answers::content_block;
+pub use answers::jsonrpc_error;
 pub use answers::tool_result;
 pub use process::Command;
 pub use process::INHERITED_ENV;
 pub use process::Stopped;
+pub use process::signal_group;
 pub use session::DEFAULT_STARTUP_TIMEOUT;
 pub use session::DEFAULT_STOP_GRACE;
 pub use session::Launch;

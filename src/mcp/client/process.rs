@@ -423,7 +423,7 @@ impl Drop for ServerProcess {
 }
 
 /// Sends `signal` to every process of a group.
-fn signal_group(pgid: i32, signal: i32) {
+pub fn signal_group(pgid: i32, signal: i32) {
     if pgid > 1 {
         // SAFETY: `kill` has no memory-safety preconditions; a group that
         // is gone only yields ESRCH.

@@ -134,24 +134,6 @@ fn newlines(bytes: &[u8]) -> usize {
     bytes.iter().filter(|b| **b == b'\n').count()
 }
 
-/// The largest character boundary of `text` at or before `at`.
-fn floor_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-/// The smallest character boundary of `text` at or after `at`.
-fn ceil_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
-}
-
 /// `text` (longer than `limit`) cut to at most `limit` bytes, the notice
 /// included.
 fn cut(text: &str, limit: usize) -> Actual {
@@ -160,7 +142,7 @@ fn cut(text: &str, limit: usize) -> Actual {
     let tail_room = room - head_room;
     // The beginning: up to a line break in the second half of its room,
     // else to a character boundary.
-    let mut head = floor_boundary(text, head_room);
+    let mut head = text.floor_char_boundary(head_room);
     if let Some(at) = text[..head].rfind('\n')
         && at + 1 >= head_room / 2
     {
@@ -168,7 +150,7 @@ fn cut(text: &str, limit: usize) -> Actual {
     }
     // The end: from a line break in the first half of its room, else from
     // a character boundary.
-    let mut tail = ceil_boundary(text, text.len() - tail_room).max(head);
+    let mut tail = text.ceil_char_boundary(text.len() - tail_room).max(head);
     if text.as_bytes()[tail - 1] != b'\n'
         && let Some(at) = text[tail..].find('\n')
         && at < tail_room / 2

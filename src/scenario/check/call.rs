@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use crate::agent::CallRecord;
 use crate::scenario::deadline::Deadline;
+use crate::scenario::detail_spec::ImageChecks;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::expect::CallExpectation;
 use crate::scenario::expect::Pattern;
 use crate::scenario::focus;
 use crate::scenario::images;
-use crate::scenario::model::ImageChecks;
 use crate::scenario::model::TruncatedExpect;
 use crate::scenario::pointer;
 use crate::scenario::snapshot;
@@ -406,7 +406,7 @@ fn updates_check(
             let kept: &[String] = log.map_or(&[], |l| l.kept.as_slice());
             let unkept = log.map_or(0, |l| l.unkept);
             for needle in needles {
-                if !kept.iter().any(|t| t.contains(needle.as_str())) {
+                if !kept.iter().any(|t| focus::occurs(t, needle)) {
                     let note = if unkept > 0 {
                         format!(
                             " ({unkept} later updates were past the {} the checks keep)",
@@ -435,7 +435,7 @@ fn updates_check(
                 if deadline.passed() {
                     return;
                 }
-                if !last.is_some_and(|t| t.contains(needle.as_str())) {
+                if !last.is_some_and(|t| focus::occurs(t, needle)) {
                     let Ok(focus) = focus::for_contains(checked.text(), needle, deadline) else {
                         return;
                     };

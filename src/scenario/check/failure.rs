@@ -146,52 +146,61 @@ pub(super) fn flag_check(
 pub(super) fn contains_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
-    (noun, checked): (&str, &Checked<'_>),
+    text: (&str, &Checked<'_>),
     needles: &[String],
     deadline: &Deadline,
 ) {
-    let text = checked.text();
-    for needle in needles {
-        if deadline.passed() {
-            return;
-        }
-        if !text.contains(needle.as_str()) {
-            let Ok(focus) = focus::for_contains(text, needle, deadline) else {
-                return;
-            };
-            failures.push(Failure::on_text(
-                step,
-                CheckKind::Contains,
-                format!("{noun} containing {needle:?}"),
-                checked,
-                focus,
-            ));
-        }
-    }
+    needles_check(failures, step, text, needles, deadline, false);
 }
 
 /// `not_contains` on a text: no needle is in it.
 pub(super) fn not_contains_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
+    text: (&str, &Checked<'_>),
+    needles: &[String],
+    deadline: &Deadline,
+) {
+    needles_check(failures, step, text, needles, deadline, true);
+}
+
+/// One failure for each needle that is in the text when `refused`, or
+/// missing from it when not: the focus is the occurrence, or where the
+/// needle nearly is.
+fn needles_check(
+    failures: &mut Vec<Failure>,
+    step: Option<&str>,
     (noun, checked): (&str, &Checked<'_>),
     needles: &[String],
     deadline: &Deadline,
+    refused: bool,
 ) {
     let text = checked.text();
     for needle in needles {
         if deadline.passed() {
             return;
         }
-        if text.contains(needle.as_str()) {
-            failures.push(Failure::on_text(
-                step,
+        if focus::occurs(text, needle) != refused {
+            continue;
+        }
+        let (kind, expected, focus) = if refused {
+            let focus = focus::for_occurrence(text, needle);
+            (
                 CheckKind::NotContains,
                 format!("{noun} without {needle:?}"),
-                checked,
-                focus::for_occurrence(text, needle),
-            ));
-        }
+                focus,
+            )
+        } else {
+            let Ok(focus) = focus::for_contains(text, needle, deadline) else {
+                return;
+            };
+            (
+                CheckKind::Contains,
+                format!("{noun} containing {needle:?}"),
+                focus,
+            )
+        };
+        failures.push(Failure::on_text(step, kind, expected, checked, focus));
     }
 }
 

@@ -6,6 +6,9 @@ use std::sync::Arc;
 
 use regex::Regex;
 
+use crate::scenario::detail_spec::DetailCheck;
+use crate::scenario::detail_spec::ImageExpect;
+use crate::scenario::detail_spec::ImagesExpect;
 use crate::scenario::exact;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::expect::CallExpectation;
@@ -22,11 +25,8 @@ use crate::scenario::expect::RunCheck;
 use crate::scenario::expect::StatBound;
 use crate::scenario::expect::StatCheck;
 use crate::scenario::model::CallExpect;
-use crate::scenario::model::DetailCheck;
 use crate::scenario::model::ErrorExpect;
 use crate::scenario::model::FileExpect;
-use crate::scenario::model::ImageExpect;
-use crate::scenario::model::ImagesExpect;
 use crate::scenario::model::RunExpect;
 use crate::scenario::model::StatsExpect;
 use crate::scenario::pointer;
