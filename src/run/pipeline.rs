@@ -140,7 +140,7 @@ impl Job<'_> {
         {
             outcome.failures.push(failure);
             outcome.servers = servers.stop(pool, true).await;
-            dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
+            dirs.keep_or_remove(self.config, &mut outcome);
             return outcome;
         }
         let registry = match servers
