@@ -209,6 +209,7 @@ impl RunnerBuilder {
                 transcripts: !self.no_transcripts,
                 harness: super::servers::harness_binary(),
                 servers: Arc::default(),
+                cleanup: Arc::default(),
             },
             scenarios,
             positions,

@@ -30,4 +30,6 @@ pub(super) struct RunConfig {
     pub harness: std::path::PathBuf,
     /// The servers shared between scenarios (`share: run`).
     pub servers: Arc<super::servers::ServerPool>,
+    /// Removes finished workspaces off the runtime's threads.
+    pub cleanup: Arc<super::cleanup::Cleanup>,
 }

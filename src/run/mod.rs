@@ -37,6 +37,7 @@
 //! included.
 
 pub(crate) mod builder;
+mod cleanup;
 mod config;
 pub(crate) mod coverage;
 pub(crate) mod discover;
