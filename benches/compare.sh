@@ -10,6 +10,7 @@
 # same during a run; delete it to take a fresh copy. rg and fd come from
 # PATH, else from $BENCH_TOOLS/bin (default: target/bench-tools), else they
 # are installed there with `cargo install --root`. The tests never need them.
+# $HARNESS names a harness binary to use instead of building this checkout.
 #
 # Each case runs the pair alternately, ROUNDS times (default 21), after one
 # warm-up run each, and prints the median wall time of each side and the
@@ -55,8 +56,13 @@ if [ ! -d "$corpus" ]; then
   cp -a "$registry/." "$corpus/"
 fi
 
-cargo build --release --quiet
-harness="$target_dir/release/harness"
+# $HARNESS: a binary built already (e.g. of another commit); else this one.
+if [ -n "${HARNESS:-}" ]; then
+  harness="$HARNESS"
+else
+  cargo build --release --quiet
+  harness="$target_dir/release/harness"
+fi
 
 echo "corpus: $corpus ($(du -sh "$corpus" | cut -f1), $("$fd" --hidden --no-require-git --type f . "$corpus" | wc -l) files searched)"
 echo "tools:  $("$rg" --version | head -1), $("$fd" --version)"

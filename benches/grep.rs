@@ -7,7 +7,9 @@
 //! same tree, so after warm-up it is in the page cache.
 //!
 //! Groups: a literal, a case-insensitive word, a regex; each without and
-//! with a glob (`*.rs`). Per group:
+//! with a glob (`*.rs`); and `walk`, the walker through find (`*.rs`, every
+//! result) and a limited grep (`fn `, limit 100, which prunes the walk).
+//! Per group of the first three:
 //!
 //! - `harness`: the `grep` tool through the registry, as a model calls it,
 //!   with a limit high enough to collect every match (the text is still cut
@@ -250,12 +252,16 @@ fn rg_available() -> bool {
 }
 
 fn run_tool(rt: &tokio::runtime::Runtime, registry: &Registry, args: &Value) -> Value {
+    call_tool(rt, registry, "grep", args)
+}
+
+fn call_tool(rt: &tokio::runtime::Runtime, registry: &Registry, tool: &str, args: &Value) -> Value {
     let result = rt.block_on(registry.dispatch(
-        &ToolCall::new("bench", "grep", args.clone()),
+        &ToolCall::new("bench", tool, args.clone()),
         CancellationToken::new(),
         UpdateSink::discard(),
     ));
-    assert!(!result.is_error, "grep failed: {}", result.text());
+    assert!(!result.is_error, "{tool} failed: {}", result.text());
     result.details.unwrap_or(Value::Null)
 }
 
@@ -344,5 +350,23 @@ fn main() {
         }
         group.finish();
     }
+    // The walker itself (issue 27): a whole walk that keeps every `*.rs`
+    // (find), and a limited search that prunes the walk once its first
+    // 101 matching lines are known (grep `fn`, limit 100).
+    let mut group = criterion.benchmark_group("walk");
+    let find_all = json!({"pattern": "*.rs", "limit": 10_000_000});
+    group.bench_function("find_all_rs", |b| {
+        b.iter(|| black_box(call_tool(&rt, &registry, "find", &find_all)));
+    });
+    let limited = json!({"pattern": "fn ", "literal": true, "limit": 100});
+    let found = run_tool(&rt, &registry, &limited);
+    assert_eq!(
+        found["match_limit_reached"], 100,
+        "the tree must hold over 100 `fn `"
+    );
+    group.bench_function("grep_limit_100", |b| {
+        b.iter(|| black_box(run_tool(&rt, &registry, &limited)));
+    });
+    group.finish();
     criterion.final_summary();
 }

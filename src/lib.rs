@@ -19,20 +19,21 @@
 //! ```
 //!
 //! Each layer uses only the layers above it. [`tools`] is the embeddable
-//! library; it knows nothing of scenarios or models.
+//! library; it knows nothing of scenarios or models. The default feature
+//! `cli` builds every layer; without it (`default-features = false`) the
+//! library is [`tools`] alone.
 //!
 //! One call through the registry, as an agent loop makes it:
 //!
 //! ```
-//! use harness::tools::{Registry, ToolCall, UpdateSink, Workspace};
-//! use tokio_util::sync::CancellationToken;
+//! use harness::tools::{CancellationToken, Registry, ToolCall, UpdateSink, Workspace};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = tempfile::tempdir()?;
 //! std::fs::write(dir.path().join("hello.txt"), "one\ntwo\n")?;
 //! let registry = Registry::builder(Workspace::local(dir.path())?).build()?;
 //! let call = ToolCall::new("call_1", "read", serde_json::json!({"path": "hello.txt"}));
-//! let runtime = tokio::runtime::Runtime::new()?;
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let result = runtime.block_on(registry.dispatch(
 //!     &call,
 //!     CancellationToken::new(),
@@ -46,12 +47,20 @@
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "cli")]
 pub mod agent;
+#[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
 pub mod exit;
+#[cfg(feature = "cli")]
 pub(crate) mod import;
+#[cfg(feature = "cli")]
 pub mod mcp;
+#[cfg(feature = "cli")]
 pub(crate) mod report;
+#[cfg(feature = "cli")]
 pub mod run;
+#[cfg(feature = "cli")]
 pub(crate) mod scenario;
 pub mod tools;

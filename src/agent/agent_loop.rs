@@ -1,7 +1,8 @@
 //! The agent loop (§loop.1–§loop.7, D15, D16).
 //!
 //! Each turn: send the conversation to the provider, append its message,
-//! and run the message's tool calls as one batch. A batch runs in parallel
+//! and run the message's tool calls as one batch through the tool layer's
+//! batch executor ([`Registry::run_batch`]). A batch runs in parallel
 //! unless it contains a sequential tool (then one call at a time, in source
 //! order). In a parallel batch every call is prepared (looked up,
 //! normalised, validated, queued) in source order before any runs; the calls
@@ -20,25 +21,19 @@
 //! sees (docs/scenarios.md, "What the model sees").
 
 use std::collections::BTreeMap;
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use std::time::Instant;
 
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::ExecutionMode;
-use crate::tools::PreparedCall;
+use crate::tools::BatchEvent;
 use crate::tools::Registry;
 use crate::tools::ToolCall;
-use crate::tools::ToolError;
 use crate::tools::ToolResult;
 use crate::tools::ToolSpec;
 use crate::tools::ToolUpdate;
-use crate::tools::UpdateSink;
 
 use super::events::AgentEvent;
 use super::message::AssistantMessage;
@@ -374,10 +369,12 @@ fn not_executed(calls: &[ToolCall], on_event: &mut (dyn FnMut(AgentEvent) + Send
         .collect()
 }
 
-/// Runs one message's calls and returns their results in source order,
-/// recording what each streams in `running` (the same calls). Events and
-/// results show the calls as the model sent them and the results
-/// presented; the tools get the calls with real paths.
+/// Runs one message's calls by the batch rules ([`Registry::run_batch`])
+/// and returns their results in source order, recording what each streams
+/// in `running` (the same calls). Events and results show the calls as the
+/// model sent them and the results presented; the tools get the calls
+/// with real paths. A scripted cancellation's timer starts when its call
+/// starts running and stops when the call ends.
 async fn run_batch(
     registry: &Registry,
     calls: &[ToolCall],
@@ -386,267 +383,74 @@ async fn run_batch(
     running: &mut [RunningCall],
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Vec<Outcome> {
+    let presenter = &options.presenter;
     let cancel = &options.cancel;
-    let sequential = calls
-        .iter()
-        .any(|c| registry.execution_mode(&c.name) == ExecutionMode::Sequential);
-    let mut batch = Batch::new(options, aborted, running);
-    if sequential {
-        for (index, call) in calls.iter().enumerate() {
-            if let Some(prepared) = batch.prepare(registry, index, call, cancel, on_event) {
-                batch.spawn(index, &call.id, prepared, cancel);
-                batch.drain(calls, on_event).await;
+    let executed: Vec<ToolCall> = calls.iter().map(|c| presenter.for_execution(c)).collect();
+    let mut timers = tokio::task::JoinSet::new();
+    let mut timer_of: Vec<Option<tokio::task::AbortHandle>> = calls.iter().map(|_| None).collect();
+    let mut cancelled = vec![false; calls.len()];
+    let results = registry
+        .run_batch(&executed, cancel, |event| match event {
+            BatchEvent::Preparing { index } => {
+                let call = &calls[index];
+                on_event(AgentEvent::ToolExecutionStart {
+                    call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    args: call.arguments.clone(),
+                });
             }
-        }
-    } else {
-        // Every call is prepared (and queued) in source order before any runs.
-        let prepared: Vec<(usize, PreparedCall)> = calls
-            .iter()
-            .enumerate()
-            .filter_map(|(index, call)| {
-                batch
-                    .prepare(registry, index, call, cancel, on_event)
-                    .map(|p| (index, p))
-            })
-            .collect();
-        for (index, p) in prepared {
-            batch.spawn(index, &calls[index].id, p, cancel);
-        }
-        batch.drain(calls, on_event).await;
-    }
-    batch.into_outcomes(calls)
-}
-
-/// Bookkeeping of one batch: running tasks, streamed updates, results.
-struct Batch<'p> {
-    presenter: &'p Presenter,
-    /// The run's cancellation.
-    cancel: CancellationToken,
-    /// Scripted cancellations by call id, and the flag they set.
-    cancel_after: &'p BTreeMap<String, Duration>,
-    aborted: Arc<AtomicBool>,
-    /// The timers of scripted cancellations, by call index; all are
-    /// aborted when the batch is dropped.
-    timers: tokio::task::JoinSet<()>,
-    timer_of: Vec<Option<tokio::task::AbortHandle>>,
-    tasks: tokio::task::JoinSet<(usize, ToolResult, Duration)>,
-    updates_tx: mpsc::UnboundedSender<(usize, ToolUpdate)>,
-    updates_rx: mpsc::UnboundedReceiver<(usize, ToolUpdate)>,
-    finished: HashSet<usize>,
-    results: Vec<Option<Outcome>>,
-    /// The batch's calls in the transcript, where their updates go.
-    running: &'p mut [RunningCall],
-    completions: usize,
-}
-
-impl<'p> Batch<'p> {
-    fn new(
-        options: &'p LoopOptions,
-        aborted: &Arc<AtomicBool>,
-        running: &'p mut [RunningCall],
-    ) -> Self {
-        let (updates_tx, updates_rx) = mpsc::unbounded_channel();
-        let len = running.len();
-        Self {
-            presenter: &options.presenter,
-            cancel: options.cancel.clone(),
-            cancel_after: &options.cancel_after,
-            aborted: Arc::clone(aborted),
-            timers: tokio::task::JoinSet::new(),
-            timer_of: (0..len).map(|_| None).collect(),
-            tasks: tokio::task::JoinSet::new(),
-            updates_tx,
-            updates_rx,
-            finished: HashSet::new(),
-            results: (0..len).map(|_| None).collect(),
-            running,
-            completions: 0,
-        }
-    }
-
-    /// Starts a call: its start event, then preparation. A call that fails
-    /// preparation, or that the run's cancellation reached first, gets its
-    /// result at once.
-    fn prepare(
-        &mut self,
-        registry: &Registry,
-        index: usize,
-        call: &ToolCall,
-        cancel: &CancellationToken,
-        on_event: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Option<PreparedCall> {
-        on_event(AgentEvent::ToolExecutionStart {
-            call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            args: call.arguments.clone(),
-        });
-        if cancel.is_cancelled() {
-            self.finish_now(
+            BatchEvent::Running { index } => {
+                if let Some(&after) = options.cancel_after.get(&calls[index].id) {
+                    let cancel = cancel.clone();
+                    let aborted = Arc::clone(aborted);
+                    timer_of[index] = Some(timers.spawn(async move {
+                        tokio::time::sleep(after).await;
+                        aborted.store(true, Ordering::SeqCst);
+                        cancel.cancel();
+                    }));
+                }
+            }
+            BatchEvent::Update { index, update } => {
+                let update = presenter.update(update);
+                running[index].updates.push(update.clone());
+                let call = &calls[index];
+                on_event(AgentEvent::ToolExecutionUpdate {
+                    call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    update,
+                });
+            }
+            BatchEvent::Finished {
                 index,
-                call,
-                ToolResult::from(ToolError::cancelled()),
-                on_event,
-            );
-            return None;
-        }
-        match registry.prepare(&self.presenter.for_execution(call)) {
-            Ok(prepared) => Some(prepared),
-            Err(result) => {
-                self.finish_now(index, call, *result, on_event);
-                None
+                result,
+                duration,
+            } => {
+                if let Some(timer) = timer_of[index].take() {
+                    timer.abort();
+                }
+                let call = &calls[index];
+                cancelled[index] = result.is_error && cancel.is_cancelled();
+                let raw = std::mem::replace(result, ToolResult::error(String::new(), None));
+                *result = presenter.result_for(call, raw);
+                on_event(AgentEvent::ToolExecutionEnd {
+                    call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    result: result.clone(),
+                    duration,
+                });
             }
-        }
-    }
-
-    fn finish_now(
-        &mut self,
-        index: usize,
-        call: &ToolCall,
-        result: ToolResult,
-        on_event: &mut (dyn FnMut(AgentEvent) + Send),
-    ) {
-        self.record(index, call, result, Duration::ZERO, on_event);
-    }
-
-    fn record(
-        &mut self,
-        index: usize,
-        call: &ToolCall,
-        result: ToolResult,
-        duration: Duration,
-        on_event: &mut (dyn FnMut(AgentEvent) + Send),
-    ) {
-        if let Some(timer) = self.timer_of[index].take() {
-            timer.abort();
-        }
-        let cancelled = result.is_error && self.cancel.is_cancelled();
-        let result = self.presenter.result_for(call, result);
-        on_event(AgentEvent::ToolExecutionEnd {
-            call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            result: result.clone(),
-            duration,
-        });
-        self.finished.insert(index);
-        self.results[index] = Some(Outcome {
-            result,
-            duration,
-            completion: self.completions,
+        })
+        .await;
+    results
+        .into_iter()
+        .zip(cancelled)
+        .map(|(done, cancelled)| Outcome {
+            result: done.result,
+            duration: done.duration,
+            completion: done.completion,
             cancelled,
-        });
-        self.completions += 1;
-    }
-
-    fn spawn(
-        &mut self,
-        index: usize,
-        id: &str,
-        prepared: PreparedCall,
-        cancel: &CancellationToken,
-    ) {
-        if let Some(&after) = self.cancel_after.get(id) {
-            let cancel = cancel.clone();
-            let aborted = Arc::clone(&self.aborted);
-            self.timer_of[index] = Some(self.timers.spawn(async move {
-                tokio::time::sleep(after).await;
-                aborted.store(true, Ordering::SeqCst);
-                cancel.cancel();
-            }));
-        }
-        let tx = self.updates_tx.clone();
-        let sink = UpdateSink::new(move |update| {
-            // The receiver lives as long as the batch; a send can only fail
-            // after the batch is over, when updates are dropped anyway.
-            let _ = tx.send((index, update));
-        });
-        let cancel = cancel.clone();
-        self.tasks.spawn(async move {
-            let started = Instant::now();
-            let result = prepared.execute(cancel, sink).await;
-            (index, result, started.elapsed())
-        });
-    }
-
-    fn forward_update(
-        &mut self,
-        index: usize,
-        update: ToolUpdate,
-        calls: &[ToolCall],
-        on_event: &mut (dyn FnMut(AgentEvent) + Send),
-    ) {
-        // Updates after a call settled are dropped (§loop.3).
-        if self.finished.contains(&index) {
-            return;
-        }
-        let update = self.presenter.update(update);
-        self.running[index].updates.push(update.clone());
-        let call = &calls[index];
-        on_event(AgentEvent::ToolExecutionUpdate {
-            call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            update,
-        });
-    }
-
-    /// Waits for every running call, forwarding updates as they come.
-    async fn drain(&mut self, calls: &[ToolCall], on_event: &mut (dyn FnMut(AgentEvent) + Send)) {
-        loop {
-            tokio::select! {
-                biased;
-                Some((index, update)) = self.updates_rx.recv() => {
-                    self.forward_update(index, update, calls, on_event);
-                }
-                joined = self.tasks.join_next() => {
-                    let Some(joined) = joined else { break };
-                    // Updates sent before the call returned come first.
-                    while let Ok((index, update)) = self.updates_rx.try_recv() {
-                        self.forward_update(index, update, calls, on_event);
-                    }
-                    match joined {
-                        Ok((index, result, duration)) => {
-                            self.record(index, &calls[index], result, duration, on_event);
-                        }
-                        Err(err) => {
-                            // The task itself died (PreparedCall::execute
-                            // catches tool panics, so this is the loop's own
-                            // failure); the calls without a result get one
-                            // below.
-                            let _ = err;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    fn into_outcomes(self, calls: &[ToolCall]) -> Vec<Outcome> {
-        self.results
-            .into_iter()
-            .zip(calls)
-            .zip(self.running.iter_mut())
-            .map(|((outcome, call), running)| {
-                outcome.unwrap_or_else(|| {
-                    // A call without a result keeps no updates either.
-                    running.updates = Streamed::default();
-                    let mut result = ToolResult::error(
-                        format!(
-                            "Tool call \"{}\" got no result because the loop's task for it \
-                             failed. Try the call again.",
-                            call.name
-                        ),
-                        None,
-                    );
-                    result.internal_error = Some("a tool task ended without a result".to_owned());
-                    Outcome {
-                        result,
-                        duration: Duration::ZERO,
-                        completion: usize::MAX,
-                        cancelled: false,
-                    }
-                })
-            })
-            .collect()
-    }
+        })
+        .collect()
 }
 
 #[cfg(test)]

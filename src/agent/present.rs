@@ -142,6 +142,7 @@ impl Presenter {
             details: result.details.map(|d| self.value(&d)),
             internal_error: result.internal_error.map(|e| self.text(&e)),
             facts: result.facts,
+            call_id: result.call_id,
         }
     }
 
@@ -389,6 +390,7 @@ mod tests {
             ),
             internal_error: Some("panic in /tmp/x/harness-ws-AbC".into()),
             facts: None,
+            call_id: None,
         };
         assert_eq!(
             p.result(result),
@@ -405,6 +407,7 @@ mod tests {
                                      "nested": [{"/tmp/x/harness-ws-AbC": "/workspace"}]})),
                 internal_error: Some("panic in /workspace".into()),
                 facts: None,
+                call_id: None,
             }
         );
         let update = ToolUpdate {
@@ -438,6 +441,7 @@ mod tests {
             details: Some(json!({"bytes": bytes, "created": true})),
             internal_error: None,
             facts: None,
+            call_id: None,
         };
         assert_eq!(p.result_for(&call, written(29)), written(18));
         // Raw argument text too; other tools and errors are left alone.

@@ -35,11 +35,12 @@ use super::paths::PathMap;
 use super::paths::join_relative;
 use super::paths::mapped_relative;
 use super::session::Call;
-use super::session::Form;
 use super::session::MAX_BASH_SECS;
 use super::session::Outcome;
 use super::session::Recording;
 use super::session::Sidecars;
+use super::shell;
+use crate::scenario::replay::AnswerForm;
 use crate::scenario::replay::FailureKind;
 
 /// One message of the file.
@@ -470,10 +471,10 @@ fn one_call(
             {
                 outcome.whole = Some(Err("its recorded text is cut (Gemini CLI's truncation)"));
                 if let Some((_, part)) = text.split_once("--- FILE CONTENT (truncated) ---\n") {
-                    outcome.answer = Some((Form::Text, part.to_owned()));
+                    outcome.answer = Some((AnswerForm::Text, part.to_owned()));
                 }
             } else {
-                outcome.answer = Some((Form::Text, text.clone()));
+                outcome.answer = Some((AnswerForm::Text, text.clone()));
                 outcome.whole = Some(if partial {
                     Err("it reads part of the file (offset or limit)")
                 } else {
@@ -482,14 +483,14 @@ fn one_call(
             }
         }
         "write_file" | "replace" if !outcome.is_error => {
-            outcome.answer = Some((Form::Done, String::new()));
+            outcome.answer = Some((AnswerForm::Done, String::new()));
         }
         "run_shell_command" => {
             if let Some((output, code)) = shell_output(&text) {
                 // bash here calls a command that exits non-zero an error.
                 is_error = code.is_some_and(|c| c != 0);
                 outcome.is_error = is_error || is_error_status;
-                outcome.answer = Some((Form::Text, output));
+                outcome.answer = Some((AnswerForm::Text, output));
             }
         }
         "search_file_content" if !outcome.is_error => {
@@ -498,13 +499,13 @@ fn one_call(
                 .get("path")
                 .and_then(Value::as_str)
                 .map_or_else(|| ".".to_owned(), mapped_relative);
-            outcome.answer = search_matches(&text, &searched).map(|m| (Form::Matches, m));
+            outcome.answer = search_matches(&text, &searched).map(|m| (AnswerForm::Matches, m));
         }
         "glob" if !outcome.is_error => {
-            outcome.answer = glob_files(&text, map).map(|f| (Form::Files, f));
+            outcome.answer = glob_files(&text, map).map(|f| (AnswerForm::Files, f));
         }
         "list_directory" if !outcome.is_error => {
-            outcome.answer = listing(&text).map(|e| (Form::Entries, e));
+            outcome.answer = listing(&text).map(|e| (AnswerForm::Entries, e));
         }
         _ => {}
     }
@@ -544,7 +545,7 @@ fn one_call(
         }
     }
     if outcome.is_error && outcome.answer.is_none() {
-        outcome.answer = failure(&text).map(|k| (Form::Failure, k.as_str().to_owned()));
+        outcome.answer = failure(&text).map(|k| (AnswerForm::Failure, k.as_str().to_owned()));
     }
     outcome.text = text;
     Some((replayed, Answered::Yes(outcome)))
@@ -672,7 +673,7 @@ fn map_call(
                         Some(cwd) if !dir.starts_with('/') => format!("{cwd}/{dir}"),
                         _ => dir.to_owned(),
                     };
-                    format!("cd {} && {command}", shell_word(&dir))
+                    format!("cd {} && {command}", shell::quote(&dir))
                 }
                 _ => command.to_owned(),
             };
@@ -737,18 +738,6 @@ fn map_call(
         }
     };
     Ok((tool, Value::Object(out), note))
-}
-
-/// `dir` as one shell word.
-fn shell_word(dir: &str) -> String {
-    if dir
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c))
-    {
-        dir.to_owned()
-    } else {
-        format!("'{}'", dir.replace('\'', "'\\''"))
-    }
 }
 
 /// `run_shell_command`'s labelled text (`Command: …\nDirectory: …\nStdout:

@@ -13,6 +13,10 @@ const PATH_KEYS: [&str; 2] = ["path", "file_path"];
 #[derive(Clone, Debug, Default)]
 pub struct PathMap {
     cwd: Option<String>,
+    /// The working directory is a Windows one (`C:\Users\me\proj`): paths
+    /// below it are also spelled `C:/Users/me/proj/…` and, in Git Bash,
+    /// `/c/Users/me/proj/…`, and take `\` and `/` alike.
+    windows: Option<String>,
 }
 
 impl PathMap {
@@ -21,7 +25,28 @@ impl PathMap {
         let cwd = cwd
             .map(|c| c.trim_end_matches('/').to_owned())
             .filter(|c| !c.is_empty());
-        Self { cwd }
+        let windows = cwd
+            .as_deref()
+            .filter(
+                |c| matches!(c.as_bytes(), [d, b':', b'\\' | b'/', ..] if d.is_ascii_alphabetic()),
+            )
+            .and_then(windows_form)
+            .map(|w| w.trim_end_matches('/').to_owned())
+            .filter(|w| w.len() > 3);
+        Self { cwd, windows }
+    }
+
+    /// `path` below the Windows working directory: `Some("")` for the
+    /// directory itself, `Some("src/a.ts")` below it.
+    fn below_windows(&self, path: &str) -> Option<String> {
+        let cwd = self.windows.as_deref()?;
+        let path = windows_form(path)?;
+        if path.trim_end_matches('/') == cwd {
+            return Some(String::new());
+        }
+        path.strip_prefix(cwd)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .map(str::to_owned)
     }
 
     /// The arguments with paths mapped and `${` escaped.
@@ -51,6 +76,11 @@ impl PathMap {
     /// A path argument: the working directory itself or a path below it
     /// becomes `${workspace}`(`/…`).
     pub fn path(&self, path: &str) -> String {
+        match self.below_windows(path) {
+            Some(rest) if rest.is_empty() => return "${workspace}".to_owned(),
+            Some(rest) => return format!("${{workspace}}/{}", escape(&rest)),
+            None => {}
+        }
         let escaped = escape(path);
         let Some(cwd) = &self.cwd else {
             return escaped;
@@ -75,6 +105,11 @@ impl PathMap {
     /// relative ones as they are (without `./`), others absolute.
     pub fn relative(&self, path: &str) -> String {
         let path = path.strip_prefix("./").unwrap_or(path);
+        match self.below_windows(path) {
+            Some(rest) if rest.is_empty() => return ".".to_owned(),
+            Some(rest) => return rest,
+            None => {}
+        }
         let Some(cwd) = &self.cwd else {
             return path.to_owned();
         };
@@ -97,10 +132,26 @@ impl PathMap {
         let Some(cwd) = &self.cwd else {
             return escaped;
         };
-        let cwd = escape(cwd);
+        let mut spellings = vec![escape(cwd)];
+        if let Some(w) = &self.windows {
+            // `C:/Users/me/proj`, `c:/…`, `C:\Users\me\proj`, `/c/Users/me/proj`
+            let (drive, tail) = w.split_at(1);
+            let lower = drive.to_ascii_lowercase();
+            for d in [drive, lower.as_str()] {
+                spellings.push(escape(&format!("{d}{tail}")));
+                spellings.push(escape(&format!("{d}{}", tail.replace('/', "\\"))));
+            }
+            spellings.push(escape(&format!("/{lower}{}", &tail[1..])));
+            spellings.sort();
+            spellings.dedup();
+        }
         let mut out = String::with_capacity(escaped.len());
         let mut rest = escaped.as_str();
-        while let Some(at) = rest.find(&cwd) {
+        while let Some((at, cwd)) = spellings
+            .iter()
+            .filter_map(|s| rest.find(s.as_str()).map(|at| (at, s)))
+            .min_by_key(|(at, s)| (*at, usize::MAX - s.len()))
+        {
             let after = &rest[at + cwd.len()..];
             let before_ok = rest[..at]
                 .chars()
@@ -113,14 +164,38 @@ impl PathMap {
             out.push_str(&rest[..at]);
             if before_ok && after_ok {
                 out.push_str("${workspace}");
+                if self.windows.is_some() && after.starts_with('\\') {
+                    // The rest of a Windows path, up to where the word
+                    // ends, with `/` for `\\` (which the shell would eat).
+                    let end = after
+                        .find(|c: char| c.is_whitespace() || "'\"`;|&<>()".contains(c))
+                        .unwrap_or(after.len());
+                    out.push_str(&after[..end].replace('\\', "/"));
+                    rest = &after[end..];
+                    continue;
+                }
             } else {
-                out.push_str(&cwd);
+                out.push_str(cwd);
             }
             rest = after;
         }
         out.push_str(rest);
         out
     }
+}
+
+/// A Windows path with `/` for `\\` and an upper-case drive letter
+/// (`c:\a\b` and `/c/a/b` are `C:/a/b`); `None` for a path of no drive.
+fn windows_form(path: &str) -> Option<String> {
+    let path = path.replace('\\', "/");
+    let bytes = path.as_bytes();
+    let (drive, rest) = match bytes {
+        [d, b':', b'/', ..] if d.is_ascii_alphabetic() => (*d, &path[2..]),
+        [d, b':'] if d.is_ascii_alphabetic() => (*d, "/"),
+        [b'/', d, b'/', ..] if d.is_ascii_alphabetic() => (*d, &path[2..]),
+        _ => return None,
+    };
+    Some(format!("{}:{rest}", drive.to_ascii_uppercase() as char))
 }
 
 /// A mapped path argument (`${workspace}/src`, `src`, `/elsewhere`) as
@@ -194,6 +269,39 @@ mod tests {
         assert_eq!(map.path("/home/me/project/a"), "/home/me/project/a");
         assert_eq!(map.path("/etc/passwd"), "/etc/passwd");
         assert_eq!(map.path("src/a.ts"), "src/a.ts");
+    }
+
+    #[test]
+    fn windows_paths_below_the_working_directory_become_workspace_relative() {
+        let map = PathMap::new(Some(r"C:\Users\me\proj"));
+        assert_eq!(
+            [
+                map.path(r"C:\Users\me\proj\src\a.ts"),
+                map.path("c:/Users/me/proj/src/a.ts"),
+                map.path("/c/Users/me/proj/src"),
+                map.path(r"C:\Users\me\proj"),
+                map.path(r"C:\Users\me\project\a"),
+                map.path(r"D:\Users\me\proj\a"),
+                map.relative(r"C:\Users\me\proj\docs\x.md"),
+            ],
+            [
+                "${workspace}/src/a.ts",
+                "${workspace}/src/a.ts",
+                "${workspace}/src",
+                "${workspace}",
+                r"C:\Users\me\project\a",
+                r"D:\Users\me\proj\a",
+                "docs/x.md",
+            ]
+        );
+        assert_eq!(
+            map.command(
+                r#"python C:\Users\me\proj\scripts\x.py "C:/Users/me/proj/a b" && ls /c/Users/me/proj/src C:\Users\me\projx"#
+            ),
+            r#"python ${workspace}/scripts/x.py "${workspace}/a b" && ls ${workspace}/src C:\Users\me\projx"#
+        );
+        // A Unix working directory is never taken for a Windows one.
+        assert_eq!(PathMap::new(Some("/c/p")).path("C:/p/a"), "C:/p/a");
     }
 
     #[test]

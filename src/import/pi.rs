@@ -18,7 +18,6 @@ use super::paths::PathMap;
 use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::Call;
 use super::session::Foreign;
-use super::session::Form;
 use super::session::MAX_BASH_SECS;
 use super::session::Outcome;
 use super::session::PI_ENTRY_TYPES;
@@ -27,6 +26,7 @@ use super::session::Recording;
 use super::session::Sidecars;
 use super::session::content_text;
 use super::session::read_entries;
+use crate::scenario::replay::AnswerForm;
 
 #[derive(Deserialize)]
 struct Entry {
@@ -201,12 +201,12 @@ impl Reader<'_> {
 fn answer(tool: Option<&str>, mut outcome: Outcome) -> Outcome {
     if outcome.is_error {
         // pi's failures are worded as ours: their kind is told the same way.
-        outcome.answer =
-            crate::run::failure_kind(&outcome.text).map(|k| (Form::Failure, k.as_str().to_owned()));
+        outcome.answer = crate::run::failure_kind(&outcome.text)
+            .map(|k| (AnswerForm::Failure, k.as_str().to_owned()));
         return outcome;
     }
     match tool {
-        Some("edit" | "write") => outcome.answer = Some((Form::Done, String::new())),
+        Some("edit" | "write") => outcome.answer = Some((AnswerForm::Done, String::new())),
         Some("read") if outcome.images == 0 => {
             let text = match outcome.text.rfind("\n\n[") {
                 Some(at) if super::session::read_notice(&outcome.text).is_some() => {
@@ -214,7 +214,7 @@ fn answer(tool: Option<&str>, mut outcome: Outcome) -> Outcome {
                 }
                 _ => outcome.text.clone(),
             };
-            outcome.answer = Some((Form::Text, text));
+            outcome.answer = Some((AnswerForm::Text, text));
         }
         _ => {}
     }

@@ -3,6 +3,10 @@
 //! calls left out, and the problems met, each at its line.
 
 use std::collections::HashMap;
+use std::collections::HashSet;
+use std::hash::DefaultHasher;
+use std::hash::Hash;
+use std::hash::Hasher;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -15,6 +19,7 @@ use super::lines::for_each_line;
 use super::lines::too_long;
 use super::lines::unreadable;
 use super::out::OutDir;
+use crate::scenario::replay::AnswerForm;
 
 /// The longest bash timeout a replayed call gets (a day), in seconds.
 pub const MAX_BASH_SECS: f64 = 86_400.0;
@@ -32,50 +37,11 @@ pub enum Text {
     Sidecar(String),
 }
 
-/// The form of a recorded tool's answer once the client's presentation is
-/// taken off (docs/replay.md, "Presentation"): what the run compares with
-/// today's result put in the same form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    /// The tool's text itself: a read's lines without numbers or
-    /// reminders, a command's output.
-    Text,
-    /// A change that succeeded (edit, write): nothing more to compare.
-    Done,
-    /// Paths, workspace-relative, sorted, one a line (find, grep's
-    /// files_with_matches).
-    Files,
-    /// Matching lines as `path:text`, workspace-relative, sorted (grep's
-    /// content, context lines left out).
-    Matches,
-    /// Matches per file as `path:N`, sorted (grep's count).
-    Counts,
-    /// A directory's entries, directories with a trailing `/`, sorted (ls).
-    Entries,
-    /// A failure by its kind (`scenario::replay::FailureKind`).
-    Failure,
-}
-
-impl Form {
-    /// Its name in the scenario (`recorded.answer.form`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Text => "text",
-            Self::Done => "done",
-            Self::Files => "files",
-            Self::Matches => "matches",
-            Self::Counts => "counts",
-            Self::Entries => "entries",
-            Self::Failure => "failure",
-        }
-    }
-}
-
 /// A recorded tool's answer without the client's presentation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answer {
     /// Its form.
-    pub form: Form,
+    pub form: AnswerForm,
     /// Its text (lines joined by newlines for the list forms); `None`
     /// when it is the recorded text itself.
     pub text: Option<Text>,
@@ -91,7 +57,7 @@ pub struct Outcome {
     /// Its image blocks.
     pub images: usize,
     /// The tool's answer without the client's presentation, when known.
-    pub answer: Option<(Form, String)>,
+    pub answer: Option<(AnswerForm, String)>,
     /// The file's whole text before the call (an edit's `originalFile`),
     /// when recorded.
     pub original: Option<String>,
@@ -288,8 +254,14 @@ pub struct Recording {
     pub side: Option<(usize, usize)>,
     /// Where each call is, by id: (batch, position).
     index: HashMap<String, (usize, usize)>,
-    /// Every call id met, replayed or not, with its line.
-    made: HashMap<String, usize>,
+    /// Every call id met, replayed or not, with its line and a fingerprint
+    /// of its tool and arguments.
+    made: HashMap<String, (usize, Option<u64>)>,
+    /// Calls written again: the same id, tool and arguments as a call
+    /// before them (the lines of the copies).
+    copies: Vec<usize>,
+    /// The ids of the calls that were copied.
+    copied: HashSet<String>,
     /// The batch of each model message (Claude Code's `message.id`).
     groups: HashMap<String, usize>,
 }
@@ -316,6 +288,21 @@ impl Recording {
     /// are, `arguments` in pi, `input` in Claude Code) read on `line`;
     /// `None` when its id was used before (noted, and listed as skipped).
     pub fn take_call(&mut self, line: usize, block: &Value, args_key: &str) -> Option<RawCall> {
+        self.take_call_of(line, block, args_key, None)
+    }
+
+    /// [`Self::take_call`] for a block of the model message `group`
+    /// (Claude Code's `message.id`): a call whose id a call of the same
+    /// message, tool and arguments used before is a copy of it (as Claude
+    /// Code writes the conversation again when a session is resumed):
+    /// counted, said once, and the call is replayed once.
+    pub fn take_call_of(
+        &mut self,
+        line: usize,
+        block: &Value,
+        args_key: &str,
+        group: Option<&str>,
+    ) -> Option<RawCall> {
         let text = |key: &str| {
             block
                 .get(key)
@@ -329,7 +316,13 @@ impl Recording {
             args: block.get(args_key).cloned().unwrap_or(Value::Null),
             line,
         };
-        if let Some(&first) = self.made.get(&call.id) {
+        let print = group.map(|g| fingerprint(g, &call.name, &call.args));
+        if let Some(&(first, earlier)) = self.made.get(&call.id) {
+            if print.is_some() && earlier == print {
+                self.copies.push(line);
+                self.copied.insert(call.id);
+                return None;
+            }
             self.skip(
                 &call,
                 format!(
@@ -340,8 +333,14 @@ impl Recording {
             );
             return None;
         }
-        self.made.insert(call.id.clone(), line);
+        self.made.insert(call.id.clone(), (line, print));
         Some(call)
+    }
+
+    /// Whether call `id` was written again, with its tool and arguments
+    /// (a second result for it is then the copy's, passed over quietly).
+    pub fn was_copied(&self, id: &str) -> bool {
+        self.copied.contains(id)
     }
 
     /// Leaves `call` out of the replay: `problem` is noted at its line,
@@ -364,10 +363,12 @@ impl Recording {
     /// A result of call `id` that does not answer it (`reason`: the user
     /// rejected or interrupted it): the call is not replayed.
     pub fn unanswered(&mut self, line: usize, id: &str, reason: &str) {
+        let copied = self.was_copied(id);
         match self.find(id) {
             Some(call) if call.result.is_none() && call.unanswered.is_none() => {
                 call.unanswered = Some(reason.to_owned());
             }
+            Some(_) if copied => {}
             Some(_) => self.note(
                 line,
                 format!("a second result for call `{id}`; the first is kept"),
@@ -422,6 +423,7 @@ impl Recording {
                 line,
                 format!("a result for call `{id}`, which no call on this branch made; skipped"),
             ),
+            Some(true) if self.was_copied(id) => {}
             Some(true) => self.note(
                 line,
                 format!("a second result for call `{id}`; the first is kept"),
@@ -434,7 +436,7 @@ impl Recording {
                 };
                 let answer = outcome.answer.map(|(form, answer)| Answer {
                     form,
-                    text: (form != Form::Done && answer != outcome.text)
+                    text: (form != AnswerForm::Done && answer != outcome.text)
                         .then(|| self.store(line, answer)),
                 });
                 let text = self.store(line, outcome.text);
@@ -497,6 +499,22 @@ impl Recording {
         }
         self.batches.retain(|b| !b.is_empty());
         self.skipped.extend(skipped);
+        if let (Some(&from), Some(&to)) = (self.copies.first(), self.copies.last()) {
+            let n = self.copies.len();
+            self.note(
+                from,
+                format!(
+                    "{n} call{} from line {from} to line {to} {} written again, with the id, tool \
+                     and arguments of a call before {} (a copy of the conversation, as Claude \
+                     Code writes one when a session is resumed); each call is replayed once, \
+                     and a copy's result is passed over",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "is" } else { "are" },
+                    if n == 1 { "it" } else { "them" },
+                ),
+            );
+            self.copies.clear();
+        }
         self.skipped.sort_by_key(|s| s.line);
         self.notes.sort_by_key(|n| n.line);
     }
@@ -625,6 +643,17 @@ pub fn read_notice(text: &str) -> Option<&'static str> {
 pub const MAX_COMMENT_CHARS: usize = 200;
 
 /// `value` as one line of JSON, cut to [`MAX_COMMENT_CHARS`].
+/// A fingerprint of a call's message, tool and arguments, to tell a copy of
+/// a call (the same id, message, tool and arguments) from another call that
+/// reuses its id.
+fn fingerprint(group: &str, name: &str, args: &Value) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    group.hash(&mut hasher);
+    name.hash(&mut hasher);
+    args.to_string().hash(&mut hasher);
+    hasher.finish()
+}
+
 pub fn short_json(value: &Value) -> String {
     let text = value.to_string();
     match text.char_indices().nth(MAX_COMMENT_CHARS) {

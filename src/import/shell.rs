@@ -193,7 +193,7 @@ fn normalize(path: &str) -> String {
 }
 
 /// `dir` as one shell word.
-fn quote(dir: &str) -> String {
+pub(super) fn quote(dir: &str) -> String {
     if dir
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c))

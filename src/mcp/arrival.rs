@@ -26,14 +26,14 @@ use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::tools::PrepareError;
 use crate::tools::PreparedCall;
 use crate::tools::Registry;
 use crate::tools::ToolCall;
-use crate::tools::ToolResult;
 
 /// A call as the registry prepared it: ready to run, or the error result
 /// the model gets instead.
-pub(super) type Prepared = Result<PreparedCall, Box<ToolResult>>;
+pub(super) type Prepared = Result<PreparedCall, PrepareError>;
 
 /// The prepared call a `tools/call` request carries to its handler; it is
 /// taken once.

@@ -81,6 +81,7 @@ mod tests {
             details: Some(json!({ "mime_type": "image/png" })),
             internal_error: None,
             facts: None,
+            call_id: None,
         };
         assert_eq!(
             wire(result),

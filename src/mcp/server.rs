@@ -45,6 +45,7 @@ use super::arrival::tool_call;
 use super::listing::tool_definitions;
 use super::progress;
 use super::results::call_tool_result;
+use crate::tools::PrepareError;
 use crate::tools::Registry;
 use crate::tools::ToolError;
 use crate::tools::ToolResult;
@@ -186,7 +187,7 @@ impl McpServer {
         }
         let prepared = match prepared {
             Ok(prepared) => prepared,
-            Err(result) => return Ok(call_tool_result(*result).into()),
+            Err(err) => return Ok(call_tool_result(err.into_result()).into()),
         };
         let (sink, progress) = progress::forward(
             context.meta.get_progress_token(),
@@ -215,10 +216,10 @@ async fn end_when(stop: CancellationToken, eof: CancellationToken, shutdown: Can
 /// The JSON-RPC error for a tool that is not served (-32602, as the Python,
 /// TypeScript and rmcp servers answer): the registry's message, which names
 /// the tools there are, and its details as the error's data.
-fn unknown_tool(refusal: Option<Box<ToolResult>>) -> ErrorData {
+fn unknown_tool(refusal: Option<PrepareError>) -> ErrorData {
     let result = refusal.map_or_else(
         || ToolResult::from(ToolError::failed("Tool not found.")),
-        |result| *result,
+        PrepareError::into_result,
     );
     ErrorData::invalid_params(result.text(), result.details)
 }

@@ -219,6 +219,7 @@ impl RunnerBuilder {
                 repeat: self.repeat,
                 harness: super::servers::harness_binary(),
                 servers: Arc::default(),
+                cleanup: Arc::default(),
             },
             scenarios,
             positions,

@@ -32,4 +32,6 @@ pub(super) struct RunConfig {
     pub repeat: Option<super::repeat::RepeatSpec>,
     /// The servers shared between scenarios (`share: run`).
     pub servers: Arc<super::servers::ServerPool>,
+    /// Removes finished workspaces off the runtime's threads.
+    pub cleanup: Arc<super::cleanup::Cleanup>,
 }

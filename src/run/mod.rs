@@ -39,6 +39,7 @@
 //! included.
 
 pub(crate) mod builder;
+mod cleanup;
 mod config;
 pub(crate) mod coverage;
 pub(crate) mod discover;
@@ -46,7 +47,7 @@ pub(crate) use crate::scenario::gate;
 pub(crate) mod outcome;
 pub(crate) mod partition;
 mod pipeline;
-mod presentation;
+pub(crate) mod presentation;
 pub(crate) mod repeat;
 pub(crate) mod replay;
 mod rounds;

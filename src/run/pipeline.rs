@@ -131,7 +131,7 @@ impl Job<'_> {
                 }
                 outcome.failures.push(failure);
                 outcome.servers = servers;
-                dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
+                dirs.keep_or_remove(self.config, &mut outcome);
                 return outcome;
             }
         };
@@ -140,7 +140,7 @@ impl Job<'_> {
         {
             outcome.failures.push(failure);
             outcome.servers = servers.stop(pool, true).await;
-            dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
+            dirs.keep_or_remove(self.config, &mut outcome);
             return outcome;
         }
         let registry = match servers
@@ -151,7 +151,7 @@ impl Job<'_> {
             Err(failure) => {
                 outcome.failures.push(*failure);
                 outcome.servers = servers.stop(pool, true).await;
-                dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
+                dirs.keep_or_remove(self.config, &mut outcome);
                 return outcome;
             }
         };
@@ -226,7 +226,7 @@ impl Job<'_> {
         // Tools are done; stop what they left running before the directory goes.
         drop(registry);
         outcome.servers = servers.stop(pool, outcome.status == Status::Failed).await;
-        dirs.keep_or_remove(self.config.keep_workspaces, &mut outcome);
+        dirs.keep_or_remove(self.config, &mut outcome);
         outcome
     }
 
@@ -425,12 +425,14 @@ impl Dirs {
             .with_root(SCRATCH_NAME, [&canonical(scratch), scratch])
     }
 
-    /// Removes both directories, or keeps them (`--keep-workspaces`) and
-    /// records where the workspace is.
-    fn keep_or_remove(self, keep: bool, outcome: &mut ScenarioOutcome) {
-        if keep {
+    /// Removes both directories (on the run's cleanup thread), or keeps
+    /// them (`--keep-workspaces`) and records where the workspace is.
+    fn keep_or_remove(self, config: &RunConfig, outcome: &mut ScenarioOutcome) {
+        if config.keep_workspaces {
             let _ = self.scratch.keep();
             outcome.workspace = Some(self.workspace.keep().display().to_string());
+        } else {
+            config.cleanup.remove(self);
         }
     }
 }

@@ -229,8 +229,16 @@ fn matching(text: &str, dir: &str) -> Option<Vec<(String, String)>> {
     Some(found)
 }
 
-/// `path<sep>N<sep> text` split into the path and the text.
+/// `path<sep>N<sep> text` split into the path and the text (one space
+/// after the number dropped: our grep's form).
 fn split_numbered(line: &str, sep: u8) -> Option<(&str, &str)> {
+    numbered(line, sep).map(|(path, rest)| (path, rest.strip_prefix(' ').unwrap_or(rest)))
+}
+
+/// `path<sep>N<sep>text` split into the path and the text: the first
+/// `sep` followed by digits and `sep` again, so a path holding `sep` is
+/// kept whole. Also how the importer reads ripgrep's match lines.
+pub(crate) fn numbered(line: &str, sep: u8) -> Option<(&str, &str)> {
     let bytes = line.as_bytes();
     let mut from = 0;
     while let Some(i) = memchr::memchr(sep, &bytes[from..]).map(|i| from + i) {
@@ -239,8 +247,7 @@ fn split_numbered(line: &str, sep: u8) -> Option<(&str, &str)> {
             .take_while(|b| b.is_ascii_digit())
             .count();
         if i > 0 && digits > 0 && bytes.get(i + 1 + digits) == Some(&sep) {
-            let rest = &line[i + 2 + digits..];
-            return Some((&line[..i], rest.strip_prefix(' ').unwrap_or(rest)));
+            return Some((&line[..i], &line[i + 2 + digits..]));
         }
         from = i + 1;
     }

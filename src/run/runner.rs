@@ -182,8 +182,10 @@ impl Runner {
             }
             run_all(&self.config, &scenarios, &cancel, tx, rx, &mut on_event).await
         });
-        // Let killed processes and blocking tasks finish before returning.
+        // Let killed processes and blocking tasks finish before returning,
+        // and the workspaces be removed.
         self.runtime.shutdown_timeout(Duration::from_secs(5));
+        self.config.cleanup.finish();
         let mut outcomes = match self.config.repeat {
             Some(spec) => fold_rounds(runs, count, spec),
             None => runs,

@@ -114,6 +114,7 @@ fn result(content: Vec<Content>, details: Option<Value>) -> ToolResult {
         details,
         internal_error: None,
         facts: None,
+        call_id: None,
     }
 }
 

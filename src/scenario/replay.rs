@@ -92,6 +92,21 @@ pub enum AnswerForm {
     Failure,
 }
 
+impl AnswerForm {
+    /// Its name in the scenario (`recorded.answer.form`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Done => "done",
+            Self::Files => "files",
+            Self::Matches => "matches",
+            Self::Counts => "counts",
+            Self::Entries => "entries",
+            Self::Failure => "failure",
+        }
+    }
+}
+
 /// The kinds of failure an answer of form `failure` names, the same for
 /// every client: what went wrong, whatever the words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,3 +269,29 @@ pub struct ReplayPlan {
 /// The largest sidecar file the run reads (64 MiB): larger means it was
 /// not written by the importer.
 pub const MAX_RECORDED_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::AnswerForm;
+
+    /// The importer writes `as_str`; the loader reads with serde: the two
+    /// names agree for every form.
+    #[test]
+    fn each_form_is_written_as_it_is_read() {
+        let forms = [
+            AnswerForm::Text,
+            AnswerForm::Done,
+            AnswerForm::Files,
+            AnswerForm::Matches,
+            AnswerForm::Counts,
+            AnswerForm::Entries,
+            AnswerForm::Failure,
+        ];
+        let written: Vec<serde_json::Value> = forms.iter().map(|f| f.as_str().into()).collect();
+        let read: Vec<AnswerForm> = written
+            .iter()
+            .map(|w| serde_json::from_value(w.clone()).unwrap())
+            .collect();
+        assert_eq!(read, forms);
+    }
+}

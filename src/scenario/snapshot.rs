@@ -216,6 +216,7 @@ mod tests {
             details: Some(serde_json::json!({"duration_ms": 12, "path": "/workspace/a"})),
             internal_error: None,
             facts: None,
+            call_id: None,
         };
         assert_eq!(
             snapshot_value(&result),

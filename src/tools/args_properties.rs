@@ -209,7 +209,8 @@ proptest! {
         // fields), so it may accept what plain validation refuses; either
         // way it answers with a result, never a panic, and never finds
         // that its schema and its typed arguments disagree.
-        if let Err(result) = registry.prepare(&ToolCall::new("p", tool, args)) {
+        if let Err(err) = registry.prepare(&ToolCall::new("p", tool, args)) {
+            let result = err.result();
             prop_assert!(result.is_error);
             prop_assert!(!result.text().contains(SCHEMA_MISMATCH), "{}", result.text());
         }
@@ -230,7 +231,8 @@ proptest! {
             name: tool.to_owned(),
             arguments: CallArguments::Text(text),
         };
-        if let Err(result) = registry.prepare(&call) {
+        if let Err(err) = registry.prepare(&call) {
+            let result = err.result();
             prop_assert!(result.is_error);
             prop_assert!(!result.text().contains(SCHEMA_MISMATCH), "{}", result.text());
         }
@@ -255,7 +257,7 @@ fn check_schema_valid_values_are_accepted(tool: &'static str) {
         prop_assert!(
             prepared.is_ok(),
             "{tool} refused schema-valid arguments {value}: {}",
-            prepared.err().map(|r| r.text()).unwrap_or_default()
+            prepared.err().map(|r| r.to_string()).unwrap_or_default()
         );
         Ok(())
     });

@@ -127,8 +127,10 @@ impl ToolOutput {
 ///
 /// Serialises as `{"is_error", "content", "details"}`: the JSON that
 /// `harness call` prints. Two results are equal when they say the same
-/// (`facts` are what `details` say, typed, and are not compared).
+/// (`facts` are what `details` say, typed, and are not compared; nor is
+/// `call_id`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// Whether the call failed.
     pub is_error: bool,
@@ -145,6 +147,14 @@ pub struct ToolResult {
     /// [`facts_of`](super::builtin::facts_of) reads from `details`.
     #[serde(skip)]
     pub facts: Option<Facts>,
+    /// The id of the call this is the result of
+    /// ([`ToolCall::id`](super::ToolCall::id)), set by the registry on
+    /// every result of
+    /// [`Registry::prepare`](super::Registry::prepare) and
+    /// [`PreparedCall::execute`](super::PreparedCall::execute); `None` for
+    /// a result made elsewhere.
+    #[serde(skip)]
+    pub call_id: Option<String>,
 }
 
 impl PartialEq for ToolResult {
@@ -165,6 +175,7 @@ impl ToolResult {
             details: output.details,
             internal_error: None,
             facts: output.facts,
+            call_id: None,
         }
     }
 
@@ -176,12 +187,20 @@ impl ToolResult {
             details,
             internal_error: None,
             facts: None,
+            call_id: None,
         }
     }
 
     /// The text blocks joined by newlines (images are skipped).
     pub fn text(&self) -> String {
         text_of(&self.content)
+    }
+
+    /// The same result, marked as the result of call `id`.
+    #[must_use]
+    pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
+        self.call_id = Some(id.into());
+        self
     }
 }
 
@@ -235,8 +254,27 @@ pub enum ExecutionMode {
 /// Everything a model and a system prompt need to know about a tool.
 ///
 /// Names are owned at run time (a built-in tool's are borrowed literals;
-/// an MCP server's come from its `tools/list`).
+/// an MCP server's come from its `tools/list`), so a tool named while the
+/// program runs needs no `'static` string. Build one with
+/// [`ToolSpec::new`] and the setters:
+///
+/// ```
+/// use harness::tools::{ExecutionMode, ToolSpec};
+///
+/// let name = String::from("deploy"); // known only at run time
+/// let spec = ToolSpec::new(name, "Deploy the current branch.", serde_json::json!({
+///     "type": "object",
+///     "properties": { "env": { "type": "string" } },
+///     "required": ["env"],
+/// }))
+/// .label("Deploy")
+/// .prompt_snippet("Deploy the branch")
+/// .execution_mode(ExecutionMode::Sequential);
+/// assert_eq!(spec.name, "deploy");
+/// assert_eq!(spec.definition().description, "Deploy the current branch.");
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ToolSpec {
     /// The name the model calls.
     pub name: Cow<'static, str>,
@@ -281,6 +319,59 @@ pub struct ToolDefinition<'a> {
 }
 
 impl ToolSpec {
+    /// A spec with a name, the description the model reads and the JSON
+    /// Schema of the parameters; the label is the name, there is no prompt
+    /// snippet (the tool is left out of the system prompt's tool list) and
+    /// no guidelines, and the tool may run in parallel.
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        description: impl Into<String>,
+        parameters: Value,
+    ) -> Self {
+        let name = name.into();
+        Self {
+            label: name.clone(),
+            name,
+            description: description.into(),
+            prompt_snippet: String::new(),
+            prompt_guidelines: Vec::new(),
+            parameters,
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+
+    /// Sets the label for people.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<Cow<'static, str>>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// Sets the system prompt's one line for the tool.
+    #[must_use]
+    pub fn prompt_snippet(mut self, snippet: impl Into<String>) -> Self {
+        self.prompt_snippet = snippet.into();
+        self
+    }
+
+    /// Sets the system prompt's guidelines for the tool.
+    #[must_use]
+    pub fn prompt_guidelines<I, S>(mut self, guidelines: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.prompt_guidelines = guidelines.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the execution mode (default [`ExecutionMode::Parallel`]).
+    #[must_use]
+    pub fn execution_mode(mut self, mode: ExecutionMode) -> Self {
+        self.execution_mode = mode;
+        self
+    }
+
     /// The model-facing part of the spec.
     pub fn definition(&self) -> ToolDefinition<'_> {
         ToolDefinition {
@@ -363,6 +454,13 @@ pub struct ToolUpdate {
     pub details: Option<Value>,
 }
 
+impl ToolUpdate {
+    /// The text blocks joined by newlines (images are skipped).
+    pub fn text(&self) -> String {
+        text_of(&self.content)
+    }
+}
+
 /// Where a running tool sends its partial results.
 #[derive(Clone)]
 pub struct UpdateSink(Arc<dyn Fn(ToolUpdate) + Send + Sync>);
@@ -406,6 +504,75 @@ pub struct ToolContext {
 }
 
 /// A tool with typed arguments.
+///
+/// The registry validates the arguments against the spec's schema
+/// (unless [`Tool::checks_arguments`] says no) and deserialises them into
+/// `Args` before [`Tool::execute`] runs. A tool that can take long must
+/// watch `ctx.cancel` and return [`ToolError::cancelled`] when it fires:
+/// nothing stops a tool that ignores it, short of dropping the call's
+/// future. Blocking work goes through
+/// [`run_blocking`](super::run_blocking).
+///
+/// ```
+/// use std::sync::Arc;
+/// use harness::tools::{CancellationToken, Limits, MemoryFs, LocalProcess, Registry, Tool};
+/// use harness::tools::{ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec, UpdateSink};
+/// use harness::tools::Workspace;
+/// use serde_json::json;
+///
+/// /// Waits `seconds`, or until the call is cancelled.
+/// struct Wait;
+///
+/// #[derive(serde::Deserialize)]
+/// struct WaitArgs {
+///     seconds: u64,
+/// }
+///
+/// impl Tool for Wait {
+///     type Args = WaitArgs;
+///
+///     fn spec(&self, _limits: &Limits) -> ToolSpec {
+///         ToolSpec::new("wait", "Wait some seconds.", json!({
+///             "type": "object",
+///             "properties": { "seconds": { "type": "integer", "minimum": 0 } },
+///             "required": ["seconds"],
+///         }))
+///     }
+///
+///     async fn execute(&self, args: WaitArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+///         tokio::select! {
+///             () = tokio::time::sleep(std::time::Duration::from_secs(args.seconds)) => {
+///                 Ok(ToolOutput::text(format!("Waited {} s.", args.seconds)))
+///             }
+///             () = ctx.cancel.cancelled() => Err(ToolError::cancelled()),
+///         }
+///     }
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let fs = MemoryFs::new();
+/// fs.add_dir("/ws");
+/// let workspace = Workspace::new(Arc::new(fs), Arc::new(LocalProcess::default()), "/ws", true)?;
+/// let registry = Registry::builder(workspace).tool(Arc::new(Wait)).build()?;
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// let cancel = CancellationToken::new();
+/// let call = ToolCall::new("w1", "wait", json!({"seconds": 3600}));
+/// // The call starts waiting an hour; the user presses Esc.
+/// let (result, ()) = runtime.block_on(async {
+///     tokio::join!(registry.dispatch(&call, cancel.clone(), UpdateSink::discard()), async {
+///         tokio::task::yield_now().await;
+///         cancel.cancel();
+///     })
+/// });
+/// assert_eq!(result.text(), harness::tools::CANCELLED_MESSAGE);
+/// assert_eq!(result.call_id.as_deref(), Some("w1"));
+/// // Arguments the schema refuses never reach the tool.
+/// let bad = ToolCall::new("w2", "wait", json!({"seconds": -1}));
+/// let err = registry.prepare(&bad).unwrap_err();
+/// assert!(err.to_string().contains("seconds"));
+/// # Ok(())
+/// # }
+/// ```
 pub trait Tool: Send + Sync + 'static {
     /// The arguments after normalisation and validation.
     type Args: DeserializeOwned + Send + 'static;
@@ -452,7 +619,12 @@ pub trait AnyTool: Send + Sync + 'static {
     /// See [`Tool::checks_arguments`].
     fn checks_arguments(&self) -> bool;
     /// Deserialises validated arguments.
-    fn parse(&self, args: Value) -> Result<ErasedArgs, serde_json::Error>;
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::InvalidArgs`] with serde's words when the arguments do
+    /// not fit the typed arguments.
+    fn parse(&self, args: Value) -> Result<ErasedArgs, ToolError>;
     /// See [`Tool::mutation_target`].
     fn mutation_target(&self, args: &ErasedArgs) -> Option<String>;
     /// See [`Tool::execute`].
@@ -476,8 +648,12 @@ impl<T: Tool> AnyTool for T {
         Tool::checks_arguments(self)
     }
 
-    fn parse(&self, args: Value) -> Result<ErasedArgs, serde_json::Error> {
-        let args: T::Args = serde_json::from_value(args)?;
+    fn parse(&self, args: Value) -> Result<ErasedArgs, ToolError> {
+        let args: T::Args = serde_json::from_value(args).map_err(|err| ToolError::InvalidArgs {
+            message: err.to_string(),
+            details: None,
+            facts: Some(Facts::error(ErrorKind::InvalidArguments)),
+        })?;
         Ok(Box::new(args))
     }
 

@@ -649,6 +649,34 @@ pub(crate) fn exec_failure(err: &io::Error) -> ToolError {
     failure(describe_exec_error(err), err)
 }
 
+impl ToolError {
+    /// The failure of trying to `action` the file shown as `path` (its
+    /// workspace-relative name), worded as the built-in tools word an I/O
+    /// error: what happened and what to do next, with the error's class
+    /// (and OS error name) in `details` as `error_class` (and `errno`).
+    ///
+    /// `action` is a verb phrase that fits "cannot {action} {path}":
+    /// `read`, `write`, `list`, `create the directory`.
+    ///
+    /// ```
+    /// use harness::tools::ToolError;
+    ///
+    /// let err = std::io::Error::from(std::io::ErrorKind::NotFound);
+    /// let failure = ToolError::io("read", "notes.txt", &err);
+    /// assert!(failure.to_string().starts_with("Cannot read notes.txt: "));
+    /// ```
+    pub fn io(action: &str, path: &str, err: &std::io::Error) -> Self {
+        io_failure(action, path, err)
+    }
+
+    /// The failure of a command that could not be started
+    /// ([`ProcessOps::exec`](super::ops::ProcessOps::exec) failed), worded as
+    /// bash words it, with the class in `details`.
+    pub fn exec(err: &std::io::Error) -> Self {
+        exec_failure(err)
+    }
+}
+
 #[cfg(test)]
 #[path = "fs_error_tests.rs"]
 mod tests;

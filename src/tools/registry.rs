@@ -14,7 +14,6 @@
 //! error to a result with `is_error: true` that keeps its `details` (D14).
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -51,6 +50,7 @@ use super::mutation_queue::Ticket;
 use super::read::ReadTool;
 use super::search::find::FindTool;
 use super::search::grep::GrepTool;
+use super::task::no_runtime;
 use super::workspace::Workspace;
 use super::write::WriteTool;
 
@@ -78,7 +78,8 @@ impl CallArguments {
 /// One tool call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// The call id, echoed in its result.
+    /// The call id; the call's result carries it
+    /// ([`ToolResult::call_id`]).
     pub id: String,
     /// The tool's name.
     pub name: String,
@@ -165,42 +166,123 @@ pub enum RegistryError {
     Duplicate(String),
 }
 
+/// Why a call could not be prepared: an unknown or inactive tool,
+/// argument text that is not JSON, arguments the schema refuses. It holds
+/// the error result the model gets for the call ([`Self::result`],
+/// [`Self::into_result`], or `ToolResult::from`), and displays as its
+/// text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrepareError(Box<ToolResult>);
+
+impl PrepareError {
+    fn new(result: ToolResult, call_id: &str) -> Self {
+        Self(Box::new(result.with_call_id(call_id)))
+    }
+
+    /// The error result the model gets for the call.
+    pub fn result(&self) -> &ToolResult {
+        &self.0
+    }
+
+    /// The error result the model gets for the call.
+    pub fn into_result(self) -> ToolResult {
+        *self.0
+    }
+}
+
+impl std::fmt::Display for PrepareError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.text())
+    }
+}
+
+impl std::error::Error for PrepareError {}
+
+impl From<PrepareError> for ToolResult {
+    fn from(err: PrepareError) -> Self {
+        err.into_result()
+    }
+}
+
 /// Builds a [`Registry`].
+///
+/// What is active does not depend on the order of the calls:
+///
+/// - the selection is the last [`preset`](Self::preset) or
+///   [`allow`](Self::allow) (by default every built-in tool, as
+///   [`Preset::All`]);
+/// - a preset selects its built-in tools and every tool added with
+///   [`tool`](Self::tool); an allow list selects exactly the tools it
+///   names, in its order, built-in or added;
+/// - a tool added under a built-in tool's name replaces that built-in
+///   (keeping its place in the prompt order); two added tools with one
+///   name are an error at [`build`](Self::build);
+/// - [`deny`](Self::deny) turns off whichever tool has a name it lists,
+///   whatever selected it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use harness::tools::{LocalProcess, MemoryFs, Preset, Registry, Workspace};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let fs = MemoryFs::new();
+/// fs.add_dir("/ws");
+/// let workspace = Workspace::new(Arc::new(fs), Arc::new(LocalProcess::default()), "/ws", true)?;
+/// let registry = Registry::builder(workspace)
+///     .deny(["ls"])
+///     .preset(Preset::Readonly)
+///     .build()?;
+/// assert_eq!(registry.active_names(), ["read", "grep", "find"]);
+/// # Ok(())
+/// # }
+/// ```
 pub struct RegistryBuilder {
     workspace: Workspace,
     limits: Limits,
-    tools: Vec<Arc<dyn AnyTool>>,
-    /// How many of `tools`, from the front, are the built-in ones (their
-    /// schemas are known to compile; others are compiled at build).
-    builtin: usize,
-    active: Vec<String>,
+    /// The tools added with `tool`, in the order added.
+    added: Vec<Arc<dyn AnyTool>>,
+    selection: Selection,
     deny: Vec<String>,
+}
+
+/// What a builder's preset or allow list selected.
+enum Selection {
+    Preset(Preset),
+    Allow(Vec<String>),
 }
 
 impl RegistryBuilder {
     /// Sets the limits (default: pi's).
+    #[must_use]
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
     }
 
-    /// Activates a preset.
+    /// Selects a preset's built-in tools, and every tool added (replaces an
+    /// earlier preset or allow list).
+    #[must_use]
     pub fn preset(mut self, preset: Preset) -> Self {
-        self.active = preset.names().iter().map(|s| (*s).to_owned()).collect();
+        self.selection = Selection::Preset(preset);
         self
     }
 
-    /// Activates exactly these tools, in this order.
+    /// Selects exactly these tools, in this order, built-in or added
+    /// (replaces an earlier preset or allow list). A name no tool has is an
+    /// error at build.
+    #[must_use]
     pub fn allow<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.active = names.into_iter().map(Into::into).collect();
+        self.selection = Selection::Allow(names.into_iter().map(Into::into).collect());
         self
     }
 
-    /// Deactivates these tools.
+    /// Turns off the tools of these names, whatever selected them (adds to
+    /// earlier deny lists). A name no tool has is an error at build.
+    #[must_use]
     pub fn deny<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -210,24 +292,13 @@ impl RegistryBuilder {
         self
     }
 
-    /// Adds a tool of your own (it is active when listed in `allow`, or
-    /// always when no allow list was given after it). A tool with a
-    /// built-in tool's name takes its place (an MCP server's `read`
-    /// instead of ours); two tools of your own with one name are an error
-    /// at build.
+    /// Adds a tool of your own: active under a preset (the default one
+    /// too), or when an allow list names it. One with a built-in tool's
+    /// name replaces that built-in (an MCP server's `read` instead of
+    /// ours).
+    #[must_use]
     pub fn tool(mut self, tool: Arc<dyn AnyTool>) -> Self {
-        let name = tool.spec(&self.limits).name.into_owned();
-        if let Some(index) = self.tools[..self.builtin]
-            .iter()
-            .position(|t| t.spec(&self.limits).name == name)
-        {
-            self.tools.remove(index);
-            self.builtin -= 1;
-        }
-        self.tools.push(tool);
-        if !self.active.contains(&name) {
-            self.active.push(name);
-        }
+        self.added.push(tool);
         self
     }
 
@@ -237,25 +308,57 @@ impl RegistryBuilder {
     /// once per process for each set of limits (`validator_for`), so a
     /// process that makes one call, or one registry per scenario, does not
     /// compile seven.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::Duplicate`] when two added tools share a name,
+    /// [`RegistryError::UnknownTool`] for a name in an allow or deny list
+    /// that no tool has, [`RegistryError::BadSchema`] for an added tool
+    /// whose parameter schema does not compile.
     pub fn build(self) -> Result<Registry, RegistryError> {
         let mut entries = Vec::new();
-        let mut seen = BTreeSet::new();
-        for (index, tool) in self.tools.into_iter().enumerate() {
+        for tool in builtin_tools() {
             let spec = tool.spec(&self.limits);
-            if !seen.insert(spec.name.clone()) {
-                return Err(RegistryError::Duplicate(spec.name.into_owned()));
-            }
+            entries.push(Entry {
+                tool,
+                spec,
+                validator: OnceLock::new(),
+            });
+        }
+        let builtin = entries.len();
+        let mut added = Vec::new();
+        for tool in self.added {
+            let spec = tool.spec(&self.limits);
             let validator = OnceLock::new();
-            if index >= self.builtin && tool.checks_arguments() {
+            if tool.checks_arguments() {
                 let compiled = validator_for(&spec.name, &spec.parameters)
                     .map_err(RegistryError::BadSchema)?;
                 let _ = validator.set(compiled);
             }
-            entries.push(Entry {
+            let entry = Entry {
                 tool,
                 spec,
                 validator,
-            });
+            };
+            if entries[builtin..]
+                .iter()
+                .any(|e| e.spec.name == entry.spec.name)
+            {
+                return Err(RegistryError::Duplicate(entry.spec.name.into_owned()));
+            }
+            match entries[..builtin]
+                .iter()
+                .position(|e| e.spec.name == entry.spec.name)
+            {
+                Some(index) => {
+                    entries[index] = entry;
+                    added.push(index);
+                }
+                None => {
+                    added.push(entries.len());
+                    entries.push(entry);
+                }
+            }
         }
         let known = || {
             entries
@@ -265,7 +368,16 @@ impl RegistryBuilder {
                 .join(", ")
         };
         let index_of = |name: &str| entries.iter().position(|e| e.spec.name == name);
-        for name in self.active.iter().chain(&self.deny) {
+        let selected: Vec<String> = match &self.selection {
+            Selection::Allow(names) => names.clone(),
+            Selection::Preset(preset) => preset
+                .names()
+                .iter()
+                .map(|name| (*name).to_owned())
+                .chain(added.iter().map(|&i| entries[i].spec.name.to_string()))
+                .collect(),
+        };
+        for name in selected.iter().chain(&self.deny) {
             if index_of(name).is_none() {
                 return Err(RegistryError::UnknownTool {
                     name: name.clone(),
@@ -274,7 +386,7 @@ impl RegistryBuilder {
             }
         }
         let mut active = Vec::new();
-        for name in &self.active {
+        for name in &selected {
             if self.deny.contains(name) {
                 continue;
             }
@@ -335,7 +447,34 @@ fn validator_for(tool: &str, schema: &Value) -> Result<Arc<ArgsValidator>, Strin
     Ok(compiled)
 }
 
-/// The tools of one session, bound to a workspace.
+/// The tools of one session, bound to a workspace: which are active, their
+/// specs for the model, and every call from the model's arguments to its
+/// one [`ToolResult`].
+///
+/// ```
+/// use harness::tools::{CancellationToken, Preset, Registry, ToolCall, UpdateSink, Workspace};
+/// use serde_json::json;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let registry = Registry::builder(Workspace::local(dir.path())?)
+///     .preset(Preset::Coding)
+///     .build()?;
+/// assert_eq!(registry.active_names(), ["read", "bash", "edit", "write"]);
+/// // What a provider sends the model for each tool.
+/// let definitions: Vec<_> = registry.specs().map(|spec| spec.definition()).collect();
+/// assert_eq!(definitions[0].name, "read");
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// let call = ToolCall::new("c1", "bash", json!({"command": "echo hi"}));
+/// let result = runtime.block_on(registry.dispatch(&call, CancellationToken::new(), UpdateSink::discard()));
+/// assert_eq!((result.is_error, result.text()), (false, "hi\n".to_owned()));
+/// // A tool outside the preset is refused with a result for the model.
+/// let grep = ToolCall::new("c2", "grep", json!({"pattern": "x"}));
+/// let refused = runtime.block_on(registry.dispatch(&grep, CancellationToken::new(), UpdateSink::discard()));
+/// assert!(refused.text().starts_with("Tool \"grep\" is not active in this session."));
+/// # Ok(())
+/// # }
+/// ```
 pub struct Registry {
     entries: Vec<Entry>,
     active: Vec<usize>,
@@ -359,13 +498,8 @@ impl Registry {
         RegistryBuilder {
             workspace,
             limits: Limits::default(),
-            tools: builtin_tools(),
-            builtin: ALL_TOOL_NAMES.len(),
-            active: Preset::All
-                .names()
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
+            added: Vec::new(),
+            selection: Selection::Preset(Preset::All),
             deny: Vec::new(),
         }
     }
@@ -449,8 +583,51 @@ impl Registry {
     }
 
     /// Looks up, normalises and validates a call, and takes its place in
-    /// the mutation queue. An `Err` is the error result for the model.
-    pub fn prepare(&self, call: &ToolCall) -> Result<PreparedCall, Box<ToolResult>> {
+    /// the mutation queue: a call to `write` or `edit` holds the calls
+    /// prepared after it that change the same file until it has executed,
+    /// or until the [`PreparedCall`] is dropped unexecuted.
+    ///
+    /// Preparation is synchronous, so calls prepared in the order the model
+    /// sent them change each file in that order however their executions
+    /// overlap:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use harness::tools::{CancellationToken, LocalProcess, MemoryFs, Registry, ToolCall};
+    /// use harness::tools::{UpdateSink, Workspace};
+    /// use serde_json::json;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fs = MemoryFs::new();
+    /// fs.add_dir("/ws");
+    /// let process = Arc::new(LocalProcess::default());
+    /// let registry = Registry::builder(Workspace::new(Arc::new(fs.clone()), process, "/ws", true)?)
+    ///     .build()?;
+    /// let first = registry.prepare(&ToolCall::new("1", "write", json!({"path": "a.txt", "content": "one"})))?;
+    /// let second = registry.prepare(&ToolCall::new("2", "write", json!({"path": "a.txt", "content": "two"})))?;
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// runtime.block_on(async {
+    ///     // The second is awaited first: it waits for the first all the same.
+    ///     let later = tokio::spawn(second.execute(CancellationToken::new(), UpdateSink::discard()));
+    ///     first.execute(CancellationToken::new(), UpdateSink::discard()).await;
+    ///     later.await
+    /// })?;
+    /// assert_eq!(fs.contents("/ws/a.txt").as_deref(), Some(&b"two"[..]));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`PrepareError`] holding the error result for the model (with the
+    /// call's id) when the tool is unknown or inactive, the argument text
+    /// is not JSON, or the arguments do not fit the tool's schema.
+    pub fn prepare(&self, call: &ToolCall) -> Result<PreparedCall, PrepareError> {
+        self.prepare_inner(call)
+            .map_err(|result| PrepareError::new(*result, &call.id))
+    }
+
+    fn prepare_inner(&self, call: &ToolCall) -> Result<PreparedCall, Box<ToolResult>> {
         let Some(entry) = self
             .active
             .iter()
@@ -500,7 +677,7 @@ impl Registry {
                 facts: Some(facts),
             })));
         }
-        let typed = entry.tool.parse(args).map_err(|err| {
+        let typed = entry.tool.parse(args).map_err(|err: ToolError| {
             // The schema accepted what serde refused: the schema and the
             // typed arguments disagree, which is a bug in the tool.
             Box::new(ToolResult::from(ToolError::fatal(format!(
@@ -526,7 +703,12 @@ impl Registry {
         })
     }
 
-    /// Prepares and executes one call.
+    /// Prepares and executes one call: [`Self::prepare`], then
+    /// [`PreparedCall::execute`]. Every call ends in exactly one result.
+    ///
+    /// It runs the tool on a task of the current Tokio runtime; outside
+    /// one it does not panic but answers with an internal error (see [the
+    /// runtime contract](super#the-runtime)).
     pub async fn dispatch(
         &self,
         call: &ToolCall,
@@ -535,7 +717,7 @@ impl Registry {
     ) -> ToolResult {
         match self.prepare(call) {
             Ok(prepared) => prepared.execute(cancel, updates).await,
-            Err(result) => *result,
+            Err(err) => err.into_result(),
         }
     }
 
@@ -625,10 +807,33 @@ impl PreparedCall {
         self.mode
     }
 
-    /// Runs the call to its one result.
+    /// The id of the call.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Runs the call to its one result, which carries the call's id.
+    ///
+    /// The tool runs on a task of its own, so a panic in it becomes an
+    /// error result (with [`ToolResult::internal_error`] set). A call that
+    /// mutates a file first waits for the calls prepared before it that
+    /// mutate the same file. Each execution is independent: a
+    /// [`ExecutionMode::Sequential`] tool is kept apart from other calls
+    /// only by [`Registry::run_batch`](super::Registry::run_batch).
+    ///
+    /// Outside a Tokio runtime it does not panic but answers with an
+    /// internal error; a tool that needs the runtime's IO or time driver
+    /// where it is disabled answers with one that says so (see [the runtime
+    /// contract](super#the-runtime)).
     pub async fn execute(self, cancel: CancellationToken, updates: UpdateSink) -> ToolResult {
+        let id = self.id.clone();
+        self.execute_inner(cancel, updates).await.with_call_id(id)
+    }
+
+    async fn execute_inner(self, cancel: CancellationToken, updates: UpdateSink) -> ToolResult {
         let Self {
             id,
+            name,
             tool,
             args,
             ticket,
@@ -647,7 +852,10 @@ impl PreparedCall {
             cancel: cancel.clone(),
             updates,
         };
-        let task = tokio::spawn(async move {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return ToolResult::from(no_runtime(&format!("the {name} tool")));
+        };
+        let task = runtime.spawn(async move {
             let mut ticket = ticket;
             if let Some(ticket) = ticket.as_mut() {
                 tokio::select! {
@@ -668,7 +876,10 @@ impl PreparedCall {
             Ok(Err(err)) => ToolResult::from(err),
             Err(err) if err.is_panic() => {
                 let message = panic_message(err.into_panic());
-                ToolResult::from(ToolError::fatal(format!("the tool panicked: {message}")))
+                ToolResult::from(ToolError::fatal(
+                    driver_missing(&message)
+                        .unwrap_or_else(|| format!("the tool panicked: {message}")),
+                ))
             }
             Err(_) => ToolResult::from(ToolError::cancelled()),
         };
@@ -690,6 +901,22 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// The words for a tool that panicked because the runtime lacks a
+/// driver it needs (Tokio's own panic messages name it).
+fn driver_missing(panic: &str) -> Option<String> {
+    let driver = if panic.contains("IO is disabled") {
+        "IO"
+    } else if panic.contains("timers are disabled") {
+        "time"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "the tool needs the Tokio runtime's {driver} driver, which this runtime was built \
+         without; build the runtime with enable_all() (or enable_io() and enable_time())"
+    ))
 }
 
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {

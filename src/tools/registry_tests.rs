@@ -413,3 +413,84 @@ async fn a_tool_of_ones_own_takes_the_place_of_the_built_in_of_its_name() {
         .build();
     assert_eq!(twice.err(), Some(RegistryError::Duplicate("x".to_owned())));
 }
+
+#[test]
+fn the_builder_composes_the_same_whatever_the_order_of_its_calls() {
+    let own = |name: &str| -> Arc<dyn AnyTool> {
+        Arc::new(OwnChecks {
+            name: name.to_owned(),
+        })
+    };
+    let names = |b: RegistryBuilder| -> Vec<String> {
+        let registry = b.build().unwrap();
+        registry
+            .active_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    };
+    let builder = || Registry::builder(workspace());
+    // A preset selects the tools added, before it or after it.
+    let readonly_and_x = ["read", "grep", "find", "ls", "x"];
+    assert_eq!(
+        names(builder().tool(own("x")).preset(Preset::Readonly)),
+        readonly_and_x
+    );
+    assert_eq!(
+        names(builder().preset(Preset::Readonly).tool(own("x"))),
+        readonly_and_x
+    );
+    // An allow list is exact, before the tools are added or after.
+    assert_eq!(names(builder().tool(own("x")).allow(["ls"])), ["ls"]);
+    assert_eq!(names(builder().allow(["ls"]).tool(own("x"))), ["ls"]);
+    // Deny turns off whichever tool has the name, whenever it is given.
+    let all_but_read = ["bash", "edit", "write", "grep", "find", "ls"];
+    assert_eq!(
+        names(builder().deny(["read"]).tool(own("read"))),
+        all_but_read
+    );
+    assert_eq!(
+        names(builder().tool(own("read")).deny(["read"])),
+        all_but_read
+    );
+    // A tool under a built-in's name takes its place in the prompt order.
+    let registry = builder()
+        .tool(own("read"))
+        .preset(Preset::Coding)
+        .build()
+        .unwrap();
+    assert_eq!(registry.active_names(), ["read", "bash", "edit", "write"]);
+    assert_eq!(
+        registry.spec("read").map(|s| s.description.as_str()),
+        Some("echoes its arguments")
+    );
+}
+
+#[test]
+fn a_refused_call_is_an_error_that_holds_the_models_result() {
+    let registry = Registry::builder(workspace()).build().unwrap();
+    let err = registry
+        .prepare(&ToolCall::new("c7", "nope", json!({})))
+        .unwrap_err();
+    let text = "Tool \"nope\" not found. Available tools: read, bash, edit, write, grep, find, \
+                ls. Call one of those by its exact name.";
+    assert_eq!(err.to_string(), text);
+    assert_eq!(err.result().call_id.as_deref(), Some("c7"));
+    let boxed: Box<dyn std::error::Error> = Box::new(err.clone());
+    assert_eq!(boxed.to_string(), text);
+    let result = ToolResult::from(err);
+    assert_eq!((result.is_error, result.text()), (true, text.to_owned()));
+}
+
+#[test]
+fn io_failures_of_ones_own_are_worded_as_the_built_ins_word_them() {
+    let err = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+    let result = ToolResult::from(ToolError::io("read", "secret.txt", &err));
+    assert_eq!(
+        (result.text(), result.details),
+        (
+            crate::tools::describe_io_error("read", "secret.txt", &err),
+            Some(json!({"error_class": "permission_denied"}))
+        )
+    );
+}

@@ -198,6 +198,10 @@ impl Workspace {
     /// on the root, and with confinement off through [`LocalFs`]. Bash's
     /// full-output logs go to the system temp directory
     /// ([`Scratch::system_temp`]).
+    ///
+    /// # Errors
+    ///
+    /// When `root` does not exist, is not a directory, or cannot be opened.
     pub fn local(root: impl AsRef<Path>) -> io::Result<Self> {
         let policy = PathPolicy::new(&LocalFs, root.as_ref(), true)?;
         let confined = ConfinedFs::new(policy.root()).map_err(|err| {
@@ -222,6 +226,10 @@ impl Workspace {
     /// A workspace over any operations; `fs` both checks and opens paths,
     /// and the scratch directory is the system temp directory reached
     /// through `fs`.
+    ///
+    /// # Errors
+    ///
+    /// When `fs` finds no directory at `root`.
     pub fn new(
         fs: Arc<dyn FsOps>,
         process: Arc<dyn ProcessOps>,

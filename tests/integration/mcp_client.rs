@@ -459,7 +459,7 @@ async fn harness_mcp_through_the_client_is_the_tools_in_process() {
     let client = Arc::new(start(config).await);
     assert_eq!(client.facts().server_name.as_deref(), Some("harness"));
     let served = Registry::builder(Workspace::local(&root).unwrap())
-        .allow(Vec::<String>::new())
+        .allow(["srv_read", "srv_grep"])
         .tool(Arc::new(ServerTool::new(&client, "read", "srv_").unwrap()))
         .tool(Arc::new(ServerTool::new(&client, "grep", "srv_").unwrap()))
         .build()

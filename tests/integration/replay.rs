@@ -1485,3 +1485,61 @@ fn no_link_leads_the_importer_or_the_loader_out() {
     assert!(!snap.join("s.snap.yaml.new").is_symlink());
     assert!(!outside.join("new.yaml").exists());
 }
+
+/// Issue 22, real sessions: Claude Code writes a resumed conversation
+/// again (new uuids, the same message ids, call ids, tools and arguments,
+/// dropping the calls its chain does not hold); each call is replayed once
+/// and the copies are said once, while a call of another message that
+/// reuses an id is still listed. A Read with `offset: 0` reads from line 1.
+#[test]
+fn a_resumed_claude_code_conversation_replays_each_call_once() {
+    let d = Dirs::new();
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "claude",
+        &fixture("claude-resumed.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("claude-ws"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "wrote 1 scenario to imported: 2 calls replayed, 1 not replayed, 2 problems in the \
+         session (above)\n"
+    );
+    assert_eq!(
+        redact(&stderr),
+        "FIXTURES/claude-resumed.jsonl:8: 1 call from line 8 to line 8 is written again, with \
+         the id, tool and arguments of a call before it (a copy of the conversation, as Claude \
+         Code writes one when a session is resumed); each call is replayed once, and a copy's \
+         result is passed over\n\
+         FIXTURES/claude-resumed.jsonl:11: call id `t2` was already used on line 3; this call is \
+         skipped\n"
+    );
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let run = d.run_json();
+    let calls: Vec<(String, String, bool, String)> = run["scenarios"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["tool"].as_str().unwrap().to_owned(),
+                c["is_error"].as_bool().unwrap(),
+                c["agreement"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("t1", "read", false, "presentation"),
+            ("t2", "bash", false, "presentation")
+        ]
+        .map(|(a, b, c, e)| (a.to_owned(), b.to_owned(), c, e.to_owned()))
+    );
+}

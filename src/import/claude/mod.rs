@@ -298,7 +298,7 @@ impl Reader {
             .iter()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
         {
-            let Some(raw) = chain.rec.take_call(number, block, "input") else {
+            let Some(raw) = chain.rec.take_call_of(number, block, "input", message) else {
                 continue;
             };
             self.owner.insert(raw.id.clone(), c);
@@ -384,6 +384,9 @@ impl Reader {
             return;
         };
         if call.result.is_some() || call.unanswered.is_some() {
+            if chain.rec.was_copied(id) {
+                return; // the copy's result (the call was written again)
+            }
             chain.rec.note(
                 number,
                 format!("a second result for call `{id}`; the first is kept"),

@@ -5,13 +5,14 @@
 //! recorded one and from the text otherwise (docs/replay.md,
 //! "Presentation").
 
+use crate::run::presentation::numbered;
 use serde_json::Value;
 
 use crate::import::paths::PathMap;
 use crate::import::paths::join_relative;
 use crate::import::paths::mapped_relative;
-use crate::import::session::Form;
 use crate::import::session::Outcome;
+use crate::scenario::replay::AnswerForm;
 use crate::scenario::replay::FailureKind;
 
 /// Texts Claude Code records for a call that no tool answered, as they
@@ -114,7 +115,7 @@ pub fn outcome(
                 let content = file.get("content").and_then(Value::as_str);
                 let n = |k: &str| file.get(k).and_then(Value::as_u64);
                 if let Some(content) = content {
-                    out.answer = Some((Form::Text, content.to_owned()));
+                    out.answer = Some((AnswerForm::Text, content.to_owned()));
                     let whole = n("startLine").unwrap_or(1) <= 1
                         && matches!((n("numLines"), n("totalLines")), (Some(a), Some(b)) if a >= b);
                     out.whole = Some(if whole {
@@ -126,12 +127,12 @@ pub fn outcome(
             } else if tur.is_some() || images > 0 {
                 out.whole = Some(Err("its recorded result is not a text file's"));
             } else if let Some(lines) = unnumbered(&text) {
-                out.answer = Some((Form::Text, lines));
+                out.answer = Some((AnswerForm::Text, lines));
             }
         }
         "Edit" | "MultiEdit" | "Write" => {
             if !is_error {
-                out.answer = Some((Form::Done, String::new()));
+                out.answer = Some((AnswerForm::Done, String::new()));
             }
             let original = if tool == "MultiEdit" {
                 string("originalFileContents")
@@ -151,7 +152,7 @@ pub fn outcome(
                     .map(|s| without_reset(s).trim_end())
                     .filter(|s| !s.is_empty())
                     .collect();
-                out.answer = Some((Form::Text, parts.join("\n")));
+                out.answer = Some((AnswerForm::Text, parts.join("\n")));
             }
         }
         "Grep" => out.answer = grep_answer(args, &text, tur, map),
@@ -165,18 +166,23 @@ pub fn outcome(
                 ),
                 None => listed_files(&text),
             };
-            out.answer = names.map(|n: Vec<String>| (Form::Files, sorted_paths(n, map)));
+            out.answer = names.map(|n: Vec<String>| (AnswerForm::Files, sorted_paths(n, map)));
         }
-        "LS" => out.answer = ls_entries(&text).map(|e| (Form::Entries, e)),
+        "LS" => out.answer = ls_entries(&text).map(|e| (AnswerForm::Entries, e)),
         _ => {}
     }
-    if is_error && out.answer.as_ref().is_some_and(|(f, _)| *f != Form::Done) {
+    if is_error
+        && out
+            .answer
+            .as_ref()
+            .is_some_and(|(f, _)| *f != AnswerForm::Done)
+    {
         out.answer = None;
     }
     if is_error {
         out.answer = match tool {
-            "Bash" => exit_output(&text).map(|o| (Form::Text, o)),
-            _ => failure(&text).map(|k| (Form::Failure, k.as_str().to_owned())),
+            "Bash" => exit_output(&text).map(|o| (AnswerForm::Text, o)),
+            _ => failure(&text).map(|k| (AnswerForm::Failure, k.as_str().to_owned())),
         };
     }
     out.text = text;
@@ -289,7 +295,7 @@ fn grep_answer(
     text: &str,
     tur: Option<&Value>,
     map: &PathMap,
-) -> Option<(Form, String)> {
+) -> Option<(AnswerForm, String)> {
     let mode = tur
         .and_then(|t| t.get("mode"))
         .and_then(Value::as_str)
@@ -307,10 +313,12 @@ fn grep_answer(
                 .filter_map(Value::as_str)
                 .map(str::to_owned)
                 .collect();
-            Some((Form::Files, sorted_paths(names, map)))
+            Some((AnswerForm::Files, sorted_paths(names, map)))
         }
-        "content" => matches(content.unwrap_or(""), &searched, map).map(|m| (Form::Matches, m)),
-        "count" => counts(content.unwrap_or(""), map).map(|c| (Form::Counts, c)),
+        "content" => {
+            matches(content.unwrap_or(""), &searched, map).map(|m| (AnswerForm::Matches, m))
+        }
+        "count" => counts(content.unwrap_or(""), map).map(|c| (AnswerForm::Counts, c)),
         _ => None,
     }
     .or_else(|| {
@@ -319,12 +327,12 @@ fn grep_answer(
             return None;
         }
         if text.trim() == "No matches found" {
-            return Some((Form::Matches, String::new()));
+            return Some((AnswerForm::Matches, String::new()));
         }
         if text.starts_with("Found ") && text.contains(" file") {
-            return listed_files(text).map(|n| (Form::Files, sorted_paths(n, map)));
+            return listed_files(text).map(|n| (AnswerForm::Files, sorted_paths(n, map)));
         }
-        matches(text, &searched, map).map(|m| (Form::Matches, m))
+        matches(text, &searched, map).map(|m| (AnswerForm::Matches, m))
     })
 }
 
@@ -359,23 +367,6 @@ fn matches(content: &str, searched: &str, map: &PathMap) -> Option<String> {
     }
     out.sort();
     Some(out.join("\n"))
-}
-
-/// `path<sep>N<sep>text` split into the path and the text.
-fn numbered(line: &str, sep: u8) -> Option<(&str, &str)> {
-    let bytes = line.as_bytes();
-    let mut from = 0;
-    while let Some(i) = memchr::memchr(sep, &bytes[from..]).map(|i| from + i) {
-        let digits = bytes[i + 1..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        if i > 0 && digits > 0 && bytes.get(i + 1 + digits) == Some(&sep) {
-            return Some((&line[..i], &line[i + 2 + digits..]));
-        }
-        from = i + 1;
-    }
-    None
 }
 
 /// ripgrep's count lines (`path:N`) as sorted `path:N`.
@@ -484,7 +475,7 @@ mod tests {
         );
         assert_eq!(
             (read.answer, read.whole),
-            (Some((Form::Text, "a\n".to_owned())), Some(Ok(())))
+            (Some((AnswerForm::Text, "a\n".to_owned())), Some(Ok(())))
         );
     }
 
@@ -500,28 +491,31 @@ mod tests {
                 "",
                 json!({"mode": "content", "content": "/p/src/b.rs:3:fn b()\n/p/src/b.rs-4-}\n--\n/p/src/a.rs:1:fn a()"})
             ),
-            Some((Form::Matches, "src/a.rs:fn a()\nsrc/b.rs:fn b()".to_owned()))
+            Some((
+                AnswerForm::Matches,
+                "src/a.rs:fn a()\nsrc/b.rs:fn b()".to_owned()
+            ))
         );
         assert_eq!(
             grep(
                 "",
                 json!({"mode": "content", "content": "12:let x = 1;\n13-let y"})
             ),
-            Some((Form::Matches, "src:let x = 1;".to_owned()))
+            Some((AnswerForm::Matches, "src:let x = 1;".to_owned()))
         );
         assert_eq!(
             grep(
                 "",
                 json!({"mode": "files_with_matches", "filenames": ["/p/src/b.rs", "/p/a.rs"]})
             ),
-            Some((Form::Files, "a.rs\nsrc/b.rs".to_owned()))
+            Some((AnswerForm::Files, "a.rs\nsrc/b.rs".to_owned()))
         );
         assert_eq!(
             grep(
                 "",
                 json!({"mode": "count", "content": "/p/src/a.rs:2\n/p/b.rs:1"})
             ),
-            Some((Form::Counts, "b.rs:1\nsrc/a.rs:2".to_owned()))
+            Some((AnswerForm::Counts, "b.rs:1\nsrc/a.rs:2".to_owned()))
         );
         let glob = outcome(
             "Glob",
@@ -531,7 +525,7 @@ mod tests {
             None,
             &map,
         );
-        assert_eq!(glob.answer, Some((Form::Files, "a\nb".to_owned())));
+        assert_eq!(glob.answer, Some((AnswerForm::Files, "a\nb".to_owned())));
         let ls = outcome(
             "LS",
             &json!({}),
@@ -542,7 +536,7 @@ mod tests {
         );
         assert_eq!(
             ls.answer,
-            Some((Form::Entries, "README.md\nsrc/".to_owned()))
+            Some((AnswerForm::Entries, "README.md\nsrc/".to_owned()))
         );
         let bash = outcome(
             "Bash",
@@ -554,6 +548,9 @@ mod tests {
             ),
             &map,
         );
-        assert_eq!(bash.answer, Some((Form::Text, "out\nwarn".to_owned())));
+        assert_eq!(
+            bash.answer,
+            Some((AnswerForm::Text, "out\nwarn".to_owned()))
+        );
     }
 }

@@ -121,7 +121,12 @@ pub fn map_call(name: &str, input: &Value, default_timeout: f64) -> Result<Mappe
     let tool = match name {
         "Read" => {
             put("path", get("file_path"));
-            put("offset", get("offset"));
+            // Claude Code reads an `offset` of 0 from the first line, as
+            // without one; ours counts lines from 1 and refuses 0.
+            put(
+                "offset",
+                get("offset").filter(|o| o.as_f64().is_none_or(|n| n != 0.0)),
+            );
             put("limit", get("limit"));
             if input.get("pages").is_some() {
                 notes.push("`pages` (of a PDF) has no counterpart; dropped".to_owned());

@@ -40,6 +40,7 @@ pub fn tool_result(result: &Value) -> ToolResult {
     let meta = result.get("_meta").and_then(Value::as_object);
     let mut answer = ToolResult {
         facts: None,
+        call_id: None,
         is_error,
         content,
         details: None,
@@ -201,6 +202,7 @@ mod tests {
             result,
             ToolResult {
                 facts: None,
+                call_id: None,
                 is_error: true,
                 content: vec![
                     Content::text("{\"now\":\"12:00\"}"),

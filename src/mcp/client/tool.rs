@@ -17,7 +17,6 @@ use serde_json::Value;
 
 use super::session::McpClient;
 use crate::tools::Content;
-use crate::tools::ExecutionMode;
 use crate::tools::Limits;
 use crate::tools::Tool;
 use crate::tools::ToolContext;
@@ -51,15 +50,12 @@ pub fn server_tool_spec(tool: &rmcp::model::Tool, prefix: &str) -> ToolSpec {
         .clone()
         .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()))
         .unwrap_or_else(|| tool.name.to_string());
-    ToolSpec {
-        name: name.into(),
-        label: label.into(),
-        description: tool.description.as_deref().unwrap_or("").to_owned(),
-        prompt_snippet: String::new(),
-        prompt_guidelines: Vec::new(),
-        parameters: Value::Object(tool.input_schema.as_ref().clone()),
-        execution_mode: ExecutionMode::Parallel,
-    }
+    ToolSpec::new(
+        name,
+        tool.description.as_deref().unwrap_or(""),
+        Value::Object(tool.input_schema.as_ref().clone()),
+    )
+    .label(label)
 }
 
 impl ServerTool {
@@ -150,6 +146,7 @@ impl Tool for ServerTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::ExecutionMode;
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
@@ -181,6 +178,7 @@ mod tests {
     fn error_results_keep_their_text_and_details_as_priced() {
         let error = ToolResult {
             facts: None,
+            call_id: None,
             is_error: true,
             content: vec![
                 Content::text("no such file"),

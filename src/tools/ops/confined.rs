@@ -17,6 +17,7 @@
 //! errors for which [`is_outside_workspace`](super::is_outside_workspace)
 //! holds.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
 use std::io::Read;
@@ -32,8 +33,10 @@ use cap_std::fs::OpenOptionsExt;
 use cap_std::fs::PermissionsExt;
 
 use super::DirEntry;
+use super::DirHandle;
 use super::FileKind;
 use super::FsOps;
+use super::Listing;
 use super::Metadata;
 use super::NoSteps;
 use super::Refusal;
@@ -244,12 +247,146 @@ impl FsOps for ConfinedFs {
         Ok(entries)
     }
 
+    fn open_dir(&self, path: &Path) -> io::Result<DirHandle> {
+        let dir = confined(self.dir.open_dir(self.rel(path)?))?;
+        // cap-std may hold a directory as an `O_PATH` descriptor, which
+        // cannot be listed: reopen it (`.` of itself) for reading.
+        use rustix::fs::OFlags;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(dir.into_std_file(), ".", flags, rustix::fs::Mode::empty())?;
+        Ok(DirHandle::with_fd(path.to_path_buf(), fd))
+    }
+
+    fn open_child_dir(&self, parent: &DirHandle, name: &OsStr) -> io::Result<DirHandle> {
+        let path = parent.path().join(one_name(name)?);
+        let Some(fd) = parent.fd() else {
+            return self.open_dir(&path);
+        };
+        use rustix::fs::OFlags;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rustix::fs::openat(fd, name, flags, rustix::fs::Mode::empty()) {
+            Ok(fd) => Ok(DirHandle::with_fd(path, fd)),
+            // Out of descriptors: this directory is reached by its path
+            // from the root handle instead, one operation at a time.
+            Err(rustix::io::Errno::MFILE | rustix::io::Errno::NFILE) => {
+                Ok(DirHandle::by_path(path))
+            }
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    fn list_dir(&self, dir: &DirHandle, out: &mut Listing) -> io::Result<()> {
+        let Some(fd) = dir.fd() else {
+            let entries = self.read_dir(dir.path())?;
+            out.clear();
+            for entry in entries {
+                use std::os::unix::ffi::OsStrExt;
+                out.push(entry.name.as_bytes(), entry.kind);
+            }
+            return Ok(());
+        };
+        if dir.mark_listed() {
+            rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(0))?;
+        }
+        list_fd(fd, out)
+    }
+
+    fn open_child_file(&self, dir: &DirHandle, name: &OsStr) -> io::Result<Box<dyn Read + Send>> {
+        let Some(fd) = dir.fd() else {
+            return self.open(&dir.path().join(one_name(name)?));
+        };
+        use rustix::fs::OFlags;
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let file = rustix::fs::openat(fd, one_name(name)?, flags, rustix::fs::Mode::empty())?;
+        Ok(Box::new(File::from(file)))
+    }
+
     fn create_new(&self, path: &Path, mode: u32) -> io::Result<Box<dyn Write + Send>> {
         let file = confined(self.handle().create_new(self.rel(path)?, mode))?;
         // The umask can only take bits away, but be exact (D18).
         exact_mode(&file, mode)?;
         Ok(Box::new(file))
     }
+}
+
+/// `name` when it is one plain name (no `/`, not `.` or `..`): a child is
+/// opened by one name, so it cannot climb out of its parent.
+fn one_name(name: &OsStr) -> io::Result<&OsStr> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes == b"." || bytes == b".." || bytes.contains(&b'/') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a single name",
+        ));
+    }
+    Ok(name)
+}
+
+/// Initial size of the buffer for raw directory records (it grows when one
+/// record does not fit).
+const DIRENT_BUFFER: usize = 32 << 10;
+
+/// Lists the directory open as `fd` with raw `getdents` into the listing's
+/// scratch buffer. An entry whose type the file system does not report is
+/// looked at with `fstatat` (no symlink followed).
+fn list_fd(fd: &std::os::fd::OwnedFd, out: &mut Listing) -> io::Result<()> {
+    use rustix::fs::FileType;
+    out.clear();
+    let mut scratch = std::mem::take(&mut out.scratch);
+    if scratch.capacity() < DIRENT_BUFFER {
+        scratch.reserve(DIRENT_BUFFER);
+    }
+    let result = loop {
+        let mut dir = rustix::fs::RawDir::new(fd, scratch.spare_capacity_mut());
+        let mut grow = false;
+        let mut failed = None;
+        while let Some(entry) = dir.next() {
+            let entry = match entry {
+                Ok(entry) => entry,
+                // A record larger than the buffer: grow it and go on.
+                Err(rustix::io::Errno::INVAL) if out.is_empty() => {
+                    grow = true;
+                    break;
+                }
+                Err(err) => {
+                    failed = Some(err);
+                    break;
+                }
+            };
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let file_type = match entry.file_type() {
+                FileType::Unknown => {
+                    rustix::fs::statat(fd, entry.file_name(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                        .map_or(FileType::Unknown, |stat| {
+                            FileType::from_raw_mode(stat.st_mode)
+                        })
+                }
+                known => known,
+            };
+            let kind = match file_type {
+                FileType::RegularFile => FileKind::File,
+                FileType::Directory => FileKind::Dir,
+                FileType::Symlink => FileKind::Symlink,
+                _ => FileKind::Other,
+            };
+            out.push(name, kind);
+        }
+        match failed {
+            Some(err) => break Err(err.into()),
+            None if grow => {
+                let more = scratch.capacity() * 2;
+                scratch.reserve(more);
+            }
+            None => break Ok(()),
+        }
+    };
+    out.scratch = scratch;
+    result
 }
 
 #[cfg(test)]

@@ -306,3 +306,91 @@ fn created_files_have_exactly_the_mode_asked_for() {
         std::io::ErrorKind::AlreadyExists
     );
 }
+
+/// The names and kinds of a handle's listing, sorted.
+fn listed(fs: &dyn FsOps, dir: &crate::tools::ops::DirHandle) -> Vec<(String, FileKind)> {
+    let mut listing = crate::tools::ops::Listing::new();
+    fs.list_dir(dir, &mut listing).unwrap();
+    listing.sort();
+    (0..listing.len())
+        .map(|i| {
+            (
+                listing.name(i).to_str().unwrap().to_owned(),
+                listing.kind(i),
+            )
+        })
+        .collect()
+}
+
+/// Issue 27: the directory handles of a confined walk list what
+/// `read_dir` lists, open children by one name relative to their
+/// directory, and never follow a symlink in a child's place.
+#[test]
+fn directory_handles_list_and_open_children_by_one_name_without_following_links() {
+    let t = Tree::new();
+    mkfifo(&t.at("dir/fifo"));
+    std::fs::create_dir(t.at("dir/sub")).unwrap();
+    let root = t.fs.open_dir(&t.ws).unwrap();
+    assert_eq!(root.path(), t.ws);
+    let expected = |fs: &dyn FsOps, path: &Path| {
+        let mut entries: Vec<(String, FileKind)> = fs
+            .read_dir(path)
+            .unwrap()
+            .into_iter()
+            .map(|e: DirEntry| (e.name.to_str().unwrap().to_owned(), e.kind))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries
+    };
+    assert_eq!(listed(&t.fs, &root), expected(&t.fs, &t.ws));
+    let dir = t.fs.open_child_dir(&root, "dir".as_ref()).unwrap();
+    assert_eq!(dir.path(), t.at("dir"));
+    assert_eq!(
+        listed(&t.fs, &dir),
+        [
+            ("a.txt".to_owned(), FileKind::File),
+            ("fifo".to_owned(), FileKind::Other),
+            ("sub".to_owned(), FileKind::Dir),
+        ]
+    );
+    let mut text = String::new();
+    t.fs.open_child_file(&dir, "a.txt".as_ref())
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    assert_eq!(text, "inside\n");
+    // A FIFO opened by mistake (swapped in after the listing) does not
+    // block: it reads as empty.
+    let mut fifo = Vec::new();
+    t.fs.open_child_file(&dir, "fifo".as_ref())
+        .unwrap()
+        .read_to_end(&mut fifo)
+        .unwrap();
+    assert_eq!(fifo, b"");
+    // Links in a child's place are not followed, inside or out.
+    for link in ["in_link", "rel_out", "abs_out"] {
+        let err = t.fs.open_child_dir(&root, link.as_ref()).unwrap_err();
+        assert!(err.raw_os_error().is_some(), "{link}: {err:?}");
+    }
+    for link in ["file_out", "in_link"] {
+        assert!(
+            t.fs.open_child_file(&root, link.as_ref()).is_err(),
+            "{link}"
+        );
+    }
+    // One name only.
+    for name in ["..", ".", "", "dir/a.txt", "../outside"] {
+        let err = t.fs.open_child_dir(&root, name.as_ref()).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{name:?}");
+        let err = t.fs.open_child_file(&root, name.as_ref()).err().unwrap();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{name:?}");
+    }
+    // The root handle itself is confined like every path.
+    assert_outside(
+        t.fs.open_dir(&t.at("rel_out")),
+        "open_dir through a link out",
+    );
+    // The path defaults (LocalFs) agree on the listing.
+    let local = LocalFs.open_dir(&t.at("dir")).unwrap();
+    assert_eq!(listed(&LocalFs, &local), listed(&t.fs, &dir));
+}

@@ -30,6 +30,32 @@ enum Node {
 }
 
 /// An in-memory file system. Cloning shares the tree.
+///
+/// A workspace over it keeps the tools off the disk (bash still runs
+/// processes through the workspace's [`ProcessOps`](super::ProcessOps)):
+///
+/// ```
+/// use std::sync::Arc;
+/// use harness::tools::{CancellationToken, LocalProcess, MemoryFs, Registry, ToolCall};
+/// use harness::tools::{UpdateSink, Workspace};
+/// use serde_json::json;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let fs = MemoryFs::new();
+/// fs.add_dir("/ws/src").add_file("/ws/src/main.rs", "fn main() {}\n");
+/// let workspace = Workspace::new(Arc::new(fs.clone()), Arc::new(LocalProcess::default()), "/ws", true)?;
+/// let registry = Registry::builder(workspace).build()?;
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// let run = |call: ToolCall| {
+///     runtime.block_on(registry.dispatch(&call, CancellationToken::new(), UpdateSink::discard()))
+/// };
+/// let found = run(ToolCall::new("1", "find", json!({"pattern": "*.rs"})));
+/// assert_eq!(found.text(), "src/main.rs");
+/// run(ToolCall::new("2", "write", json!({"path": "notes.txt", "content": "kept in memory"})));
+/// assert_eq!(fs.contents("/ws/notes.txt").as_deref(), Some(&b"kept in memory"[..]));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct MemoryFs {
     nodes: Arc<Mutex<BTreeMap<PathBuf, Node>>>,

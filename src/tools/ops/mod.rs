@@ -5,7 +5,7 @@
 //! (run a shell command), which a [`Workspace`](super::Workspace) bundles
 //! with the workspace root and the path policy. This module knows nothing
 //! of paths as a model writes them, nor of walking trees: the search tools
-//! walk with [`FsOps::read_dir`]. [`ConfinedFs`] works on the real file
+//! walk with the directory handles of [`FsOps::open_dir`]. [`ConfinedFs`] works on the real file
 //! system below one directory, with the kernel refusing any path that
 //! leads out of it (D1); [`LocalFs`] works on the real file system with the
 //! process's own reach (`confine: false`); [`MemoryFs`] is an in-memory
@@ -19,11 +19,13 @@
 //! asynchronous because it streams.
 
 mod confined;
+mod dir;
 mod local;
 mod memory;
 pub(crate) mod process;
 mod replace;
 
+use std::ffi::OsStr;
 use std::ffi::OsString;
 use std::fmt;
 use std::future::Future;
@@ -38,6 +40,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub use confined::ConfinedFs;
+pub use dir::DirHandle;
+pub use dir::Listing;
 pub use local::LocalFs;
 pub use memory::MemoryFs;
 pub use process::LocalProcess;
@@ -381,6 +385,42 @@ pub trait FsOps: Send + Sync + fmt::Debug {
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// Lists a directory (without `.` and `..`), in no particular order.
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>>;
+    /// Opens the directory `path` for a walk: a handle that lists it and
+    /// opens its children by name ([`FsOps::list_dir`],
+    /// [`FsOps::open_child_dir`], [`FsOps::open_child_file`]). This
+    /// default, and the defaults of those three, work on paths, through
+    /// [`FsOps::read_dir`] and [`FsOps::open`]; it does not look at the
+    /// disk (listing does).
+    fn open_dir(&self, path: &Path) -> io::Result<DirHandle> {
+        Ok(DirHandle::by_path(path.to_path_buf()))
+    }
+    /// Opens the subdirectory `name` (one name, as a listing gave it) of
+    /// `parent`. A backend on descriptors opens it relative to `parent`'s
+    /// and never follows a symlink in its place; the default only joins
+    /// the path.
+    fn open_child_dir(&self, parent: &DirHandle, name: &OsStr) -> io::Result<DirHandle> {
+        Ok(DirHandle::by_path(parent.path().join(name)))
+    }
+    /// Lists `dir` into `out`, replacing what it held (without `.` and
+    /// `..`, in no particular order), as [`FsOps::read_dir`] would.
+    fn list_dir(&self, dir: &DirHandle, out: &mut Listing) -> io::Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        let entries = self.read_dir(dir.path())?;
+        out.clear();
+        for entry in entries {
+            out.push(entry.name.as_bytes(), entry.kind);
+        }
+        Ok(())
+    }
+    /// Opens the file `name` of `dir` for streaming reads. It is meant for
+    /// an entry that `dir`'s listing reported as a regular file: a backend
+    /// on descriptors opens it relative to `dir`'s, never following a
+    /// symlink in its place, without blocking (`O_NONBLOCK`), and does not
+    /// check its type again; the default is [`FsOps::open`] of the joined
+    /// path, which refuses anything but a regular file.
+    fn open_child_file(&self, dir: &DirHandle, name: &OsStr) -> io::Result<Box<dyn Read + Send>> {
+        self.open(&dir.path().join(name))
+    }
     /// Creates a file that does not exist yet (never replacing or
     /// following anything at `path`) with exactly the permission bits
     /// `mode`, and opens it for writing.

@@ -16,9 +16,7 @@
 //! when more results exist, and says how many were found (D11); `limit`
 //! must be at least 1, like every limit; a missing path is an error with "did you mean" (D6).
 
-use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::PoisonError;
+use std::os::unix::ffi::OsStrExt;
 
 use serde::Deserialize;
 use serde::Serialize;
@@ -26,12 +24,10 @@ use serde_json::json;
 
 use super::effective_limit;
 use super::glob::NamePattern;
-use super::relative_display;
-use super::search_walk_visiting;
+use super::search_walk;
 use super::shown_path;
 use super::unreadable_notice;
-use super::walk::WalkEntry;
-use super::walk::component_order;
+use super::walk::Entry;
 use super::with_notices;
 use crate::tools::contract::ExecutionMode;
 use crate::tools::contract::Limits;
@@ -50,6 +46,7 @@ use crate::tools::task::run_blocking;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::format_size;
 use crate::tools::truncate::truncate_head;
+use crate::tools::visible::show_name;
 use crate::tools::workspace::Lookup;
 
 /// The text of a search without results.
@@ -191,33 +188,38 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     })?;
     let limit = effective_limit(args.limit, ctx.limits.find_limit);
     // The walk threads match the entries as they find them; only the
-    // results are kept and sorted.
+    // results are kept, and they come out sorted.
     let root = &resolved.real;
-    let results: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
-    let walk = search_walk_visiting(ctx, root, true, &display, false, &|| {
-        let (pattern, results) = (&pattern, &results);
-        Box::new(move |entry: &WalkEntry| {
-            let rel = relative_display(root, &entry.path);
+    let names_only = pattern.names_only();
+    let walk = search_walk(ctx, root, true, &display, None, &|| {
+        let pattern = &pattern;
+        Box::new(move |entry: &Entry<'_>| {
             let is_dir = entry.kind == FileKind::Dir;
-            if pattern.matches(&entry.path, &rel, is_dir) {
-                let shown = if is_dir { format!("{rel}/") } else { rel };
-                results
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push((entry.path.clone(), shown));
-            }
+            let shown = if names_only {
+                show_name(entry.name.as_bytes())
+            } else {
+                show_name(entry.rel)
+            };
+            pattern
+                .matches(entry.path, &shown, is_dir)
+                .then_some(((), 1))
         })
     })?;
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }
-    let mut results = results.into_inner().unwrap_or_else(PoisonError::into_inner);
-    results.sort_unstable_by(|a, b| component_order(&a.0, &b.0));
-    let total = results.len();
-    let shown: Vec<String> = results
+    let total = walk.results.len();
+    let shown: Vec<String> = walk
+        .results
         .into_iter()
         .take(limit)
-        .map(|(_, shown)| shown)
+        .map(|found| {
+            if found.kind == FileKind::Dir {
+                format!("{}/", found.rel)
+            } else {
+                found.rel
+            }
+        })
         .collect();
     let unreadable: Vec<(String, String)> = walk
         .errors

@@ -70,6 +70,13 @@ impl FileFilter {
         })
     }
 
+    /// Whether [`FileFilter::allows`] looks only at the file's name (a
+    /// pattern without `/` that selects): then it may be given the name
+    /// alone.
+    pub fn names_only(&self) -> bool {
+        matches!(self.target, Target::Name(_)) && !self.negated && !self.dirs_only
+    }
+
     /// Whether the file at `rel` (relative to the search directory, `/`
     /// separators) is searched.
     pub fn allows(&self, rel: &str) -> bool {
@@ -132,6 +139,12 @@ impl NamePattern {
             absolute,
             dirs_only,
         })
+    }
+
+    /// Whether [`NamePattern::matches`] looks only at the entry's name (a
+    /// pattern without `/`): then it may be given the name alone.
+    pub fn names_only(&self) -> bool {
+        matches!(self.target, Target::Name(_))
     }
 
     /// Whether the entry at `abs` (shown as `rel`) is a result.

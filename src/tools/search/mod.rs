@@ -4,13 +4,16 @@
 //!
 //! ```text
 //! ignore.rs   the ignore-rule hierarchy: .ignore, .gitignore, info/exclude
-//! walk.rs     the parallel, sorted walker over FsOps::read_dir
+//! walk.rs     the parallel walker over FsOps's directory handles, sorted
+//!             by construction
+//! bound.rs    the bound of a limited search, past which the walk prunes
 //! glob.rs     grep's glob filter (ripgrep) and find's pattern (fd)
 //! grep.rs     the grep tool
 //! find.rs     the find tool
 //! mod.rs      limits, the walk of a search call, notices after the output
 //! ```
 
+mod bound;
 pub(crate) mod find;
 mod glob;
 pub(crate) mod grep;
@@ -24,43 +27,11 @@ use super::contract::ToolContext;
 use super::error::ToolError;
 use super::fs_error::io_failure;
 use super::fs_error::shown;
-use super::visible::show_name;
 use super::visible::show_path;
 use super::workspace::Workspace;
 use walk::Visitor;
 use walk::Walk;
 use walk::WalkOptions;
-
-/// The path of `path` relative to `root`, with `/` separators, as tools
-/// show it: its names with control characters as pictures and bytes that
-/// are not UTF-8 as `\xNN` ([`crate::tools::visible`]), so one line of
-/// output is always one entry. Globs match this form.
-fn relative_display(root: &Path, path: &Path) -> String {
-    // A walk's paths are the root joined with names: their bytes start with
-    // the root's and a `/`, and stripping those is Path::strip_prefix's
-    // answer without splitting both into components.
-    use std::os::unix::ffi::OsStrExt;
-    let (root_bytes, bytes) = (root.as_os_str().as_bytes(), path.as_os_str().as_bytes());
-    let rest = bytes.strip_prefix(root_bytes).and_then(|rest| {
-        if root_bytes.ends_with(b"/") {
-            Some(rest)
-        } else {
-            rest.strip_prefix(b"/")
-        }
-    });
-    // Only plain names below the root: no empty or `.` components.
-    let plain = |rest: &[u8]| {
-        rest.split(|&b| b == b'/')
-            .all(|name| !name.is_empty() && name != b".")
-    };
-    match rest {
-        Some(rest) if plain(rest) => show_name(rest).into_owned(),
-        _ => {
-            let rel = path.strip_prefix(root).unwrap_or(path);
-            show_path(rel).into_owned()
-        }
-    }
-}
 
 /// How many unreadable paths a notice names.
 const NAMED_UNREADABLE: usize = 3;
@@ -79,25 +50,23 @@ pub(crate) fn effective_limit(arg: Option<f64>, default: usize) -> usize {
 /// Walks `root` (a search tool's resolved directory) with the workspace's
 /// ignore rules, stopping when the call is cancelled; errors are worded for
 /// the model. Each entry goes to a per-thread visitor as it is found
-/// ([`walk::walk_visiting`]); without `keep_entries` the visitors are all
-/// that sees them.
-fn search_walk_visiting<'v>(
+/// ([`walk::walk`]), which says what is a result.
+fn search_walk<'v, T: Send>(
     ctx: &ToolContext,
     root: &Path,
     include_dirs: bool,
     display: &str,
-    keep_entries: bool,
-    visitor: &(dyn Fn() -> Visitor<'v> + Sync),
-) -> Result<Walk, ToolError> {
+    bound: Option<&bound::Bound>,
+    visitor: &(dyn Fn() -> Visitor<'v, T> + Sync),
+) -> Result<Walk<T>, ToolError> {
     let options = WalkOptions {
         respect_ignore_files: true,
         include_dirs,
         max_depth: None,
         ignore_base: ignore_base(ctx.workspace.root(), root),
         cancel: Some(ctx.cancel.clone()),
-        keep_entries,
     };
-    walk::walk_visiting(ctx.workspace.fs().as_ref(), root, &options, visitor).map_err(|err| {
+    walk::walk(ctx.workspace.fs().as_ref(), root, &options, bound, visitor).map_err(|err| {
         if ctx.cancel.is_cancelled() {
             ToolError::cancelled()
         } else {
@@ -166,20 +135,6 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-
-    proptest::proptest! {
-        /// The byte-wise fast path says what Path::strip_prefix says.
-        #[test]
-        fn relative_display_is_strip_prefix(
-            root in "(/[a.A _-]{1,3}){0,3}/?",
-            rest in "([a.A _-]{1,3}/?){0,3}",
-        ) {
-            let root = if root.is_empty() { "/".to_owned() } else { root };
-            let (root, path) = (Path::new(&root), Path::new(&root).join(&rest));
-            let expected = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned();
-            proptest::prop_assert_eq!(relative_display(root, &path), expected);
-        }
-    }
 
     #[test]
     fn effective_limits_and_unreadable_notices() {

@@ -1,8 +1,10 @@
 //! The one directory walker behind `grep` and `find` (D7, D9).
 //!
-//! [`walk`] runs over any [`FsOps`] (it only lists directories and reads
-//! ignore files), so the local disk and the in-memory file system share one
-//! set of rules:
+//! [`walk`] runs over any [`FsOps`] through its directory handles
+//! ([`FsOps::open_dir`]: each directory opened once, relative to its
+//! parent, and listed into a reused buffer; files opened by one name
+//! relative to their directory), so the local disk and the in-memory file
+//! system share one set of rules:
 //!
 //! - the ignore files apply inside **and** outside git repositories, as
 //!   [`super::ignore`] describes;
@@ -16,31 +18,49 @@
 //!   worktree or submodule) is never entered or reported; symlinks are
 //!   reported as symlinks and never followed, so a walk cannot leave the
 //!   tree it started in;
-//! - directories are listed in parallel (scoped threads over a shared work
-//!   stack); the result is sorted by path, component by component, so the
-//!   output does not depend on scheduling;
-//! - [`walk_visiting`] also hands each entry to a per-thread visitor as it
-//!   is found, so a caller can work on it (grep searches files) while the
-//!   walk goes on; the entries still come back sorted at the end.
+//! - directories are listed in parallel (scoped threads over a shared
+//!   queue that hands out the directory that sorts first); each thread
+//!   hands every entry it finds to its visitor, which says whether the
+//!   entry is a result;
+//! - the output is **sorted by construction**: each directory's listing is
+//!   sorted once by name bytes, and the results come out of a depth-first
+//!   pass over the sorted listings, which is the order of `Path::cmp`
+//!   (component by component). No global sort; display paths are built
+//!   from that pass's path, for results only;
+//! - with a [`Bound`], a limited search keeps the smallest keys (an
+//!   entry's indices in its ancestors' sorted listings) whose weights
+//!   reach the bound's cap, and never lists or visits what sorts after
+//!   the largest of them: the results are exactly the first ones of the
+//!   full walk, up to and including the entry that reaches the cap.
 
+use std::collections::BinaryHeap;
 use std::ffi::OsStr;
+use std::ffi::OsString;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::Condvar;
 use std::sync::Mutex;
 use std::sync::PoisonError;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
 
 use tokio_util::sync::CancellationToken;
 
+use super::bound::Bound;
+use super::bound::BoundView;
 use super::ignore::Rules;
 use super::ignore::ancestor_rules;
 use super::ignore::is_ignored;
 use super::ignore::level_for;
 use crate::tools::fs_error::plain_reason;
-use crate::tools::ops::DirEntry;
+use crate::tools::ops::DirHandle;
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
+use crate::tools::ops::Listing;
+use crate::tools::visible::show_name;
 
 /// The cores this process may use (asked once: the answer reads cgroup
 /// files), for the number of search threads.
@@ -51,10 +71,6 @@ pub(super) fn cores() -> usize {
 
 /// Most worker threads one walk uses.
 const MAX_WALK_THREADS: usize = 8;
-
-/// Directories the calling thread lists alone before it shares the walk
-/// with more threads (when directories are still waiting).
-const SHARE_AFTER_DIRS: usize = 16;
 
 /// What a walk should include.
 #[derive(Clone, Debug)]
@@ -72,9 +88,6 @@ pub(crate) struct WalkOptions {
     /// Stops the walk early; the walk then fails with
     /// [`io::ErrorKind::Interrupted`].
     pub cancel: Option<CancellationToken>,
-    /// Keep the entries in [`Walk::entries`] (sorted). Off, they are only
-    /// handed to the visitors, and `entries` stays empty.
-    pub keep_entries: bool,
 }
 
 impl Default for WalkOptions {
@@ -85,116 +98,219 @@ impl Default for WalkOptions {
             max_depth: None,
             ignore_base: None,
             cancel: None,
-            keep_entries: true,
         }
     }
 }
 
-/// One entry found by a walk.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct WalkEntry {
-    /// The entry's path (the walk root joined with the relative path).
-    pub path: PathBuf,
+/// One entry, as a walk thread hands it to its visitor.
+pub(crate) struct Entry<'a> {
+    /// The directory that holds it (open: its children open by name).
+    pub dir: &'a DirHandle,
+    /// The entry's name.
+    pub name: &'a OsStr,
     /// The entry's own kind (symlinks are not followed).
     pub kind: FileKind,
+    /// Its path (the walk root joined with `rel`).
+    pub path: &'a Path,
+    /// Its path relative to the walk root, `/` between names.
+    pub rel: &'a [u8],
+    /// Its key: its index in each sorted listing from the root down.
+    pub key: &'a [u32],
 }
 
-/// The result of a walk: entries sorted by path, and the entries that could
-/// not be read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Walk {
-    /// Every entry, sorted by path bytes.
-    pub entries: Vec<WalkEntry>,
-    /// Paths the walk could not enter or read, with the reason.
+/// What a walk thread calls for each entry it reports, as it finds it:
+/// `Some((value, weight))` makes the entry a result (the weight counts
+/// towards a [`Bound`]'s cap).
+pub(crate) type Visitor<'a, T> = Box<dyn FnMut(&Entry<'_>) -> Option<(T, usize)> + 'a>;
+
+/// One result of a walk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Found<T> {
+    /// The path relative to the walk root, as tools show it
+    /// ([`show_name`]).
+    pub rel: String,
+    /// The entry's own kind.
+    pub kind: FileKind,
+    /// What the visitor said of it.
+    pub value: T,
+}
+
+/// The result of a walk: the results in path order, and the paths that
+/// could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Walk<T> {
+    /// The results, sorted by path (component by component).
+    pub results: Vec<Found<T>>,
+    /// Paths the walk could not enter or read, with the reason, sorted.
     pub errors: Vec<(PathBuf, String)>,
+}
+
+/// How a job's directory is opened.
+enum Open {
+    /// The walk root, by its path.
+    Root,
+    /// A child of an open directory, by its name.
+    Child(Arc<DirHandle>, OsString),
 }
 
 /// One directory waiting to be listed.
 struct Job {
-    dir: PathBuf,
+    key: Vec<u32>,
+    /// Its node in the result tree.
+    id: usize,
     depth: usize,
     rules: Rules,
+    open: Open,
 }
 
-/// The shared work stack.
+impl PartialEq for Job {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Job {}
+
+impl PartialOrd for Job {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Job {
+    /// Reversed: the queue (a max-heap) hands out the smallest key first,
+    /// the depth-first order of the output.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
+/// The shared work queue.
 struct Queue {
     state: Mutex<QueueState>,
     ready: Condvar,
 }
 
 struct QueueState {
-    jobs: Vec<Job>,
+    jobs: BinaryHeap<Job>,
     /// Jobs taken and not finished yet.
     running: usize,
+    /// Workers waiting for a job.
+    idle: usize,
     stop: bool,
 }
 
-/// What one worker found.
-#[derive(Default)]
-struct Found {
-    entries: Vec<WalkEntry>,
-    errors: Vec<(PathBuf, String)>,
+/// A listed directory's kept entries: results, and subdirectories that
+/// were descended into.
+struct Node<T> {
+    names: Vec<u8>,
+    kept: Vec<Kept<T>>,
 }
 
-/// What a walk thread calls for each entry it reports, as it finds it.
-pub(crate) type Visitor<'a> = Box<dyn FnMut(&WalkEntry) + 'a>;
+struct Kept<T> {
+    span: (u32, u32),
+    kind: FileKind,
+    result: Option<(T, usize)>,
+    child: Option<usize>,
+}
+
+/// What one worker found.
+struct Part<T> {
+    nodes: Vec<(usize, Node<T>)>,
+    /// With the key of the directory they belong to.
+    errors: Vec<(Vec<u32>, PathBuf, String)>,
+}
+
+impl<T> Default for Part<T> {
+    fn default() -> Self {
+        Self {
+            nodes: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+}
+
+/// What the walk threads share.
+struct Shared<'a> {
+    fs: &'a dyn FsOps,
+    root: &'a Path,
+    options: &'a WalkOptions,
+    bound: Option<&'a Bound>,
+    queue: Queue,
+    next_id: AtomicUsize,
+}
+
+/// A worker's reused buffers.
+#[derive(Default)]
+struct Scratch {
+    listing: Listing,
+    path: Vec<u8>,
+    key: Vec<u32>,
+    view: BoundView,
+}
 
 /// Walks `root` (which must be a directory) with the rules described in the
-/// module docs. Fails only when the root cannot be used or the walk was
-/// cancelled (`ErrorKind::Interrupted`); unreadable directories below the
-/// root end up in [`Walk::errors`].
-#[cfg(test)]
-pub(crate) fn walk(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Result<Walk> {
-    walk_visiting(fs, root, options, &|| Box::new(|_: &WalkEntry| {}))
-}
-
-/// [`walk`], handing every reported entry, as it is found, to a visitor
-/// that each walk thread makes for itself with `visitor` (in no particular
-/// order, and from several threads at once).
-pub(crate) fn walk_visiting<'v>(
+/// module docs, handing every entry, as it is found, to a visitor that each
+/// walk thread makes for itself with `visitor` (in no particular order, and
+/// from several threads at once). Fails only when the root cannot be used
+/// or the walk was cancelled (`ErrorKind::Interrupted`); unreadable
+/// directories below the root end up in [`Walk::errors`].
+pub(crate) fn walk<'v, T: Send>(
     fs: &dyn FsOps,
     root: &Path,
     options: &WalkOptions,
-    visitor: &(dyn Fn() -> Visitor<'v> + Sync),
-) -> io::Result<Walk> {
+    bound: Option<&Bound>,
+    visitor: &(dyn Fn() -> Visitor<'v, T> + Sync),
+) -> io::Result<Walk<T>> {
     if !fs.metadata(root)?.is_dir() {
         return Err(io::Error::new(
             io::ErrorKind::NotADirectory,
             "Not a directory",
         ));
     }
-    let mut errors = Vec::new();
+    let mut early = Vec::new();
     let rules = if options.respect_ignore_files {
-        ancestor_rules(fs, root, options.ignore_base.as_deref(), &mut errors)
+        ancestor_rules(fs, root, options.ignore_base.as_deref(), &mut early)
     } else {
         None
     };
-    let queue = Queue {
-        state: Mutex::new(QueueState {
-            jobs: vec![Job {
-                dir: root.to_path_buf(),
-                depth: 0,
-                rules,
-            }],
-            running: 0,
-            stop: false,
-        }),
-        ready: Condvar::new(),
+    let shared = Shared {
+        fs,
+        root,
+        options,
+        bound,
+        queue: Queue {
+            state: Mutex::new(QueueState {
+                jobs: BinaryHeap::from([Job {
+                    key: Vec::new(),
+                    id: 0,
+                    depth: 0,
+                    rules,
+                    open: Open::Root,
+                }]),
+                running: 0,
+                idle: 0,
+                stop: false,
+            }),
+            ready: Condvar::new(),
+        },
+        next_id: AtomicUsize::new(1),
     };
     let threads = cores().clamp(1, MAX_WALK_THREADS);
-    // The calling thread is one of the workers, and the only one at first:
-    // it starts the others once the tree proves big enough to share (a
-    // small workspace is walked before a thread would have started).
-    let found: Vec<Found> = std::thread::scope(|scope| {
+    // The calling thread is one of the workers, and the only one while the
+    // walk has found no directory to share: a flat directory (a small
+    // workspace) is walked before a thread would have started. The others
+    // all start at once when there is more to do.
+    let parts: Vec<Part<T>> = std::thread::scope(|scope| {
         let mut workers = Vec::new();
-        let mut listed = 0;
         let mut grow = |pending: usize| {
-            listed += 1;
-            if listed >= SHARE_AFTER_DIRS && pending > 0 && workers.len() + 1 < threads {
-                workers.push(scope.spawn(|| work(fs, &queue, options, visitor(), &mut |_| {})));
+            if pending > 0 && workers.is_empty() {
+                for _ in 1..threads {
+                    workers.push(scope.spawn(|| work(&shared, visitor(), &mut |_| {})));
+                }
             }
         };
-        let mine = work(fs, &queue, options, visitor(), &mut grow);
+        let mine = work(&shared, visitor(), &mut grow);
         std::iter::once(mine)
             .chain(
                 workers
@@ -206,79 +322,95 @@ pub(crate) fn walk_visiting<'v>(
     if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
         return Err(io::Error::new(io::ErrorKind::Interrupted, "walk cancelled"));
     }
-    let mut walk = Walk {
-        entries: Vec::new(),
-        errors,
-    };
-    for part in found {
-        walk.entries.extend(part.entries);
-        walk.errors.extend(part.errors);
-    }
-    // Component-wise order keeps a directory's contents together.
-    walk.entries
-        .sort_unstable_by(|a, b| component_order(&a.path, &b.path));
-    walk.errors.sort();
-    Ok(walk)
-}
-
-/// The order of `Path::cmp` (component by component) for the paths a walk
-/// makes: its root joined with names, so no `.` components and no doubled
-/// separators. Then comparing the bytes with `/` as the smallest byte gives
-/// the same order (a name holds neither `/` nor NUL), without splitting the
-/// paths into components, which dominated sorting large walks.
-pub(super) fn component_order(a: &Path, b: &Path) -> std::cmp::Ordering {
-    use std::os::unix::ffi::OsStrExt;
-    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
-    let same = common_len(a, b);
-    let rank = |byte: Option<&u8>| byte.map(|&b| if b == b'/' { 0 } else { u16::from(b) + 1 });
-    rank(a.get(same)).cmp(&rank(b.get(same)))
-}
-
-/// The length of the common prefix of `a` and `b`, eight bytes at a time
-/// (paths of one walk share long prefixes).
-fn common_len(a: &[u8], b: &[u8]) -> usize {
-    let len = a.len().min(b.len());
-    let mut at = 0;
-    for (x, y) in a[..len].chunks_exact(8).zip(b[..len].chunks_exact(8)) {
-        let word = |c: &[u8]| {
-            let mut bytes = [0u8; 8];
-            bytes.copy_from_slice(c);
-            u64::from_le_bytes(bytes)
-        };
-        let diff = word(x) ^ word(y);
-        if diff != 0 {
-            return at + (diff.trailing_zeros() / 8) as usize;
+    let count = shared.next_id.load(Ordering::Relaxed);
+    let mut nodes: Vec<Option<Node<T>>> = (0..count).map(|_| None).collect();
+    let last = bound.and_then(Bound::last);
+    let mut errors = early;
+    for part in parts {
+        for (id, node) in part.nodes {
+            if let Some(slot) = nodes.get_mut(id) {
+                *slot = Some(node);
+            }
         }
-        at += 8;
+        // Past the bound, whether a directory was reached depends on
+        // timing: what it says is dropped, as its files are.
+        errors.extend(
+            part.errors
+                .into_iter()
+                .filter(|(key, ..)| last.as_ref().is_none_or(|last| key < last))
+                .map(|(_, path, why)| (path, why)),
+        );
     }
-    at + a[at..len]
-        .iter()
-        .zip(&b[at..len])
-        .take_while(|(x, y)| x == y)
-        .count()
+    errors.sort();
+    Ok(Walk {
+        results: in_order(nodes, bound.map(Bound::cap)),
+        errors,
+    })
 }
 
-/// One worker: takes directories from the stack until none is left and no
+/// The results, depth first over the sorted listings; with a cap, up to
+/// and including the result whose weight reaches it.
+fn in_order<T>(mut nodes: Vec<Option<Node<T>>>, cap: Option<usize>) -> Vec<Found<T>> {
+    let mut results = Vec::new();
+    let Some(root) = nodes.first_mut().and_then(Option::take) else {
+        return results;
+    };
+    let mut rel: Vec<u8> = Vec::new();
+    let mut weight = 0usize;
+    // Each level: its entries still to emit, its names, and the length of
+    // its own relative path.
+    let mut stack = vec![(root.kept.into_iter(), root.names, 0usize)];
+    while let Some((entries, names, base)) = stack.last_mut() {
+        let Some(kept) = entries.next() else {
+            stack.pop();
+            continue;
+        };
+        let (start, len) = (kept.span.0 as usize, kept.span.1 as usize);
+        rel.truncate(*base);
+        if *base > 0 {
+            rel.push(b'/');
+        }
+        rel.extend_from_slice(&names[start..start + len]);
+        if let Some((value, w)) = kept.result {
+            results.push(Found {
+                rel: show_name(&rel).into_owned(),
+                kind: kept.kind,
+                value,
+            });
+            weight = weight.saturating_add(w);
+            if cap.is_some_and(|cap| weight >= cap) {
+                break;
+            }
+        }
+        if let Some(node) = kept.child.and_then(|id| nodes.get_mut(id)?.take()) {
+            stack.push((node.kept.into_iter(), node.names, rel.len()));
+        }
+    }
+    results
+}
+
+/// One worker: takes directories from the queue until none is left and no
 /// other worker can add more. After each directory it tells `after_each`
 /// how many directories are waiting.
-fn work(
-    fs: &dyn FsOps,
-    queue: &Queue,
-    options: &WalkOptions,
-    mut visit: Visitor<'_>,
+fn work<T>(
+    shared: &Shared<'_>,
+    mut visit: Visitor<'_, T>,
     after_each: &mut dyn FnMut(usize),
-) -> Found {
-    let mut found = Found::default();
+) -> Part<T> {
+    let queue = &shared.queue;
+    let cancel = shared.options.cancel.as_ref();
+    let mut part = Part::default();
+    let mut scratch = Scratch::default();
     loop {
         let job = {
             let mut state = queue.state.lock().unwrap_or_else(PoisonError::into_inner);
             loop {
-                if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                if cancel.is_some_and(CancellationToken::is_cancelled) {
                     state.stop = true;
                 }
                 if state.stop {
                     queue.ready.notify_all();
-                    return found;
+                    return part;
                 }
                 if let Some(job) = state.jobs.pop() {
                     state.running += 1;
@@ -288,29 +420,45 @@ fn work(
                     state.stop = true;
                     continue;
                 }
+                state.idle += 1;
                 state = queue
                     .ready
                     .wait(state)
                     .unwrap_or_else(PoisonError::into_inner);
+                state.idle -= 1;
             }
         };
-        let dir = job.dir.clone();
-        let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            list(fs, job, options, &mut found, &mut visit)
-        }));
-        // A panic must not leave the other workers waiting for this job.
-        let more = listed.unwrap_or_else(|_| {
-            found
-                .errors
-                .push((dir, "internal error while listing".to_owned()));
+        let past = shared
+            .bound
+            .is_some_and(|bound| scratch.view.is_past(bound, &job.key));
+        let more = if past {
             Vec::new()
-        });
+        } else {
+            let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                list(shared, &job, &mut scratch, &mut part, &mut visit)
+            }));
+            // A panic must not leave the other workers waiting for this job.
+            listed.unwrap_or_else(|_| {
+                part.errors.push((
+                    job.key.clone(),
+                    job_path(shared.root, &job),
+                    "internal error while listing".to_owned(),
+                ));
+                scratch = Scratch::default();
+                Vec::new()
+            })
+        };
         let mut state = queue.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.running -= 1;
-        let added = !more.is_empty();
+        let added = more.len();
         state.jobs.extend(more);
-        if added || state.running == 0 {
+        if state.running == 0 && state.jobs.is_empty() {
             queue.ready.notify_all();
+        } else {
+            // Wake only as many waiting workers as there is new work.
+            for _ in 0..added.min(state.idle) {
+                queue.ready.notify_one();
+            }
         }
         let pending = state.jobs.len();
         drop(state);
@@ -318,63 +466,154 @@ fn work(
     }
 }
 
-/// Lists one directory: reports its entries and returns its subdirectories
-/// to descend into.
-fn list(
-    fs: &dyn FsOps,
-    job: Job,
-    options: &WalkOptions,
-    found: &mut Found,
-    visit: &mut Visitor<'_>,
+/// The path of a job's directory.
+fn job_path(root: &Path, job: &Job) -> PathBuf {
+    match &job.open {
+        Open::Root => root.to_path_buf(),
+        Open::Child(parent, name) => parent.path().join(name),
+    }
+}
+
+/// The index of `name` in a sorted listing.
+fn find_name(listing: &Listing, name: &[u8]) -> Option<usize> {
+    let (mut low, mut high) = (0, listing.len());
+    while low < high {
+        let mid = low + (high - low) / 2;
+        match listing.name_bytes(mid).cmp(name) {
+            std::cmp::Ordering::Less => low = mid + 1,
+            std::cmp::Ordering::Greater => high = mid,
+            std::cmp::Ordering::Equal => return Some(mid),
+        }
+    }
+    None
+}
+
+/// Lists one directory: hands its entries to the visitor, keeps its node
+/// for the output, and returns its subdirectories to descend into.
+fn list<T>(
+    shared: &Shared<'_>,
+    job: &Job,
+    scratch: &mut Scratch,
+    part: &mut Part<T>,
+    visit: &mut Visitor<'_, T>,
 ) -> Vec<Job> {
-    let entries = match fs.read_dir(&job.dir) {
-        Ok(entries) => entries,
+    let (fs, options) = (shared.fs, shared.options);
+    let opened = match &job.open {
+        Open::Root => fs.open_dir(shared.root),
+        Open::Child(parent, name) => fs.open_child_dir(parent, name),
+    };
+    let listed = opened.and_then(|dir| {
+        fs.list_dir(&dir, &mut scratch.listing)?;
+        Ok(dir)
+    });
+    let dir = match listed {
+        Ok(dir) => dir,
         Err(err) => {
-            found.errors.push((job.dir, plain_reason(&err)));
+            let path = job_path(shared.root, job);
+            part.errors
+                .push((job.key.clone(), path, plain_reason(&err)));
             return Vec::new();
         }
     };
+    let listing = &mut scratch.listing;
+    listing.sort();
     let rules = if options.respect_ignore_files {
-        let kind_of = |name: &str| {
-            entries
-                .iter()
-                .find(|e| e.name == OsStr::new(name))
-                .map(|e: &DirEntry| e.kind)
-        };
+        let kind_of =
+            |name: &str| find_name(listing, name.as_bytes()).map(|index| listing.kind(index));
         let kinds = [kind_of(".ignore"), kind_of(".gitignore"), kind_of(".git")];
-        level_for(fs, &job.dir, kinds, job.rules, &mut found.errors)
+        let mut errors = Vec::new();
+        let rules = level_for(fs, dir.path(), kinds, job.rules.clone(), &mut errors);
+        part.errors.extend(
+            errors
+                .into_iter()
+                .map(|(path, why)| (job.key.clone(), path, why)),
+        );
+        rules
     } else {
         None
     };
     let depth = job.depth + 1;
     let descend = options.max_depth.is_none_or(|max| depth < max);
+    let dir = Arc::new(dir);
+    let path = &mut scratch.path;
+    path.clear();
+    path.extend_from_slice(dir.path().as_os_str().as_bytes());
+    if !path.ends_with(b"/") {
+        path.push(b'/');
+    }
+    let dir_len = path.len();
+    let root_bytes = shared.root.as_os_str().as_bytes();
+    let rel_start = root_bytes.len() + usize::from(!root_bytes.ends_with(b"/"));
+    let key = &mut scratch.key;
+    key.clear();
+    key.extend_from_slice(&job.key);
+    let mut kept = Vec::new();
     let mut jobs = Vec::new();
-    for entry in entries {
-        if entry.name == OsStr::new(".git") {
+    for index in 0..listing.len() {
+        let name = listing.name_bytes(index);
+        if name == b".git" {
             continue;
         }
-        let path = job.dir.join(&entry.name);
-        let is_dir = entry.kind == FileKind::Dir;
-        if rules.is_some() && is_ignored(rules.as_ref(), &path, is_dir) {
+        key.truncate(job.key.len());
+        key.push(u32::try_from(index).unwrap_or(u32::MAX));
+        // Entries come in order: once one is past the bound, all are.
+        if shared
+            .bound
+            .is_some_and(|bound| scratch.view.is_past(bound, key))
+        {
+            break;
+        }
+        path.truncate(dir_len);
+        path.extend_from_slice(name);
+        let entry_path = Path::new(OsStr::from_bytes(path));
+        let kind = listing.kind(index);
+        let is_dir = kind == FileKind::Dir;
+        if rules.is_some() && is_ignored(rules.as_ref(), entry_path, is_dir) {
             continue;
         }
-        if is_dir && descend {
+        let child = (is_dir && descend).then(|| {
+            let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
             jobs.push(Job {
-                dir: path.clone(),
+                key: key.clone(),
+                id,
                 depth,
                 rules: rules.clone(),
+                open: Open::Child(Arc::clone(&dir), OsStr::from_bytes(name).to_os_string()),
+            });
+            id
+        });
+        let result = if !is_dir || options.include_dirs {
+            visit(&Entry {
+                dir: &dir,
+                name: OsStr::from_bytes(name),
+                kind,
+                path: entry_path,
+                rel: path.get(rel_start..).unwrap_or_default(),
+                key,
+            })
+        } else {
+            None
+        };
+        if let (Some(bound), Some((_, weight))) = (shared.bound, &result) {
+            bound.record(key, *weight);
+        }
+        if result.is_some() || child.is_some() {
+            kept.push(Kept {
+                span: listing.name_span(index),
+                kind,
+                result,
+                child,
             });
         }
-        if !is_dir || options.include_dirs {
-            let entry = WalkEntry {
-                path,
-                kind: entry.kind,
-            };
-            visit(&entry);
-            if options.keep_entries {
-                found.entries.push(entry);
-            }
-        }
+    }
+    if !kept.is_empty() {
+        part.nodes.push((
+            job.id,
+            Node {
+                names: listing.take_names(),
+                kept,
+            },
+        ));
     }
     jobs
 }

@@ -1,5 +1,6 @@
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use pretty_assertions::assert_eq;
 use tokio_util::sync::CancellationToken;
@@ -7,21 +8,24 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::tools::ops::LocalFs;
 use crate::tools::ops::MemoryFs;
-use crate::tools::search::relative_display;
 use crate::tools::testutil::disk;
+
+/// A walk whose every entry is a result.
+fn walk_all(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Result<Walk<()>> {
+    walk(fs, root, options, None, &|| {
+        Box::new(|_: &Entry<'_>| Some(((), 1)))
+    })
+}
 
 /// The walk's entries relative to `root`, directories with a `/`.
 fn listed(fs: &dyn FsOps, root: &str, options: &WalkOptions) -> Vec<String> {
-    let walk = walk(fs, Path::new(root), options).unwrap();
-    walk.entries
-        .iter()
-        .map(|e| {
-            let rel = relative_display(Path::new(root), &e.path);
-            match e.kind {
-                FileKind::Dir => format!("{rel}/"),
-                FileKind::Symlink => format!("{rel}@"),
-                _ => rel,
-            }
+    let walk = walk_all(fs, Path::new(root), options).unwrap();
+    walk.results
+        .into_iter()
+        .map(|e| match e.kind {
+            FileKind::Dir => format!("{}/", e.rel),
+            FileKind::Symlink => format!("{}@", e.rel),
+            _ => e.rel,
         })
         .collect()
 }
@@ -230,8 +234,8 @@ fn entries_are_sorted_component_by_component_with_depth_limit() {
 fn unreadable_ignore_files_are_reported() {
     let fs = tree(&[("a.txt", "x")]);
     fs.add_file_with_mode("/ws/.gitignore", "a.txt\n", 0o200);
-    let walk = walk(&fs, Path::new("/ws"), &WalkOptions::default()).unwrap();
-    assert_eq!(walk.entries.len(), 2);
+    let walk = walk_all(&fs, Path::new("/ws"), &WalkOptions::default()).unwrap();
+    assert_eq!(walk.results.len(), 2);
     assert_eq!(walk.errors.len(), 1);
     assert_eq!(walk.errors[0].0, PathBuf::from("/ws/.gitignore"));
 }
@@ -245,16 +249,16 @@ fn a_cancelled_walk_fails_with_interrupted() {
         cancel: Some(cancel),
         ..WalkOptions::default()
     };
-    let err = walk(&fs, Path::new("/ws"), &options).unwrap_err();
+    let err = walk_all(&fs, Path::new("/ws"), &options).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::Interrupted);
 }
 
 #[test]
 fn the_root_must_be_a_directory() {
     let fs = tree(&[("a.txt", "x")]);
-    let err = walk(&fs, Path::new("/ws/a.txt"), &WalkOptions::default()).unwrap_err();
+    let err = walk_all(&fs, Path::new("/ws/a.txt"), &WalkOptions::default()).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
-    let err = walk(&fs, Path::new("/ws/missing"), &WalkOptions::default()).unwrap_err();
+    let err = walk_all(&fs, Path::new("/ws/missing"), &WalkOptions::default()).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::NotFound);
 }
 
@@ -298,7 +302,7 @@ fn local_disk_follows_the_same_rules_in_parallel() {
 }
 
 #[test]
-fn visitors_see_every_reported_entry_once_while_walking() {
+fn visitors_see_every_reported_entry_once_and_say_what_is_a_result() {
     let mut files: Vec<(String, &str)> = (0..60)
         .map(|i| (format!("d{}/f{i:02}.txt", i % 5), "x"))
         .collect();
@@ -307,38 +311,73 @@ fn visitors_see_every_reported_entry_once_while_walking() {
     let refs: Vec<(&str, &str)> = files.iter().map(|(p, d)| (p.as_str(), *d)).collect();
     let fs = tree(&refs);
     let seen = Mutex::new(Vec::new());
-    let visitor = || -> Visitor<'_> {
+    let visitor = || -> Visitor<'_, String> {
         let seen = &seen;
-        Box::new(move |entry: &WalkEntry| {
-            seen.lock().unwrap().push(entry.clone());
+        Box::new(move |entry: &Entry<'_>| {
+            let rel = String::from_utf8(entry.rel.to_vec()).unwrap();
+            assert_eq!(entry.path, Path::new("/ws").join(&rel));
+            assert_eq!(entry.dir.path().join(entry.name), entry.path);
+            seen.lock().unwrap().push(rel.clone());
+            // Every third file is a result.
+            (entry.kind == FileKind::File && entry.key.last().unwrap().is_multiple_of(3))
+                .then_some((rel, 1))
         })
     };
-    let walk = walk_visiting(&fs, Path::new("/ws"), &with_dirs(), &visitor).unwrap();
+    let walk = walk(&fs, Path::new("/ws"), &with_dirs(), None, &visitor).unwrap();
     let mut seen = seen.into_inner().unwrap();
-    seen.sort_by(|a, b| a.path.cmp(&b.path));
-    assert_eq!(seen, walk.entries);
-    assert_eq!(walk.entries.len(), 60 + 5 + 1);
+    seen.sort();
+    let mut all = listed(&fs, "/ws", &with_dirs());
+    for entry in &mut all {
+        if let Some(dir) = entry.strip_suffix('/') {
+            *entry = dir.to_owned();
+        }
+    }
+    all.sort();
+    assert_eq!(seen, all);
+    assert_eq!(seen.len(), 60 + 5 + 1);
+    // The results come sorted, each with what its visitor said.
+    let results: Vec<&String> = walk.results.iter().map(|found| &found.value).collect();
+    let rels: Vec<&String> = walk.results.iter().map(|found| &found.rel).collect();
+    assert_eq!(results, rels);
+    let mut sorted = rels.clone();
+    sorted.sort_by(|a, b| Path::new(a.as_str()).cmp(Path::new(b.as_str())));
+    assert_eq!(rels, sorted);
+    assert!(!rels.is_empty());
 }
 
-proptest::proptest! {
-    /// Walk paths sort by bytes with `/` lowest exactly as `Path::cmp`
-    /// sorts them, component by component.
-    #[test]
-    fn component_order_is_path_order(
-        a in proptest::collection::vec("[a.A0 _/-]{1,4}", 1..4),
-        b in proptest::collection::vec("[a.A0 _/-]{1,4}", 1..4),
-    ) {
-        // Names never hold `/` and are never `.` or `..`; a walk joins
-        // them under its root.
-        let join = |names: &[String]| {
-            let mut path = PathBuf::from("/ws");
-            for name in names {
-                let name = name.replace('/', "~");
-                path.push(if name == "." || name == ".." { "x" } else { &name });
-            }
-            path
-        };
-        let (a, b) = (join(&a), join(&b));
-        proptest::prop_assert_eq!(component_order(&a, &b), a.cmp(&b), "{:?} vs {:?}", a, b);
-    }
+#[test]
+fn a_bound_cuts_the_results_after_the_entry_that_reaches_its_cap() {
+    // Weights by name: each file weighs its number.
+    let fs = tree(&[
+        ("a/1", ""),
+        ("a/b/2", ""),
+        ("a/c", ""),
+        ("b/3", ""),
+        ("c/4", ""),
+    ]);
+    let weigh = || -> Visitor<'_, ()> {
+        Box::new(|entry: &Entry<'_>| {
+            let name = entry.name.to_str().unwrap();
+            name.parse::<usize>().ok().map(|weight| ((), weight))
+        })
+    };
+    let rels = |cap: usize| -> Vec<String> {
+        let bound = Bound::new(cap);
+        let walk = walk(
+            &fs,
+            Path::new("/ws"),
+            &WalkOptions::default(),
+            Some(&bound),
+            &weigh,
+        );
+        walk.unwrap()
+            .results
+            .into_iter()
+            .map(|found| found.rel)
+            .collect()
+    };
+    assert_eq!(rels(1), ["a/1"]);
+    assert_eq!(rels(3), ["a/1", "a/b/2"]);
+    assert_eq!(rels(4), ["a/1", "a/b/2", "b/3"]);
+    assert_eq!(rels(100), ["a/1", "a/b/2", "b/3", "c/4"]);
 }

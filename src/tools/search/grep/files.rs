@@ -1,19 +1,13 @@
-//! The search itself (steps 2 to 4 of the tool's docs): the files searched
-//! while the walk goes on, the rest in parallel in sorted order, each read
-//! once by the searcher, and the first `limit` matching lines assembled in
-//! path and line order with their context.
+//! The search itself (steps 2 and 3 of the tool's docs): each file searched
+//! by the walk thread that finds it, read once by the searcher, and the
+//! first `limit` matching lines assembled in path and line order with
+//! their context.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io;
 use std::io::Read;
-use std::path::Path;
-use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::PoisonError;
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::AtomicUsize;
-use std::sync::atomic::Ordering;
+use std::os::unix::ffi::OsStrExt;
 
 use grep_regex::RegexMatcher;
 use grep_searcher::BinaryDetection;
@@ -27,28 +21,15 @@ use tokio_util::sync::CancellationToken;
 use crate::tools::fs_error::plain_reason;
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
+use crate::tools::search::bound::Bound;
 use crate::tools::search::glob::FileFilter;
-use crate::tools::search::relative_display;
+use crate::tools::search::walk::Entry;
 use crate::tools::search::walk::Visitor;
-use crate::tools::search::walk::WalkEntry;
-use crate::tools::search::walk::component_order;
-use crate::tools::search::walk::cores;
 use crate::tools::truncate::HeadTruncator;
 use crate::tools::truncate::TruncationLimits;
 use crate::tools::truncate::truncate_line;
 use crate::tools::visible::show_controls;
-
-/// Most worker threads one search uses.
-const MAX_SEARCH_THREADS: usize = 16;
-
-/// One file to search.
-#[derive(Clone, Debug)]
-pub struct Candidate {
-    /// Where to read it.
-    pub path: PathBuf,
-    /// How the output names it.
-    pub display: String,
-}
+use crate::tools::visible::show_name;
 
 /// One line of output from a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,190 +150,55 @@ pub(super) fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
     (show_controls(&shown).into_owned(), cut)
 }
 
-/// The files searched while the walk was still going on (step 2 of the
-/// module docs): each walk thread searches the files it finds, until the
-/// files searched so far hold more than `limit` matching lines. Past that
-/// the first `limit` lines in path order may lie in files not found yet, so
-/// the rest waits for the sorted list. A file is searched the same way
-/// either way (capped at `limit + 1` matching lines), so the result does not
-/// depend on which files were searched early.
-pub(super) struct EarlySearch {
-    found: Mutex<Vec<(PathBuf, FileHits)>>,
-    /// Matching lines in `found`.
-    matches: AtomicUsize,
-    /// Cleared once `matches` is over the limit.
-    open: AtomicBool,
-}
-
-impl EarlySearch {
-    pub(super) fn new() -> Self {
-        Self {
-            found: Mutex::new(Vec::new()),
-            matches: AtomicUsize::new(0),
-            open: AtomicBool::new(true),
+/// The visitor of one walk thread (step 2 of the tool's docs): searches
+/// each file it is handed that the glob selects, opened by its name in its
+/// directory, and keeps what it found when there is anything to show or
+/// count (a match, an error, a NUL byte). A file stops being searched
+/// once it sorts after `bound` (the walk then drops it), and after
+/// `limit + 1` matching lines, which is enough to know whether more
+/// exist, so the result does not depend on which files were searched
+/// first.
+pub(super) fn visitor<'a>(
+    fs: &'a dyn FsOps,
+    filter: Option<&'a FileFilter>,
+    plan: &'a Plan<'a>,
+    bound: &'a Bound,
+) -> Visitor<'a, FileHits> {
+    let mut searcher = plan.searcher();
+    Box::new(move |entry: &Entry<'_>| {
+        if entry.kind != FileKind::File || plan.cancel.is_cancelled() {
+            return None;
         }
-    }
-
-    /// The visitor of one walk thread: searches the files it is handed
-    /// (those the glob selects) while the early search is open.
-    pub(super) fn visitor<'a>(
-        &'a self,
-        fs: &'a dyn FsOps,
-        root: &'a Path,
-        filter: Option<&'a FileFilter>,
-        plan: &'a Plan<'a>,
-    ) -> Visitor<'a> {
-        let mut searcher = plan.searcher();
-        Box::new(move |entry: &WalkEntry| {
-            if entry.kind != FileKind::File
-                || !self.open.load(Ordering::Relaxed)
-                || plan.cancel.is_cancelled()
-            {
-                return;
-            }
-            let display = relative_display(root, &entry.path);
-            if filter.is_some_and(|f| !f.allows(&display)) {
-                return;
-            }
-            let file = Candidate {
-                path: entry.path.clone(),
-                display,
+        if let Some(filter) = filter {
+            let shown = if filter.names_only() {
+                show_name(entry.name.as_bytes())
+            } else {
+                show_name(entry.rel)
             };
-            let stop = || plan.cancel.is_cancelled();
-            let hits = search_file(fs, &mut searcher, &file, plan, &stop);
-            let matches = self.matches.fetch_add(hits.matches, Ordering::Relaxed) + hits.matches;
-            if matches > plan.limit {
-                self.open.store(false, Ordering::Relaxed);
+            if !filter.allows(&shown) {
+                return None;
             }
-            self.found
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push((file.path, hits));
+        }
+        let stop = || plan.cancel.is_cancelled() || bound.is_past(entry.key);
+        let reader = fs.open_child_file(entry.dir, entry.name);
+        let hits = search_reader(reader, &mut searcher, plan, &stop);
+        let keep = hits.matches > 0 || hits.error.is_some() || hits.binary_offset.is_some();
+        keep.then(|| {
+            let weight = hits.matches;
+            (hits, weight)
         })
-    }
-
-    /// One slot per file of the sorted list: what the early search found
-    /// in it, `None` for the files it did not reach.
-    pub(super) fn into_slots(self, files: &[Candidate]) -> Vec<Option<FileHits>> {
-        let mut found = self
-            .found
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        // In the files' (the walk's) order, so one pass pairs them up.
-        found.sort_unstable_by(|a, b| component_order(&a.0, &b.0));
-        let mut found = found.into_iter().peekable();
-        files
-            .iter()
-            .map(|file| {
-                found
-                    .next_if(|(path, _)| *path == file.path)
-                    .map(|(_, hits)| hits)
-            })
-            .collect()
-    }
+    })
 }
 
-/// The ordered search's state: the slots of the sorted files, and how far
-/// they are complete.
-struct Progress {
-    slots: Vec<Option<FileHits>>,
-    /// Slots `0..done` are filled.
-    done: usize,
-    /// Matching lines in slots `0..done`.
-    matches: usize,
-}
-
-impl Progress {
-    /// Moves `done` over the filled slots; once the prefix holds more than
-    /// `limit` matching lines, the first `limit` (and the fact that there
-    /// are more) are known: returns where the needed files end.
-    fn advance(&mut self, limit: usize) -> Option<usize> {
-        while let Some(Some(hits)) = self.slots.get(self.done) {
-            self.matches += hits.matches;
-            self.done += 1;
-            if self.matches > limit {
-                return Some(self.done);
-            }
-        }
-        None
-    }
-}
-
-/// Searches the `files` that `slots` does not hold yet, in parallel, and
-/// returns what each needed file holds, in the files' order; `None` for
-/// files the result cannot include.
-pub(super) fn search_all(
-    fs: &dyn FsOps,
-    files: &[Candidate],
-    slots: Vec<Option<FileHits>>,
-    plan: &Plan<'_>,
-) -> Vec<Option<FileHits>> {
-    let count = files.len();
-    let known: Vec<bool> = slots.iter().map(Option::is_some).collect();
-    let mut progress = Progress {
-        slots,
-        done: 0,
-        matches: 0,
-    };
-    // Files at this index and later are not needed.
-    let cutoff = AtomicUsize::new(progress.advance(plan.limit).unwrap_or(count));
-    let left = known[..cutoff.load(Ordering::Relaxed)]
-        .iter()
-        .filter(|k| !**k)
-        .count();
-    let next = AtomicUsize::new(0);
-    let progress = Mutex::new(progress);
-    let worker = || {
-        let mut searcher = plan.searcher();
-        loop {
-            if plan.cancel.is_cancelled() {
-                return;
-            }
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            // Files are handed out in order: every later one is beyond too.
-            if index >= cutoff.load(Ordering::Acquire) {
-                return;
-            }
-            if known[index] {
-                continue;
-            }
-            let stop = || plan.cancel.is_cancelled() || index >= cutoff.load(Ordering::Relaxed);
-            let hits = search_file(fs, &mut searcher, &files[index], plan, &stop);
-            let mut state = progress.lock().unwrap_or_else(PoisonError::into_inner);
-            state.slots[index] = Some(hits);
-            if let Some(end) = state.advance(plan.limit) {
-                cutoff.fetch_min(end, Ordering::Release);
-            }
-        }
-    };
-    let threads = cores().clamp(1, MAX_SEARCH_THREADS).min(left);
-    // The calling thread is one of the workers.
-    if threads > 0 {
-        std::thread::scope(|scope| {
-            for _ in 1..threads {
-                scope.spawn(worker);
-            }
-            worker();
-        });
-    }
-    let mut slots = progress
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner)
-        .slots;
-    slots.truncate(cutoff.into_inner());
-    slots
-}
-
-/// Searches one file; I/O errors end up in the result.
-fn search_file(
-    fs: &dyn FsOps,
+/// Searches one file, opened as `reader`; I/O errors end up in the result.
+pub(super) fn search_reader(
+    reader: io::Result<Box<dyn Read + Send>>,
     searcher: &mut Searcher,
-    file: &Candidate,
     plan: &Plan<'_>,
     stop: &dyn Fn() -> bool,
 ) -> FileHits {
     let mut hits = FileHits::default();
-    let reader = match fs.open(&file.path) {
+    let reader = match reader {
         Ok(reader) => reader,
         Err(err) => {
             hits.error = Some(err);
@@ -408,8 +254,7 @@ fn digits(mut n: u64) -> usize {
 /// Takes the first `limit` matching lines in file order, with their
 /// context. The after-context of the last one ends before the next match.
 pub(super) fn assemble(
-    files: &[Candidate],
-    slots: Vec<Option<FileHits>>,
+    files: Vec<(String, FileHits)>,
     plan: &Plan<'_>,
     limits: TruncationLimits,
     unreadable: &mut Vec<(String, String)>,
@@ -425,10 +270,9 @@ pub(super) fn assemble(
         binary_files: 0,
         binary_offset: None,
     };
-    for (file, slot) in files.iter().zip(slots) {
-        let Some(hits) = slot else { continue };
+    for (display, hits) in files {
         if let Some(err) = &hits.error {
-            unreadable.push((file.display.clone(), plain_reason(err)));
+            unreadable.push((display.clone(), plain_reason(err)));
         }
         if hits.binary_offset.is_some() {
             found.binary_files += 1;
@@ -454,7 +298,7 @@ pub(super) fn assemble(
             // Only lines within the byte cap are formatted; the others are
             // only measured, for the truncation facts.
             let separator = if line.is_match { ':' } else { '-' };
-            let len = file.display.len() + digits(line.number) + line.text.len() + 3;
+            let len = display.len() + digits(line.number) + line.text.len() + 3;
             found.any = true;
             if found.head.push_line(len) {
                 if found.head.output_lines() > 1 {
@@ -462,8 +306,8 @@ pub(super) fn assemble(
                 }
                 let _ = write!(
                     found.text,
-                    "{}{separator}{}{separator} {}",
-                    file.display, line.number, line.text
+                    "{display}{separator}{}{separator} {}",
+                    line.number, line.text
                 );
             }
             found.lines_truncated |= line.cut;

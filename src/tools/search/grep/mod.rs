@@ -12,23 +12,20 @@
 //!    workspace-relative error with "did you mean" (D6). A file is searched
 //!    alone and shown by its name (§grep.6); a directory is walked.
 //! 2. While the directory is walked, each walk thread searches the files
-//!    it finds (those the glob selects), so reading directories and
-//!    searching files overlap. Once the files searched so far hold more
-//!    than `limit` matching lines, this early search stops: the first
-//!    `limit` lines in path order may lie in files not found yet.
-//! 3. The files left are searched in parallel in sorted order: scoped
-//!    worker threads take the next file from an atomic index and store
-//!    what they found in that file's slot (the early search filled the
-//!    others). Each file is read once, by the searcher, which also supplies
-//!    the context lines. As slots complete in order, the matches of the
-//!    completed prefix are counted; once that prefix holds more than
-//!    `limit` matching lines, the first `limit` in sorted order are certain
-//!    and the files after it are dropped (workers stop mid-file too), with
-//!    whatever the early search found in them. Each file stops after
-//!    `limit + 1` matching lines, which is enough to know whether more
-//!    exist, so the result is the same whichever files were searched early.
-//! 4. The kept lines are assembled in path and line order (D9), cut to
-//!    `grep_max_line` characters each and to `max_bytes` as a whole.
+//!    it finds (those the glob selects), each opened by its name in its
+//!    directory and read once by the searcher, which also supplies the
+//!    context lines. A file stops after `limit + 1` matching lines, which
+//!    is enough to know whether more exist. The walk keeps a bound: the
+//!    fewest files, smallest in path order, whose matching lines reach
+//!    `limit + 1`. Once it is set, nothing that sorts after its last file
+//!    is listed, opened or searched further (a file being searched stops
+//!    mid-way), and the walk's results end with that file, so the result
+//!    does not depend on which files were searched first.
+//! 3. The kept files come out of the walk in path order (D9); their lines
+//!    are assembled in path and line order, cut to `grep_max_line`
+//!    characters each and to `max_bytes` as a whole. Unreadable files,
+//!    binary files and unreadable directories that sort after the bound
+//!    count for nothing, as the matches there do.
 //!
 //! Differences from pi, besides D7–D10:
 //!
@@ -47,8 +44,8 @@
 //! ```text
 //! mod.rs    the tool: arguments, the matcher, the time budget, the result
 //!           (text, notices, GrepDetails)
-//! files.rs  steps 2 to 4: the early search, the ordered parallel search
-//!           of the files left, each file's lines, their assembly
+//! files.rs  steps 2 and 3: the walk threads' search of each file, its
+//!           lines, their assembly
 //! ```
 
 mod files;
@@ -63,10 +60,10 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::json;
 
+use super::bound::Bound;
 use super::effective_limit;
 use super::glob::FileFilter;
-use super::relative_display;
-use super::search_walk_visiting;
+use super::search_walk;
 use super::shown_path;
 use super::unreadable_notice;
 use super::with_notices;
@@ -84,19 +81,17 @@ use crate::tools::facts::ErrorKind;
 use crate::tools::facts::ToolDetails;
 use crate::tools::facts::same_details;
 use crate::tools::fs_error::io_failure;
-use crate::tools::ops::FileKind;
 use crate::tools::task::run_blocking;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::format_size;
 use crate::tools::visible::show_path;
 use crate::tools::workspace::Lookup;
-use files::Candidate;
-use files::EarlySearch;
 use files::FileHits;
 use files::Found;
 use files::Plan;
 use files::assemble;
-use files::search_all;
+use files::search_reader;
+use files::visitor;
 
 /// The text of a search without results.
 pub const NO_MATCHES: &str = "No matches found";
@@ -444,27 +439,21 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
 
     let mut unreadable: Vec<(String, String)> = Vec::new();
     let single_file = !meta.is_dir();
-    let (files, searched) = if meta.is_dir() {
+    let files: Vec<(String, FileHits)> = if meta.is_dir() {
         let root = &resolved.real;
-        let early = EarlySearch::new();
-        let walk = search_walk_visiting(ctx, root, false, &display, true, &|| {
-            early.visitor(fs, root, filter.as_ref(), &plan)
+        // The walk keeps the smallest files whose matching lines reach
+        // limit + 1, and never lists or searches what sorts after them.
+        let bound = Bound::new(limit.saturating_add(1));
+        let walk = search_walk(ctx, root, false, &display, Some(&bound), &|| {
+            visitor(fs, filter.as_ref(), &plan, &bound)
         })?;
         for (path, why) in &walk.errors {
             unreadable.push((shown_path(workspace, root, path), why.clone()));
         }
-        let files: Vec<Candidate> = walk
-            .entries
+        walk.results
             .into_iter()
-            .filter(|entry| entry.kind == FileKind::File)
-            .map(|entry| Candidate {
-                display: relative_display(root, &entry.path),
-                path: entry.path,
-            })
-            .filter(|c| filter.as_ref().is_none_or(|f| f.allows(&c.display)))
-            .collect();
-        let searched = early.into_slots(&files);
-        (files, searched)
+            .map(|found| (found.rel, found.value))
+            .collect()
     } else if meta.is_file() {
         // A file named explicitly is searched even when ignored or outside
         // the glob, as ripgrep does; it is shown by its name (§grep.6).
@@ -472,11 +461,9 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             .abs
             .file_name()
             .map_or_else(|| display.clone(), |n| show_path(Path::new(n)).into_owned());
-        let files = vec![Candidate {
-            path: resolved.real,
-            display: name,
-        }];
-        (files, vec![None])
+        let stop = || ctx.cancel.is_cancelled();
+        let hits = search_reader(fs.open(&resolved.real), &mut plan.searcher(), &plan, &stop);
+        vec![(name, hits)]
     } else {
         return Err(ToolError::failure(
             ErrorKind::Io(ErrorClass::NotRegular),
@@ -487,31 +474,24 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         ));
     };
 
-    let slots = search_all(fs, &files, searched, &plan);
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }
     if single_file
-        && let Some(Some(FileHits {
-            error: Some(err), ..
-        })) = slots.first()
+        && let Some((
+            _,
+            FileHits {
+                error: Some(err), ..
+            },
+        )) = files.first()
     {
         return Err(io_failure("read", &display, err));
     }
-    let found = assemble(
-        &files,
-        slots,
-        &plan,
-        ctx.limits.bytes_only(),
-        &mut unreadable,
-    );
-    render(
-        found,
-        &plan,
-        ctx,
-        single_file.then_some(&files[..]),
-        unreadable,
-    )
+    let single = single_file
+        .then(|| files.first().map(|(name, _)| name.clone()))
+        .flatten();
+    let found = assemble(files, &plan, ctx.limits.bytes_only(), &mut unreadable);
+    render(found, &plan, ctx, single.as_deref(), unreadable)
 }
 
 /// The result text, notices and details.
@@ -519,7 +499,7 @@ fn render(
     found: Found,
     plan: &Plan<'_>,
     ctx: &ToolContext,
-    single: Option<&[Candidate]>,
+    single: Option<&str>,
     unreadable: Vec<(String, String)>,
 ) -> Result<ToolOutput, ToolError> {
     let mut details = GrepDetails {
@@ -566,11 +546,10 @@ fn render(
     }
     if found.binary_files > 0 {
         details.binary_files = Some(found.binary_files);
-        if let (Some([file]), Some(offset)) = (single, found.binary_offset) {
+        if let (Some(file), Some(offset)) = (single, found.binary_offset) {
             notices.push(format!(
-                "{} is a binary file (NUL byte at offset {offset}), so the search stopped there. \
-                 Use bash (e.g. strings) to look inside binary files",
-                file.display
+                "{file} is a binary file (NUL byte at offset {offset}), so the search stopped \
+                 there. Use bash (e.g. strings) to look inside binary files"
             ));
         }
     }

@@ -520,80 +520,169 @@ async fn a_cancelled_call_returns_the_cancelled_error() {
     assert_eq!(err, ToolError::cancelled());
 }
 
+/// A MemoryFs that records the files it opens.
+#[derive(Debug)]
+struct OpenLog(crate::tools::ops::MemoryFs, std::sync::Mutex<Vec<String>>);
+
+impl FsOps for OpenLog {
+    fn metadata(&self, path: &std::path::Path) -> io::Result<crate::tools::ops::Metadata> {
+        self.0.metadata(path)
+    }
+    fn symlink_metadata(&self, path: &std::path::Path) -> io::Result<crate::tools::ops::Metadata> {
+        self.0.symlink_metadata(path)
+    }
+    fn canonicalize(&self, path: &std::path::Path) -> io::Result<PathBuf> {
+        self.0.canonicalize(path)
+    }
+    fn read_link(&self, path: &std::path::Path) -> io::Result<PathBuf> {
+        self.0.read_link(path)
+    }
+    fn open(&self, path: &std::path::Path) -> io::Result<Box<dyn Read + Send>> {
+        self.1.lock().unwrap().push(path.display().to_string());
+        self.0.open(path)
+    }
+    fn write(&self, path: &std::path::Path, data: &[u8]) -> io::Result<()> {
+        self.0.write(path, data)
+    }
+    fn create_dir_all(&self, path: &std::path::Path) -> io::Result<()> {
+        self.0.create_dir_all(path)
+    }
+    fn read_dir(&self, path: &std::path::Path) -> io::Result<Vec<crate::tools::ops::DirEntry>> {
+        self.0.read_dir(path)
+    }
+    fn create_new(
+        &self,
+        path: &std::path::Path,
+        mode: u32,
+    ) -> io::Result<Box<dyn std::io::Write + Send>> {
+        self.0.create_new(path, mode)
+    }
+}
+
+fn context_on(fs: Arc<dyn FsOps>, limits: Limits) -> ToolContext {
+    let workspace = crate::tools::Workspace::new(
+        fs,
+        Arc::new(crate::tools::ops::LocalProcess::default()),
+        "/ws",
+        true,
+    )
+    .unwrap();
+    ToolContext {
+        call_id: "c".into(),
+        workspace,
+        limits,
+        cancel: CancellationToken::new(),
+        updates: UpdateSink::discard(),
+    }
+}
+
+fn grep_args(pattern: &str, limit: usize) -> GrepArgs {
+    GrepArgs {
+        pattern: pattern.into(),
+        path: None,
+        glob: None,
+        ignore_case: None,
+        literal: None,
+        context: None,
+        limit: Some(limit as f64),
+    }
+}
+
+/// Issue 27: with a limit, the files that sort after the last one needed
+/// are never opened. One directory's files are searched in order by the
+/// thread that lists it, so which of them are opened does not depend on
+/// timing.
 #[test]
-fn a_cancelled_search_stops_taking_files() {
+fn a_limited_search_opens_no_file_after_the_last_one_it_needs() {
     let fs = crate::tools::ops::MemoryFs::new();
-    fs.add_file("/ws/a.txt", "x\n");
-    fs.add_file("/ws/b.txt", "x\n");
-    let files: Vec<Candidate> = ["a.txt", "b.txt"]
-        .iter()
-        .map(|n| Candidate {
-            path: PathBuf::from("/ws").join(n),
-            display: (*n).to_owned(),
-        })
-        .collect();
-    let matcher = RegexMatcher::new("x").unwrap();
-    let cancel = CancellationToken::new();
-    let plan = Plan {
-        matcher: &matcher,
-        context: 0,
-        limit: 10,
-        max_line: 500,
-        cancel: &cancel,
-    };
-    let slots = search_all(&fs, &files, vec![None, None], &plan);
-    assert_eq!(slots.iter().filter(|s| s.is_some()).count(), 2);
-    cancel.cancel();
-    let slots = search_all(&fs, &files, vec![None, None], &plan);
-    assert!(slots.iter().all(Option::is_none));
+    fs.add_dir("/ws");
+    for i in 0..10 {
+        fs.add_file(format!("/ws/f{i}.txt"), "hit\nhit\n");
+    }
+    let log = Arc::new(OpenLog(fs, std::sync::Mutex::default()));
+    let ctx = context_on(log.clone(), Limits::default());
+    // Limit 3: f0 and f1 hold 4 matching lines, which shows that more
+    // than 3 exist.
+    let out = grep_blocking(&grep_args("hit", 3), &ctx).unwrap();
+    let text = crate::tools::contract::text_of(&out.content);
+    assert_eq!(
+        text,
+        "f0.txt:1: hit\nf0.txt:2: hit\nf1.txt:1: hit\n\n[3 matches limit reached. Use limit=6 \
+         for more, or refine pattern]"
+    );
+    let mut opened = log.1.lock().unwrap().clone();
+    opened.sort();
+    assert_eq!(opened, ["/ws/f0.txt", "/ws/f1.txt"]);
 }
 
 #[test]
-fn slots_found_early_are_kept_and_count_towards_the_limit() {
+fn a_cancelled_search_fails_as_cancelled() {
     let fs = crate::tools::ops::MemoryFs::new();
-    for name in ["a.txt", "b.txt", "c.txt", "d.txt"] {
-        fs.add_file(format!("/ws/{name}"), "x\nx\n");
+    fs.add_dir("/ws");
+    fs.add_file("/ws/a.txt", "x\n");
+    let ctx = context_on(Arc::new(fs), Limits::default());
+    ctx.cancel.cancel();
+    let err = grep_blocking(&grep_args("x", 10), &ctx).unwrap_err();
+    assert_eq!(err, ToolError::cancelled());
+}
+
+/// A tree of `dirs` directories, some nested, whose files hold between 0
+/// and 40 matching lines each, from `seed`.
+fn seeded_tree(seed: u64, files: usize) -> crate::tools::ops::MemoryFs {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = move |n: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    let fs = crate::tools::ops::MemoryFs::new();
+    fs.add_dir("/ws");
+    for i in 0..files {
+        let depth = next(4);
+        let mut path = String::from("/ws");
+        for _ in 0..depth {
+            path.push_str(&format!("/d{}", next(5)));
+        }
+        let hits = next(41);
+        let mut text = String::new();
+        for line in 0..hits + next(5) {
+            if line < hits {
+                text.push_str(&format!("hit {line}\n"));
+            } else {
+                text.push_str("miss\n");
+            }
+        }
+        fs.add_file(format!("{path}/f{i}-{}.txt", next(100)), text);
     }
-    let files: Vec<Candidate> = ["a.txt", "b.txt", "c.txt", "d.txt"]
-        .iter()
-        .map(|n| Candidate {
-            path: PathBuf::from("/ws").join(n),
-            display: (*n).to_owned(),
-        })
-        .collect();
-    let matcher = RegexMatcher::new("x").unwrap();
-    let cancel = CancellationToken::new();
-    let plan = Plan {
-        matcher: &matcher,
-        context: 0,
-        limit: 4,
-        max_line: 500,
-        cancel: &cancel,
-    };
-    // What an early search found in b.txt (made up, so that using it shows).
-    let early = FileHits {
-        matches: 3,
-        ..FileHits::default()
-    };
-    let slots = search_all(&fs, &files, vec![None, Some(early), None, None], &plan);
-    let counts: Vec<Option<usize>> = slots
-        .iter()
-        .map(|s| s.as_ref().map(|h| h.matches))
-        .collect();
-    // a (2) + b (3) is over the limit of 4: c and d are not needed.
-    assert_eq!(counts, vec![Some(2), Some(3)]);
-    // Slots all found early: nothing is searched, the cut still applies.
-    let full = || FileHits {
-        matches: 2,
-        ..FileHits::default()
-    };
-    let slots = search_all(
-        &fs,
-        &files,
-        vec![Some(full()), Some(full()), Some(full()), None],
-        &plan,
-    );
-    assert_eq!(slots.len(), 3);
+    fs
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Issue 27: a limited search shows exactly the first N lines of the
+    /// full sorted search, whatever was pruned, for every N up to 5000.
+    #[test]
+    fn a_limited_search_is_the_head_of_the_full_search(seed in 0u64..1000, n in 1usize..=5000) {
+        let limits = Limits { max_bytes: usize::MAX, ..Limits::default() };
+        let ctx = context_on(Arc::new(seeded_tree(seed, 400)), limits);
+        let full = crate::tools::contract::text_of(&grep_blocking(&grep_args("hit", 1_000_000), &ctx).unwrap().content);
+        let lines: Vec<&str> = full.lines().collect();
+        let out = crate::tools::contract::text_of(&grep_blocking(&grep_args("hit", n), &ctx).unwrap().content);
+        let expected = if n < lines.len() {
+            format!(
+                "{}\n\n[{n} matches limit reached. Use limit={} for more, or refine pattern]",
+                lines[..n].join("\n"),
+                n * 2
+            )
+        } else {
+            full.clone()
+        };
+        proptest::prop_assert_eq!(out, expected);
+    }
 }
 
 #[tokio::test]
