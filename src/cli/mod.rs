@@ -26,6 +26,7 @@ mod select;
 mod tokens;
 mod tools;
 mod tools_check;
+mod variants;
 
 use std::process::ExitCode;
 
@@ -45,7 +46,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run scenarios and report (exit 0 all pass, 1 a failure, 2 bad input).
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Load and validate scenarios without running them; list every problem
     /// (what `run` would refuse, harness.yaml's gates included; exit 2).
     Check(check::CheckArgs),
@@ -103,7 +104,7 @@ pub fn main() -> ExitCode {
         }
     };
     let code = match cli.command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Check(args) => check::check(args),
         Command::List(args) => check::list(args),
         Command::Schema(args) => schema::run(args),

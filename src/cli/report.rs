@@ -25,7 +25,7 @@ use crate::run::Status;
 use crate::scenario::text_file::read_regular;
 
 /// Where reports go.
-#[derive(Debug, Default, Args)]
+#[derive(Clone, Debug, Default, Args)]
 pub struct OutputArgs {
     /// Write every report into DIR: run.json, junit.xml, scenarios.csv,
     /// calls.csv, summary.md and index.html (created if missing).
@@ -261,6 +261,17 @@ pub struct Written {
 }
 
 impl Written {
+    /// Notes that `path` (a `what`: report, baseline) was written, or why
+    /// it was not.
+    pub fn record(&mut self, path: &Path, what: &str, result: Result<(), String>) {
+        match result {
+            Ok(()) => self.files.push(path.display().to_string()),
+            Err(err) => self
+                .errors
+                .push(format!("cannot write the {what} {}: {err}", path.display())),
+        }
+    }
+
     /// Whether every file was written.
     pub fn ok(&self) -> bool {
         self.errors.is_empty()

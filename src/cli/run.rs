@@ -13,15 +13,19 @@ use clap::Args;
 
 use crate::agent::TokenCounter;
 use crate::exit;
+use crate::report::Baseline;
 use crate::report::Format;
 use crate::report::compare;
 use crate::report::console;
 use crate::report::json;
 use crate::run::Partition;
+use crate::run::RepeatSpec;
 use crate::run::RunEvent;
 use crate::run::RunnerBuilder;
 use crate::run::Status;
+use crate::run::VariantRun;
 use crate::run::discover;
+use crate::run::discover_with;
 use crate::scenario::settings::Budget;
 use crate::scenario::settings::Jobs;
 use crate::scenario::settings::Tokenizer;
@@ -31,6 +35,7 @@ use super::report::GateArgs;
 use super::report::OutputArgs;
 use super::report::Reports;
 use super::select::SelectionArgs;
+use super::variants::Variant;
 
 /// Where `harness run` keeps what it records between runs, unless the
 /// environment variable of this name says otherwise.
@@ -66,7 +71,7 @@ pub struct RunArgs {
     #[arg(long)]
     keep_workspaces: bool,
     /// Accept new and changed snapshots.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "variants")]
     update_snapshots: bool,
     /// Report what the suite exercised of each tool and of the loop, and
     /// what it never did (a `coverage` section in run.json and
@@ -97,6 +102,20 @@ pub struct RunArgs {
     /// bar) and, under it, one line per tool call.
     #[arg(long, short = 'v')]
     verbose: bool,
+    /// Run each scenario N times, 1 to 1000; reports give each scenario's
+    /// pass count, flaky and nondeterministic scenarios, duration
+    /// statistics, pass@k and pass^k.
+    #[arg(long, value_name = "N")]
+    repeat: Option<u32>,
+    /// With --repeat: a scenario passes when at least K of its runs pass
+    /// (default: all of them).
+    #[arg(long, value_name = "K", requires = "repeat")]
+    min_pass: Option<u32>,
+    /// Run the selected scenarios once per variant: NAME=FILE, where FILE
+    /// is a suite file (harness.yaml keys) that takes the place of each
+    /// scenario's suite file (repeatable, at least two; docs/variants.md).
+    #[arg(long = "variant", value_name = "NAME=FILE")]
+    variants: Vec<String>,
     #[command(flatten)]
     outputs: OutputArgs,
     #[command(flatten)]
@@ -137,9 +156,12 @@ fn last_failed() -> Result<(BTreeSet<String>, BTreeSet<PathBuf>), String> {
             crate::report::json_file::in_file(&file, err.place(), &err.to_string())
         )
     })?;
+    // With variants, what failed in any of them.
+    let variants = report.variants.into_iter().flat_map(|v| v.scenarios);
     Ok(report
         .scenarios
         .into_iter()
+        .chain(variants)
         .filter(|s| s.status == Status::Failed)
         .map(|s| (s.name, PathBuf::from(s.file)))
         .unzip())
@@ -190,7 +212,11 @@ pub fn run(args: RunArgs) -> u8 {
         }
         selection.only = Some(names);
     }
-    let discovery = discover(&paths, &selection);
+    let discovery = if args.variants.is_empty() {
+        discover(&paths, &selection)
+    } else {
+        crate::run::Discovery::default()
+    };
     for error in &discovery.errors {
         eprintln!("error: {error}");
     }
@@ -198,11 +224,34 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(tokenizer) => tokenizer,
         Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
     };
+    let repeat = match args
+        .repeat
+        .map(|runs| RepeatSpec::new(runs, args.min_pass))
+        .transpose()
+    {
+        Ok(repeat) => repeat,
+        Err(err) => return super::usage_error(err),
+    };
     let gates = match args.gates.parsed() {
         Ok(gates) => gates,
         Err(err) => return super::usage_error(err),
     };
+    if !args.variants.is_empty() {
+        let variants = match super::variants::parse(&args.variants) {
+            Ok(variants) => variants,
+            Err(err) => return super::usage_error(err),
+        };
+        let run = super::variants::Lab {
+            paths: &paths,
+            selection: &selection,
+            tokenizer,
+            gates,
+            repeat,
+        };
+        return run_variants(&args, &run, variants);
+    }
     let runner = match builder(&args, discovery, tokenizer, gates)
+        .repeat(repeat)
         .transcripts(args.outputs.shows_transcripts())
         .build()
     {
@@ -222,13 +271,7 @@ pub fn run(args: RunArgs) -> u8 {
         return super::usage_error(err);
     }
     let gates = runner.gates().to_vec();
-    let verbosity = if args.quiet {
-        Verbosity::Quiet
-    } else if args.verbose {
-        Verbosity::Verbose
-    } else {
-        Verbosity::Normal
-    };
+    let verbosity = verbosity_of(&args);
     if verbosity == Verbosity::Verbose {
         println!("{}", settings_line(&runner, &gates));
     }
@@ -263,6 +306,7 @@ pub fn run(args: RunArgs) -> u8 {
     for line in console::snapshot_lines(&summary, args.update_snapshots) {
         println!("{line}");
     }
+    print!("{}", crate::report::repeats::console(&summary));
     if args.coverage {
         print!("{}", crate::report::coverage::console(&summary));
     }
@@ -275,6 +319,174 @@ pub fn run(args: RunArgs) -> u8 {
         );
     }
     super::report::exit_code(&summary, comparison.as_ref(), written.ok())
+}
+
+/// `harness run --variant …`: each variant's run in turn, then the
+/// reports of them all; the exit code is the worst variant's.
+fn run_variants(args: &RunArgs, lab: &super::variants::Lab<'_>, variants: Vec<Variant>) -> u8 {
+    if let Err(err) = args.outputs.prepare() {
+        return super::usage_error(err);
+    }
+    let verbosity = verbosity_of(args);
+    let mut runs: Vec<VariantRun> = Vec::new();
+    let mut comparisons = Vec::new();
+    for variant in variants {
+        let name = variant.name;
+        let file = variant.file.display().to_string();
+        let discovery = discover_with(lab.paths, lab.selection, Some(&variant.suite));
+        for error in &discovery.errors {
+            eprintln!("error: variant {name}: {error}");
+        }
+        let runner = match builder(args, discovery, lab.tokenizer.clone(), lab.gates.clone())
+            .repeat(lab.repeat)
+            .transcripts(args.outputs.shows_transcripts())
+            .build()
+        {
+            Ok(runner) => runner,
+            Err(err) => return super::usage_error(format!("variant {name}: {err}")),
+        };
+        let baseline = match variant_baseline(args, &name, runner.tokenizer()) {
+            Ok(baseline) => baseline,
+            Err(err) => return super::usage_error(err),
+        };
+        if let Some(baseline) = &baseline
+            && let Err(err) = super::report::shares_a_scenario(baseline, runner.scenario_names())
+        {
+            return super::usage_error(format!("variant {name}: {err}"));
+        }
+        let gates = runner.gates().to_vec();
+        if verbosity != Verbosity::Quiet {
+            println!("variant {name} ({file}):");
+        }
+        let mut progress = Progress {
+            save_baseline: None,
+            verbosity,
+            bar: None,
+        };
+        let summary = runner.execute(|event| progress.show(event));
+        progress.finish();
+        let summary = match summary {
+            Ok(summary) => summary,
+            Err(err) => return super::usage_error(format!("variant {name}: {err}")),
+        };
+        comparisons.push(baseline.map(|b| compare(&summary, &b, &gates)));
+        runs.push(VariantRun {
+            name,
+            file,
+            summary,
+        });
+    }
+    let Some(first) = runs.first() else {
+        return super::usage_error("--variant: no variant to run");
+    };
+    let mut summary = first.summary.clone();
+    summary.load_errors = runs
+        .iter()
+        .flat_map(|r| r.summary.load_errors.iter().cloned())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    summary.variants = runs;
+    let comparison = comparisons.first().cloned().flatten();
+    let outputs = super::report::OutputArgs {
+        save_baseline: None,
+        ..args.outputs.clone()
+    };
+    let mut written = {
+        let mut reports = Reports::new(&summary, comparison.as_ref());
+        let written = super::report::write_outputs(&outputs, &mut reports);
+        record_last_run(&mut reports);
+        written
+    };
+    if let Some(file) = &args.outputs.save_baseline {
+        for run in &summary.variants {
+            let path = super::variants::baseline_file(file, &run.name);
+            let mut baseline = Baseline::of(&run.summary);
+            baseline.variant = Some(run.name.clone());
+            let result = baseline
+                .to_json()
+                .map_err(|err| err.to_string())
+                .and_then(|bytes| {
+                    super::report::write_file(&path, &bytes).map_err(|err| err.to_string())
+                });
+            written.record(&path, "baseline", result);
+        }
+    }
+    let mut code = exit::SUCCESS;
+    for (run, comparison) in summary.variants.iter().zip(&comparisons) {
+        println!("\n== variant {} ({}) ==", run.name, run.file);
+        if args.keep_workspaces {
+            for outcome in &run.summary.scenarios {
+                if let Some(ws) = &outcome.workspace {
+                    println!("workspace of {}: {ws}", outcome.name);
+                }
+            }
+        }
+        super::report::print_result(&run.summary, comparison.as_ref());
+        print!("{}", crate::report::repeats::console(&run.summary));
+        if args.coverage {
+            print!("{}", crate::report::coverage::console(&run.summary));
+        }
+        code = code.max(super::report::exit_code(
+            &run.summary,
+            comparison.as_ref(),
+            true,
+        ));
+    }
+    print!("{}", crate::report::variants::console(&summary));
+    written.print(&summary, verbosity != Verbosity::Quiet);
+    let problems = summary.load_errors.len();
+    if problems > 0 {
+        eprintln!(
+            "{problems} problem{} in scenario files (listed above); fix them and run again",
+            if problems == 1 { "" } else { "s" }
+        );
+    }
+    code.max(super::report::exit_code(&summary, None, written.ok()))
+}
+
+/// The baseline of variant `name` (`--baseline FILE` with the name
+/// inserted before the extension), which must record that variant or
+/// none.
+fn variant_baseline(
+    args: &RunArgs,
+    name: &str,
+    tokenizer: &str,
+) -> Result<Option<Baseline>, String> {
+    let gates = super::report::GateArgs {
+        baseline: args
+            .gates
+            .baseline
+            .as_deref()
+            .map(|file| super::variants::baseline_file(file, name)),
+        gates: args.gates.gates.clone(),
+    };
+    let baseline = gates.baseline_for(tokenizer)?;
+    if let Some(recorded) = baseline.as_ref().and_then(|b| b.variant.as_deref())
+        && recorded != name
+    {
+        return Err(format!(
+            "the baseline {} records variant `{recorded}`, not `{name}`",
+            gates
+                .baseline
+                .as_deref()
+                .map(Path::display)
+                .map(|d| d.to_string())
+                .unwrap_or_default()
+        ));
+    }
+    Ok(baseline)
+}
+
+/// How much the flags ask `harness run` to print.
+fn verbosity_of(args: &RunArgs) -> Verbosity {
+    if args.quiet {
+        Verbosity::Quiet
+    } else if args.verbose {
+        Verbosity::Verbose
+    } else {
+        Verbosity::Normal
+    }
 }
 
 /// The runner the flags ask for, over what discovery found, with the

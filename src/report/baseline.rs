@@ -44,6 +44,9 @@ pub struct Baseline {
     pub tokenizer: String,
     /// Scenarios by name.
     pub scenarios: BTreeMap<String, BaselineScenario>,
+    /// The variant it is the baseline of (`harness run --variant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 /// A baseline file that cannot be read.
@@ -107,6 +110,7 @@ impl Baseline {
                     )
                 })
                 .collect(),
+            variant: None,
         }
     }
 

@@ -13,10 +13,12 @@ use serde::Serialize;
 
 use crate::run::LoadError;
 use crate::run::PartitionInfo;
+use crate::run::RepeatSpec;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::ScenarioStats;
 use crate::run::Status;
+use crate::run::VariantRun;
 use crate::run::coverage;
 use crate::run::coverage::Coverage;
 use crate::run::replay::ReplayStats;
@@ -25,6 +27,7 @@ use crate::run::stats::ToolStats;
 
 use super::baseline::describe_json;
 use super::compare::Comparison;
+use super::repeats::RepeatTotals;
 
 /// The version of the `run.json` format.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -98,6 +101,74 @@ pub struct RunReport {
     /// of the loop, and what they never did (docs/reports.md, "Coverage").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<Coverage>,
+    /// With `--repeat`: the repeated run as a whole (each scenario's own
+    /// figures are its `repeats`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<RepeatTotals>,
+    /// With `--variant`: every variant's run, in the order given; the
+    /// top-level `scenarios`, `counts`, `totals` and `tools` are the first
+    /// variant's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<VariantReport>,
+}
+
+/// One variant's run in `run.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct VariantReport {
+    /// The variant's name (`--variant NAME=FILE`).
+    pub name: String,
+    /// Its suite file, as given.
+    pub file: String,
+    /// The tokenizer its figures were counted with.
+    pub tokenizer: String,
+    /// Wall time of its run.
+    pub duration_ms: u64,
+    /// Its scenarios by status.
+    pub counts: Counts,
+    /// Its scenarios' `stats` summed.
+    pub totals: ScenarioStats,
+    /// Its per-tool figures.
+    pub tools: Vec<ToolStats>,
+    /// With `--repeat`: its repeated run as a whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<RepeatTotals>,
+    /// Every scenario of its run, in discovery order.
+    pub scenarios: Vec<ScenarioOutcome>,
+}
+
+impl VariantReport {
+    fn new(variant: &VariantRun) -> Self {
+        let summary = &variant.summary;
+        Self {
+            name: variant.name.clone(),
+            file: variant.file.clone(),
+            tokenizer: summary.tokenizer.clone(),
+            duration_ms: summary.duration_ms,
+            counts: Counts::of(summary),
+            totals: summary.totals(),
+            tools: stats::per_tool(summary),
+            repeat: RepeatTotals::of(summary),
+            scenarios: summary.scenarios.clone(),
+        }
+    }
+
+    fn into_variant(self, of: &RunSummary) -> VariantRun {
+        VariantRun {
+            name: self.name,
+            file: self.file,
+            summary: RunSummary {
+                scenarios: self.scenarios,
+                tokenizer: self.tokenizer,
+                duration_ms: self.duration_ms,
+                interrupted: of.interrupted,
+                partition: of.partition,
+                load_errors: Vec::new(),
+                gates: of.gates.clone(),
+                repeat: of.repeat,
+                variants: Vec::new(),
+            },
+        }
+    }
 }
 
 impl RunReport {
@@ -119,13 +190,15 @@ impl RunReport {
             scenarios: summary.scenarios.clone(),
             replay: summary.replay_totals(),
             coverage: coverage::summarize(summary),
+            repeat: RepeatTotals::of(summary),
+            variants: summary.variants.iter().map(VariantReport::new).collect(),
         }
     }
 
     /// The run it describes (its totals are summed again from the
     /// scenarios).
     pub fn into_summary(self) -> RunSummary {
-        RunSummary {
+        let mut summary = RunSummary {
             scenarios: self.scenarios,
             tokenizer: self.tokenizer,
             duration_ms: self.duration_ms,
@@ -133,7 +206,19 @@ impl RunReport {
             partition: self.partition,
             load_errors: self.load_errors,
             gates: self.gates,
-        }
+            repeat: self.repeat.map(|r| RepeatSpec {
+                runs: r.runs,
+                min_pass: r.min_pass,
+            }),
+            variants: Vec::new(),
+        };
+        let variants = self
+            .variants
+            .into_iter()
+            .map(|v| v.into_variant(&summary))
+            .collect();
+        summary.variants = variants;
+        summary
     }
 }
 

@@ -14,6 +14,8 @@
 //!   actual values; a skipped one has `<skipped message="REASON"/>`. The
 //!   scenario's figures and its calls are in `<system-out>`, since the
 //!   common schema has no per-testcase properties.
+//! - With `--variant`, a testcase per scenario and variant, named
+//!   `NAME [variant VARIANT]`.
 //! - A scenario file that could not be loaded is a testcase with an
 //!   `<error>`.
 //! - With a baseline, a second `<testsuite name="harness gates">` has one
@@ -101,11 +103,20 @@ fn system_out(outcome: &ScenarioOutcome, comparison: Option<&Comparison>) -> Str
     text
 }
 
-fn testcase(out: &mut String, outcome: &ScenarioOutcome, comparison: Option<&Comparison>) {
+fn testcase(
+    out: &mut String,
+    outcome: &ScenarioOutcome,
+    variant: Option<&str>,
+    comparison: Option<&Comparison>,
+) {
+    let name = match variant {
+        Some(variant) => format!("{} [variant {variant}]", outcome.name),
+        None => outcome.name.clone(),
+    };
     let _ = writeln!(
         out,
         "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\">",
-        attr(&outcome.name),
+        attr(&name),
         attr(&classname(&outcome.file)),
         seconds(outcome.stats.duration_ms)
     );
@@ -236,10 +247,26 @@ fn gates_suite(out: &mut String, cases: &[GateCase], failures: usize) {
 /// The JUnit XML document of a run.
 pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> {
     let totals = summary.totals().figures;
-    let tests = summary.scenarios.len() + summary.load_errors.len();
-    let failures = summary.count(Status::Failed);
+    // With variants, a testcase per scenario and variant.
+    let cases: Vec<(Option<&str>, &ScenarioOutcome)> = if summary.variants.is_empty() {
+        summary.scenarios.iter().map(|o| (None, o)).collect()
+    } else {
+        summary
+            .variants
+            .iter()
+            .flat_map(|v| {
+                v.summary
+                    .scenarios
+                    .iter()
+                    .map(|o| (Some(v.name.as_str()), o))
+            })
+            .collect()
+    };
+    let with = |status: Status| cases.iter().filter(|(_, o)| o.status == status).count();
+    let tests = cases.len() + summary.load_errors.len();
+    let failures = with(Status::Failed);
     let errors = summary.load_errors.len();
-    let skipped = summary.count(Status::Skipped);
+    let skipped = with(Status::Skipped);
     let gate_cases = comparison.map(gate_cases).unwrap_or_default();
     let gate_failures = gate_cases.iter().filter(|g| g.failure.is_some()).count();
 
@@ -264,6 +291,10 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
     if summary.interrupted {
         property(&mut out, "interrupted", "true");
     }
+    if !summary.variants.is_empty() {
+        let names: Vec<&str> = summary.variants.iter().map(|v| v.name.as_str()).collect();
+        property(&mut out, "variants", &names.join(","));
+    }
     for (name, value) in totals.named() {
         property(&mut out, name, &value.to_string());
     }
@@ -273,8 +304,11 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
         }
     }
     out.push_str("    </properties>\n");
-    for outcome in &summary.scenarios {
-        testcase(&mut out, outcome, comparison);
+    for (variant, outcome) in cases {
+        // A baseline compares the first variant (the top-level run).
+        let first =
+            variant.is_none() || variant == summary.variants.first().map(|v| v.name.as_str());
+        testcase(&mut out, outcome, variant, comparison.filter(|_| first));
     }
     for error in &summary.load_errors {
         let _ = writeln!(

@@ -494,6 +494,8 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
     }
     tools(&mut out, summary);
     replay(&mut out, summary);
+    out.push_str(&super::variants::markdown(summary, text));
+    out.push_str(&super::repeats::markdown(summary, text));
     out.push_str(&super::coverage::markdown(summary));
     let trimmed = out.trim_end().len();
     out.truncate(trimmed);

@@ -358,6 +358,7 @@ fn combine(parts: Vec<Part>) -> RunSummary {
     if let Some(first) = parts.first() {
         merged.tokenizer = first.summary.tokenizer.clone();
         merged.gates = first.summary.gates.clone();
+        merged.repeat = first.summary.repeat;
     }
     for part in parts {
         let s = part.summary;

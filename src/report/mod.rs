@@ -26,12 +26,13 @@
 //! `--baseline` names: a baseline file or a `run.json`.
 //!
 //! Modules use one another in one direction only: `baseline`, `verdict`,
-//! `merge` and `markup` (every escape of text into HTML and XML) use none of the
-//! others; `compare` uses `baseline` and
+//! `merge`, `repeats` (what `--repeat` adds), `variants` (what `--variant`
+//! adds) and `markup` (every escape of
+//! text into HTML and XML) use none of the others; `compare` uses `baseline` and
 //! `verdict`; `json`, `console` and `csv` use `compare`; `markdown` uses
-//! `compare`, `verdict` and `coverage` (which uses none of the others),
+//! `compare`, `verdict`, `repeats`, `variants` and `coverage` (which uses none of the others),
 //! `junit` uses `compare`, `console` and `markup`, `html` uses `compare`,
-//! `console`, `json`, `markup` and `verdict`. This file
+//! `console`, `json`, `markup`, `variants` and `verdict`. This file
 //! dispatches over them ([`render`], [`read_baseline`]). The gate language
 //! itself is [`crate::run::gate`]: a run records its gates.
 //!
@@ -49,6 +50,8 @@ pub mod junit;
 pub mod markdown;
 mod markup;
 pub mod merge;
+pub mod repeats;
+pub mod variants;
 pub mod verdict;
 
 use crate::run::RunSummary;

@@ -33,6 +33,7 @@ use super::outcome::LoadError;
 use super::partition::Fingerprint;
 use super::partition::Partition;
 use super::partition::PartitionInfo;
+use super::repeat::RepeatSpec;
 use super::runner::Runner;
 
 /// A run's configuration that cannot work; nothing has run. The texts are
@@ -66,6 +67,7 @@ pub struct RunnerBuilder {
     update_snapshots: bool,
     coverage: bool,
     audit_servers: bool,
+    repeat: Option<RepeatSpec>,
     /// Leave each scenario's transcript out of its outcome.
     no_transcripts: bool,
 }
@@ -148,6 +150,13 @@ impl RunnerBuilder {
         self
     }
 
+    /// Run each scenario `runs` times; it passes when `min_pass` runs
+    /// pass (`harness run --repeat N --min-pass K`).
+    pub fn repeat(mut self, spec: Option<RepeatSpec>) -> Self {
+        self.repeat = spec;
+        self
+    }
+
     /// Record what each scenario's calls exercised, for the coverage
     /// report (`harness run --coverage`).
     pub fn coverage(mut self, yes: bool) -> Self {
@@ -207,6 +216,7 @@ impl RunnerBuilder {
                 coverage: self.coverage,
                 audit_servers: self.audit_servers,
                 transcripts: !self.no_transcripts,
+                repeat: self.repeat,
                 harness: super::servers::harness_binary(),
                 servers: Arc::default(),
                 cleanup: Arc::default(),

@@ -28,6 +28,8 @@ pub(super) struct RunConfig {
     pub transcripts: bool,
     /// The binary `${harness}` names in a server's command.
     pub harness: std::path::PathBuf,
+    /// `--repeat`: runs of each scenario, and those that must pass.
+    pub repeat: Option<super::repeat::RepeatSpec>,
     /// The servers shared between scenarios (`share: run`).
     pub servers: Arc<super::servers::ServerPool>,
     /// Removes finished workspaces off the runtime's threads.

@@ -355,6 +355,19 @@ impl NameAt {
 /// Finds, loads and selects scenarios. Problems in one file do not stop
 /// the others from loading.
 pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
+    discover_with(paths, selection, None)
+}
+
+/// [`discover`], with `variant` (a suite file of `harness run --variant`)
+/// in the place of every scenario file's suite file: the scenarios load
+/// with its defaults, and it gives the run's. Which files are scenario
+/// files (and which directory is a fixtures root) is still found from
+/// the suite files in the directories.
+pub fn discover_with(
+    paths: &[PathBuf],
+    selection: &Selection,
+    variant: Option<&Suite>,
+) -> Discovery {
     let mut discovery = Discovery {
         paths: paths.to_vec(),
         narrowed: selection.narrows(),
@@ -365,10 +378,12 @@ pub fn discover(paths: &[PathBuf], selection: &Selection) -> Discovery {
     discovery.errors.extend(errors);
     let no_suite = Ok(Suite::default());
     let mut names: BTreeMap<String, NameAt> = BTreeMap::new();
+    let variant = variant.map(|suite| Ok::<_, Vec<ScenarioError>>(suite.clone()));
     for file in files {
-        let suite = match suite_file_for(&file) {
-            Some(path) => suites.get(&path),
-            None => &no_suite,
+        let suite = match (&variant, suite_file_for(&file)) {
+            (Some(variant), _) => variant,
+            (None, Some(path)) => suites.get(&path),
+            (None, None) => &no_suite,
         };
         let suite = match suite {
             Ok(suite) => {

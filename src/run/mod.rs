@@ -23,6 +23,8 @@
 //! | `outcome` | [`RunSummary`], the only input of the report layer |
 //! | `tally` | the one judging pass: figures, per-call statistics, coverage |
 //! | `stats` | per-tool figures and what tool definitions cost |
+//! | `repeat` | `--repeat`: the setting, and what a repeated scenario's outcome says |
+//! | `rounds` | the runs of a repeated scenario folded into one outcome |
 //! | `replay` | an imported session's results against the recorded ones |
 //! | `coverage` | what a suite's calls exercised, and what they never did |
 //! | `transcript` | each scenario's turns, calls and results, bounded |
@@ -46,7 +48,9 @@ pub(crate) mod outcome;
 pub(crate) mod partition;
 mod pipeline;
 pub(crate) mod presentation;
+pub(crate) mod repeat;
 pub(crate) mod replay;
+mod rounds;
 pub(crate) mod runner;
 pub(crate) mod servers;
 mod snapshots;
@@ -59,6 +63,7 @@ pub use builder::RunnerBuilder;
 pub use discover::Discovery;
 pub use discover::Selection;
 pub use discover::discover;
+pub use discover::discover_with;
 pub use gate::Gate;
 pub(crate) use gate::GateError;
 pub(crate) use gate::Metric;
@@ -67,9 +72,11 @@ pub use outcome::RunSummary;
 pub use outcome::ScenarioOutcome;
 pub(crate) use outcome::ScenarioStats;
 pub use outcome::Status;
+pub(crate) use outcome::VariantRun;
 pub use partition::Partition;
 pub(crate) use partition::PartitionInfo;
 pub(crate) use presentation::failure_kind;
+pub use repeat::RepeatSpec;
 pub use runner::RunError;
 pub use runner::RunEvent;
 pub use runner::Runner;

@@ -160,6 +160,11 @@ pub struct ScenarioOutcome {
     /// reach its loop (skipped, or its workspace could not be built).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript: Option<KeptTranscript>,
+    /// With `--repeat`: the scenario's runs summed up (its figures,
+    /// failures and transcript are those of one run, its `duration_ms`
+    /// the median).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<super::repeat::Repeats>,
 }
 
 impl ScenarioOutcome {
@@ -183,6 +188,7 @@ impl ScenarioOutcome {
             coverage: None,
             servers: Vec::new(),
             transcript: None,
+            repeats: None,
         }
     }
 
@@ -235,6 +241,25 @@ pub struct RunSummary {
     /// later, to merged partitions.
     #[serde(default)]
     pub gates: Vec<String>,
+    /// With `--repeat`: the runs of each scenario and the runs that must
+    /// pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<super::repeat::RepeatSpec>,
+    /// With `--variant`: every variant's run, the first one's also being
+    /// this run's `scenarios`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<VariantRun>,
+}
+
+/// One variant's run (`harness run --variant NAME=FILE`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VariantRun {
+    /// The variant's name.
+    pub name: String,
+    /// Its suite file, as given.
+    pub file: String,
+    /// Its run (without variants of its own).
+    pub summary: RunSummary,
 }
 
 /// A scenario file problem that kept scenarios from running.

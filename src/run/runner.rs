@@ -30,6 +30,7 @@ use super::outcome::Status;
 use super::outcome::millis;
 use super::partition::PartitionInfo;
 use super::pipeline::Job;
+use super::rounds::fold_rounds;
 use super::snapshots::SnapshotCache;
 use super::snapshots::write_snapshots;
 
@@ -150,8 +151,19 @@ impl Runner {
         let started = Instant::now();
         let cancel = CancellationToken::new();
         let interrupted = Arc::new(AtomicBool::new(false));
-        let scenarios = Arc::new(self.scenarios);
-        let mut outcomes = self.runtime.block_on(async {
+        // With --repeat, every scenario once per round, round after round.
+        let rounds = self.config.repeat.map_or(1, |spec| spec.runs as usize);
+        let count = self.scenarios.len();
+        let scenarios = Arc::new(if rounds > 1 {
+            let mut all = Vec::with_capacity(count.saturating_mul(rounds));
+            for _ in 0..rounds {
+                all.extend(self.scenarios.iter().cloned());
+            }
+            all
+        } else {
+            self.scenarios
+        });
+        let runs = self.runtime.block_on(async {
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
             // Registered here, before any scenario starts, so that no
             // signal of the run finds the default action (which would end
@@ -174,6 +186,11 @@ impl Runner {
         // and the workspaces be removed.
         self.runtime.shutdown_timeout(Duration::from_secs(5));
         self.config.cleanup.finish();
+        let mut outcomes = match self.config.repeat {
+            Some(spec) => fold_rounds(runs, count, spec),
+            None => runs,
+        };
+        write_snapshots(&outcomes, self.config.update_snapshots);
         for (outcome, position) in outcomes.iter_mut().zip(&self.positions) {
             outcome.index = *position;
         }
@@ -185,6 +202,8 @@ impl Runner {
             partition: self.partition,
             load_errors: self.load_errors,
             gates: self.gates.iter().map(Gate::to_string).collect(),
+            repeat: self.config.repeat,
+            variants: Vec::new(),
         })
     }
 }
@@ -302,7 +321,6 @@ async fn run_all(
         .zip(scenarios.iter())
         .map(|(o, s)| o.unwrap_or_else(|| ScenarioOutcome::skipped(s, "the run stopped")))
         .collect();
-    write_snapshots(&outcomes, config.update_snapshots);
     config.servers.stop_all().await;
     outcomes
 }

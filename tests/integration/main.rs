@@ -21,6 +21,7 @@ mod docs_audit;
 mod first_hours;
 mod hostile_files;
 mod html_report;
+mod lab;
 mod layering;
 mod lifecycle;
 mod loading;

@@ -861,6 +861,32 @@ fn every_run_report_validates_against_the_report_schema() {
             ],
             None,
         ),
+        (
+            "repeat.json",
+            vec![
+                "run".into(),
+                "suite".into(),
+                "--repeat".into(),
+                "2".into(),
+                "--min-pass".into(),
+                "1".into(),
+            ],
+            None,
+        ),
+        (
+            "variants.json",
+            vec![
+                "run".into(),
+                "suite".into(),
+                "--variant".into(),
+                "plain=variants/plain.yaml".into(),
+                "--variant".into(),
+                "tight=variants/tight.yaml".into(),
+                "--repeat".into(),
+                "2".into(),
+            ],
+            Some(1),
+        ),
     ];
     for (name, args, code) in &runs {
         let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -906,6 +932,12 @@ fn every_run_report_validates_against_the_report_schema() {
         if report.get("coverage").is_some() {
             seen.insert("coverage");
         }
+        if report.get("repeat").is_some() {
+            seen.insert("repeat");
+        }
+        if report.get("variants").is_some() {
+            seen.insert("variants");
+        }
         for scenario in report["scenarios"].as_array().unwrap() {
             if scenario.get("workspace").is_some() {
                 seen.insert("workspace");
@@ -928,7 +960,9 @@ fn every_run_report_validates_against_the_report_schema() {
             "focus",
             "load_errors",
             "partition",
+            "repeat",
             "skip_reason",
+            "variants",
             "workspace"
         ]
     );

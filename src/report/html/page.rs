@@ -49,7 +49,14 @@ pub fn render_within(
     comparison: Option<&Comparison>,
     island_bytes: usize,
 ) -> Result<Page, HtmlError> {
-    let report = RunReport::new(summary, comparison);
+    let mut report = RunReport::new(summary, comparison);
+    // The page shows the variants' figures; their transcripts (as many
+    // as the run's own) would break the island's bound: run.json has them.
+    for variant in &mut report.variants {
+        for scenario in &mut variant.scenarios {
+            scenario.transcript = None;
+        }
+    }
     let (data, trim) = island(&report, island_bytes)?;
     let mut out = String::with_capacity(data.len() + 128 * 1024);
     let mut rest = TEMPLATE;
@@ -64,7 +71,7 @@ pub fn render_within(
         match &after[..end] {
             "title" => out.push_str(&escape_html(&title(summary, comparison))),
             "style" => out.push_str(STYLE),
-            "body" => out.push_str(&body(&report, comparison)),
+            "body" => out.push_str(&body(&report, comparison, &summary.variants)),
             "data" => out.push_str(&data),
             "script" => out.push_str(SCRIPT),
             other => {

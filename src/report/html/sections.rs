@@ -8,7 +8,11 @@ use crate::report::compare::Comparison;
 use crate::report::compare::ScenarioChange;
 use crate::report::json::RunReport;
 use crate::report::markup::escape_html as escape;
+use crate::report::variants::Row;
+use crate::report::variants::SHOWN;
+use crate::report::variants::moved as moved_scenarios;
 use crate::report::verdict::change_text;
+use crate::run::VariantRun;
 
 use super::charts::baseline_chart;
 use super::charts::distribution_chart;
@@ -66,7 +70,11 @@ fn verdict_reasons(report: &RunReport, comparison: Option<&Comparison>) -> Vec<S
     why
 }
 
-pub(super) fn body(report: &RunReport, comparison: Option<&Comparison>) -> String {
+pub(super) fn body(
+    report: &RunReport,
+    comparison: Option<&Comparison>,
+    variants: &[VariantRun],
+) -> String {
     let mut out = String::new();
     let passed = report.counts.failed == 0
         && !report.interrupted
@@ -115,6 +123,7 @@ pub(super) fn body(report: &RunReport, comparison: Option<&Comparison>) -> Strin
         changes(&mut out, c);
     }
     out.push_str("</div></div>");
+    variant_section(&mut out, variants);
     out.push_str("</section><section id=\"charts\"><h2>Pictures</h2><div class=\"charts\">");
     tool_chart(&mut out, &report.tools);
     distribution_chart(&mut out, report);
@@ -356,6 +365,103 @@ fn load_errors(out: &mut String, report: &RunReport) {
             out,
             "<li class=\"meta\">and {} more (run.json has them all)</li>",
             report.load_errors.len() - MAX_LISTED
+        );
+    }
+    out.push_str("</ul>");
+}
+
+/// With `--variant`: the variants side by side (their totals, and per
+/// tool result tokens as bars on one scale) and the scenarios that moved
+/// most against the first variant.
+fn variant_section(out: &mut String, variants: &[VariantRun]) {
+    let Some(first) = variants.first() else {
+        return;
+    };
+    out.push_str(
+        "<h3 id=\"variants\">Variants</h3><table class=\"totals variants\"><thead><tr>\
+         <th>variant</th><th>file</th><th>passed</th><th>failed</th><th>result tokens</th>\
+         <th>input tokens</th><th>errors</th><th>retries</th><th>truncations</th></tr></thead>\
+         <tbody>",
+    );
+    for v in variants {
+        let r = Row::total(&v.summary);
+        let _ = write!(
+            out,
+            "<tr><th>{}</th><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&v.name),
+            escape(&v.file),
+            r.passed,
+            r.failed,
+            r.result_tokens,
+            r.input_tokens,
+            r.errors,
+            r.retries,
+            r.truncations
+        );
+    }
+    out.push_str("</tbody></table>");
+    // Result tokens per tool, each variant a bar, on one scale.
+    let per_tool: Vec<Vec<crate::run::stats::ToolStats>> = variants
+        .iter()
+        .map(|v| crate::run::stats::per_tool(&v.summary))
+        .collect();
+    let mut tools: Vec<&str> = per_tool.iter().flatten().map(|t| t.tool.as_str()).collect();
+    tools.sort_unstable();
+    tools.dedup();
+    let max = per_tool
+        .iter()
+        .flatten()
+        .map(|t| t.result_tokens)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    out.push_str(
+        "<h3>Result tokens per tool</h3><table class=\"variant-bars\"><thead><tr><th>tool</th>\
+         <th>variant</th><th>result tokens</th></tr></thead><tbody>",
+    );
+    for tool in tools {
+        for (v, stats) in variants.iter().zip(&per_tool) {
+            let tokens = stats
+                .iter()
+                .find(|t| t.tool == tool)
+                .map_or(0, |t| t.result_tokens);
+            let width = tokens.saturating_mul(100) / max;
+            let _ = write!(
+                out,
+                "<tr><th>{}</th><td>{}</td><td class=\"num\"><svg width=\"200\" height=\"10\" \
+                 role=\"img\"><rect width=\"{}\" height=\"10\"></rect></svg> {tokens}</td></tr>",
+                escape(tool),
+                escape(&v.name),
+                width * 2,
+            );
+        }
+    }
+    out.push_str("</tbody></table>");
+    let moved = moved_scenarios(variants);
+    let _ = write!(
+        out,
+        "<h3>Scenarios that moved against variant {}</h3>",
+        escape(&first.name)
+    );
+    if moved.is_empty() {
+        out.push_str("<p class=\"meta\">No scenario's figures differ.</p>");
+        return;
+    }
+    let _ = write!(
+        out,
+        "<p class=\"meta\">{} of {} shown</p><ul class=\"variant-moves\">",
+        moved.len().min(SHOWN),
+        moved.len()
+    );
+    for m in moved.iter().take(SHOWN) {
+        let _ = write!(
+            out,
+            "<li><strong>{}</strong> [{}]: {}</li>",
+            escape(&m.name),
+            escape(&m.variant),
+            escape(&m.describe())
         );
     }
     out.push_str("</ul>");

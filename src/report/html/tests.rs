@@ -680,3 +680,50 @@ fn the_overview_lists_at_most_twenty_breaches_per_gate() {
         .collect();
     assert_eq!(cell, format!("{listed}and 6 more (run.json has them all)"));
 }
+
+#[test]
+fn variants_are_side_by_side_and_their_transcripts_stay_out_of_the_island() {
+    let first = summary();
+    let mut second = summary();
+    second.scenarios[0].stats.figures.result_tokens = 10;
+    second.scenarios[0].calls[0].result_tokens = 10;
+    let variant = |name: &str, summary: RunSummary| crate::run::VariantRun {
+        name: name.into(),
+        file: format!("{HOSTILE}.yaml"),
+        summary,
+    };
+    let mut run = first.clone();
+    run.variants = vec![variant("wide", first), variant("tight", second)];
+    let (text, page) = rendered(&run, None);
+    assert!(!text.contains(HOSTILE), "unescaped text in the page");
+    let rows: Vec<String> = select(&page, "table.variants tbody tr th")
+        .iter()
+        .map(|th| th.text().collect())
+        .collect();
+    assert_eq!(rows, ["wide", "tight"]);
+    let bars: Vec<String> = select(&page, "table.variant-bars tbody tr")
+        .iter()
+        .map(|tr| tr.text().collect::<Vec<_>>().join("|"))
+        .collect();
+    assert_eq!(
+        bars,
+        [
+            "bash|wide| 7",
+            "bash|tight| 7",
+            "read|wide| 40",
+            "read|tight| 10"
+        ]
+    );
+    let moves: Vec<String> = select(&page, "ul.variant-moves li")
+        .iter()
+        .map(|li| li.text().collect())
+        .collect();
+    assert_eq!(moves, ["reads a file [tight]: result_tokens 40 → 10 (-30)"]);
+    let island = island_of(&page);
+    assert!(island["run"]["scenarios"][0]["transcript"].is_object());
+    for v in island["run"]["variants"].as_array().unwrap() {
+        for s in v["scenarios"].as_array().unwrap() {
+            assert!(s.get("transcript").is_none());
+        }
+    }
+}

@@ -118,6 +118,9 @@ pub enum CheckKind {
     Tools,
     /// `harness`: the harness failed while running the scenario.
     Harness,
+    /// `repeat`: fewer runs of a repeated scenario passed than
+    /// `--min-pass` asks.
+    Repeat,
     /// `replay`: a recorded text that cannot be read.
     Replay,
     /// `replay.is_error`.
@@ -141,7 +144,7 @@ pub enum ImageBlock {
 }
 
 /// The kinds that are a name alone, and their names.
-const NAMED: [(CheckKind, &str); 43] = [
+const NAMED: [(CheckKind, &str); 44] = [
     (CheckKind::Ok, "ok"),
     (CheckKind::Error, "error"),
     (CheckKind::Contains, "contains"),
@@ -182,6 +185,7 @@ const NAMED: [(CheckKind, &str); 43] = [
     (CheckKind::BashCwd, "bash.cwd"),
     (CheckKind::Tools, "tools"),
     (CheckKind::Harness, "harness"),
+    (CheckKind::Repeat, "repeat"),
     (CheckKind::Replay, "replay"),
     (CheckKind::ReplayIsError, "replay.is_error"),
     (CheckKind::ReplayText, "replay.text"),
