@@ -4,7 +4,8 @@
 //! compare as answers. What is taken off is this harness's notices (the
 //! bracketed paragraph at the end of a read, grep, find or ls, a command's
 //! exit status), the control pictures read shows for control characters,
-//! a read's CRLF line endings (Claude Code shows them as LF),
+//! a read's CRLF line endings (Claude Code shows them as LF), the
+//! directories find lists (the clients' globs list files only),
 //! `path:N: ` before grep's matching lines (context lines are left out),
 //! and order (the list forms are sorted); paths become workspace-relative.
 
@@ -67,7 +68,10 @@ pub fn answer(
         }),
         AnswerForm::Files => match tool {
             "find" => {
+                // Claude Code's Glob and Gemini CLI's glob list files
+                // only; find lists directories too, with a `/`.
                 let mut list: Vec<String> = listed(text, "No files found")
+                    .filter(|l| !l.ends_with('/'))
                     .map(|l| under(&path, l))
                     .collect();
                 list.sort();
@@ -326,11 +330,11 @@ mod tests {
                 AnswerForm::Files,
                 "find",
                 Some(&json!({"path": "src"})),
-                ("b.ts\na.ts", false),
+                ("b.ts\nsub/\nsub/c.ts\na.ts", false),
                 WORKSPACE
             )
             .as_deref(),
-            Some("src/a.ts\nsrc/b.ts")
+            Some("src/a.ts\nsrc/b.ts\nsrc/sub/c.ts")
         );
         assert_eq!(
             answer(
