@@ -208,7 +208,14 @@ fn answer(tool: Option<&str>, mut outcome: Outcome) -> Outcome {
     match tool {
         Some("edit" | "write") => outcome.answer = Some((AnswerForm::Done, String::new())),
         Some("read") if outcome.images == 0 => {
-            let text = match outcome.text.rfind("\n\n[") {
+            // The notice paragraph: `[…]`, or older pi's `... (…)`.
+            let at = outcome
+                .text
+                .rfind("\n\n[")
+                .into_iter()
+                .chain(outcome.text.rfind("\n\n... ("))
+                .max();
+            let text = match at {
                 Some(at) if super::session::read_notice(&outcome.text).is_some() => {
                     outcome.text[..at].to_owned()
                 }
@@ -219,4 +226,36 @@ fn answer(tool: Option<&str>, mut outcome: Outcome) -> Outcome {
         _ => {}
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_s_continuation_notice_is_presentation_in_either_wording() {
+        let answer_of = |text: &str| {
+            let outcome = Outcome {
+                text: text.to_owned(),
+                ..Outcome::default()
+            };
+            answer(Some("read"), outcome).answer
+        };
+        let lines = Some((AnswerForm::Text, "line 30\nline 31".to_owned()));
+        assert_eq!(
+            answer_of("line 30\nline 31\n\n[40 more lines in file. Use offset=32 to continue.]"),
+            lines
+        );
+        assert_eq!(
+            answer_of(
+                "line 30\nline 31\n\n... (40 more lines not shown. Use offset=32 to continue \
+                 reading)"
+            ),
+            lines
+        );
+        assert_eq!(
+            answer_of("line 30\n\n... (see above)"),
+            Some((AnswerForm::Text, "line 30\n\n... (see above)".to_owned()))
+        );
+    }
 }

@@ -635,7 +635,10 @@ pub fn read_notice(text: &str) -> Option<&'static str> {
     let tail = text.lines().last().unwrap_or("").trim();
     // A notice is a sentence in brackets (a `[limits]` section is not).
     let bracketed = tail.starts_with('[') && tail.ends_with(']') && tail.contains(' ');
-    (bracketed && NOTICE_WORDS.iter().any(|w| tail.contains(w)))
+    // Older pi versions: `... (12 more lines not shown. Use offset=30 to
+    // continue reading)`.
+    let older = tail.starts_with("... (") && tail.ends_with(')');
+    ((bracketed || older) && NOTICE_WORDS.iter().any(|w| tail.contains(w)))
         .then_some("its recorded text ends with a truncation or continuation notice")
 }
 
@@ -765,6 +768,10 @@ mod tests {
             ),
             (
                 "a\n\n[3 more lines in file. Use offset=2 to continue.]",
+                Some("its recorded text ends with a truncation or continuation notice"),
+            ),
+            (
+                "a\n\n... (3 more lines not shown. Use offset=2 to continue reading)",
                 Some("its recorded text ends with a truncation or continuation notice"),
             ),
             (

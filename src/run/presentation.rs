@@ -4,6 +4,8 @@
 //! compare as answers. What is taken off is this harness's notices (the
 //! bracketed paragraph at the end of a read, grep, find or ls, a command's
 //! exit status), the control pictures read shows for control characters,
+//! a read's CRLF line endings (Claude Code shows them as LF), the
+//! directories find lists (the clients' globs list files only),
 //! `path:N: ` before grep's matching lines (context lines are left out),
 //! and order (the list forms are sorted); paths become workspace-relative.
 
@@ -60,13 +62,16 @@ pub fn answer(
     match form {
         AnswerForm::Done => (!is_error).then(String::new),
         AnswerForm::Text => Some(match tool {
-            "read" => unpictured(without_notice(text)),
+            "read" => unpictured(&lf_lines(without_notice(text))),
             "bash" => command_output(text),
             _ => text.to_owned(),
         }),
         AnswerForm::Files => match tool {
             "find" => {
+                // Claude Code's Glob and Gemini CLI's glob list files
+                // only; find lists directories too, with a `/`.
                 let mut list: Vec<String> = listed(text, "No files found")
+                    .filter(|l| !l.ends_with('/'))
                     .map(|l| under(&path, l))
                     .collect();
                 list.sort();
@@ -160,6 +165,17 @@ fn listed<'a>(text: &'a str, none: &'a str) -> impl Iterator<Item = &'a str> {
     let body = without_notice(text);
     body.lines()
         .filter(move |l| !l.is_empty() && !l.starts_with(none))
+}
+
+/// A read's text with its CRLF line endings as LF: Claude Code's Read
+/// shows a CRLF file's lines without their `\r` (in the text and in
+/// `toolUseResult.file.content`), so line endings are presentation.
+fn lf_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains("\r\n") {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// Control pictures (U+2400–U+241F, U+2421), which read shows for control
@@ -314,11 +330,11 @@ mod tests {
                 AnswerForm::Files,
                 "find",
                 Some(&json!({"path": "src"})),
-                ("b.ts\na.ts", false),
+                ("b.ts\nsub/\nsub/c.ts\na.ts", false),
                 WORKSPACE
             )
             .as_deref(),
-            Some("src/a.ts\nsrc/b.ts")
+            Some("src/a.ts\nsrc/b.ts\nsrc/sub/c.ts")
         );
         assert_eq!(
             answer(
@@ -386,6 +402,17 @@ mod tests {
             Some("text not unique")
         );
         assert!(agree(AnswerForm::Text, "a\n", "a"));
+        assert_eq!(
+            answer(
+                AnswerForm::Text,
+                "read",
+                None,
+                ("# Notes\r\n\r\nline\r\n", false),
+                WORKSPACE
+            )
+            .as_deref(),
+            Some("# Notes\n\nline\n")
+        );
         assert!(!agree(AnswerForm::Files, "a\n", "a"));
     }
 }

@@ -1543,3 +1543,46 @@ fn a_resumed_claude_code_conversation_replays_each_call_once() {
         .map(|(a, b, c, e)| (a.to_owned(), b.to_owned(), c, e.to_owned()))
     );
 }
+
+/// Claude Code's conventions that are presentation
+/// (tests/fixtures/import/claude-conventions.jsonl, on claude-crlf-ws):
+/// its Read shows a CRLF file's lines without their `\r`, and its Glob
+/// lists files only, where today's find lists the directory too.
+#[test]
+fn claude_code_s_line_endings_and_file_only_globs_are_presentation() {
+    let d = Dirs::new();
+    let (code, _, stderr) = d.run(&[
+        "import",
+        "claude",
+        &fixture("claude-conventions.jsonl"),
+        "-o",
+        "imported",
+        "--workspace",
+        &fixture("claude-crlf-ws"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let run = d.run_json();
+    let calls: Vec<(String, String, bool, String)> = run["scenarios"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["tool"].as_str().unwrap().to_owned(),
+                c["is_error"].as_bool().unwrap(),
+                c["agreement"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("r1", "read", false, "presentation"),
+            ("g1", "find", false, "presentation")
+        ]
+        .map(|(a, b, c, e)| (a.to_owned(), b.to_owned(), c, e.to_owned()))
+    );
+}
