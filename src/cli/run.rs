@@ -275,14 +275,7 @@ pub fn run(args: RunArgs) -> u8 {
     if verbosity == Verbosity::Verbose {
         println!("{}", settings_line(&runner, &gates));
     }
-    let mut progress = Progress {
-        save_baseline: args.outputs.save_baseline.as_deref(),
-        verbosity,
-        bar: None,
-    };
-    let summary = runner.execute(|event| progress.show(event));
-    progress.finish();
-    let summary = match summary {
+    let summary = match execute(runner, args.outputs.save_baseline.as_deref(), verbosity) {
         Ok(summary) => summary,
         Err(err) => return super::usage_error(err),
     };
@@ -358,14 +351,7 @@ fn run_variants(args: &RunArgs, lab: &super::variants::Lab<'_>, variants: Vec<Va
         if verbosity != Verbosity::Quiet {
             println!("variant {name} ({file}):");
         }
-        let mut progress = Progress {
-            save_baseline: None,
-            verbosity,
-            bar: None,
-        };
-        let summary = runner.execute(|event| progress.show(event));
-        progress.finish();
-        let summary = match summary {
+        let summary = match execute(runner, None, verbosity) {
             Ok(summary) => summary,
             Err(err) => return super::usage_error(format!("variant {name}: {err}")),
         };
@@ -535,6 +521,22 @@ enum Verbosity {
     Normal,
     /// `--verbose`.
     Verbose,
+}
+
+/// Runs `runner` with the console's progress for `verbosity`.
+fn execute(
+    runner: crate::run::Runner,
+    save_baseline: Option<&Path>,
+    verbosity: Verbosity,
+) -> Result<crate::run::RunSummary, crate::run::RunError> {
+    let mut progress = Progress {
+        save_baseline,
+        verbosity,
+        bar: None,
+    };
+    let summary = runner.execute(|event| progress.show(event));
+    progress.finish();
+    summary
 }
 
 /// What `harness run` shows while it runs: a progress bar on a terminal
