@@ -304,13 +304,7 @@ pub fn run(args: RunArgs) -> u8 {
         print!("{}", crate::report::coverage::console(&summary));
     }
     written.print(&summary, verbosity != Verbosity::Quiet);
-    let problems = summary.load_errors.len();
-    if problems > 0 {
-        eprintln!(
-            "{problems} problem{} in scenario files (listed above); fix them and run again",
-            if problems == 1 { "" } else { "s" }
-        );
-    }
+    say_load_problems(&summary);
     super::report::exit_code(&summary, comparison.as_ref(), written.ok())
 }
 
@@ -421,13 +415,7 @@ fn run_variants(args: &RunArgs, lab: &super::variants::Lab<'_>, variants: Vec<Va
     }
     print!("{}", crate::report::variants::console(&summary));
     written.print(&summary, verbosity != Verbosity::Quiet);
-    let problems = summary.load_errors.len();
-    if problems > 0 {
-        eprintln!(
-            "{problems} problem{} in scenario files (listed above); fix them and run again",
-            if problems == 1 { "" } else { "s" }
-        );
-    }
+    say_load_problems(&summary);
     code.max(super::report::exit_code(&summary, None, written.ok()))
 }
 
@@ -521,6 +509,18 @@ enum Verbosity {
     Normal,
     /// `--verbose`.
     Verbose,
+}
+
+/// The line under the console's end that counts the scenario files'
+/// problems (listed above it), when there were any.
+fn say_load_problems(summary: &crate::run::RunSummary) {
+    let problems = summary.load_errors.len();
+    if problems > 0 {
+        eprintln!(
+            "{problems} problem{} in scenario files (listed above); fix them and run again",
+            if problems == 1 { "" } else { "s" }
+        );
+    }
 }
 
 /// Runs `runner` with the console's progress for `verbosity`.
