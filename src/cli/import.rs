@@ -60,10 +60,13 @@ pub struct SessionArgs {
     /// Copy this directory as the workspace (into DIR/fixtures/).
     #[arg(long, value_name = "DIR", conflicts_with = "git")]
     workspace: Option<PathBuf>,
-    /// Check out this local repository as the workspace (with --rev).
-    #[arg(long, value_name = "REPO", requires = "rev")]
+    /// Check out this local repository as the workspace, at --rev, else
+    /// at its last commit before the session began (on the session's
+    /// recorded branch when the repository has it).
+    #[arg(long, value_name = "REPO")]
     git: Option<PathBuf>,
-    /// The revision of --git: the last commit before the session began.
+    /// The revision of --git (default: the last commit before the
+    /// session's first entry).
     #[arg(long, value_name = "REV", requires = "git")]
     rev: Option<String>,
     /// Before a whole-file read whose recorded result was complete, write
@@ -105,7 +108,7 @@ pub fn run(args: ImportArgs) -> u8 {
         branch: a.branch,
         split: a.split,
         workspace: a.workspace,
-        git: a.git.zip(a.rev),
+        git: a.git.map(|repo| (repo, a.rev)),
         sync_reads: a.sync_reads,
         bash_timeout: a.bash_timeout,
         sidechains,
@@ -133,6 +136,22 @@ pub fn run(args: ImportArgs) -> u8 {
                 crate::import::write::comment(&note.message)
             );
         }
+    }
+    if let Some(start) = &report.start_commit {
+        let started = report.recording.started.as_deref().unwrap_or_default();
+        let mut line = format!(
+            "--rev: {}, the last commit on {} before the session began ({})",
+            start.commit,
+            start.searched.escape_debug(),
+            started.escape_debug()
+        );
+        if let Some(branch) = &start.missing_branch {
+            line.push_str(&format!(
+                "; the session's branch `{}` is not in the repository",
+                branch.escape_debug()
+            ));
+        }
+        eprintln!("{line}");
     }
     let w = &report.written;
     let mut line = format!(

@@ -52,6 +52,8 @@ struct Message {
     #[serde(rename = "type", default)]
     kind: Option<String>,
     #[serde(default)]
+    timestamp: Option<String>,
+    #[serde(default)]
     tool_calls: Vec<ToolCall>,
 }
 
@@ -382,6 +384,9 @@ pub fn read(path: &Path, bash_timeout: f64, sidecars: Sidecars) -> Result<Record
                 return;
             }
         };
+        if rec.started.is_none() {
+            rec.started.clone_from(&message.timestamp);
+        }
         if message.kind.as_deref() != Some("gemini") {
             order.push((message.id, rec.batches.len()));
             return;

@@ -42,6 +42,8 @@ use serde_json::json;
 use out::OutDir;
 pub use session::Recording;
 use session::Sidecars;
+
+use crate::scenario::workspace::StartCommit;
 pub use write::Imported;
 
 /// A session format.
@@ -70,8 +72,10 @@ pub struct ImportOptions {
     pub split: Option<usize>,
     /// A directory copied as the workspace's fixture.
     pub workspace: Option<PathBuf>,
-    /// A repository and revision checked out as the workspace.
-    pub git: Option<(PathBuf, String)>,
+    /// A repository and revision checked out as the workspace; no
+    /// revision: the last commit before the session began
+    /// ([`crate::scenario::workspace::commit_before`]).
+    pub git: Option<(PathBuf, Option<String>)>,
     /// Mark whole-file reads to write their recorded text first.
     pub sync_reads: bool,
     /// Seconds given to bash calls recorded without a timeout.
@@ -89,6 +93,8 @@ pub struct ImportOptions {
 pub struct ImportReport {
     /// The session as read (its main chain).
     pub recording: Recording,
+    /// The commit chosen for `--git` without `--rev`.
+    pub start_commit: Option<StartCommit>,
     /// The files written.
     pub written: Imported,
     /// The side chains imported: each one's recording and files.
@@ -108,10 +114,17 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     if let Some(dir) = &options.workspace {
         check_workspace_dir(dir, &options.out)?;
     }
-    if let Some((repo, rev)) = &options.git {
+    match &options.git {
         // What the run would find out at every replay, said now.
-        crate::scenario::workspace::resolve_rev(repo, rev)
-            .map_err(|err| format!("--git {} --rev {rev}: {err}", repo.display()))?;
+        Some((repo, Some(rev))) => {
+            crate::scenario::workspace::resolve_rev(repo, rev)
+                .map_err(|err| format!("--git {} --rev {rev}: {err}", repo.display()))?;
+        }
+        Some((repo, None)) => {
+            crate::scenario::workspace::resolve_rev(repo, "HEAD")
+                .map_err(|err| format!("--git {}: {err}", repo.display()))?;
+        }
+        None => {}
     }
     detect::check(
         path,
@@ -165,7 +178,14 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
             Err(rerun::refusal(&options.out, &in_the_way))
         }
     });
-    let (recording, side_recordings) = match read {
+    let read = read.and_then(|(recording, sides)| {
+        let start = match &options.git {
+            Some((repo, None)) => Some(start_commit(repo, &recording)?),
+            _ => None,
+        };
+        Ok((recording, sides, start))
+    });
+    let (recording, side_recordings, start_commit) = match read {
         Ok(read) => read,
         Err(err) => {
             rerun::undo(&out, &plan, aside, made.then_some(options.out.as_path()));
@@ -199,6 +219,11 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
         let repo = repo
             .canonicalize()
             .map_err(|err| format!("--git {}: {err}", repo.display()))?;
+        let rev = match (rev, &start_commit) {
+            (Some(rev), _) => rev.as_str(),
+            (None, Some(start)) => start.commit.as_str(),
+            (None, None) => unreachable!("a start commit is chosen when --rev is not given"),
+        };
         json!({ "git_checkout": { "repo": repo.display().to_string(), "rev": rev } })
     } else {
         serde_json::Value::Null
@@ -229,11 +254,26 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     }
     Ok(ImportReport {
         recording,
+        start_commit,
         written,
         sides,
         replaced: earlier.names(),
         removed,
     })
+}
+
+/// The commit `--git REPO` without `--rev` checks out: the last one before
+/// the session's first recorded time, on the branch it recorded if `REPO`
+/// has it.
+fn start_commit(repo: &Path, recording: &Recording) -> Result<StartCommit, String> {
+    let started = recording.started.as_deref().ok_or_else(|| {
+        format!(
+            "--git {}: the session records no time, so its start commit is unknown; give --rev",
+            repo.display()
+        )
+    })?;
+    crate::scenario::workspace::commit_before(repo, recording.git_branch.as_deref(), started)
+        .map_err(|err| format!("--git {}: {err}", repo.display()))
 }
 
 /// The session file must be a regular file (symlinks followed).

@@ -3,6 +3,15 @@
 //! `${workspace}`-relative; paths elsewhere stay as they are (confinement
 //! refuses them, as it should). Every other `${` is escaped as `$${`, so
 //! the faux model sends it literally.
+//!
+//! Transcripts that people publish are often redacted by hand or by a
+//! script that missed some places: the working directory says
+//! `C:\Users\me\proj` while the calls say `/c/Users/[USER]/proj/…`. A home
+//! directory whose user name is a placeholder (`[USER]`, `<user>`, `{user}`,
+//! `$USER`, `%USERNAME%`, `REDACTED`, …) is taken for the working
+//! directory's home, in either direction.
+
+use std::borrow::Cow;
 
 use serde_json::Value;
 
@@ -17,6 +26,9 @@ pub struct PathMap {
     /// below it are also spelled `C:/Users/me/proj/…` and, in Git Bash,
     /// `/c/Users/me/proj/…`, and take `\` and `/` alike.
     windows: Option<String>,
+    /// The user name of the home directory the working directory is in
+    /// (`me` in `/home/me/proj`, `/Users/me/…`, `C:\Users\me\…`).
+    user: Option<String>,
 }
 
 impl PathMap {
@@ -33,7 +45,41 @@ impl PathMap {
             .and_then(windows_form)
             .map(|w| w.trim_end_matches('/').to_owned())
             .filter(|w| w.len() > 3);
-        Self { cwd, windows }
+        let user = cwd.as_deref().and_then(|c| {
+            home_users(c)
+                .next()
+                .map(|(start, end)| c[start..end].to_owned())
+        });
+        Self { cwd, windows, user }
+    }
+
+    /// `text` with each home directory whose user name is a placeholder
+    /// spelled with the working directory's user name; with `either`, also
+    /// each home directory of any other user when the working directory's
+    /// user name is the placeholder (the caller keeps the result only if
+    /// it is below the working directory).
+    fn unredact<'a>(&self, text: &'a str, either: bool) -> Cow<'a, str> {
+        let Some(user) = self.user.as_deref() else {
+            return Cow::Borrowed(text);
+        };
+        let mut out = String::new();
+        let mut copied = 0;
+        for (start, end) in home_users(text) {
+            if start < copied {
+                continue;
+            }
+            let found = &text[start..end];
+            if found != user && (is_placeholder(found) || either && is_placeholder(user)) {
+                out.push_str(&text[copied..start]);
+                out.push_str(user);
+                copied = end;
+            }
+        }
+        if copied == 0 {
+            return Cow::Borrowed(text);
+        }
+        out.push_str(&text[copied..]);
+        Cow::Owned(out)
     }
 
     /// `path` below the Windows working directory: `Some("")` for the
@@ -76,6 +122,19 @@ impl PathMap {
     /// A path argument: the working directory itself or a path below it
     /// becomes `${workspace}`(`/…`).
     pub fn path(&self, path: &str) -> String {
+        match self.unredact(path, true) {
+            Cow::Owned(unredacted) => {
+                let mapped = self.path_as_written(&unredacted);
+                if mapped.starts_with("${workspace}") {
+                    return mapped;
+                }
+                self.path_as_written(path)
+            }
+            Cow::Borrowed(_) => self.path_as_written(path),
+        }
+    }
+
+    fn path_as_written(&self, path: &str) -> String {
         match self.below_windows(path) {
             Some(rest) if rest.is_empty() => return "${workspace}".to_owned(),
             Some(rest) => return format!("${{workspace}}/{}", escape(&rest)),
@@ -104,6 +163,19 @@ impl PathMap {
     /// directory when below it (`src/a.ts`, `.` for the directory itself),
     /// relative ones as they are (without `./`), others absolute.
     pub fn relative(&self, path: &str) -> String {
+        match self.unredact(path, true) {
+            Cow::Owned(unredacted) => {
+                let relative = self.relative_as_written(&unredacted);
+                if relative != unredacted {
+                    return relative;
+                }
+                self.relative_as_written(path)
+            }
+            Cow::Borrowed(_) => self.relative_as_written(path),
+        }
+    }
+
+    fn relative_as_written(&self, path: &str) -> String {
         let path = path.strip_prefix("./").unwrap_or(path);
         match self.below_windows(path) {
             Some(rest) if rest.is_empty() => return ".".to_owned(),
@@ -128,7 +200,7 @@ impl PathMap {
     /// A bash command: every occurrence of the working directory that
     /// ends there or continues with `/` becomes `${workspace}`.
     pub fn command(&self, command: &str) -> String {
-        let escaped = escape(command);
+        let escaped = escape(&self.unredact(command, false));
         let Some(cwd) = &self.cwd else {
             return escaped;
         };
@@ -182,6 +254,48 @@ impl PathMap {
         out.push_str(rest);
         out
     }
+}
+
+/// The byte ranges of the user names of the home directories `text`
+/// names: the component after `/home/`, `/Users/` or `\\Users\\` (after a
+/// drive, `C:/Users/`, or in Git Bash, `/c/Users/`), up to the next
+/// separator. `/home/` and `/Users/` count where a path can begin: at the
+/// start, after a drive or a Git Bash drive, or after a word break.
+fn home_users(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    const HOMES: [&str; 3] = ["/home/", "/Users/", "\\Users\\"];
+    let bytes = text.as_bytes();
+    (0..bytes.len()).filter_map(move |at| {
+        let home = HOMES.iter().find(|h| bytes[at..].starts_with(h.as_bytes()))?;
+        let before = &bytes[..at];
+        let starts_path = match before {
+            [] => true,
+            [.., b'/', d] if d.is_ascii_alphabetic() => true,
+            [.., c] => !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')),
+        };
+        if !starts_path {
+            return None;
+        }
+        let start = at + home.len();
+        let end = text[start..]
+            .find(|c: char| c.is_whitespace() || "/\\'\"`;|&():".contains(c))
+            .map_or(text.len(), |n| start + n);
+        (end > start).then_some((start, end))
+    })
+}
+
+/// A user name that stands for one left out: `[USER]`, `<user>`, `{user}`,
+/// `$USER`, `%USERNAME%`, `REDACTED`, `username`, `anonymous`.
+fn is_placeholder(name: &str) -> bool {
+    let bracketed = [('[', ']'), ('<', '>'), ('{', '}'), ('%', '%')]
+        .iter()
+        .any(|(open, close)| name.len() > 2 && name.starts_with(*open) && name.ends_with(*close));
+    let inner = name.trim_matches(|c| "[]<>{}%$".contains(c)).to_ascii_lowercase();
+    bracketed
+        || name.starts_with('$')
+        || matches!(
+            inner.as_str(),
+            "user" | "username" | "redacted" | "anonymous" | "anon" | "user_name"
+        )
 }
 
 /// A Windows path with `/` for `\\` and an upper-case drive letter
@@ -302,6 +416,51 @@ mod tests {
         );
         // A Unix working directory is never taken for a Windows one.
         assert_eq!(PathMap::new(Some("/c/p")).path("C:/p/a"), "C:/p/a");
+    }
+
+    #[test]
+    fn a_redacted_user_name_is_taken_for_the_working_directory_s_home() {
+        let map = PathMap::new(Some(r"C:\Users\Mischa\.claude-worktrees\M\w"));
+        assert_eq!(
+            [
+                map.path("/c/Users/[USER]/.claude-worktrees/M/w/README.md"),
+                map.path(r"C:\Users\<user>\.claude-worktrees\M\w\a.py"),
+                map.relative("/c/Users/$USER/.claude-worktrees/M/w/docs/x.md"),
+                // Another real user is another directory.
+                map.path("/c/Users/bob/.claude-worktrees/M/w/a"),
+            ],
+            [
+                "${workspace}/README.md",
+                "${workspace}/a.py",
+                "docs/x.md",
+                "/c/Users/bob/.claude-worktrees/M/w/a",
+            ]
+        );
+        assert_eq!(
+            map.command("cat /c/Users/[USER]/.claude-worktrees/M/w/a.md /Users/[USER]x"),
+            "cat ${workspace}/a.md /Users/[USER]x"
+        );
+        // The working directory redacted, the calls not.
+        let map = PathMap::new(Some("/Users/[USER]/proj"));
+        assert_eq!(
+            [
+                map.path("/Users/alice/proj/src/a.ts"),
+                map.path("/Users/[USER]/proj/b"),
+                map.path("/home/alice/proj/c"),
+                map.path("/tmp/Users/alice/proj/d"),
+            ],
+            [
+                "${workspace}/src/a.ts",
+                "${workspace}/b",
+                "/home/alice/proj/c",
+                "/tmp/Users/alice/proj/d",
+            ]
+        );
+        // A session outside any home has nothing to stand for.
+        assert_eq!(
+            PathMap::new(Some("/srv/proj")).path("/Users/[USER]/proj/a"),
+            "/Users/[USER]/proj/a"
+        );
     }
 
     #[test]

@@ -34,6 +34,7 @@ struct Entry {
     kind: Option<String>,
     id: Option<String>,
     cwd: Option<String>,
+    timestamp: Option<String>,
     message: Option<Message>,
 }
 
@@ -62,6 +63,7 @@ pub fn read(
         branch,
         bash_timeout,
         header: None,
+        dated: false,
         foreign: Foreign::default(),
     };
     read_entries(path, &mut rec, branch, |rec, number, entry| {
@@ -97,7 +99,15 @@ struct Reader<'a> {
     bash_timeout: f64,
     /// The header's line, and whether it had a `cwd`.
     header: Option<(usize, bool)>,
+    /// Whether an entry after the header gave the session's first time.
+    dated: bool,
     foreign: Foreign,
+}
+
+/// An RFC 3339 time in UTC as JavaScript's `toISOString` writes it
+/// (`2025-12-08T22:41:05.306Z`), so that two of them compare as text.
+fn comparable(time: &str) -> bool {
+    time.len() == 24 && time.ends_with('Z') && time.as_bytes()[10] == b'T'
 }
 
 impl Reader<'_> {
@@ -107,12 +117,28 @@ impl Reader<'_> {
             if self.header.is_none() {
                 self.header = Some((number, entry.cwd.is_some()));
                 rec.cwd = entry.cwd.clone();
+                rec.started = entry.timestamp.clone();
                 self.map = PathMap::new(entry.cwd.as_deref());
             }
             return;
         }
         if !self.branch.contains(entry.id.as_deref(), number) {
             return;
+        }
+        if !self.dated {
+            // A session branched from another (`branchedFrom`) has a
+            // header written when it branched, after the messages it
+            // carries over: the session began at the earlier time.
+            if let Some(time) = entry.timestamp {
+                self.dated = true;
+                let earlier = match rec.started.as_deref() {
+                    Some(header) => comparable(header) && comparable(&time) && header < time.as_str(),
+                    None => false,
+                };
+                if !earlier {
+                    rec.started = Some(time);
+                }
+            }
         }
         if kind != "message" {
             if CLAUDE_ENTRY_TYPES.contains(&kind) {

@@ -61,6 +61,9 @@ pub struct Outcome {
     /// The file's whole text before the call (an edit's `originalFile`),
     /// when recorded.
     pub original: Option<String>,
+    /// The client's reading of the command's non-zero exit, which it did
+    /// not count as an error (Claude Code's `returnCodeInterpretation`).
+    pub nonzero_exit: Option<String>,
     /// The answer is a whole file's text that `--sync-reads` may write
     /// back (`Err`: why not), for a client whose recorded text is not the
     /// file's; `None` leaves the decision to the text.
@@ -84,6 +87,9 @@ pub struct RecordedResult {
     pub answer: Option<Answer>,
     /// The file's whole text before the call, when recorded.
     pub original: Option<Text>,
+    /// The client's reading of a non-zero exit it did not count as an
+    /// error.
+    pub nonzero_exit: Option<String>,
 }
 
 /// Where large recorded texts are written while a session is read.
@@ -238,6 +244,12 @@ pub struct Recording {
     pub format: &'static str,
     /// The working directory of the session.
     pub cwd: Option<String>,
+    /// When the session began: the time of its first entry, as recorded
+    /// (RFC 3339), if it recorded one.
+    pub started: Option<String>,
+    /// The git branch the client recorded the session on (Claude Code's
+    /// `gitBranch`), if any.
+    pub git_branch: Option<String>,
     /// Batches of calls, in the order they were sent.
     pub batches: Vec<Vec<Call>>,
     /// Calls not replayed.
@@ -453,6 +465,7 @@ impl Recording {
                         notice,
                         answer,
                         original,
+                        nonzero_exit: outcome.nonzero_exit,
                     });
                 }
             }

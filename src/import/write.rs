@@ -207,6 +207,9 @@ fn call_value(call: &Call, options: &WriteOptions, written: &mut Imported) -> Va
             }
             recorded.insert("answer".into(), Value::Object(map));
         }
+        if let Some(why) = &result.nonzero_exit {
+            recorded.insert("nonzero_exit".into(), json!(why));
+        }
         if let Some(original) = result.original.as_ref().filter(|_| options.sync_reads) {
             let mut map = Map::new();
             text_or_file(&mut map, original);

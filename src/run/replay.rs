@@ -307,6 +307,13 @@ impl<'a> Drift<'a> {
             return;
         };
         self.reached += 1;
+        // A non-zero exit the client did not count as an error (`grep`
+        // finding nothing) is counted as it counted it.
+        let is_error = is_error
+            && !(tool == "bash"
+                && !recorded.is_error
+                && recorded.nonzero_exit.is_some()
+                && only_a_nonzero_exit(&now));
         let label = self
             .labels
             .get(id)
@@ -525,6 +532,14 @@ impl<'a> Syncer<'a> {
     }
 }
 
+/// Whether a bash result's text ends in a non-zero exit's notice
+/// (`…\n\nCommand exited with code 1`), not a timeout, signal or abort.
+fn only_a_nonzero_exit(text: &str) -> bool {
+    let last = text.rsplit("\n\n").next().unwrap_or(text);
+    last.strip_prefix("Command exited with code ")
+        .is_some_and(|code| code.parse::<i32>().is_ok_and(|c| c != 0))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -540,6 +555,7 @@ mod tests {
             sync,
             answer: None,
             original: None,
+            nonzero_exit: None,
         };
         ReplayPlan {
             recorded: BTreeMap::from([

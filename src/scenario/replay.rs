@@ -41,6 +41,12 @@ pub struct RecordedSpec {
     /// as the client recorded it; with `sync: true` it is written into the
     /// file before the call.
     pub original: Option<TextSpec>,
+    /// The command exited non-zero and the client did not count it as an
+    /// error, reading the exit as this (Claude Code's
+    /// `returnCodeInterpretation`, such as `No matches found` for `grep`):
+    /// a bash result today that is only a non-zero exit counts as no error
+    /// when it is compared.
+    pub nonzero_exit: Option<String>,
 }
 
 /// `recorded.answer`: a form, and its text (inline or in a file), or none
@@ -251,6 +257,9 @@ pub struct Recorded {
     pub answer: Option<RecordedAnswer>,
     /// The file's text before the call.
     pub original: Option<RecordedText>,
+    /// The client's reading of a non-zero exit it did not count as an
+    /// error.
+    pub nonzero_exit: Option<String>,
 }
 
 /// What the run needs to compare an imported scenario's results.

@@ -1544,6 +1544,162 @@ fn a_resumed_claude_code_conversation_replays_each_call_once() {
     );
 }
 
+/// A session as published from a Claude Code worktree
+/// (tests/fixtures/import/claude-worktree.jsonl): recorded on Windows in
+/// `~/.claude-worktrees/app/calm-otter` on the branch `calm-otter`, its
+/// calls' paths redacted to `/c/Users/[USER]/…` where the working
+/// directory kept the user's name, and a `grep` finding nothing that
+/// Claude Code did not count as an error (`returnCodeInterpretation`).
+/// `--git` without `--rev` starts from the branch's last commit before
+/// the session, not `HEAD`'s, nor the commit the session made.
+#[test]
+fn a_worktree_session_starts_from_its_branch_and_its_redacted_paths_map() {
+    let d = Dirs::new();
+    let repo = d.root.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    let git = |args: &[&str], date: &str| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let commit = |text: &str, date: &str| {
+        std::fs::write(repo.join("src/app.ts"), text).unwrap();
+        git(&["add", "."], date);
+        git(&["commit", "--quiet", "-m", text], date);
+        git(&["rev-parse", "HEAD"], date)
+    };
+    git(&["init", "--quiet", "--initial-branch=main"], "2026-11-28T10:00:00Z");
+    commit("export const greeting = \"hello\";\n", "2026-11-28T10:00:00Z");
+    git(&["checkout", "--quiet", "-b", "calm-otter"], "2026-11-28T10:00:00Z");
+    let start = commit(
+        "export const greeting = \"hello from the branch\";\n",
+        "2026-11-29T10:00:00Z",
+    );
+    commit("made by the session\n", "2026-11-30T10:30:00Z");
+    git(&["checkout", "--quiet", "main"], "2026-11-30T09:00:00Z");
+    commit("export const greeting = \"main, later\";\n", "2026-11-30T09:00:00Z");
+    let (code, stdout, stderr) = d.run(&[
+        "import",
+        "claude",
+        &fixture("claude-worktree.jsonl"),
+        "-o",
+        "imported",
+        "--git",
+        repo.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr),
+        (
+            0,
+            "wrote 1 scenario to imported: 2 calls replayed, 0 not replayed\n",
+            format!(
+                "--rev: {start}, the last commit on refs/heads/calm-otter before the session \
+                 began (2026-11-30T10:00:00.000Z)\n"
+            )
+        )
+    );
+    let scenario = d.read("imported/claude-worktree.yaml");
+    assert!(
+        scenario.contains(&format!("\n    rev: \"{start}\"\n")),
+        "{scenario}"
+    );
+    assert!(
+        scenario.contains("\n      path: ${workspace}/src/app.ts\n"),
+        "{scenario}"
+    );
+    assert!(
+        scenario.contains("\n      nonzero_exit: No matches found\n"),
+        "{scenario}"
+    );
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    let run = d.run_json();
+    let calls: Vec<Value> = run["scenarios"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| json!([c["id"], c["tool"], c["is_error"], c["recorded_is_error"], c["agreement"]]))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            json!(["t1", "read", false, false, "presentation"]),
+            json!(["t2", "bash", true, false, "presentation"]),
+        ]
+    );
+    assert_eq!(
+        [&run["replay"]["error_agree"], &run["replay"]["error_disagree"]],
+        [&json!(2), &json!(0)]
+    );
+}
+
+/// A pi session branched from another (tests/fixtures/import/
+/// pi-branched.jsonl) has a header written when it branched, two hours
+/// after the messages it carries: `--git` without `--rev` starts from the
+/// commit before its first message, not the one the session made later.
+#[test]
+fn a_branched_pi_session_starts_before_its_first_message() {
+    let d = Dirs::new();
+    let repo = d.root.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str], date: &str| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "--quiet", "--initial-branch=main"], "2026-11-30T09:00:00Z");
+    let mut commits = Vec::new();
+    for (text, date) in [
+        ("export const greeting = \"hello\";\n", "2026-11-30T09:00:00Z"),
+        ("export const greeting = \"hi\";\n", "2026-11-30T11:00:00Z"),
+    ] {
+        std::fs::write(repo.join("app.ts"), text).unwrap();
+        git(&["add", "."], date);
+        git(&["commit", "--quiet", "-m", text], date);
+        commits.push(git(&["rev-parse", "HEAD"], date));
+    }
+    let (code, _, stderr) = d.run(&[
+        "import",
+        "pi",
+        &fixture("pi-branched.jsonl"),
+        "-o",
+        "imported",
+        "--git",
+        repo.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        (code, stderr),
+        (
+            0,
+            format!(
+                "--rev: {}, the last commit on HEAD before the session began \
+                 (2026-11-30T10:00:00.000Z)\n",
+                commits[0]
+            )
+        )
+    );
+    let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(
+        d.run_json()["scenarios"][0]["calls"][0]["agreement"],
+        json!("same")
+    );
+}
+
 /// Claude Code's conventions that are presentation
 /// (tests/fixtures/import/claude-conventions.jsonl, on claude-crlf-ws):
 /// its Read shows a CRLF file's lines without their `\r`, and its Glob

@@ -53,6 +53,8 @@ struct Entry {
     kind: Option<String>,
     uuid: Option<String>,
     cwd: Option<String>,
+    timestamp: Option<String>,
+    git_branch: Option<String>,
     #[serde(default)]
     is_sidechain: bool,
     message: Option<Message>,
@@ -254,6 +256,15 @@ impl Reader {
         }
         if let Some(c) = chain {
             let chain = &mut self.chains[c];
+            if chain.rec.started.is_none() {
+                chain.rec.started.clone_from(&entry.timestamp);
+            }
+            if chain.rec.git_branch.is_none() {
+                chain.rec.git_branch = entry
+                    .git_branch
+                    .clone()
+                    .filter(|b| !b.is_empty() && b != "HEAD");
+            }
             if let Some(cwd) = &entry.cwd {
                 if chain.rec.cwd.is_none() {
                     chain.rec.cwd = Some(cwd.clone());

@@ -154,6 +154,11 @@ pub fn outcome(
                     .collect();
                 out.answer = Some((AnswerForm::Text, parts.join("\n")));
             }
+            // `grep` finding nothing, `diff` finding differences: a
+            // non-zero exit Claude Code did not count as an error.
+            out.nonzero_exit = string("returnCodeInterpretation")
+                .filter(|why| !is_error && !why.trim().is_empty())
+                .map(str::to_owned);
         }
         "Grep" => out.answer = grep_answer(args, &text, tur, map),
         "Glob" => {

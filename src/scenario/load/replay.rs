@@ -71,6 +71,7 @@ impl Validator<'_> {
                 sync: spec.sync.unwrap_or(false),
                 answer,
                 original,
+                nonzero_exit: spec.nonzero_exit.clone(),
             },
         );
     }
