@@ -373,7 +373,7 @@ fn run_variants(args: &RunArgs, lab: &super::variants::Lab<'_>, variants: Vec<Va
         ..args.outputs.clone()
     };
     let mut written = {
-        let mut reports = Reports::new(&summary, comparison.as_ref());
+        let mut reports = Reports::of_variants(&summary, comparison.as_ref(), &comparisons);
         let written = super::report::write_outputs(&outputs, &mut reports);
         record_last_run(&mut reports);
         written
