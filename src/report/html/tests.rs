@@ -115,7 +115,7 @@ fn select<'a>(page: &'a Html, css: &str) -> Vec<scraper::ElementRef<'a>> {
 }
 
 fn rendered(summary: &RunSummary, comparison: Option<&Comparison>) -> (String, Html) {
-    let text = String::from_utf8(render(summary, comparison).unwrap()).unwrap();
+    let text = String::from_utf8(render(summary, comparison, &[]).unwrap()).unwrap();
     let page = Html::parse_document(&text);
     (text, page)
 }
