@@ -174,7 +174,8 @@ impl Validator<'_> {
             self.problem(&[k("tokenizer")], err);
         }
         if let Some(spec) = &doc.bash {
-            let (_, _, problems) = crate::scenario::conditions::bash(spec, super::validator::is_inside);
+            let (_, _, problems) =
+                crate::scenario::conditions::bash(spec, super::validator::is_inside);
             for (at, message) in problems {
                 self.problem(&at, message);
             }
