@@ -15,7 +15,8 @@
 //!   scenario's figures and its calls are in `<system-out>`, since the
 //!   common schema has no per-testcase properties.
 //! - With `--variant`, a testcase per scenario and variant, named
-//!   `NAME [variant VARIANT]`.
+//!   `NAME [variant VARIANT]`, and with baselines a gates suite per
+//!   variant, `harness gates [variant VARIANT]`.
 //! - A scenario file that could not be loaded is a testcase with an
 //!   `<error>`.
 //! - With a baseline, a second `<testsuite name="harness gates">` has one
