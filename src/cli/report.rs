@@ -302,6 +302,8 @@ impl Written {
 pub struct Reports<'a> {
     summary: &'a RunSummary,
     comparison: Option<&'a Comparison>,
+    /// With `--variant`: each variant's comparison with its own baseline.
+    variants: &'a [Option<Comparison>],
     rendered: BTreeMap<Format, Result<Vec<u8>, String>>,
 }
 
@@ -312,15 +314,30 @@ impl<'a> Reports<'a> {
         Self {
             summary,
             comparison,
+            variants: &[],
             rendered: BTreeMap::new(),
+        }
+    }
+
+    /// The reports of a run of variants, `variants[i]` comparing
+    /// `summary.variants[i]` with its own baseline.
+    pub fn of_variants(
+        summary: &'a RunSummary,
+        comparison: Option<&'a Comparison>,
+        variants: &'a [Option<Comparison>],
+    ) -> Self {
+        Self {
+            variants,
+            ..Self::new(summary, comparison)
         }
     }
 
     /// The bytes of `format`, rendered on first use.
     pub fn bytes(&mut self, format: Format) -> Result<&[u8], String> {
-        let (summary, comparison) = (self.summary, self.comparison);
+        let (summary, comparison, variants) = (self.summary, self.comparison, self.variants);
         match self.rendered.entry(format).or_insert_with(|| {
-            crate::report::render(format, summary, comparison).map_err(|err| err.to_string())
+            crate::report::render(format, summary, comparison, variants)
+                .map_err(|err| err.to_string())
         }) {
             Ok(bytes) => Ok(bytes),
             Err(err) => Err(err.clone()),

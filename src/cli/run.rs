@@ -70,8 +70,8 @@ pub struct RunArgs {
     /// Keep each scenario's workspace and print where it is.
     #[arg(long)]
     keep_workspaces: bool,
-    /// Accept new and changed snapshots.
-    #[arg(long, conflicts_with = "variants")]
+    /// Accept new and changed snapshots (not with --variant).
+    #[arg(long)]
     update_snapshots: bool,
     /// Report what the suite exercised of each tool and of the loop, and
     /// what it never did (a `coverage` section in run.json and
@@ -237,6 +237,9 @@ pub fn run(args: RunArgs) -> u8 {
         Err(err) => return super::usage_error(err),
     };
     if !args.variants.is_empty() {
+        if args.update_snapshots {
+            return super::usage_error(super::variants::NO_SNAPSHOT_UPDATES);
+        }
         let variants = match super::variants::parse(&args.variants) {
             Ok(variants) => variants,
             Err(err) => return super::usage_error(err),
@@ -373,7 +376,7 @@ fn run_variants(args: &RunArgs, lab: &super::variants::Lab<'_>, variants: Vec<Va
         ..args.outputs.clone()
     };
     let mut written = {
-        let mut reports = Reports::new(&summary, comparison.as_ref());
+        let mut reports = Reports::of_variants(&summary, comparison.as_ref(), &comparisons);
         let written = super::report::write_outputs(&outputs, &mut reports);
         record_last_run(&mut reports);
         written

@@ -38,6 +38,14 @@ pub struct Lab<'a> {
     pub repeat: Option<RepeatSpec>,
 }
 
+/// Why `--update-snapshots` is refused with `--variant`: a scenario has
+/// one snapshot file, the expected values of its suite as it is, and a
+/// variant's values differing from them is what a run of variants is for.
+pub const NO_SNAPSHOT_UPDATES: &str = "--update-snapshots cannot be combined with --variant: a \
+    scenario has one snapshot file, which each variant would overwrite with its own values; a \
+    variant whose values differ from the snapshots fails those checks, which the comparison \
+    shows. Update the snapshots in a run without --variant";
+
 /// The longest variant name.
 const MAX_NAME: usize = 64;
 

@@ -14,6 +14,7 @@ use std::borrow::Cow;
 
 use crate::run::Metric;
 use crate::run::RunSummary;
+use crate::run::ScenarioOutcome;
 use crate::scenario::Figures;
 
 use super::compare::Comparison;
@@ -108,84 +109,141 @@ fn finish(writer: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, csv::Error> {
         .map_err(|err| csv::Error::from(err.into_error()))
 }
 
-/// `scenarios.csv`.
+/// The runs a CSV file has rows for: the run itself (no variant name),
+/// or with `--variant` each variant's run with its name and its
+/// comparison (`variants[i]` is `summary.variants[i]`'s; the first
+/// variant's falls back to `comparison`, the top level's).
+fn runs<'a>(
+    summary: &'a RunSummary,
+    comparison: Option<&'a Comparison>,
+    variants: &'a [Option<Comparison>],
+) -> Vec<(Option<&'a str>, &'a RunSummary, Option<&'a Comparison>)> {
+    if summary.variants.is_empty() {
+        return vec![(None, summary, comparison)];
+    }
+    summary
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let compared = match variants.get(i) {
+                Some(c) => c.as_ref(),
+                None if i == 0 => comparison,
+                None => None,
+            };
+            (Some(v.name.as_str()), &v.summary, compared)
+        })
+        .collect()
+}
+
+/// `scenarios.csv`: a row per scenario; with `--variant`, per scenario
+/// and variant, each compared with its variant's baseline (`variants[i]`
+/// for `summary.variants[i]`), with a last column `variant` (a run
+/// without variants has none).
 pub fn scenarios(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
+    variants: &[Option<Comparison>],
 ) -> Result<Vec<u8>, csv::Error> {
     let mut w = writer();
-    w.write_record(scenario_columns())?;
-    for o in &summary.scenarios {
-        let first = o
-            .failures
-            .first()
-            .map(|f| format!("{} · {}", f.step.as_deref().unwrap_or("scenario"), f.check))
-            .unwrap_or_default();
-        let change = comparison.and_then(|c| c.scenarios.iter().find(|x| x.name == o.name));
-        let mut record = vec![
-            cell(&o.name).into_owned(),
-            cell(&o.file).into_owned(),
-            o.status.as_str().to_owned(),
-            cell(&o.tags.join(" ")).into_owned(),
-            cell(o.skip_reason.as_deref().unwrap_or_default()).into_owned(),
-            o.failures.len().to_string(),
-            cell(&first).into_owned(),
-        ];
-        record.extend(o.stats.figures.values().map(|n| n.to_string()));
-        record.push(o.stats.duration_ms.to_string());
-        match change {
-            Some(c) => {
-                record.push(c.baseline_status.as_str().to_owned());
-                record.extend(BASELINE_METRICS.map(|m| m.value(&c.baseline).to_string()));
+    let mut columns = scenario_columns();
+    if !summary.variants.is_empty() {
+        columns.push("variant".to_owned());
+    }
+    w.write_record(columns)?;
+    for (variant, run, comparison) in runs(summary, comparison, variants) {
+        for o in &run.scenarios {
+            let mut record = scenario_record(o, comparison);
+            if let Some(name) = variant {
+                record.push(cell(name).into_owned());
             }
-            None => record.extend(std::iter::repeat_n(
-                String::new(),
-                1 + BASELINE_METRICS.len(),
-            )),
+            w.write_record(&record)?;
         }
-        let breaches: Vec<String> = comparison
-            .map(|c| {
-                c.gates
-                    .iter()
-                    .filter(|g| {
-                        g.breaches
-                            .iter()
-                            .any(|b| b.scenario.as_deref() == Some(o.name.as_str()))
-                    })
-                    .map(|g| g.gate.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
-        record.push(cell(&breaches.join(" ")).into_owned());
-        w.write_record(&record)?;
     }
     finish(w)
 }
 
-/// `calls.csv`.
+/// One row of `scenarios.csv`, without the `variant` column.
+fn scenario_record(o: &ScenarioOutcome, comparison: Option<&Comparison>) -> Vec<String> {
+    let first = o
+        .failures
+        .first()
+        .map(|f| format!("{} · {}", f.step.as_deref().unwrap_or("scenario"), f.check))
+        .unwrap_or_default();
+    let change = comparison.and_then(|c| c.scenarios.iter().find(|x| x.name == o.name));
+    let mut record = vec![
+        cell(&o.name).into_owned(),
+        cell(&o.file).into_owned(),
+        o.status.as_str().to_owned(),
+        cell(&o.tags.join(" ")).into_owned(),
+        cell(o.skip_reason.as_deref().unwrap_or_default()).into_owned(),
+        o.failures.len().to_string(),
+        cell(&first).into_owned(),
+    ];
+    record.extend(o.stats.figures.values().map(|n| n.to_string()));
+    record.push(o.stats.duration_ms.to_string());
+    match change {
+        Some(c) => {
+            record.push(c.baseline_status.as_str().to_owned());
+            record.extend(BASELINE_METRICS.map(|m| m.value(&c.baseline).to_string()));
+        }
+        None => record.extend(std::iter::repeat_n(
+            String::new(),
+            1 + BASELINE_METRICS.len(),
+        )),
+    }
+    let breaches: Vec<String> = comparison
+        .map(|c| {
+            c.gates
+                .iter()
+                .filter(|g| {
+                    g.breaches
+                        .iter()
+                        .any(|b| b.scenario.as_deref() == Some(o.name.as_str()))
+                })
+                .map(|g| g.gate.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    record.push(cell(&breaches.join(" ")).into_owned());
+    record
+}
+
+/// `calls.csv`: a row per call; with `--variant`, of every variant, with
+/// a last column `variant` (a run without variants has none).
 pub fn calls(summary: &RunSummary) -> Result<Vec<u8>, csv::Error> {
     let mut w = writer();
-    w.write_record(CALL_COLUMNS)?;
-    for o in &summary.scenarios {
-        for (seq, c) in o.calls.iter().enumerate() {
-            w.write_record([
-                cell(&o.name).into_owned(),
-                cell(&o.file).into_owned(),
-                (seq + 1).to_string(),
-                cell(&c.id).into_owned(),
-                cell(&c.tool).into_owned(),
-                c.turn.to_string(),
-                c.retry.to_string(),
-                c.is_error.to_string(),
-                c.truncated.to_string(),
-                c.args_tokens.to_string(),
-                c.result_tokens.to_string(),
-                c.duration_ms.to_string(),
-                c.recorded_tokens.map(|t| t.to_string()).unwrap_or_default(),
-                c.agreement
-                    .map(|a| a.as_str().to_owned())
-                    .unwrap_or_default(),
-            ])?;
+    let mut columns: Vec<&str> = CALL_COLUMNS.to_vec();
+    if !summary.variants.is_empty() {
+        columns.push("variant");
+    }
+    w.write_record(columns)?;
+    for (variant, run, _) in runs(summary, None, &[]) {
+        for o in &run.scenarios {
+            for (seq, c) in o.calls.iter().enumerate() {
+                let mut record = vec![
+                    cell(&o.name).into_owned(),
+                    cell(&o.file).into_owned(),
+                    (seq + 1).to_string(),
+                    cell(&c.id).into_owned(),
+                    cell(&c.tool).into_owned(),
+                    c.turn.to_string(),
+                    c.retry.to_string(),
+                    c.is_error.to_string(),
+                    c.truncated.to_string(),
+                    c.args_tokens.to_string(),
+                    c.result_tokens.to_string(),
+                    c.duration_ms.to_string(),
+                    c.recorded_tokens.map(|t| t.to_string()).unwrap_or_default(),
+                    c.agreement
+                        .map(|a| a.as_str().to_owned())
+                        .unwrap_or_default(),
+                ];
+                if let Some(name) = variant {
+                    record.push(cell(name).into_owned());
+                }
+                w.write_record(&record)?;
+            }
         }
     }
     finish(w)
@@ -196,7 +254,6 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::run::ScenarioOutcome;
     use crate::run::Status;
     use crate::run::outcome::CallStat;
 
@@ -219,7 +276,7 @@ mod tests {
             "scenario,file,seq,id,tool,turn,retry,is_error,truncated,args_tokens,result_tokens,duration_ms,recorded_tokens,agreement\n\
              \"a, \"\"b\"\"\",x.yaml,1,c1,read,1,false,false,false,0,0,0,,\n"
         );
-        let text = String::from_utf8(scenarios(&summary, None).unwrap()).unwrap();
+        let text = String::from_utf8(scenarios(&summary, None, &[]).unwrap()).unwrap();
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         let row = reader.records().next().unwrap().unwrap();
         assert_eq!(row.len(), scenario_columns().len());
@@ -263,7 +320,7 @@ mod tests {
                 "-2.5,a-b.yaml,1,'-1+1,read,2,false,false,false,0,0,0,,"
             ]
         );
-        let text = String::from_utf8(scenarios(&summary, None).unwrap()).unwrap();
+        let text = String::from_utf8(scenarios(&summary, None, &[]).unwrap()).unwrap();
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         let rows: Vec<Vec<String>> = reader
             .records()

@@ -132,12 +132,17 @@ pub struct VariantReport {
     /// With `--repeat`: its repeated run as a whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<RepeatTotals>,
+    /// With `--baseline`: its comparison with its own baseline (absent
+    /// without one; the first variant's is also the top-level
+    /// `comparison`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
     /// Every scenario of its run, in discovery order.
     pub scenarios: Vec<ScenarioOutcome>,
 }
 
 impl VariantReport {
-    fn new(variant: &VariantRun) -> Self {
+    fn new(variant: &VariantRun, comparison: Option<&Comparison>) -> Self {
         let summary = &variant.summary;
         Self {
             name: variant.name.clone(),
@@ -148,6 +153,7 @@ impl VariantReport {
             totals: summary.totals(),
             tools: stats::per_tool(summary),
             repeat: RepeatTotals::of(summary),
+            comparison: comparison.cloned(),
             scenarios: summary.scenarios.clone(),
         }
     }
@@ -172,8 +178,25 @@ impl VariantReport {
 }
 
 impl RunReport {
-    /// The report of a run.
+    /// The report of a run without variants' comparisons.
+    #[cfg(test)]
     pub fn new(summary: &RunSummary, comparison: Option<&Comparison>) -> Self {
+        Self::of_variants(summary, comparison, &[])
+    }
+
+    /// The report of a run of variants, `variants[i]` being the
+    /// comparison of `summary.variants[i]` with its baseline (the first
+    /// variant's falls back to `comparison`).
+    pub fn of_variants(
+        summary: &RunSummary,
+        comparison: Option<&Comparison>,
+        variants: &[Option<Comparison>],
+    ) -> Self {
+        let compared = |i: usize| match variants.get(i) {
+            Some(c) => c.as_ref(),
+            None if i == 0 => comparison,
+            None => None,
+        };
         Self {
             schema_version: SCHEMA_VERSION,
             harness_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -191,7 +214,12 @@ impl RunReport {
             replay: summary.replay_totals(),
             coverage: coverage::summarize(summary),
             repeat: RepeatTotals::of(summary),
-            variants: summary.variants.iter().map(VariantReport::new).collect(),
+            variants: summary
+                .variants
+                .iter()
+                .enumerate()
+                .map(|(i, v)| VariantReport::new(v, compared(i)))
+                .collect(),
         }
     }
 
@@ -222,12 +250,15 @@ impl RunReport {
     }
 }
 
-/// `run.json` of a run: pretty JSON ending with a newline.
+/// `run.json` of a run: pretty JSON ending with a newline; with variants,
+/// each with its comparison ([`RunReport::of_variants`]).
 pub fn render(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
+    variants: &[Option<Comparison>],
 ) -> Result<Vec<u8>, serde_json::Error> {
-    let mut bytes = serde_json::to_vec_pretty(&RunReport::new(summary, comparison))?;
+    let report = RunReport::of_variants(summary, comparison, variants);
+    let mut bytes = serde_json::to_vec_pretty(&report)?;
     bytes.push(b'\n');
     Ok(bytes)
 }
@@ -336,7 +367,7 @@ mod tests {
 
     #[test]
     fn the_fixed_names_are_there() {
-        let bytes = render(&summary(), None).unwrap();
+        let bytes = render(&summary(), None, &[]).unwrap();
         let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(value["schema_version"], 1);
         assert_eq!(value["tokenizer"], "o200k");
@@ -376,7 +407,7 @@ mod tests {
     #[test]
     fn round_trips() {
         let s = summary();
-        let bytes = render(&s, None).unwrap();
+        let bytes = render(&s, None, &[]).unwrap();
         let back = parse(std::str::from_utf8(&bytes).unwrap())
             .unwrap()
             .into_summary();
@@ -424,7 +455,7 @@ mod tests {
 
     #[test]
     fn totals_sum_the_scenarios_and_the_run_keeps_its_wall_time() {
-        let bytes = render(&summary(), None).unwrap();
+        let bytes = render(&summary(), None, &[]).unwrap();
         let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(value["duration_ms"], 5);
         assert_eq!(value["totals"]["duration_ms"], 4);

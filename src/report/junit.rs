@@ -15,7 +15,8 @@
 //!   scenario's figures and its calls are in `<system-out>`, since the
 //!   common schema has no per-testcase properties.
 //! - With `--variant`, a testcase per scenario and variant, named
-//!   `NAME [variant VARIANT]`.
+//!   `NAME [variant VARIANT]`, and with baselines a gates suite per
+//!   variant, `harness gates [variant VARIANT]`.
 //! - A scenario file that could not be loaded is a testcase with an
 //!   `<error>`.
 //! - With a baseline, a second `<testsuite name="harness gates">` has one
@@ -214,11 +215,14 @@ fn gate_cases(c: &Comparison) -> Vec<GateCase> {
     cases
 }
 
-/// `<testsuite name="harness gates">`.
-fn gates_suite(out: &mut String, cases: &[GateCase], failures: usize) {
+/// `<testsuite name="harness gates">` (or, for a variant, `harness
+/// gates [variant NAME]`).
+fn gates_suite(out: &mut String, name: &str, cases: &[GateCase]) {
+    let failures = cases.iter().filter(|g| g.failure.is_some()).count();
     let _ = writeln!(
         out,
-        "  <testsuite name=\"harness gates\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"0.000\">",
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"0.000\">",
+        attr(name),
         cases.len()
     );
     for case in cases {
@@ -244,37 +248,76 @@ fn gates_suite(out: &mut String, cases: &[GateCase], failures: usize) {
     out.push_str("  </testsuite>\n");
 }
 
-/// The JUnit XML document of a run.
-pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> {
+/// The JUnit XML document of a run; with variants, `variants[i]` is the
+/// comparison of `summary.variants[i]` with its own baseline (the first
+/// variant's falls back to `comparison`): each variant's test cases carry
+/// its baseline's figures, and each compared variant has its gates suite,
+/// `harness gates [variant NAME]`.
+pub fn render(
+    summary: &RunSummary,
+    comparison: Option<&Comparison>,
+    variants: &[Option<Comparison>],
+) -> Vec<u8> {
     let totals = summary.totals().figures;
+    let compared = |i: usize| match variants.get(i) {
+        Some(c) => c.as_ref(),
+        None if i == 0 => comparison,
+        None => None,
+    };
     // With variants, a testcase per scenario and variant.
-    let cases: Vec<(Option<&str>, &ScenarioOutcome)> = if summary.variants.is_empty() {
-        summary.scenarios.iter().map(|o| (None, o)).collect()
+    type Case<'a> = (Option<&'a str>, &'a ScenarioOutcome, Option<&'a Comparison>);
+    let cases: Vec<Case<'_>> = if summary.variants.is_empty() {
+        summary
+            .scenarios
+            .iter()
+            .map(|o| (None, o, comparison))
+            .collect()
     } else {
         summary
             .variants
             .iter()
-            .flat_map(|v| {
+            .enumerate()
+            .flat_map(|(i, v)| {
                 v.summary
                     .scenarios
                     .iter()
-                    .map(|o| (Some(v.name.as_str()), o))
+                    .map(move |o| (Some(v.name.as_str()), o, compared(i)))
             })
             .collect()
     };
-    let with = |status: Status| cases.iter().filter(|(_, o)| o.status == status).count();
+    let with = |status: Status| cases.iter().filter(|(_, o, _)| o.status == status).count();
     let tests = cases.len() + summary.load_errors.len();
     let failures = with(Status::Failed);
     let errors = summary.load_errors.len();
     let skipped = with(Status::Skipped);
-    let gate_cases = comparison.map(gate_cases).unwrap_or_default();
-    let gate_failures = gate_cases.iter().filter(|g| g.failure.is_some()).count();
+    // The gates suites: the run's, or one per compared variant.
+    let suites: Vec<(String, Vec<GateCase>)> = if summary.variants.is_empty() {
+        comparison
+            .map(|c| ("harness gates".to_owned(), gate_cases(c)))
+            .into_iter()
+            .collect()
+    } else {
+        summary
+            .variants
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                compared(i).map(|c| (format!("harness gates [variant {}]", v.name), gate_cases(c)))
+            })
+            .collect()
+    };
+    let gate_tests: usize = suites.iter().map(|(_, cases)| cases.len()).sum();
+    let gate_failures: usize = suites
+        .iter()
+        .flat_map(|(_, cases)| cases)
+        .filter(|g| g.failure.is_some())
+        .count();
 
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
         "<testsuites name=\"harness\" tests=\"{}\" failures=\"{}\" errors=\"{errors}\" time=\"{}\">",
-        tests + gate_cases.len(),
+        tests + gate_tests,
         failures + gate_failures,
         seconds(summary.duration_ms)
     );
@@ -304,11 +347,8 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
         }
     }
     out.push_str("    </properties>\n");
-    for (variant, outcome) in cases {
-        // A baseline compares the first variant (the top-level run).
-        let first =
-            variant.is_none() || variant == summary.variants.first().map(|v| v.name.as_str());
-        testcase(&mut out, outcome, variant, comparison.filter(|_| first));
+    for (variant, outcome, compared) in cases {
+        testcase(&mut out, outcome, variant, compared);
     }
     for error in &summary.load_errors {
         let _ = writeln!(
@@ -326,8 +366,8 @@ pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> 
         out.push_str("    </testcase>\n");
     }
     out.push_str("  </testsuite>\n");
-    if comparison.is_some() {
-        gates_suite(&mut out, &gate_cases, gate_failures);
+    for (name, cases) in &suites {
+        gates_suite(&mut out, name, cases);
     }
     out.push_str("</testsuites>\n");
     out.into_bytes()

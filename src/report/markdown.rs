@@ -147,11 +147,21 @@ fn more_note(out: &mut String, left_out: Option<usize>, (what, see): (&str, &str
     }
 }
 
-fn heading(summary: &RunSummary, comparison: Option<&Comparison>) -> String {
+fn heading(
+    summary: &RunSummary,
+    comparison: Option<&Comparison>,
+    variants: &[Option<Comparison>],
+) -> String {
+    // With variants, every variant's run and comparison counts.
     let ok = summary.count(Status::Failed) == 0
+        && summary
+            .variants
+            .iter()
+            .all(|v| v.summary.count(Status::Failed) == 0 && !v.summary.interrupted)
         && !summary.interrupted
         && summary.load_errors.is_empty()
-        && comparison.is_none_or(|c| c.passed);
+        && comparison.is_none_or(|c| c.passed)
+        && variants.iter().flatten().all(|c| c.passed);
     let scope = match &summary.partition {
         Some(info) => format!(" (partition {})", info.spec),
         None => String::new(),
@@ -236,8 +246,13 @@ fn failures(out: &mut String, summary: &RunSummary) {
 }
 
 fn gates(out: &mut String, c: &Comparison) {
+    gates_titled(out, "Baseline", c);
+}
+
+/// The baseline section under the heading `title`.
+fn gates_titled(out: &mut String, title: &str, c: &Comparison) {
     let compared = c.scenarios.iter().filter(|s| s.compared).count();
-    out.push_str("### Baseline\n\n");
+    let _ = writeln!(out, "### {title}\n");
     let _ = writeln!(
         out,
         "{} compared · {} new · {} missing\n",
@@ -480,21 +495,38 @@ fn replay(out: &mut String, summary: &RunSummary) {
     out.push('\n');
 }
 
-/// `summary.md` of a run.
-pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Vec<u8> {
-    let mut out = heading(summary, comparison);
+/// `summary.md` of a run; with variants, `variants[i]` is the comparison
+/// of `summary.variants[i]` with its own baseline: the heading judges
+/// every variant, and after the variants' table each compared variant
+/// has its baseline section (`### Baseline, variant NAME`). Without
+/// variants, `variants` is empty.
+pub fn render(
+    summary: &RunSummary,
+    comparison: Option<&Comparison>,
+    variants: &[Option<Comparison>],
+) -> Vec<u8> {
+    let mut out = heading(summary, comparison, variants);
     totals_table(&mut out, summary);
     failures(&mut out, summary);
+    let per_variant = !summary.variants.is_empty() && !variants.is_empty();
     match comparison {
-        Some(c) => {
+        Some(c) if !per_variant => {
             gates(&mut out, c);
             token_changes(&mut out, c);
         }
-        None => most_tokens(&mut out, summary),
+        _ => most_tokens(&mut out, summary),
     }
     tools(&mut out, summary);
     replay(&mut out, summary);
     out.push_str(&super::variants::markdown(summary, text));
+    if per_variant {
+        for (v, c) in summary.variants.iter().zip(variants) {
+            if let Some(c) = c {
+                out.push('\n');
+                gates_titled(&mut out, &format!("Baseline, variant {}", text(&v.name)), c);
+            }
+        }
+    }
     out.push_str(&super::repeats::markdown(summary, text));
     out.push_str(&super::coverage::markdown(summary));
     let trimmed = out.trim_end().len();

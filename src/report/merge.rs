@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use crate::run::Gate;
 use crate::run::Partition;
 use crate::run::RunSummary;
+use crate::run::VariantRun;
 
 /// How many missing partitions a refused merge names (the rest are
 /// counted).
@@ -147,6 +148,21 @@ pub enum MergeError {
         /// The first report.
         first_report: String,
         /// Its fingerprint.
+        first: String,
+    },
+    /// Runs of different variants, or a run of variants and one without.
+    #[error(
+        "{report} was run with the variants [{found}], {first_report} with [{first}]; merge the \
+         partitions of one run of variants"
+    )]
+    Variants {
+        /// The odd report.
+        report: String,
+        /// Its variants' names.
+        found: String,
+        /// The first report.
+        first_report: String,
+        /// Its variants' names.
         first: String,
     },
     /// The partitions do not add up to their selection.
@@ -280,6 +296,16 @@ fn check_alike(first: &Part, part: &Part) -> Result<(), MergeError> {
             first: first.summary.gates.join(", "),
         });
     }
+    let names =
+        |p: &Part| -> Vec<String> { p.summary.variants.iter().map(|v| v.name.clone()).collect() };
+    if names(part) != names(first) {
+        return Err(MergeError::Variants {
+            report: part.source.clone(),
+            found: names(part).join(", "),
+            first_report: first.source.clone(),
+            first: names(first).join(", "),
+        });
+    }
     let this = part.summary.partition.map(|p| p.spec);
     let that = first.summary.partition.map(|p| p.spec);
     let same_split = match (this, that) {
@@ -351,8 +377,49 @@ fn longest_backtick_run(text: &str) -> usize {
 }
 
 /// The parts as one run: partitions back in discovery order, whole runs
-/// in the order given.
-fn combine(parts: Vec<Part>) -> RunSummary {
+/// in the order given; with `--variant`, each variant's runs combined the
+/// same way (the parts have the same variants, in the same order).
+fn combine(mut parts: Vec<Part>) -> RunSummary {
+    let mut variants: Vec<(VariantRun, Vec<Part>)> = parts
+        .first()
+        .map(|p| {
+            p.summary
+                .variants
+                .iter()
+                .map(|v| {
+                    let named = VariantRun {
+                        name: v.name.clone(),
+                        file: v.file.clone(),
+                        summary: RunSummary::default(),
+                    };
+                    (named, Vec::new())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    for part in &mut parts {
+        let runs = std::mem::take(&mut part.summary.variants);
+        for ((_, of_variant), run) in variants.iter_mut().zip(runs) {
+            of_variant.push(Part {
+                source: part.source.clone(),
+                schema_version: part.schema_version,
+                summary: run.summary,
+            });
+        }
+    }
+    let mut merged = combine_runs(parts);
+    merged.variants = variants
+        .into_iter()
+        .map(|(mut run, of_variant)| {
+            run.summary = combine_runs(of_variant);
+            run
+        })
+        .collect();
+    merged
+}
+
+/// [`combine`] for runs without variants.
+fn combine_runs(parts: Vec<Part>) -> RunSummary {
     let partitioned = parts.first().is_some_and(|p| p.summary.partition.is_some());
     let mut merged = RunSummary::default();
     if let Some(first) = parts.first() {

@@ -172,19 +172,23 @@ pub fn read_baseline(text: &str) -> Result<Baseline, BaselineReadError> {
     Err(BaselineReadError::Neither)
 }
 
-/// The bytes of one report of a run.
+/// The bytes of one report of a run. With `--variant`, each variant is
+/// compared with its own baseline: `variants[i]` is the comparison of
+/// `summary.variants[i]` (`comparison` the first one's, as the top level
+/// is the first variant's run); without variants, `variants` is empty.
 pub fn render(
     format: Format,
     summary: &RunSummary,
     comparison: Option<&Comparison>,
+    variants: &[Option<Comparison>],
 ) -> Result<Vec<u8>, RenderError> {
     Ok(match format {
-        Format::Json => json::render(summary, comparison)?,
-        Format::Junit => junit::render(summary, comparison),
-        Format::ScenariosCsv => self::csv::scenarios(summary, comparison)?,
+        Format::Json => json::render(summary, comparison, variants)?,
+        Format::Junit => junit::render(summary, comparison, variants),
+        Format::ScenariosCsv => self::csv::scenarios(summary, comparison, variants)?,
         Format::CallsCsv => self::csv::calls(summary)?,
-        Format::Markdown => markdown::render(summary, comparison),
-        Format::Html => html::render(summary, comparison)?,
+        Format::Markdown => markdown::render(summary, comparison, variants),
+        Format::Html => html::render(summary, comparison, variants)?,
     })
 }
 
@@ -217,7 +221,7 @@ mod tests {
         let text = String::from_utf8(baseline.to_json().unwrap()).unwrap();
         assert!(!text.contains("duration"), "{text}");
         assert_eq!(read_baseline(&text).unwrap(), baseline);
-        let report = json::render(&base(), None).unwrap();
+        let report = json::render(&base(), None, &[]).unwrap();
         assert_eq!(
             read_baseline(std::str::from_utf8(&report).unwrap()).unwrap(),
             baseline

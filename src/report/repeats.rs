@@ -67,6 +67,10 @@ impl RepeatTotals {
     }
 }
 
+/// The calls whose figures differed listed under a nondeterministic
+/// scenario on the console.
+const CALLS_SHOWN: usize = 5;
+
 /// The scenarios that ran repeatedly, with their repeats.
 fn repeated(summary: &RunSummary) -> impl Iterator<Item = (&ScenarioOutcome, &Repeats)> {
     summary
@@ -153,6 +157,24 @@ pub fn console(summary: &RunSummary) -> String {
                 n.name,
                 n.figures.join(", ")
             ));
+            let calls = repeated(summary)
+                .find(|(o, _)| o.name == n.name)
+                .map(|(_, r)| r.nondeterministic_calls.as_slice())
+                .unwrap_or_default();
+            for call in calls.iter().take(CALLS_SHOWN) {
+                out.push_str(&format!(
+                    "    call {} ({}): {}\n",
+                    call.id,
+                    call.tool,
+                    call.figures.join(", ")
+                ));
+            }
+            if calls.len() > CALLS_SHOWN {
+                out.push_str(&format!(
+                    "    … and {} more calls (run.json: repeats.nondeterministic_calls)\n",
+                    calls.len() - CALLS_SHOWN
+                ));
+            }
         }
     }
     out
@@ -215,6 +237,7 @@ mod tests {
     use crate::run::Status;
     use crate::run::repeat::DurationStats;
     use crate::run::repeat::FailedRun;
+    use crate::run::repeat::NondeterministicCall;
     use crate::scenario::Failure;
 
     fn summary() -> RunSummary {
@@ -227,6 +250,7 @@ mod tests {
             pass_at_k: true,
             pass_hat_k: true,
             nondeterministic: Vec::new(),
+            nondeterministic_calls: Vec::new(),
             duration_ms: DurationStats {
                 min: 1,
                 median: 2,
@@ -243,6 +267,11 @@ mod tests {
             pass_at_k: true,
             pass_hat_k: false,
             nondeterministic: vec!["errors".into(), "result_tokens".into()],
+            nondeterministic_calls: vec![NondeterministicCall {
+                id: "call_1_1".into(),
+                tool: "bash".into(),
+                figures: vec!["is_error".into(), "result_tokens".into()],
+            }],
             duration_ms: DurationStats {
                 min: 5,
                 median: 6,
@@ -299,7 +328,8 @@ mod tests {
              run 2 failed: step 1 (bash): ok\n    \
              run 4 failed: step 1 (bash): ok\n\
              nondeterministic figures (1 scenario):\n  \
-             coin: errors, result_tokens differed between runs\n"
+             coin: errors, result_tokens differed between runs\n    \
+             call call_1_1 (bash): is_error, result_tokens\n"
         );
     }
 

@@ -78,6 +78,18 @@ pub struct FailedRun {
     pub failures: Vec<Failure>,
 }
 
+/// A call of a repeated scenario whose figures differed between runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NondeterministicCall {
+    /// The call id (`calls[].id`).
+    pub id: String,
+    /// The tool, as the first run called it.
+    pub tool: String,
+    /// The figures (`calls[]` names) that differed: `tool`, `is_error`,
+    /// `truncated`, `args_tokens`, `result_tokens`, in that order.
+    pub figures: Vec<String>,
+}
+
 /// A repeated scenario's runs, summed up (`scenarios[].repeats` in
 /// run.json).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -98,6 +110,11 @@ pub struct Repeats {
     /// The figures (run.json `stats` names) that were not the same in
     /// every run, in the order of `stats`.
     pub nondeterministic: Vec<String>,
+    /// The calls whose figures were not the same in every run (by call
+    /// id, in the order of the first run's calls; a call some run did not
+    /// make is not listed); absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nondeterministic_calls: Vec<NondeterministicCall>,
     /// Wall time of the runs.
     pub duration_ms: DurationStats,
     /// The failed runs and their failed checks.

@@ -9,6 +9,7 @@ use super::outcome::ScenarioOutcome;
 use super::outcome::Status;
 use super::repeat::DurationStats;
 use super::repeat::FailedRun;
+use super::repeat::NondeterministicCall;
 use super::repeat::RepeatSpec;
 use super::repeat::Repeats;
 
@@ -70,6 +71,7 @@ pub(super) fn fold(runs: Vec<ScenarioOutcome>, spec: RepeatSpec) -> Option<Scena
         pass_at_k: passed > 0,
         pass_hat_k: failed == 0 && total == spec.runs,
         nondeterministic: nondeterministic(&figures),
+        nondeterministic_calls: nondeterministic_calls(&made),
         duration_ms: DurationStats::of(&durations),
         failed_runs,
     };
@@ -108,6 +110,53 @@ fn nondeterministic(figures: &[&Figures]) -> Vec<String> {
         .filter(|(i, _)| figures.iter().any(|f| f.values().get(*i) != first.get(*i)))
         .map(|(_, name)| (*name).to_owned())
         .collect()
+}
+
+/// The calls whose figures are not the same in every run that made them
+/// all (matched by id; wall time aside).
+fn nondeterministic_calls(runs: &[(u32, ScenarioOutcome)]) -> Vec<NondeterministicCall> {
+    let Some(((_, first), others)) = runs.split_first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for call in &first.calls {
+        let mut differ = [false; 5];
+        for (_, other) in others {
+            let Some(o) = other.calls.iter().find(|c| c.id == call.id) else {
+                continue;
+            };
+            let pairs = [
+                call.tool != o.tool,
+                call.is_error != o.is_error,
+                call.truncated != o.truncated,
+                call.args_tokens != o.args_tokens,
+                call.result_tokens != o.result_tokens,
+            ];
+            for (seen, now) in differ.iter_mut().zip(pairs) {
+                *seen |= now;
+            }
+        }
+        let figures: Vec<String> = [
+            "tool",
+            "is_error",
+            "truncated",
+            "args_tokens",
+            "result_tokens",
+        ]
+        .iter()
+        .zip(differ)
+        .filter(|(_, d)| *d)
+        .map(|(name, _)| (*name).to_owned())
+        .collect();
+        if !figures.is_empty() {
+            out.push(NondeterministicCall {
+                id: call.id.clone(),
+                tool: call.tool.clone(),
+                figures,
+            });
+        }
+    }
+    out
 }
 
 /// The most failed runs a failure names; the rest are counted.
@@ -161,6 +210,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::run::outcome::CallStat;
 
     fn run(status: Status, result_tokens: u64, duration_ms: u64) -> ScenarioOutcome {
         let mut o = ScenarioOutcome::empty("s", "s.yaml", &[], status);
@@ -255,6 +305,44 @@ mod tests {
         assert_eq!(lenient.failures, []);
         assert_eq!(lenient.stats.figures.result_tokens, 10);
         assert_eq!(lenient.repeats.unwrap().failed_runs.len(), 2);
+    }
+
+    #[test]
+    fn the_calls_whose_figures_differ_are_named() {
+        let call = |id: &str, tool: &str, result_tokens: u64, is_error: bool| CallStat {
+            id: id.into(),
+            tool: tool.into(),
+            result_tokens,
+            is_error,
+            duration_ms: result_tokens,
+            ..CallStat::default()
+        };
+        let with = |calls: Vec<CallStat>| {
+            let mut o = run(Status::Passed, 10, 3);
+            o.calls = calls;
+            o
+        };
+        let runs = vec![
+            with(vec![
+                call("a", "read", 5, false),
+                call("b", "bash", 7, false),
+            ]),
+            with(vec![
+                call("a", "read", 5, false),
+                call("b", "bash", 9, true),
+            ]),
+            // A run that made only the first call.
+            with(vec![call("a", "read", 5, false)]),
+        ];
+        let repeats = fold(runs, spec(3, None)).unwrap().repeats.unwrap();
+        assert_eq!(
+            repeats.nondeterministic_calls,
+            [NondeterministicCall {
+                id: "b".into(),
+                tool: "bash".into(),
+                figures: vec!["is_error".into(), "result_tokens".into()],
+            }]
+        );
     }
 
     #[test]

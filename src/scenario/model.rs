@@ -115,6 +115,11 @@ pub struct SuiteDoc {
     /// (default: no limit).
     #[schemars(range(min = 1, max = 1000000000))]
     pub max_turns: Option<usize>,
+    /// The system prompt of scenarios that set no `system` of their own.
+    pub system: Option<String>,
+    /// How bash runs commands in scenarios that set no `bash` of their
+    /// own (a scenario's `bash` replaces it whole).
+    pub bash: Option<BashSpec>,
 }
 
 /// Declares [`LimitsSpec`] from the one list of the tool limits a file may

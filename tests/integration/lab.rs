@@ -447,3 +447,186 @@ fn a_variant_that_fails_a_check_fails_the_run_grouped_by_variant() {
     assert_eq!(code, 2);
     assert!(stderr.contains("--variant bad: bad.yaml:1:"), "{stderr}");
 }
+
+#[test]
+fn each_variant_is_compared_with_its_baseline_in_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    variant_suite(dir.path());
+    let variants = [
+        "--variant",
+        "wide=wide.yaml",
+        "--variant",
+        "tight=tight.yaml",
+    ];
+    let args = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut all = vec!["run", "suite"];
+        all.extend(variants);
+        all.extend(extra);
+        all
+    };
+    let (code, stdout, stderr) = run(dir.path(), &args(&["--save-baseline", "base.json"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // tight now reads 100 lines: its `long` takes more tokens than its
+    // baseline, which breaches the gate in tight alone.
+    std::fs::write(
+        dir.path().join("tight.yaml"),
+        "tokenizer: chars4\nlimits: { max_lines: 100 }\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(
+        dir.path(),
+        &args(&[
+            "--baseline",
+            "base.json",
+            "--gate",
+            "tokens=+0%",
+            "--report",
+            "out",
+        ]),
+    );
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let out = dir.path().join("out");
+    let report = json(&out.join("run.json"));
+    let passed: Vec<&Value> = report["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| &v["comparison"]["passed"])
+        .collect();
+    assert_eq!(passed, [&Value::Bool(true), &Value::Bool(false)]);
+    assert_eq!(report["comparison"], report["variants"][0]["comparison"]);
+
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    let suites: Vec<&str> = junit
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("<testsuite name=\""))
+        .map(|l| l.split_once("\" time").map_or(l, |(head, _)| head))
+        .collect();
+    assert_eq!(
+        suites,
+        [
+            "harness\" tests=\"6\" failures=\"0\" errors=\"0\" skipped=\"0",
+            "harness gates [variant wide]\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"0",
+            "harness gates [variant tight]\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0",
+        ]
+    );
+
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.starts_with("## harness: ❌ failed\n"), "{md}");
+    let baselines: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("### Baseline"))
+        .collect();
+    assert_eq!(
+        baselines,
+        ["### Baseline, variant wide", "### Baseline, variant tight"]
+    );
+    assert!(md.contains("| `tokens=+0%` | ❌ breached | "), "{md}");
+
+    // The CSV files: a row per scenario and variant, the variant last.
+    let csv = std::fs::read_to_string(out.join("scenarios.csv")).unwrap();
+    let rows: Vec<(String, String, String)> = csv
+        .lines()
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            (
+                cells[0].to_owned(),
+                cells[cells.len() - 2].to_owned(),
+                cells[cells.len() - 1].to_owned(),
+            )
+        })
+        .collect();
+    let row = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+    assert_eq!(
+        rows,
+        [
+            row("name", "gate_breaches", "variant"),
+            row("long", "", "wide"),
+            row("own limits", "", "wide"),
+            row("short", "", "wide"),
+            row("long", "tokens=+0%", "tight"),
+            row("own limits", "", "tight"),
+            row("short", "", "tight"),
+        ]
+    );
+    let calls = std::fs::read_to_string(out.join("calls.csv")).unwrap();
+    let variant_of: Vec<&str> = calls
+        .lines()
+        .map(|l| l.rsplit(',').next().unwrap())
+        .collect();
+    assert_eq!(
+        variant_of,
+        ["variant", "wide", "wide", "wide", "tight", "tight", "tight"]
+    );
+}
+
+#[test]
+fn a_variant_sets_bash_and_the_system_prompt_and_snapshot_updates_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            (
+                "suite/greet.yaml",
+                "name: greet\nmodel:\n  - call: bash\n    args: { command: \"echo $GREETING\" }\n    expect: { contains: hi }\n",
+            ),
+            (
+                "hi.yaml",
+                "tokenizer: chars4\nbash: { env: { GREETING: hi } }\n",
+            ),
+            (
+                "bye.yaml",
+                "tokenizer: chars4\nsystem: A shorter prompt.\nbash: { env: { GREETING: bye } }\n",
+            ),
+        ],
+    );
+    let (code, stdout, stderr) = run(
+        dir.path(),
+        &[
+            "run",
+            "suite",
+            "--variant",
+            "hi=hi.yaml",
+            "--variant",
+            "bye=bye.yaml",
+            "--json",
+            "run.json",
+        ],
+    );
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let report = json(&dir.path().join("run.json"));
+    let status: Vec<&Value> = report["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| &v["scenarios"][0]["status"])
+        .collect();
+    assert_eq!(status, ["passed", "failed"]);
+    let input = |i: usize| {
+        report["variants"][i]["scenarios"][0]["stats"]["input_tokens"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(input(1) < input(0), "the shorter system prompt of bye");
+
+    let (code, _, stderr) = run(
+        dir.path(),
+        &[
+            "run",
+            "suite",
+            "--variant",
+            "hi=hi.yaml",
+            "--variant",
+            "bye=bye.yaml",
+            "--update-snapshots",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with(
+            "error: --update-snapshots cannot be combined with --variant: a scenario has one \
+             snapshot file"
+        ),
+        "{stderr}"
+    );
+}

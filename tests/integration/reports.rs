@@ -884,8 +884,53 @@ fn every_run_report_validates_against_the_report_schema() {
                 "tight=variants/tight.yaml".into(),
                 "--repeat".into(),
                 "2".into(),
+                "--save-baseline".into(),
+                file("vbase.json").display().to_string(),
             ],
             Some(1),
+        ),
+        // Each variant compared with its own baseline.
+        (
+            "variants-compared.json",
+            vec![
+                "run".into(),
+                "suite".into(),
+                "--variant".into(),
+                "plain=variants/plain.yaml".into(),
+                "--variant".into(),
+                "tight=variants/tight.yaml".into(),
+                "--baseline".into(),
+                file("vbase.json").display().to_string(),
+            ],
+            Some(1),
+        ),
+        (
+            "vpart1.json",
+            vec![
+                "run".into(),
+                "suite".into(),
+                "--variant".into(),
+                "plain=variants/plain.yaml".into(),
+                "--variant".into(),
+                "tight=variants/tight.yaml".into(),
+                "--partition".into(),
+                "slice:1/2".into(),
+            ],
+            None,
+        ),
+        (
+            "vpart2.json",
+            vec![
+                "run".into(),
+                "suite".into(),
+                "--variant".into(),
+                "plain=variants/plain.yaml".into(),
+                "--variant".into(),
+                "tight=variants/tight.yaml".into(),
+                "--partition".into(),
+                "slice:2/2".into(),
+            ],
+            None,
         ),
     ];
     for (name, args, code) in &runs {
@@ -910,8 +955,40 @@ fn every_run_report_validates_against_the_report_schema() {
         ],
     );
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", show(&out));
+    // Partitions of a run of variants merge variant by variant.
+    let vmerged = file("vmerged.json");
+    let out = harness(
+        tmp.path(),
+        &[
+            "report",
+            "merge",
+            path(&file("vpart1.json")),
+            path(&file("vpart2.json")),
+            "--json",
+            path(&vmerged),
+        ],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", show(&out));
+    let whole: Value =
+        serde_json::from_str(&std::fs::read_to_string(file("variants-compared.json")).unwrap())
+            .unwrap();
+    let merged_variants: Value =
+        serde_json::from_str(&std::fs::read_to_string(&vmerged).unwrap()).unwrap();
+    let names_and_counts = |report: &Value| -> Vec<(Value, Value)> {
+        report["variants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| (v["name"].clone(), v["counts"].clone()))
+            .collect()
+    };
+    assert_eq!(names_and_counts(&merged_variants), names_and_counts(&whole));
     let mut seen = BTreeSet::new();
-    for name in runs.iter().map(|r| r.0).chain(["merged.json"]) {
+    for name in runs
+        .iter()
+        .map(|r| r.0)
+        .chain(["merged.json", "vmerged.json"])
+    {
         let report: Value =
             serde_json::from_str(&std::fs::read_to_string(file(name)).unwrap()).unwrap();
         assert_eq!(
@@ -935,8 +1012,11 @@ fn every_run_report_validates_against_the_report_schema() {
         if report.get("repeat").is_some() {
             seen.insert("repeat");
         }
-        if report.get("variants").is_some() {
+        if let Some(variants) = report.get("variants") {
             seen.insert("variants");
+            if variants[1].get("comparison").is_some() {
+                seen.insert("variants[].comparison");
+            }
         }
         for scenario in report["scenarios"].as_array().unwrap() {
             if scenario.get("workspace").is_some() {
@@ -963,6 +1043,7 @@ fn every_run_report_validates_against_the_report_schema() {
             "repeat",
             "skip_reason",
             "variants",
+            "variants[].comparison",
             "workspace"
         ]
     );

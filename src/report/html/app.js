@@ -33,6 +33,17 @@
     }
     var byName = new Map();
     scenarios.forEach(function (s, i) { byName.set(s.name, i); });
+    // With --variant: each variant's scenarios by name (the first
+    // variant's are the top level's, with their transcripts), and the
+    // diffs of results that differ from the first variant's.
+    var variants = run.variants || [];
+    var variantScenarios = variants.map(function (v) {
+      var m = new Map();
+      v.scenarios.forEach(function (s) { m.set(s.name, s); });
+      return m;
+    });
+    var variantDiffs = new Map();
+    (data.variant_diffs || []).forEach(function (d) { variantDiffs.set(d.scenario + ':' + d.variant, d); });
 
     function el(tag, props) {
       var node = document.createElement(tag);
@@ -433,6 +444,8 @@
       }
       return node;
     }
+    // A call's element id: the scenario, the variant (v1, v2 … for a
+    // variant after the first) and the call.
     function callId(index, id) { return 'call-' + index + '-' + id; }
     function call(index, c, stat) {
       var node = el('div', { cls: 'call' + (c.is_error ? ' error' : '') + (c.finished ? '' : ' running'), id: callId(index, c.id) });
@@ -445,7 +458,7 @@
       // call of the chain, `retry_of`).
       var answered = c.answers || c.retry_of;
       if (answered) {
-        var link = el('a', { href: '#s/' + index, 'data-answers': answered,
+        var link = el('a', { href: '#s/' + String(index).split('-')[0], 'data-answers': answered,
           text: 'answers ' + answered + (c.retry_of && c.retry_of !== answered ? ' (a retry of ' + c.retry_of + ')' : '') });
         link.addEventListener('click', function (e) {
           e.preventDefault();
@@ -494,6 +507,98 @@
       }
       return node;
     }
+    // A scenario's transcript into `page`; `index` is the key of its
+    // calls' element ids (the scenario's position, with the variant's).
+    function transcript(page, s, index, stats) {
+      var t = s.transcript;
+      if (!t) {
+        page.appendChild(el('p', { cls: 'meta', text: 'No transcript: the scenario did not reach its model loop.' }));
+      } else {
+        if (t.cut) {
+          page.appendChild(el('p', { cls: 'meta', text: data.trim
+            ? 'This page keeps at most ' + data.trim.transcript_bytes + ' bytes of each transcript (the suite is large); later blocks keep only their sizes, and run.json has what was recorded.'
+            : 'This transcript reached the report\'s size bound; later blocks keep only their sizes.' }));
+        }
+        t.turns.forEach(function (turn) {
+          var usage = s.turns[turn.turn - 1];
+          var head = el('div', { cls: 'turn-head' }, el('b', { text: 'Turn ' + turn.turn }), ' · ' + turn.stop_reason);
+          if (usage) {
+            head.appendChild(document.createTextNode(' · input ' + usage.input_tokens + ' · output ' + usage.output_tokens +
+              ' · cache read ' + usage.cache_read_tokens + ' · cache write ' + usage.cache_write_tokens + ' tokens'));
+          }
+          var node = el('div', { cls: 'turn' }, head);
+          (turn.text || []).forEach(function (clip) {
+            if (clip.text || clip.omitted_bytes) node.appendChild(el('div', { cls: 'say' }, clipPre(clip)));
+          });
+          if (turn.calls.length > 1) {
+            node.appendChild(el('div', { cls: 'meta', text: 'a batch of ' + turn.calls.length + ' calls, sent together' }));
+          }
+          var batch = el('div', { cls: 'batch', style: '--n:' + Math.max(1, Math.min(turn.calls.length, 3)) });
+          turn.calls.forEach(function (c) { batch.appendChild(call(index, c, stats.get(c.id))); });
+          node.appendChild(batch);
+          page.appendChild(node);
+        });
+        if (t.error) page.appendChild(el('p', { cls: 'failure', text: 'The loop ended early: ' + t.error }));
+      }
+    }
+    // With --variant: the scenario in each variant (its figures side by
+    // side) and, for each variant after the first, its transcript and the
+    // diff of its results against the first variant's where they differ.
+    function variantPart(page, s, index) {
+      page.appendChild(el('h3', { text: 'Variants' }));
+      var table = el('table', { cls: 'totals variants' });
+      var head = el('tr');
+      ['variant', 'status', 'result tokens', 'input tokens', 'errors', 'retries', 'calls'].forEach(function (h) {
+        head.appendChild(el('th', { text: h }));
+      });
+      table.appendChild(el('thead', null, head));
+      var tbody = el('tbody');
+      variants.forEach(function (v, k) {
+        var vs = k === 0 ? s : variantScenarios[k].get(s.name);
+        var tr = el('tr', null, el('th', { text: v.name }));
+        if (!vs) {
+          tr.appendChild(el('td', { text: 'not run' }));
+        } else {
+          tr.appendChild(el('td', null, badge(vs.status)));
+          ['result_tokens', 'input_tokens', 'errors', 'retries', 'calls'].forEach(function (f) {
+            tr.appendChild(el('td', { cls: 'num', text: String(vs.stats[f]) }));
+          });
+        }
+        tbody.appendChild(tr);
+      });
+      table.appendChild(tbody);
+      page.appendChild(table);
+      variants.forEach(function (v, k) {
+        if (k === 0) return;
+        var vs = variantScenarios[k].get(s.name);
+        if (!vs) return;
+        var fold = el('details', { cls: 'variant', 'data-variant': v.name },
+          el('summary', { text: 'Variant ' + v.name + ' (' + v.file + '): ' + vs.status }));
+        var d = variantDiffs.get(index + ':' + k);
+        if (d) {
+          fold.appendChild(el('div', { cls: 'meta', text: 'results differ from variant ' + variants[0].name +
+            ' (- ' + variants[0].name + ', + ' + v.name + ')' + (d.cut ? ', cut' : '') }));
+          var pre = el('pre', { cls: 'diff variant-diff' });
+          d.lines.forEach(function (line) {
+            var c = line.charAt(0);
+            pre.appendChild(el('span', { cls: c === '-' ? 'del' : c === '+' ? 'ins' : 'ctx', text: line }));
+          });
+          fold.appendChild(pre);
+        } else if (vs.transcript && s.transcript) {
+          fold.appendChild(el('p', { cls: 'meta', text: 'The results are those of variant ' + variants[0].name + '.' }));
+        }
+        fold.appendChild(figs(vs.stats));
+        var vstats = new Map();
+        vs.calls.forEach(function (c) { vstats.set(c.id, c); });
+        fold.appendChild(el('h4', { text: 'Transcript, variant ' + v.name }));
+        transcript(fold, vs, index + '-v' + k, vstats);
+        if (vs.failures.length) {
+          fold.appendChild(el('h4', { text: 'Failed checks, variant ' + v.name }));
+          vs.failures.forEach(function (f) { fold.appendChild(failure(vs, -1, f)); });
+        }
+        page.appendChild(fold);
+      });
+    }
     function scenarioPage(index) {
       var s = scenarios[index];
       var page = el('div');
@@ -533,43 +638,15 @@
       var files = s.failures.filter(function (f) { return (f.step || '').startsWith('files:'); });
       var stats = new Map();
       s.calls.forEach(function (c) { stats.set(c.id, c); });
-      var t = s.transcript;
-      page.appendChild(el('h3', { text: 'Transcript' }));
-      if (!t) {
-        page.appendChild(el('p', { cls: 'meta', text: 'No transcript: the scenario did not reach its model loop.' }));
-      } else {
-        if (t.cut) {
-          page.appendChild(el('p', { cls: 'meta', text: data.trim
-            ? 'This page keeps at most ' + data.trim.transcript_bytes + ' bytes of each transcript (the suite is large); later blocks keep only their sizes, and run.json has what was recorded.'
-            : 'This transcript reached the report\'s size bound; later blocks keep only their sizes.' }));
-        }
-        t.turns.forEach(function (turn) {
-          var usage = s.turns[turn.turn - 1];
-          var head = el('div', { cls: 'turn-head' }, el('b', { text: 'Turn ' + turn.turn }), ' · ' + turn.stop_reason);
-          if (usage) {
-            head.appendChild(document.createTextNode(' · input ' + usage.input_tokens + ' · output ' + usage.output_tokens +
-              ' · cache read ' + usage.cache_read_tokens + ' · cache write ' + usage.cache_write_tokens + ' tokens'));
-          }
-          var node = el('div', { cls: 'turn' }, head);
-          (turn.text || []).forEach(function (clip) {
-            if (clip.text || clip.omitted_bytes) node.appendChild(el('div', { cls: 'say' }, clipPre(clip)));
-          });
-          if (turn.calls.length > 1) {
-            node.appendChild(el('div', { cls: 'meta', text: 'a batch of ' + turn.calls.length + ' calls, sent together' }));
-          }
-          var batch = el('div', { cls: 'batch', style: '--n:' + Math.max(1, Math.min(turn.calls.length, 3)) });
-          turn.calls.forEach(function (c) { batch.appendChild(call(index, c, stats.get(c.id))); });
-          node.appendChild(batch);
-          page.appendChild(node);
-        });
-        if (t.error) page.appendChild(el('p', { cls: 'failure', text: 'The loop ended early: ' + t.error }));
-      }
+      page.appendChild(el('h3', { text: variants.length ? 'Transcript, variant ' + variants[0].name : 'Transcript' }));
+      transcript(page, s, index, stats);
       page.appendChild(el('h3', { text: 'Failed checks' }));
       if (!checks.length) page.appendChild(el('p', { cls: 'meta', text: 'None.' }));
       checks.forEach(function (f) { page.appendChild(failure(s, index, f)); });
       page.appendChild(el('h3', { text: 'File checks' }));
       if (!files.length) page.appendChild(el('p', { cls: 'meta', text: s.status === 'passed' ? 'All held.' : 'No file check failed.' }));
       files.forEach(function (f) { page.appendChild(failure(s, index, f)); });
+      if (variants.length) variantPart(page, s, index);
       return page;
     }
 

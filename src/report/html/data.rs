@@ -9,6 +9,8 @@ use serde::Serialize;
 
 use crate::report::console;
 use crate::report::json::RunReport;
+use crate::run::ScenarioOutcome;
+use crate::run::transcript::Block;
 use crate::run::transcript::KeptTranscript;
 use crate::scenario::Failure;
 
@@ -39,6 +41,20 @@ struct FailureDiff {
     cut: bool,
 }
 
+/// With `--variant`: the line diff of a scenario's results in the first
+/// variant and in another, where they differ.
+#[derive(Debug, PartialEq, Eq, Serialize)]
+pub(super) struct VariantDiff {
+    /// The scenario's position in `run.scenarios` (the first variant's).
+    pub(super) scenario: usize,
+    /// The other variant's position in `run.variants`.
+    pub(super) variant: usize,
+    /// `-` (the first variant), `+` (the other) or ` ` and the line.
+    pub(super) lines: Vec<String>,
+    /// Whether lines were left out.
+    pub(super) cut: bool,
+}
+
 /// What the data island holds.
 #[derive(Debug, Serialize)]
 struct PageData<'a> {
@@ -46,6 +62,10 @@ struct PageData<'a> {
     run: &'a RunReport,
     /// Diffs of failed checks whose expected and actual texts are both long.
     diffs: &'a [FailureDiff],
+    /// With `--variant`: the diffs of results that differ between the
+    /// first variant and another (absent without variants).
+    #[serde(skip_serializing_if = "<[VariantDiff]>::is_empty")]
+    variant_diffs: &'a [VariantDiff],
     /// `null`, or how the page was trimmed to keep within its bound.
     trim: Option<Trim>,
 }
@@ -83,18 +103,19 @@ pub(super) fn island(
     budget: usize,
 ) -> Result<(String, Option<Trim>), HtmlError> {
     let whole = diffs(&report.scenarios, MAX_DIFF_LINES, false);
+    let results = variant_diffs(report, MAX_DIFF_LINES, false);
     let json = serde_json::to_vec(&PageData {
         run: report,
         diffs: &whole,
+        variant_diffs: &results,
         trim: None,
     })?;
     let packed = pack(&json)?;
     if packed.len() <= budget {
         return Ok((packed, None));
     }
-    let sizes: Vec<usize> = report
-        .scenarios
-        .iter()
+    // Every transcript the page holds, each variant's too, gets a share.
+    let sizes: Vec<usize> = all_scenarios(report)
         .map(|s| s.transcript.as_ref().map_or(0, KeptTranscript::kept_bytes))
         .collect();
     let floor = trimmed_island(report, 0)?;
@@ -126,9 +147,11 @@ fn trimmed_island(report: &RunReport, share: usize) -> Result<(String, Option<Tr
     };
     let trimmed = trimmed(report, trim);
     let cut = diffs(&trimmed.scenarios, trim.diff_lines, true);
+    let results = variant_diffs(&trimmed, trim.diff_lines, true);
     let json = serde_json::to_vec(&PageData {
         run: &trimmed,
         diffs: &cut,
+        variant_diffs: &results,
         trim: Some(trim),
     })?;
     Ok((pack(&json)?, Some(trim)))
@@ -155,7 +178,8 @@ pub(super) fn water_level(sizes: &[usize], target: usize) -> usize {
 /// failure texts cut.
 fn trimmed(report: &RunReport, trim: Trim) -> RunReport {
     let mut out = report.clone();
-    for scenario in &mut out.scenarios {
+    let variants = out.variants.iter_mut().flat_map(|v| v.scenarios.iter_mut());
+    for scenario in out.scenarios.iter_mut().chain(variants) {
         if let Some(t) = &scenario.transcript {
             scenario.transcript = Some(t.within(trim.transcript_bytes));
         }
@@ -203,6 +227,91 @@ pub fn pack(json: &[u8]) -> std::io::Result<String> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(json)?;
     Ok(base64::engine::general_purpose::STANDARD.encode(gz.finish()?))
+}
+
+/// The run's scenarios, then every variant's.
+fn all_scenarios(report: &RunReport) -> impl Iterator<Item = &ScenarioOutcome> {
+    let variants = report.variants.iter().flat_map(|v| v.scenarios.iter());
+    report.scenarios.iter().chain(variants)
+}
+
+/// A scenario's results as one text to diff: per call a line naming it
+/// (`── call_1_1 read ──`, with `error` for an error result), then its
+/// text blocks as kept (a cut text's beginning, a line saying how much
+/// is left out, its end) and a line per image.
+pub(super) fn results_text(transcript: &KeptTranscript) -> String {
+    let mut out = String::new();
+    for call in transcript.calls() {
+        let state = match (call.finished, call.is_error) {
+            (false, _) => " (no result)",
+            (true, true) => " error",
+            (true, false) => "",
+        };
+        out.push_str(&format!("── {} {}{state} ──\n", call.id, call.tool));
+        for block in &call.content {
+            match block {
+                Block::Text { clip } => {
+                    out.push_str(&clip.text);
+                    if clip.omitted_bytes > 0 {
+                        out.push_str(&format!("\n[… {} bytes not kept …]\n", clip.omitted_bytes));
+                        out.push_str(&clip.tail);
+                    }
+                    if !out.ends_with('\n') {
+                        out.push('\n');
+                    }
+                }
+                Block::Image {
+                    mime_type, bytes, ..
+                } => out.push_str(&format!("[{mime_type} image, {bytes} base64 bytes]\n")),
+            }
+        }
+    }
+    out
+}
+
+/// With variants: for each scenario and each variant after the first,
+/// the diff of its results against the first variant's (the top-level
+/// scenario of the same name), where they differ; at most `max` lines
+/// each, `cut_lines` cutting each line as the console does.
+fn variant_diffs(report: &RunReport, max: usize, cut_lines: bool) -> Vec<VariantDiff> {
+    let mut out = Vec::new();
+    for (scenario, first) in report.scenarios.iter().enumerate() {
+        let Some(a) = &first.transcript else {
+            continue;
+        };
+        let a = results_text(a);
+        for (variant, v) in report.variants.iter().enumerate().skip(1) {
+            let Some(b) = v
+                .scenarios
+                .iter()
+                .find(|o| o.name == first.name)
+                .and_then(|o| o.transcript.as_ref())
+            else {
+                continue;
+            };
+            let b = results_text(b);
+            if a == b {
+                continue;
+            }
+            let (lines, cut) = console::diff_lines(&a, &b, max);
+            out.push(VariantDiff {
+                scenario,
+                variant,
+                lines: lines
+                    .into_iter()
+                    .map(|(sign, line)| {
+                        if cut_lines {
+                            format!("{sign}{}", console::cut_line(&line))
+                        } else {
+                            format!("{sign}{line}")
+                        }
+                    })
+                    .collect(),
+                cut,
+            });
+        }
+    }
+    out
 }
 
 /// The diffs of failures whose two texts are long (as on the console), at

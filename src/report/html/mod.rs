@@ -22,6 +22,10 @@
 //! see [`KeptTranscript::within`](crate::run::transcript::KeptTranscript::within))
 //! and cuts long failure texts, halving the share until the island fits;
 //! the island then says so (`trim`), and `run.json` still has everything.
+//! With `--variant`, every variant's transcripts are in the island (the
+//! first variant's once, as the top level's), each one more transcript
+//! under the same bound, with the line diffs of the results that differ
+//! from the first variant's (`variant_diffs`).
 //!
 //! The page is deterministic: identical runs give identical pages except
 //! for durations.

@@ -36,24 +36,44 @@ pub struct Page {
     pub trim: Option<Trim>,
 }
 
-/// The page of a run.
-pub fn render(summary: &RunSummary, comparison: Option<&Comparison>) -> Result<Vec<u8>, HtmlError> {
-    Ok(render_within(summary, comparison, MAX_ISLAND_BYTES)?.bytes)
+/// The page of a run; with variants, each compared with its own baseline
+/// (`variants[i]` for `summary.variants[i]`).
+pub fn render(
+    summary: &RunSummary,
+    comparison: Option<&Comparison>,
+    variants: &[Option<Comparison>],
+) -> Result<Vec<u8>, HtmlError> {
+    Ok(render_within_variants(summary, comparison, variants, MAX_ISLAND_BYTES)?.bytes)
 }
 
 /// The page of a run whose data island takes at most `island_bytes`
 /// (whatever the outputs: only the scenarios' names, figures and calls
 /// are never trimmed).
+#[cfg(test)]
 pub fn render_within(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
     island_bytes: usize,
 ) -> Result<Page, HtmlError> {
-    let mut report = RunReport::new(summary, comparison);
-    // The page shows the variants' figures; their transcripts (as many
-    // as the run's own) would break the island's bound: run.json has them.
-    for variant in &mut report.variants {
-        for scenario in &mut variant.scenarios {
+    render_within_variants(summary, comparison, &[], island_bytes)
+}
+
+/// [`render_within`] for a run of variants. Each variant's transcripts
+/// are in the island, the first variant's once (they are the top
+/// level's), and they share its bound with the run's as every scenario
+/// does: the island trims each (scenario, variant) transcript to the
+/// same share.
+pub fn render_within_variants(
+    summary: &RunSummary,
+    comparison: Option<&Comparison>,
+    variants: &[Option<Comparison>],
+    island_bytes: usize,
+) -> Result<Page, HtmlError> {
+    let mut report = RunReport::of_variants(summary, comparison, variants);
+    // The first variant's run is the top level's: its transcripts are
+    // there, once.
+    if let Some(first) = report.variants.first_mut() {
+        for scenario in &mut first.scenarios {
             scenario.transcript = None;
         }
     }

@@ -67,6 +67,23 @@ fn verdict_reasons(report: &RunReport, comparison: Option<&Comparison>) -> Vec<S
     if report.interrupted {
         why.push("interrupted".to_owned());
     }
+    // With variants, the top level is the first one's run: the others
+    // fail the run too.
+    for v in report.variants.iter().skip(1) {
+        if v.counts.failed > 0 {
+            why.push(format!(
+                "variant {}: {}",
+                v.name,
+                plural(v.counts.failed, "scenario failed", "scenarios failed")
+            ));
+        }
+        if v.comparison.as_ref().is_some_and(|c| !c.passed) {
+            why.push(format!(
+                "variant {}: the comparison with its baseline failed",
+                v.name
+            ));
+        }
+    }
     why
 }
 
@@ -79,7 +96,11 @@ pub(super) fn body(
     let passed = report.counts.failed == 0
         && !report.interrupted
         && report.load_errors.is_empty()
-        && comparison.is_none_or(|c| c.passed);
+        && comparison.is_none_or(|c| c.passed)
+        && report
+            .variants
+            .iter()
+            .all(|v| v.counts.failed == 0 && v.comparison.as_ref().is_none_or(|c| c.passed));
     let why = verdict_reasons(report, comparison);
     let _ = write!(
         out,

@@ -115,7 +115,7 @@ fn select<'a>(page: &'a Html, css: &str) -> Vec<scraper::ElementRef<'a>> {
 }
 
 fn rendered(summary: &RunSummary, comparison: Option<&Comparison>) -> (String, Html) {
-    let text = String::from_utf8(render(summary, comparison).unwrap()).unwrap();
+    let text = String::from_utf8(render(summary, comparison, &[]).unwrap()).unwrap();
     let page = Html::parse_document(&text);
     (text, page)
 }
@@ -343,9 +343,12 @@ fn pages_of_identical_runs_differ_only_in_durations() {
     for s in &mut two.scenarios {
         s.stats.duration_ms = 4321;
     }
-    let (a, b) = (render(&one, None).unwrap(), render(&two, None).unwrap());
+    let (a, b) = (
+        render(&one, None, &[]).unwrap(),
+        render(&two, None, &[]).unwrap(),
+    );
     // The same run gives the same bytes (the gzip header has no time).
-    assert_eq!(render(&one, None).unwrap(), a);
+    assert_eq!(render(&one, None, &[]).unwrap(), a);
     assert_ne!(a, b);
     assert_eq!(timeless(&a), timeless(&b));
 }
@@ -682,11 +685,13 @@ fn the_overview_lists_at_most_twenty_breaches_per_gate() {
 }
 
 #[test]
-fn variants_are_side_by_side_and_their_transcripts_stay_out_of_the_island() {
+fn variants_are_side_by_side_with_each_ones_transcript_and_a_diff_of_results() {
     let first = summary();
     let mut second = summary();
     second.scenarios[0].stats.figures.result_tokens = 10;
     second.scenarios[0].calls[0].result_tokens = 10;
+    // Its read returns another text, with the same first line.
+    set_result(&mut second.scenarios[0], &format!("{HOSTILE}\nline two\n"));
     let variant = |name: &str, summary: RunSummary| crate::run::VariantRun {
         name: name.into(),
         file: format!("{HOSTILE}.yaml"),
@@ -721,9 +726,101 @@ fn variants_are_side_by_side_and_their_transcripts_stay_out_of_the_island() {
     assert_eq!(moves, ["reads a file [tight]: result_tokens 40 → 10 (-30)"]);
     let island = island_of(&page);
     assert!(island["run"]["scenarios"][0]["transcript"].is_object());
-    for v in island["run"]["variants"].as_array().unwrap() {
-        for s in v["scenarios"].as_array().unwrap() {
-            assert!(s.get("transcript").is_none());
-        }
+    // The first variant's transcripts are the top level's, once; the
+    // second's are its own.
+    let variants = island["run"]["variants"].as_array().unwrap();
+    for s in variants[0]["scenarios"].as_array().unwrap() {
+        assert!(s.get("transcript").is_none());
     }
+    assert_eq!(
+        variants[1]["scenarios"][0]["transcript"]["turns"][0]["calls"][0]["content"][0]["text"],
+        format!("{HOSTILE}\nline two\n")
+    );
+    // The results differ in the one scenario: its diff, first variant `-`.
+    assert_eq!(
+        island["variant_diffs"],
+        json!([{
+            "scenario": 0,
+            "variant": 1,
+            "lines": [" ── c1 read ──".to_owned(), format!(" {HOSTILE}"), "+line two".to_owned()],
+            "cut": false,
+        }])
+    );
+    // Without variants, no such field.
+    let (_, plain) = rendered(&summary(), None);
+    assert!(island_of(&plain).get("variant_diffs").is_none());
+}
+
+/// Sets the text of the scenario's first call's result.
+fn set_result(outcome: &mut ScenarioOutcome, text: &str) {
+    let transcript = outcome.transcript.as_mut().unwrap();
+    transcript.turns[0].calls[0].content = vec![Block::Text { clip: clip(text) }];
+}
+
+#[test]
+fn results_text_names_each_call_and_what_a_cut_text_left_out() {
+    let mut o = summary().scenarios.remove(0);
+    let transcript = o.transcript.as_mut().unwrap();
+    let call = &mut transcript.turns[0].calls[0];
+    call.is_error = true;
+    call.content = vec![
+        Block::Text {
+            clip: Clip {
+                text: "head".into(),
+                omitted_bytes: 9,
+                tail: "tail".into(),
+            },
+        },
+        Block::Image {
+            mime_type: "image/png".into(),
+            data: None,
+            bytes: 12,
+        },
+    ];
+    assert_eq!(
+        super::data::results_text(transcript),
+        "── c1 read error ──\nhead\n[… 9 bytes not kept …]\ntail\n[image/png image, 12 base64 bytes]\n"
+    );
+}
+
+#[test]
+fn a_page_of_variants_past_its_bound_trims_every_variants_transcripts() {
+    let mut first = summary();
+    let long = noise(7, 40_000);
+    set_result(&mut first.scenarios[0], &long);
+    let mut second = first.clone();
+    set_result(&mut second.scenarios[0], &noise(8, 40_000));
+    let variant = |name: &str, summary: RunSummary| crate::run::VariantRun {
+        name: name.into(),
+        file: format!("{name}.yaml"),
+        summary,
+    };
+    let mut run = first.clone();
+    run.variants = vec![variant("a", first), variant("b", second)];
+    let whole = super::page::render_within_variants(&run, None, &[], usize::MAX).unwrap();
+    assert_eq!(whole.trim, None);
+    let budget = whole.bytes.len() / 3;
+    let page = super::page::render_within_variants(&run, None, &[], budget).unwrap();
+    let trim = page.trim.expect("trimmed");
+    let island = island_of(&Html::parse_document(
+        std::str::from_utf8(&page.bytes).unwrap(),
+    ));
+    let kept = |t: &Value| -> usize {
+        let t: KeptTranscript = serde_json::from_value(t.clone()).unwrap();
+        t.kept_bytes()
+    };
+    let top = kept(&island["run"]["scenarios"][0]["transcript"]);
+    let other = kept(&island["run"]["variants"][1]["scenarios"][0]["transcript"]);
+    assert!(
+        top <= trim.transcript_bytes && other <= trim.transcript_bytes,
+        "{top} {other} {trim:?}"
+    );
+    assert!(other > 0, "the second variant keeps its share");
+    assert!(
+        island["variant_diffs"][0]["lines"]
+            .as_array()
+            .unwrap()
+            .len()
+            <= trim.diff_lines
+    );
 }

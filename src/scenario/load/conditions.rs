@@ -9,6 +9,7 @@ use crate::scenario::model::ScenarioDoc;
 use crate::scenario::yaml::Seg;
 
 use super::scenario::Conditions;
+use super::suite::Suite;
 use super::validator::Validator;
 use super::validator::is_inside;
 use super::validator::join;
@@ -17,7 +18,9 @@ use super::validator::k;
 impl Validator<'_> {
     /// `faults:`, `bash:` and the calls' `cancel_after_ms`, which must be
     /// in the last step (the run ends with it).
-    pub(super) fn conditions(&mut self, doc: &ScenarioDoc) -> Conditions {
+    /// A scenario without `bash:` takes its suite file's, whole (checked
+    /// where the suite file was read).
+    pub(super) fn conditions(&mut self, doc: &ScenarioDoc, suite: &Suite) -> Conditions {
         let (faults, problems) = conditions::faults(&doc.faults);
         for (at, message) in problems {
             self.problem(&at, message);
@@ -30,7 +33,13 @@ impl Validator<'_> {
                 }
                 (config, shell)
             }
-            None => Default::default(),
+            None => match &suite.doc.bash {
+                Some(spec) => {
+                    let (config, shell, _) = conditions::bash(spec, is_inside);
+                    (config, shell)
+                }
+                None => Default::default(),
+            },
         };
         let last = doc.model.len().saturating_sub(1);
         let mut cancel_after = BTreeMap::new();

@@ -236,7 +236,7 @@ impl Validator<'_> {
         let steps = self.script(&doc.model);
         let workspace = self.workspace(&doc.workspace, suite);
         let run_check = self.run_check(&doc.expect);
-        let conditions = self.conditions(&doc);
+        let conditions = self.conditions(&doc, suite);
         let replay_timeout = doc.replay.as_ref().and_then(|r| r.timeout);
         let timeout = self
             .budget(&[k("replay"), k("timeout")], replay_timeout)
@@ -267,8 +267,10 @@ impl Validator<'_> {
             open_calls: std::mem::take(&mut self.open_calls),
             limits,
             confine: doc.confine.unwrap_or(true),
+            // The scenario's own, else its suite file's.
             system: doc
                 .system
+                .or_else(|| suite.doc.system.clone())
                 .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
             workspace,
             script: FauxScript { steps },

@@ -173,6 +173,13 @@ impl Validator<'_> {
         {
             self.problem(&[k("tokenizer")], err);
         }
+        if let Some(spec) = &doc.bash {
+            let (_, _, problems) =
+                crate::scenario::conditions::bash(spec, super::validator::is_inside);
+            for (at, message) in problems {
+                self.problem(&at, message);
+            }
+        }
         let gates = self.gates(doc.gates.iter().flatten());
         Settings {
             jobs,

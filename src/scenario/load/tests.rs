@@ -737,3 +737,64 @@ fn the_suites_gates_and_tokenizer_are_checked_where_they_are_written() {
         ["tokens=+5%", "retries=+0", "errors=+0"]
     );
 }
+
+#[test]
+fn a_suite_files_system_and_bash_serve_scenarios_that_set_none_and_a_scenario_wins() {
+    let suite = Suite::from_text(
+        Path::new("s/harness.yaml"),
+        "system: the suite's prompt\nbash:\n  env: { A: suite }\n  command_prefix: set -e\n  cwd: src\n",
+    )
+    .unwrap();
+    let settings = |text: &str| {
+        let (s, errors) = load_text(Path::new("s/x.yaml"), text, &suite);
+        assert_eq!(errors, Vec::<ScenarioError>::new());
+        let bash = &s[0].conditions.bash;
+        (
+            s[0].system.clone(),
+            bash.env.clone(),
+            bash.command_prefix.clone(),
+            bash.cwd.clone(),
+        )
+    };
+    let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    // Neither set: the suite file's.
+    assert_eq!(
+        settings("model:\n  - call: ls\n"),
+        (
+            "the suite's prompt".to_owned(),
+            pairs(&[("A", "suite")]),
+            Some("set -e".to_owned()),
+            Some("src".to_owned())
+        )
+    );
+    // The scenario's own win: `system` as written, `bash` whole (no key
+    // of the suite's `bash` is kept).
+    assert_eq!(
+        settings("system: mine\nbash: { env: { B: scenario } }\nmodel:\n  - call: ls\n"),
+        ("mine".to_owned(), pairs(&[("B", "scenario")]), None, None)
+    );
+    // Without a suite file's: the built-in prompt and bash's defaults.
+    let (s, _) = load("model:\n  - call: ls\n");
+    assert_eq!(s[0].system, crate::agent::DEFAULT_SYSTEM_PROMPT);
+    assert_eq!(s[0].conditions.bash, crate::tools::BashConfig::default());
+    // A suite file's `bash` is checked where it is written.
+    let bad = Suite::from_text(
+        Path::new("s/harness.yaml"),
+        "system: ok\nbash:\n  cwd: ../up\n  env: { 1X: y }\n",
+    )
+    .unwrap_err();
+    let bad: Vec<String> = bad.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        bad,
+        [
+            "s/harness.yaml:3:8: bash.cwd: `../up` must be a directory inside the workspace: a \
+             relative path without `..`",
+            "s/harness.yaml:4:14: bash.env.1X: `1X` is not a variable name: use letters, digits \
+             and `_`, not starting with a digit",
+        ]
+    );
+}
