@@ -119,10 +119,74 @@ pub fn answer(
 /// Whether two answers of `form` agree: texts compare without their
 /// trailing newlines.
 pub fn agree(form: AnswerForm, now: &str, then: &str) -> bool {
-    match form {
-        AnswerForm::Text => now.trim_end_matches('\n') == then.trim_end_matches('\n'),
-        _ => now == then,
+    let (now, then) = match form {
+        AnswerForm::Text => (now.trim_end_matches('\n'), then.trim_end_matches('\n')),
+        _ => (now, then),
+    };
+    now == then || agrees_but_for_redactions(now, then)
+}
+
+/// Whether `now` is `then` with each redaction marker of a published
+/// transcript (`[REDACTED]`, `[REDACTED_AWS_KEY]`, `<redacted>`, a user
+/// name left out as `[USER]` or `<username>`) standing
+/// for any text, the markers being at most half of `then`: a secret
+/// scanner that cleaned the transcript before it was shared changed what
+/// the model saw there, not the tool.
+fn agrees_but_for_redactions(now: &str, then: &str) -> bool {
+    let mut literal = Vec::new();
+    let mut rest = then;
+    let mut marked = 0;
+    while let Some((before, marker, after)) = next_marker(rest) {
+        literal.push(before);
+        marked += marker.len();
+        rest = after;
     }
+    if literal.is_empty() || marked * 2 > then.len() {
+        return false;
+    }
+    literal.push(rest);
+    // Each literal part in order: the first at the start, the last at
+    // the end, the others where they are first found.
+    let (first, last) = (literal[0], literal[literal.len() - 1]);
+    let Some(mut body) = now.strip_prefix(first) else {
+        return false;
+    };
+    let Some(inner) = body.strip_suffix(last) else {
+        return false;
+    };
+    body = inner;
+    for part in &literal[1..literal.len() - 1] {
+        match body.find(part) {
+            Some(at) => body = &body[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The first redaction marker in `text`: the text before it, the marker,
+/// the text after it.
+fn next_marker(text: &str) -> Option<(&str, &str, &str)> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(at) = text[from..].find(['[', '<']).map(|n| from + n) {
+        let close = if bytes[at] == b'[' { b']' } else { b'>' };
+        let word = &bytes[at + 1..];
+        let name = word
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_' || **c == b'-')
+            .count();
+        let marker = word.get(name) == Some(&close)
+            && (word[..name.min(8)].eq_ignore_ascii_case(b"REDACTED")
+                || word[..name].eq_ignore_ascii_case(b"USER")
+                || word[..name].eq_ignore_ascii_case(b"USERNAME"));
+        if marker {
+            let end = at + 1 + name + 1;
+            return Some((&text[..at], &text[at..end], &text[end..]));
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// A path argument as sent (`/workspace/src`, `src`, `./src`) relative to
@@ -275,6 +339,34 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_published_transcript_s_redactions_stand_for_any_text() {
+        let file = "key = \"AKIAEXAMPLE\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1\n";
+        let cases = [
+            ("key = \"[REDACTED_AWS_KEY]\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1", true),
+            // A scanner's marker may swallow quotes and line ends too.
+            ("key = \"AKIAEXAMPLE\"\nurl = [\"[REDACTED_DB_CONNECTION] \"mysql://\"]\nid = 1", true),
+            ("<redacted>\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1", true),
+            // Text around the markers must still agree, in order.
+            ("key = \"[REDACTED]\"\nid = 2", false),
+            ("id = 1\n[REDACTED]key", false),
+            // Mostly markers says nothing.
+            ("[REDACTED][REDACTED][REDACTED] = 1", false),
+            // Not a marker: `[REDACTEDX` unclosed, `[USERS]`.
+            ("key = \"[REDACTEDX\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1", false),
+            ("key = \"[USERS]\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1", false),
+        ];
+        assert!(agree(
+            AnswerForm::Text,
+            "cwd: /home/mischa\nok",
+            "cwd: /home/[USER]\nok"
+        ));
+        for (then, agrees) in cases {
+            assert_eq!(agree(AnswerForm::Text, file, then), agrees, "{then}");
+        }
+        assert!(!agree(AnswerForm::Text, "anything", "[REDACTED]"));
+    }
 
     #[test]
     fn our_presentation_comes_off() {
