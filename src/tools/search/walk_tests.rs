@@ -440,10 +440,10 @@ fn a_confined_walk_out_of_descriptors_falls_back_to_paths_with_identical_output(
     let run = |fs: &ConfinedFs| {
         let by_path = Mutex::new(std::collections::BTreeSet::new());
         let visitor = || -> Visitor<'_, String> {
-            let by_path = &by_path;
+            let (by_path, root) = (&by_path, &root);
             Box::new(move |entry: &Entry<'_>| {
                 if entry.dir.fd().is_none() {
-                    let dir = entry.dir.path().strip_prefix(&root).unwrap();
+                    let dir = entry.dir.path().strip_prefix(root).unwrap();
                     by_path
                         .lock()
                         .unwrap()
