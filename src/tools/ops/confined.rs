@@ -55,6 +55,11 @@ use super::replace::write_replacing;
 pub struct ConfinedFs {
     root: PathBuf,
     dir: Arc<Dir>,
+    /// Test builds only: the child directories whose open by name fails
+    /// as if the process were out of descriptors (`EMFILE`), to exercise
+    /// the fallback of [`FsOps::open_child_dir`].
+    #[cfg(test)]
+    child_dir_fault: Option<fn(&OsStr) -> bool>,
 }
 
 /// cap-std's refusal of a path that leads out of its directory: a
@@ -96,7 +101,20 @@ impl ConfinedFs {
         Ok(Self {
             root,
             dir: Arc::new(dir),
+            #[cfg(test)]
+            child_dir_fault: None,
         })
+    }
+
+    /// Test builds only: this file system, on which opening a child
+    /// directory whose name `fault` selects fails with `EMFILE` (after
+    /// the real open, whose descriptor is closed).
+    #[cfg(test)]
+    pub(crate) fn with_child_dir_fault(self, fault: fn(&OsStr) -> bool) -> Self {
+        Self {
+            child_dir_fault: Some(fault),
+            ..self
+        }
     }
 
     /// The root (its real path).
@@ -264,7 +282,13 @@ impl FsOps for ConfinedFs {
         };
         use rustix::fs::OFlags;
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        match rustix::fs::openat(fd, name, flags, rustix::fs::Mode::empty()) {
+        let opened = rustix::fs::openat(fd, name, flags, rustix::fs::Mode::empty());
+        #[cfg(test)]
+        let opened = match self.child_dir_fault {
+            Some(fault) if fault(name) => opened.and(Err(rustix::io::Errno::MFILE)),
+            _ => opened,
+        };
+        match opened {
             Ok(fd) => Ok(DirHandle::with_fd(path, fd)),
             // Out of descriptors: this directory is reached by its path
             // from the root handle instead, one operation at a time.

@@ -209,18 +209,17 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         return Err(ToolError::cancelled());
     }
     let total = walk.results.len();
-    let shown: Vec<String> = walk
-        .results
-        .into_iter()
-        .take(limit)
-        .map(|found| {
-            if found.kind == FileKind::Dir {
-                format!("{}/", found.rel)
-            } else {
-                found.rel
-            }
-        })
-        .collect();
+    // The shown results, one a line, directories ending in `/`.
+    let mut joined = String::new();
+    for (index, found) in walk.results.iter().take(limit).enumerate() {
+        if index > 0 {
+            joined.push('\n');
+        }
+        joined.push_str(&found.rel);
+        if found.kind == FileKind::Dir {
+            joined.push('/');
+        }
+    }
     let unreadable: Vec<(String, String)> = walk
         .errors
         .iter()
@@ -239,10 +238,9 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         unreadable_paths: None,
     };
     let mut notices = Vec::new();
-    let body = if shown.is_empty() {
+    let body = if joined.is_empty() {
         NO_FILES.to_owned()
     } else {
-        let joined = shown.join("\n");
         let cut = truncate_head(&joined, ctx.limits.bytes_only());
         if total > limit {
             details.result_limit_reached = Some(limit);
@@ -262,13 +260,17 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             ));
             details.truncation = Some(cut.facts.clone());
         }
-        cut.content.to_owned()
+        if cut.content.len() == joined.len() {
+            joined
+        } else {
+            cut.content.to_owned()
+        }
     };
     if !unreadable.is_empty() {
         notices.push(unreadable_notice(&unreadable));
         details.unreadable_paths = Some(unreadable.into_iter().map(|(path, _)| path).collect());
     }
-    ToolOutput::text(with_notices(&body, &notices)).with_facts(details)
+    ToolOutput::text(with_notices(body, &notices)).with_facts(details)
 }
 
 #[cfg(test)]

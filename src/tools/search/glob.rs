@@ -6,24 +6,69 @@ use std::path::Path;
 use globset::GlobBuilder;
 use globset::GlobMatcher;
 
+/// One compiled glob, and the literal text every match ends with, which
+/// rejects most candidates (`*.rs` against `main.ts`) without running the
+/// glob's regex.
+#[derive(Clone, Debug)]
+struct Glob {
+    matcher: GlobMatcher,
+    /// The pattern's last characters when they are plain (letters,
+    /// digits, `.`, `-`, `_`): a match ends with them (ASCII case aside
+    /// when case-insensitive, as the glob's `(?-u)(?i)` regex compares).
+    tail: Box<[u8]>,
+    case_insensitive: bool,
+}
+
+impl Glob {
+    fn is_match(&self, candidate: impl AsRef<Path>) -> bool {
+        let candidate = candidate.as_ref();
+        let bytes = candidate.as_os_str().as_encoded_bytes();
+        let ends = bytes.len() >= self.tail.len() && {
+            let end = &bytes[bytes.len() - self.tail.len()..];
+            if self.case_insensitive {
+                end.eq_ignore_ascii_case(&self.tail)
+            } else {
+                *end == *self.tail
+            }
+        };
+        ends && self.matcher.is_match(candidate)
+    }
+}
+
+/// The characters a glob always matches as themselves, wherever they
+/// stand outside brackets and braces.
+fn is_plain(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-' | b'_')
+}
+
 /// Compiles one glob with the options the tools use: `*` and `?` never
 /// match `/`, `{a,b}` alternates, `\` escapes.
-fn compile_glob(pattern: &str, case_insensitive: bool) -> Result<GlobMatcher, globset::Error> {
-    Ok(GlobBuilder::new(pattern)
+fn compile_glob(pattern: &str, case_insensitive: bool) -> Result<Glob, globset::Error> {
+    let matcher = GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)
         .case_insensitive(case_insensitive)
         .build()?
-        .compile_matcher())
+        .compile_matcher();
+    // A valid glob cannot end inside brackets or braces (they must be
+    // closed, by `]` or `}`, which are not plain), and an escaped plain
+    // character is itself: the plain end is literal text.
+    let bytes = pattern.as_bytes();
+    let plain = bytes.iter().rev().take_while(|&&b| is_plain(b)).count();
+    Ok(Glob {
+        matcher,
+        tail: bytes[bytes.len() - plain..].into(),
+        case_insensitive,
+    })
 }
 
 /// What a glob is matched against.
 #[derive(Clone, Debug)]
 enum Target {
     /// The entry's name (patterns without `/`).
-    Name(GlobMatcher),
+    Name(Glob),
     /// The path relative to the search directory.
-    Relative(GlobMatcher),
+    Relative(Glob),
 }
 
 impl Target {
@@ -108,7 +153,7 @@ impl FileFilter {
 #[derive(Clone, Debug)]
 pub(crate) struct NamePattern {
     target: Target,
-    absolute: Option<GlobMatcher>,
+    absolute: Option<Glob>,
     dirs_only: bool,
 }
 
@@ -192,6 +237,69 @@ mod tests {
         assert!(f.allows("docs/a.md"));
         assert!(!f.allows("a.md"));
         assert!(FileFilter::new("[").is_err());
+    }
+
+    /// The plain end of a glob only rejects what its regex rejects too.
+    #[test]
+    fn the_plain_end_of_a_glob_agrees_with_its_regex() {
+        let patterns = [
+            "*.rs",
+            "*.RS",
+            "Cargo.toml",
+            "a\\.rs",
+            "a\\*.rs",
+            "*.{rs,ts}",
+            "{a,b}.rs",
+            "a,b.rs",
+            "[.]rs",
+            "[!a]rs",
+            "**",
+            "src/**",
+            "**/src/**/*.rs",
+            "*.r?",
+            "x-y_z.1",
+            "*\\[rs",
+            "*ſ",
+            "*k",
+        ];
+        let candidates = [
+            "main.rs",
+            "MAIN.RS",
+            "main.ts",
+            "rs",
+            ".rs",
+            "a.rs",
+            "a*.rs",
+            "b.rs",
+            "a,b.rs",
+            "Cargo.toml",
+            "cargo.TOML",
+            "src/lib.rs",
+            "pkg/src/deep/x.rs",
+            "xrs",
+            "arl",
+            "x-y_z.1",
+            "a[rs",
+            "a.rſ",
+            "\u{212a}",
+            "k",
+            "",
+        ];
+        for pattern in patterns {
+            for case_insensitive in [false, true] {
+                let glob = compile_glob(pattern, case_insensitive).unwrap();
+                for candidate in candidates {
+                    assert_eq!(
+                        glob.is_match(candidate),
+                        glob.matcher.is_match(candidate),
+                        "{pattern:?} ({case_insensitive}) on {candidate:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(&*compile_glob("*.rs", true).unwrap().tail, b".rs");
+        assert_eq!(&*compile_glob("*.{rs,ts}", true).unwrap().tail, b"");
+        assert_eq!(&*compile_glob("a\\.rs", false).unwrap().tail, b".rs");
     }
 
     #[test]

@@ -93,12 +93,14 @@ fn shown_path(workspace: &Workspace, search_root: &Path, path: &Path) -> String 
 
 /// `body`, then the notices in brackets after a blank line, joined by
 /// `. `; just `body` when there are none.
-pub(crate) fn with_notices(body: &str, notices: &[String]) -> String {
-    if notices.is_empty() {
-        body.to_owned()
-    } else {
-        format!("{body}\n\n[{}]", notices.join(". "))
+pub(crate) fn with_notices(body: impl Into<String>, notices: &[String]) -> String {
+    let mut body = body.into();
+    if !notices.is_empty() {
+        body.push_str("\n\n[");
+        body.push_str(&notices.join(". "));
+        body.push(']');
     }
+    body
 }
 
 /// The notice for paths that could not be read (D8): each `(path, why)`

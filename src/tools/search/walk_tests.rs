@@ -1,3 +1,6 @@
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -380,4 +383,135 @@ fn a_bound_cuts_the_results_after_the_entry_that_reaches_its_cap() {
     assert_eq!(rels(3), ["a/1", "a/b/2"]);
     assert_eq!(rels(4), ["a/1", "a/b/2", "b/3"]);
     assert_eq!(rels(100), ["a/1", "a/b/2", "b/3", "c/4"]);
+}
+
+/// Child directories whose open by name the faulty file system fails with
+/// `EMFILE`: every name starting with `x`. Counted, to show the fault
+/// struck.
+static EMFILE_FAULTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn out_of_descriptors_for_x(name: &OsStr) -> bool {
+    let hit = name.as_bytes().starts_with(b"x");
+    if hit {
+        EMFILE_FAULTS.fetch_add(1, Ordering::Relaxed);
+    }
+    hit
+}
+
+/// Issue 27: when a child directory cannot be opened by name because the
+/// process is out of descriptors (`EMFILE`), the confined walk reaches it
+/// by its path from the root handle instead (its files too; its
+/// subdirectories get descriptors again): the results, the files'
+/// contents, and the ignore rules read on the way are exactly those of the
+/// walk without the fault.
+#[test]
+fn a_confined_walk_out_of_descriptors_falls_back_to_paths_with_identical_output() {
+    use crate::tools::ops::ConfinedFs;
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().canonicalize().unwrap();
+    let write = |rel: &str, data: &str| {
+        let path = root.join(rel);
+        disk::create_dir_all(path.parent().unwrap());
+        disk::write(path, data);
+    };
+    write(".gitignore", "*.log\n");
+    write("a.txt", "top");
+    // A faulted directory with an ignore file, files, and below it a
+    // directory opened by name again, holding another faulted one.
+    write("x1/.gitignore", "hidden.txt\n");
+    write("x1/hidden.txt", "ignored by x1/.gitignore");
+    write("x1/one.txt", "one");
+    write("x1/skip.log", "ignored by the root's rules");
+    write("x1/sub/two.txt", "two");
+    write("x1/sub/x2/three.txt", "three");
+    write("x1/sub/x2/.ignore", "*.tmp\n");
+    write("x1/sub/x2/drop.tmp", "ignored by x1/sub/x2/.ignore");
+    for i in 0..20 {
+        write(&format!("x3/d{}/f{i}.txt", i % 4), &format!("file {i}"));
+    }
+    write("y/x4/z/four.txt", "four");
+    std::os::unix::fs::symlink("x1", root.join("xlink")).unwrap();
+    let normal = ConfinedFs::new(&root).unwrap();
+    let faulty = ConfinedFs::new(&root)
+        .unwrap()
+        .with_child_dir_fault(out_of_descriptors_for_x);
+    // Each file's contents, read through its directory's handle; and the
+    // directories whose handle is only a path.
+    let run = |fs: &ConfinedFs| {
+        let by_path = Mutex::new(std::collections::BTreeSet::new());
+        let visitor = || -> Visitor<'_, String> {
+            let (by_path, root) = (&by_path, &root);
+            Box::new(move |entry: &Entry<'_>| {
+                if entry.dir.fd().is_none() {
+                    let dir = entry.dir.path().strip_prefix(root).unwrap();
+                    by_path
+                        .lock()
+                        .unwrap()
+                        .insert(dir.to_str().unwrap().to_owned());
+                }
+                let mut text = String::new();
+                if entry.kind == FileKind::File {
+                    fs.open_child_file(entry.dir, entry.name)
+                        .unwrap()
+                        .read_to_string(&mut text)
+                        .unwrap();
+                }
+                Some((text, 1))
+            })
+        };
+        let walk = walk(fs, &root, &with_dirs(), None, &visitor).unwrap();
+        (walk, by_path.into_inner().unwrap())
+    };
+    let (expected, by_path) = run(&normal);
+    assert_eq!(EMFILE_FAULTS.load(Ordering::Relaxed), 0);
+    assert!(by_path.is_empty(), "{by_path:?}");
+    let (got, by_path) = run(&faulty);
+    // x1, x2, x3, x4 (xlink is a symlink: never opened).
+    assert_eq!(EMFILE_FAULTS.load(Ordering::Relaxed), 4);
+    assert_eq!(
+        by_path.into_iter().collect::<Vec<_>>(),
+        ["x1", "x1/sub/x2", "x3", "y/x4"]
+    );
+    assert_eq!(got, expected);
+    let shown: Vec<(String, String)> = got
+        .results
+        .iter()
+        .map(|found| (found.rel.clone(), found.value.clone()))
+        .collect();
+    let mut want: Vec<(String, String)> = [
+        (".gitignore", "*.log\n"),
+        ("a.txt", "top"),
+        ("x1", ""),
+        ("x1/.gitignore", "hidden.txt\n"),
+        ("x1/one.txt", "one"),
+        ("x1/sub", ""),
+        ("x1/sub/two.txt", "two"),
+        ("x1/sub/x2", ""),
+        ("x1/sub/x2/.ignore", "*.tmp\n"),
+        ("x1/sub/x2/three.txt", "three"),
+        ("x3", ""),
+    ]
+    .map(|(rel, text)| (rel.to_owned(), text.to_owned()))
+    .to_vec();
+    for d in 0..4 {
+        want.push((format!("x3/d{d}"), String::new()));
+        let mut files: Vec<usize> = (0..20).filter(|i| i % 4 == d).collect();
+        files.sort_by_key(|i| format!("f{i}.txt"));
+        want.extend(
+            files
+                .into_iter()
+                .map(|i| (format!("x3/d{d}/f{i}.txt"), format!("file {i}"))),
+        );
+    }
+    want.extend(
+        [
+            ("xlink", ""),
+            ("y", ""),
+            ("y/x4", ""),
+            ("y/x4/z", ""),
+            ("y/x4/z/four.txt", "four"),
+        ]
+        .map(|(rel, text)| (rel.to_owned(), text.to_owned())),
+    );
+    assert_eq!(shown, want);
 }
