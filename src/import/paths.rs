@@ -265,7 +265,9 @@ fn home_users(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     const HOMES: [&str; 3] = ["/home/", "/Users/", "\\Users\\"];
     let bytes = text.as_bytes();
     (0..bytes.len()).filter_map(move |at| {
-        let home = HOMES.iter().find(|h| bytes[at..].starts_with(h.as_bytes()))?;
+        let home = HOMES
+            .iter()
+            .find(|h| bytes[at..].starts_with(h.as_bytes()))?;
         let before = &bytes[..at];
         let starts_path = match before {
             [] => true,
@@ -289,7 +291,9 @@ fn is_placeholder(name: &str) -> bool {
     let bracketed = [('[', ']'), ('<', '>'), ('{', '}'), ('%', '%')]
         .iter()
         .any(|(open, close)| name.len() > 2 && name.starts_with(*open) && name.ends_with(*close));
-    let inner = name.trim_matches(|c| "[]<>{}%$".contains(c)).to_ascii_lowercase();
+    let inner = name
+        .trim_matches(|c| "[]<>{}%$".contains(c))
+        .to_ascii_lowercase();
     bracketed
         || name.starts_with('$')
         || matches!(

@@ -132,7 +132,9 @@ impl Reader<'_> {
             if let Some(time) = entry.timestamp {
                 self.dated = true;
                 let earlier = match rec.started.as_deref() {
-                    Some(header) => comparable(header) && comparable(&time) && header < time.as_str(),
+                    Some(header) => {
+                        comparable(header) && comparable(&time) && header < time.as_str()
+                    }
                     None => false,
                 };
                 if !earlier {

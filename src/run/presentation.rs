@@ -344,18 +344,33 @@ mod tests {
     fn a_published_transcript_s_redactions_stand_for_any_text() {
         let file = "key = \"AKIAEXAMPLE\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1\n";
         let cases = [
-            ("key = \"[REDACTED_AWS_KEY]\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1", true),
+            (
+                "key = \"[REDACTED_AWS_KEY]\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1",
+                true,
+            ),
             // A scanner's marker may swallow quotes and line ends too.
-            ("key = \"AKIAEXAMPLE\"\nurl = [\"[REDACTED_DB_CONNECTION] \"mysql://\"]\nid = 1", true),
-            ("<redacted>\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1", true),
+            (
+                "key = \"AKIAEXAMPLE\"\nurl = [\"[REDACTED_DB_CONNECTION] \"mysql://\"]\nid = 1",
+                true,
+            ),
+            (
+                "<redacted>\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1",
+                true,
+            ),
             // Text around the markers must still agree, in order.
             ("key = \"[REDACTED]\"\nid = 2", false),
             ("id = 1\n[REDACTED]key", false),
             // Mostly markers says nothing.
             ("[REDACTED][REDACTED][REDACTED] = 1", false),
             // Not a marker: `[REDACTEDX` unclosed, `[USERS]`.
-            ("key = \"[REDACTEDX\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1", false),
-            ("key = \"[USERS]\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1", false),
+            (
+                "key = \"[REDACTEDX\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1",
+                false,
+            ),
+            (
+                "key = \"[USERS]\"\nurl = [\"mongodb://\", \"mysql://\"]\nid = 1",
+                false,
+            ),
         ];
         assert!(agree(
             AnswerForm::Text,

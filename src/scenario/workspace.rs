@@ -190,8 +190,18 @@ fn git_time(started: &str) -> Option<String> {
             .map(|_| &started[range])
     };
     let (year, month) = (digits(0..4)?, digits(5..7)?);
-    let (day, hour, minute, second) = (digits(8..10)?, digits(11..13)?, digits(14..16)?, digits(17..19)?);
-    if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
+    let (day, hour, minute, second) = (
+        digits(8..10)?,
+        digits(11..13)?,
+        digits(14..16)?,
+        digits(17..19)?,
+    );
+    if b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't' | b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return None;
     }
     let mut rest = &started[19..];

@@ -1559,14 +1559,25 @@ fn a_worktree_session_starts_from_its_branch_and_its_redacted_paths_map() {
     std::fs::create_dir_all(repo.join("src")).unwrap();
     let git = |args: &[&str], date: &str| {
         let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
             .args(args)
             .env("GIT_AUTHOR_DATE", date)
             .env("GIT_COMMITTER_DATE", date)
             .current_dir(&repo)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     };
     let commit = |text: &str, date: &str| {
@@ -1575,16 +1586,28 @@ fn a_worktree_session_starts_from_its_branch_and_its_redacted_paths_map() {
         git(&["commit", "--quiet", "-m", text], date);
         git(&["rev-parse", "HEAD"], date)
     };
-    git(&["init", "--quiet", "--initial-branch=main"], "2026-11-28T10:00:00Z");
-    commit("export const greeting = \"hello\";\n", "2026-11-28T10:00:00Z");
-    git(&["checkout", "--quiet", "-b", "calm-otter"], "2026-11-28T10:00:00Z");
+    git(
+        &["init", "--quiet", "--initial-branch=main"],
+        "2026-11-28T10:00:00Z",
+    );
+    commit(
+        "export const greeting = \"hello\";\n",
+        "2026-11-28T10:00:00Z",
+    );
+    git(
+        &["checkout", "--quiet", "-b", "calm-otter"],
+        "2026-11-28T10:00:00Z",
+    );
     let start = commit(
         "export const greeting = \"hello from the branch\";\n",
         "2026-11-29T10:00:00Z",
     );
     commit("made by the session\n", "2026-11-30T10:30:00Z");
     git(&["checkout", "--quiet", "main"], "2026-11-30T09:00:00Z");
-    commit("export const greeting = \"main, later\";\n", "2026-11-30T09:00:00Z");
+    commit(
+        "export const greeting = \"main, later\";\n",
+        "2026-11-30T09:00:00Z",
+    );
     let (code, stdout, stderr) = d.run(&[
         "import",
         "claude",
@@ -1625,7 +1648,15 @@ fn a_worktree_session_starts_from_its_branch_and_its_redacted_paths_map() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| json!([c["id"], c["tool"], c["is_error"], c["recorded_is_error"], c["agreement"]]))
+        .map(|c| {
+            json!([
+                c["id"],
+                c["tool"],
+                c["is_error"],
+                c["recorded_is_error"],
+                c["agreement"]
+            ])
+        })
         .collect();
     assert_eq!(
         calls,
@@ -1635,7 +1666,10 @@ fn a_worktree_session_starts_from_its_branch_and_its_redacted_paths_map() {
         ]
     );
     assert_eq!(
-        [&run["replay"]["error_agree"], &run["replay"]["error_disagree"]],
+        [
+            &run["replay"]["error_agree"],
+            &run["replay"]["error_disagree"]
+        ],
         [&json!(2), &json!(0)]
     );
 }
@@ -1651,20 +1685,37 @@ fn a_branched_pi_session_starts_before_its_first_message() {
     std::fs::create_dir_all(&repo).unwrap();
     let git = |args: &[&str], date: &str| {
         let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
             .args(args)
             .env("GIT_AUTHOR_DATE", date)
             .env("GIT_COMMITTER_DATE", date)
             .current_dir(&repo)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     };
-    git(&["init", "--quiet", "--initial-branch=main"], "2026-11-30T09:00:00Z");
+    git(
+        &["init", "--quiet", "--initial-branch=main"],
+        "2026-11-30T09:00:00Z",
+    );
     let mut commits = Vec::new();
     for (text, date) in [
-        ("export const greeting = \"hello\";\n", "2026-11-30T09:00:00Z"),
+        (
+            "export const greeting = \"hello\";\n",
+            "2026-11-30T09:00:00Z",
+        ),
         ("export const greeting = \"hi\";\n", "2026-11-30T11:00:00Z"),
     ] {
         std::fs::write(repo.join("app.ts"), text).unwrap();

@@ -700,10 +700,14 @@ async fn failed_start(
 ) -> StartError {
     let (exit_status, stderr_tail) = match process {
         Some(process) => {
+            // A server still running at a timeout may end as soon as its
+            // input closes, which dropping the transport already did: that
+            // end is ours as much as a kill, so only a server that closed
+            // the connection itself has a status to report.
             let exit = if closed {
                 process.ended_within(EXIT_WAIT).await
             } else {
-                process.exit()
+                None
             };
             let exit = match exit {
                 Some(exit) => Some(exit),
