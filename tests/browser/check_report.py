@@ -548,6 +548,53 @@ def main_check(args, report):
     print(f"check_report: ok ({len(scenarios)} scenarios; screenshots in {shots})")
 
 
+# ---- a run of variants ------------------------------------------------------
+
+def variants_check(args, report):
+    """A run of variants (`--variant default=… --variant tight=…`): a scenario whose
+    results differ shows each variant's figures, the other variant's transcript and
+    the diff of the results, as run.json has them."""
+    run = json.loads(report.joinpath("run.json").read_text())
+    variants = run.get("variants") or []
+    check(len(variants) >= 2, f"run.json has {len(variants)} variants, not at least 2")
+    first = {s["name"]: s for s in variants[0]["scenarios"]}
+    other = {s["name"]: s for s in variants[1]["scenarios"]}
+    names = [s["name"] for s in run["scenarios"]]
+    moved = [n for n in names if n in other and first[n]["stats"]["result_tokens"] != other[n]["stats"]["result_tokens"]]
+    check(moved, "no scenario's result tokens differ between the first two variants")
+    index = names.index(moved[0])
+    shots = args.shots
+    with sync_playwright() as p:
+        browser = launch(p)
+        problems = []
+        page = open_page(browser, report.joinpath("index.html").as_uri(), problems)
+        goto(page, index)
+        rows = page.eval_on_selector_all(
+            "#scenario-view table.variants tbody tr",
+            "rows => rows.map(r => [...r.children].map(c => c.textContent.trim()))",
+        )
+        expected = [
+            [v["name"], by[moved[0]]["status"]] + [str(by[moved[0]]["stats"][f]) for f in ("result_tokens", "input_tokens", "errors", "retries", "calls")]
+            for v, by in ((variants[0], first), (variants[1], other))
+        ]
+        check([r[:7] for r in rows[:2]] == expected, f"the variants table shows {rows}, not {expected}")
+        fold = page.locator(f'#scenario-view details.variant[data-variant="{variants[1]["name"]}"]')
+        check(fold.count() == 1, f"no fold for variant {variants[1]['name']!r}")
+        fold.locator(":scope > summary").click()
+        fold.locator("pre.variant-diff").wait_for(state="visible")
+        deleted = fold.locator("pre.variant-diff .del").count()
+        inserted = fold.locator("pre.variant-diff .ins").count()
+        check(deleted > 0 and inserted > 0, f"the results diff has {deleted} lines out and {inserted} in")
+        headings = fold.locator("h4").all_inner_texts()
+        check(f"Transcript, variant {variants[1]['name']}" in headings, f"the fold's headings are {headings}")
+        check(fold.locator(".turn").count() > 0, "the other variant's transcript has no turns")
+        check(page.evaluate("window.__pwned === undefined"), "a variant's output ran as script")
+        page.screenshot(path=str(shots / "variants.png"), full_page=True)
+        browser.close()
+    check(not problems, f"problems: {problems}")
+    print(f"check_report: variants ok ({len(variants)} variants, {len(moved)} scenarios moved; screenshot in {shots})")
+
+
 # ---- measuring --------------------------------------------------------------
 
 def scaled_page(args, report, n, out_dir):
@@ -633,6 +680,7 @@ def main():
     parser.add_argument("--scale", type=int, help="with --measure: time a page of this many scenarios")
     parser.add_argument("--runs", type=int, default=3, help="with --measure: how many times to open it")
     parser.add_argument("--readme-shot", type=pathlib.Path)
+    parser.add_argument("--variants", action="store_true", help="REPORT is a run of variants: check its pages")
     args = parser.parse_args()
     report = args.report.resolve()
     args.shots.mkdir(parents=True, exist_ok=True)
@@ -640,6 +688,8 @@ def main():
         measure(args, report)
     elif args.readme_shot:
         readme_shot(report, args.readme_shot)
+    elif args.variants:
+        variants_check(args, report)
     else:
         main_check(args, report)
 
