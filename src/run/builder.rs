@@ -196,7 +196,7 @@ impl RunnerBuilder {
         // The runtime's threads follow the machine, not --jobs: a scenario
         // waits on tools, processes and servers far more than it computes
         // (blocking work goes to the blocking pool, workspace removal to
-        // the cleanup thread), so --jobs 16 on two cores needs no sixteen
+        // the cleanup threads), so --jobs 16 on two cores needs no sixteen
         // threads, and --jobs 1 still has a second thread for its timers.
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(Jobs::cores().get().clamp(2, 64))

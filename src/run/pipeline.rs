@@ -2,8 +2,8 @@
 //! and faux provider, the real agent loop and the checks within a time
 //! budget, and the figures. Next to the workspace (`harness-ws-…`) is its scratch
 //! directory (`harness-ws-…-logs`), where bash's full-output logs go (D18),
-//! outside the workspace so no tool sees it. Both are removed when the
-//! scenario ends, on failure too, unless kept on request.
+//! outside the workspace so no tool sees it. Both are removed by the end
+//! of the run (`cleanup.rs`), on failure too, unless kept on request.
 //!
 //! The model sees the workspace as [`WORKSPACE_NAME`] and the scratch
 //! directory as [`SCRATCH_NAME`], whatever their real paths: `${workspace}`
@@ -411,6 +411,8 @@ struct Dirs {
     workspace: TempDir,
     /// Beside it, the scratch directory for bash's full-output logs.
     scratch: TempDir,
+    /// The bytes the builder wrote into the workspace.
+    bytes: u64,
 }
 
 impl Dirs {
@@ -425,14 +427,15 @@ impl Dirs {
             .with_root(SCRATCH_NAME, [&canonical(scratch), scratch])
     }
 
-    /// Removes both directories (on the run's cleanup thread), or keeps
+    /// Removes both directories (by the end of the run), or keeps
     /// them (`--keep-workspaces`) and records where the workspace is.
     fn keep_or_remove(self, config: &RunConfig, outcome: &mut ScenarioOutcome) {
         if config.keep_workspaces {
             let _ = self.scratch.keep();
             outcome.workspace = Some(self.workspace.keep().display().to_string());
         } else {
-            config.cleanup.remove(self);
+            let bytes = self.bytes;
+            config.cleanup.remove((self.workspace, self.scratch), bytes);
         }
     }
 }
@@ -558,8 +561,8 @@ async fn prepare(
         Scratch::private_dir(logs.path()).map_err(|err| cannot_create("logs directory", err))?;
     let plan = scenario.workspace.clone();
     let root = dir.path().to_path_buf();
-    match tokio::task::spawn_blocking(move || workspace::build(&plan, &root)).await {
-        Ok(Ok(())) => {}
+    let bytes = match tokio::task::spawn_blocking(move || workspace::build(&plan, &root)).await {
+        Ok(Ok(bytes)) => bytes,
         Ok(Err(err)) => return Err(whole("workspace", "the workspace is built", err)),
         Err(err) => {
             return Err(whole(
@@ -568,7 +571,7 @@ async fn prepare(
                 err.to_string(),
             ));
         }
-    }
+    };
     let workspace = Workspace::local(dir.path())
         .map_err(|err| whole("workspace", "a usable workspace", err.to_string()))?
         .with_confine(scenario.confine)
@@ -598,6 +601,7 @@ async fn prepare(
         Dirs {
             workspace: dir,
             scratch: logs,
+            bytes,
         },
         workspace,
         faults,

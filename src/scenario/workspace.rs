@@ -33,26 +33,28 @@ use super::load::WorkspacePlan;
 /// owner, group and others.
 const PERMISSION_BITS: u32 = 0o777;
 
-/// Fills `dir` (an empty directory) as `plan` says.
-pub fn build(plan: &WorkspacePlan, dir: &Path) -> Result<(), String> {
+/// Fills `dir` (an empty directory) as `plan` says, and returns the bytes
+/// of the files it wrote (a git checkout's are not counted).
+pub fn build(plan: &WorkspacePlan, dir: &Path) -> Result<u64, String> {
     let fs = ConfinedFs::new(dir)
         .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
     if let Some(checkout) = &plan.git_checkout {
         git_checkout(checkout, dir)?;
     }
+    let mut written = 0;
     if let Some(fixture) = &plan.fixture {
-        copy_tree(&fs, fixture, fs.root())
+        written += copy_tree(&fs, fixture, fs.root())
             .map_err(|err| format!("cannot copy fixture {}: {err}", fixture.display()))?;
     }
     for (rel, content) in &plan.files {
-        write_entry(&fs, rel, content)
+        written += write_entry(&fs, rel, content)
             .map_err(|err| format!("cannot create workspace file `{rel}`: {err}"))?;
     }
     if plan.git {
         check_git_dir(&fs, "`git: true`")?;
         git_init(dir)?;
     }
-    Ok(())
+    Ok(written)
 }
 
 /// The variables that tell git where a repository or its parts are: none
@@ -331,7 +333,9 @@ fn check_git_dir(fs: &ConfinedFs, why: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn write_entry(fs: &ConfinedFs, rel: &str, content: &FileContent) -> io::Result<()> {
+/// Writes one declared entry; returns the bytes of the file written (0
+/// for a symlink or a directory).
+fn write_entry(fs: &ConfinedFs, rel: &str, content: &FileContent) -> io::Result<u64> {
     let path = fs.root().join(rel);
     if let Some(parent) = path.parent() {
         fs.create_dir_all(parent)?;
@@ -347,10 +351,12 @@ fn write_entry(fs: &ConfinedFs, rel: &str, content: &FileContent) -> io::Result<
             if is_symlink() {
                 fs.remove_file(&path)?;
             }
-            fs.write(&path, &content.bytes().unwrap_or_default())?;
+            let bytes = content.bytes().unwrap_or_default();
+            fs.write(&path, &bytes)?;
             if let Some(mode) = mode {
                 fs.set_mode(&path, mode & PERMISSION_BITS)?;
             }
+            return Ok(bytes.len() as u64);
         }
         FileContent::Symlink(target) => {
             if fs.symlink_metadata(&path).is_ok() {
@@ -365,14 +371,16 @@ fn write_entry(fs: &ConfinedFs, rel: &str, content: &FileContent) -> io::Result<
             }
         }
     }
-    Ok(())
+    Ok(0)
 }
 
 /// Copies the directory tree `from` (read with the process's own reach)
 /// into `to` (created through `fs`), keeping symlinks as symlinks and the
 /// permission bits of files and directories. Anything but files,
 /// directories and symlinks (a FIFO, a socket, a device) is an error.
-fn copy_tree(fs: &ConfinedFs, from: &Path, to: &Path) -> io::Result<()> {
+/// Returns the bytes of the files copied.
+fn copy_tree(fs: &ConfinedFs, from: &Path, to: &Path) -> io::Result<u64> {
+    let mut copied = 0;
     fs.create_dir_all(to)?;
     let mut entries: Vec<_> = std::fs::read_dir(from)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(std::fs::DirEntry::file_name);
@@ -383,7 +391,7 @@ fn copy_tree(fs: &ConfinedFs, from: &Path, to: &Path) -> io::Result<()> {
         if kind.is_symlink() {
             fs.symlink(&std::fs::read_link(&source)?, &target)?;
         } else if kind.is_dir() {
-            copy_tree(fs, &source, &target)?;
+            copied += copy_tree(fs, &source, &target)?;
             let mode = std::fs::metadata(&source)?.permissions().mode();
             fs.set_mode(&target, mode & PERMISSION_BITS)?;
         } else {
@@ -393,10 +401,10 @@ fn copy_tree(fs: &ConfinedFs, from: &Path, to: &Path) -> io::Result<()> {
             })?;
             let mode = std::fs::metadata(&source)?.permissions().mode();
             let mut writer = fs.create_new(&target, mode & PERMISSION_BITS)?;
-            io::copy(&mut reader, &mut writer)?;
+            copied += io::copy(&mut reader, &mut writer)?;
         }
     }
-    Ok(())
+    Ok(copied)
 }
 
 /// A shared clone of the repository (its objects are borrowed, nothing is
