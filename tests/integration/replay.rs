@@ -1544,6 +1544,32 @@ fn a_resumed_claude_code_conversation_replays_each_call_once() {
     );
 }
 
+/// `git ARGS` in `repo` with its author and commit dates set to `date`;
+/// its output, trimmed.
+fn dated_git(repo: &Path, args: &[&str], date: &str) -> String {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
 /// A session as published from a Claude Code worktree
 /// (tests/fixtures/import/claude-worktree.jsonl): recorded on Windows in
 /// `~/.claude-worktrees/app/calm-otter` on the branch `calm-otter`, its
@@ -1557,29 +1583,7 @@ fn a_worktree_session_starts_from_its_branch_and_its_redacted_paths_map() {
     let d = Dirs::new();
     let repo = d.root.path().join("repo");
     std::fs::create_dir_all(repo.join("src")).unwrap();
-    let git = |args: &[&str], date: &str| {
-        let out = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .env("GIT_AUTHOR_DATE", date)
-            .env("GIT_COMMITTER_DATE", date)
-            .current_dir(&repo)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    };
+    let git = |args: &[&str], date: &str| dated_git(&repo, args, date);
     let commit = |text: &str, date: &str| {
         std::fs::write(repo.join("src/app.ts"), text).unwrap();
         git(&["add", "."], date);
@@ -1683,29 +1687,7 @@ fn a_branched_pi_session_starts_before_its_first_message() {
     let d = Dirs::new();
     let repo = d.root.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str], date: &str| {
-        let out = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .env("GIT_AUTHOR_DATE", date)
-            .env("GIT_COMMITTER_DATE", date)
-            .current_dir(&repo)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    };
+    let git = |args: &[&str], date: &str| dated_git(&repo, args, date);
     git(
         &["init", "--quiet", "--initial-branch=main"],
         "2026-11-30T09:00:00Z",

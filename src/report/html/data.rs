@@ -297,21 +297,27 @@ fn variant_diffs(report: &RunReport, max: usize, cut_lines: bool) -> Vec<Variant
             out.push(VariantDiff {
                 scenario,
                 variant,
-                lines: lines
-                    .into_iter()
-                    .map(|(sign, line)| {
-                        if cut_lines {
-                            format!("{sign}{}", console::cut_line(&line))
-                        } else {
-                            format!("{sign}{line}")
-                        }
-                    })
-                    .collect(),
+                lines: signed(lines, cut_lines),
                 cut,
             });
         }
     }
     out
+}
+
+/// A diff's lines with their signs (`-`, `+`, ` `) in front; `cut_lines`
+/// cuts each line as the console does.
+fn signed(lines: Vec<(char, String)>, cut_lines: bool) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|(sign, line)| {
+            if cut_lines {
+                format!("{sign}{}", console::cut_line(&line))
+            } else {
+                format!("{sign}{line}")
+            }
+        })
+        .collect()
 }
 
 /// The diffs of failures whose two texts are long (as on the console), at
@@ -329,16 +335,7 @@ fn diffs(
                 out.push(FailureDiff {
                     scenario,
                     failure,
-                    lines: lines
-                        .into_iter()
-                        .map(|(sign, line)| {
-                            if cut_lines {
-                                format!("{sign}{}", console::cut_line(&line))
-                            } else {
-                                format!("{sign}{line}")
-                            }
-                        })
-                        .collect(),
+                    lines: signed(lines, cut_lines),
                     cut,
                 });
             }
