@@ -1521,7 +1521,20 @@ fn a_resumed_claude_code_conversation_replays_each_call_once() {
     let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
     assert_eq!(code, 0, "{stdout}");
     let run = d.run_json();
-    let calls: Vec<(String, String, bool, String)> = run["scenarios"][0]["calls"]
+    let calls = agreements(&run);
+    assert_eq!(
+        calls,
+        [
+            ("t1", "read", false, "presentation"),
+            ("t2", "bash", false, "presentation")
+        ]
+        .map(|(a, b, c, e)| (a.to_owned(), b.to_owned(), c, e.to_owned()))
+    );
+}
+
+/// The first scenario's calls as (id, tool, is_error, agreement).
+fn agreements(run: &Value) -> Vec<(String, String, bool, String)> {
+    run["scenarios"][0]["calls"]
         .as_array()
         .unwrap()
         .iter()
@@ -1533,15 +1546,7 @@ fn a_resumed_claude_code_conversation_replays_each_call_once() {
                 c["agreement"].as_str().unwrap().to_owned(),
             )
         })
-        .collect();
-    assert_eq!(
-        calls,
-        [
-            ("t1", "read", false, "presentation"),
-            ("t2", "bash", false, "presentation")
-        ]
-        .map(|(a, b, c, e)| (a.to_owned(), b.to_owned(), c, e.to_owned()))
-    );
+        .collect()
 }
 
 /// `git ARGS` in `repo` with its author and commit dates set to `date`;
@@ -1753,19 +1758,7 @@ fn claude_code_s_line_endings_and_file_only_globs_are_presentation() {
     let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
     assert_eq!(code, 0, "{stdout}");
     let run = d.run_json();
-    let calls: Vec<(String, String, bool, String)> = run["scenarios"][0]["calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap().to_owned(),
-                c["tool"].as_str().unwrap().to_owned(),
-                c["is_error"].as_bool().unwrap(),
-                c["agreement"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let calls = agreements(&run);
     assert_eq!(
         calls,
         [
