@@ -27,7 +27,32 @@ pub struct Row {
     pub truncations: u64,
 }
 
+/// The figures' column names, in the order every variant table shows
+/// them.
+pub const COLUMNS: [&str; 7] = [
+    "passed",
+    "failed",
+    "result tokens",
+    "input tokens",
+    "errors",
+    "retries",
+    "truncations",
+];
+
 impl Row {
+    /// The figures in the order of [`COLUMNS`].
+    pub fn cells(&self) -> [u64; 7] {
+        [
+            self.passed as u64,
+            self.failed as u64,
+            self.result_tokens,
+            self.input_tokens,
+            self.errors,
+            self.retries,
+            self.truncations,
+        ]
+    }
+
     /// The figures of one scenario.
     pub fn of(outcome: &ScenarioOutcome) -> Self {
         let f = &outcome.stats.figures;
@@ -181,18 +206,11 @@ pub fn console(summary: &RunSummary) -> String {
         "variant"
     );
     for v in &summary.variants {
-        let r = Row::total(&v.summary);
-        out.push_str(&format!(
-            "  {:<width$}  {:>6}  {:>6}  {:>13}  {:>12}  {:>6}  {:>7}  {:>11}\n",
-            v.name,
-            r.passed,
-            r.failed,
-            r.result_tokens,
-            r.input_tokens,
-            r.errors,
-            r.retries,
-            r.truncations
-        ));
+        out.push_str(&format!("  {:<width$}", v.name));
+        for (n, column) in Row::total(&v.summary).cells().iter().zip(COLUMNS) {
+            out.push_str(&format!("  {n:>0$}", column.len()));
+        }
+        out.push('\n');
     }
     let moved = moved(&summary.variants);
     if moved.is_empty() {
@@ -226,19 +244,11 @@ pub fn markdown(summary: &RunSummary, cell: impl Fn(&str) -> String) -> String {
          | truncations |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for v in &summary.variants {
-        let r = Row::total(&v.summary);
-        out.push_str(&format!(
-            "| **{}** ({}) | {} | {} | {} | {} | {} | {} | {} |\n",
-            cell(&v.name),
-            cell(&v.file),
-            r.passed,
-            r.failed,
-            r.result_tokens,
-            r.input_tokens,
-            r.errors,
-            r.retries,
-            r.truncations
-        ));
+        out.push_str(&format!("| **{}** ({}) |", cell(&v.name), cell(&v.file)));
+        for n in Row::total(&v.summary).cells() {
+            out.push_str(&format!(" {n} |"));
+        }
+        out.push('\n');
     }
     let moved = moved(&summary.variants);
     if moved.is_empty() {
