@@ -421,27 +421,7 @@ fn a_git_checkout_workspace_replays_against_the_recorded_revision() {
     let d = Dirs::new();
     let repo = d.root.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(&repo)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let git = |args: &[&str]| dated_git(&repo, args, "2026-11-30T09:00:00Z");
     git(&["init", "--quiet"]);
     for rel in ["src/app.ts", "notes.md", "logo.png"] {
         let to = repo.join(rel);
@@ -450,7 +430,7 @@ fn a_git_checkout_workspace_replays_against_the_recorded_revision() {
     }
     git(&["add", "."]);
     git(&["commit", "--quiet", "-m", "start"]);
-    let rev = git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let rev = git(&["rev-parse", "HEAD"]);
     std::fs::write(repo.join("src/app.ts"), "changed later\n").unwrap();
     git(&["commit", "--quiet", "-am", "later"]);
     // A branch that is not the repository's default (issue 14 audit: it
