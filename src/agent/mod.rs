@@ -7,6 +7,7 @@
 //! reads scenario files.
 
 pub mod agent_loop;
+mod bpe;
 pub mod events;
 pub mod faux;
 pub mod message;

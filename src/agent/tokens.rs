@@ -17,6 +17,8 @@ use std::sync::PoisonError;
 
 use tiktoken_rs::CoreBPE;
 
+use super::bpe::Bpe;
+
 /// Counts the tokens of a text.
 pub trait TokenCounter: Send + Sync + fmt::Debug {
     /// The counter's name, as reports show it (`chars4`, `o200k` …).
@@ -72,12 +74,20 @@ fn utf16_units(text: &str) -> u64 {
     units as u64
 }
 
-/// An OpenAI BPE vocabulary (`o200k_base`, `cl100k_base`), shipped inside
-/// the `tiktoken-rs` crate and loaded once per process.
+/// An OpenAI BPE vocabulary (`o200k_base`, `cl100k_base`), loaded once per
+/// process: o200k from the table built into the binary ([`super::bpe`], a
+/// few milliseconds), cl100k by the `tiktoken-rs` crate (about 0.3 s).
 pub struct Tiktoken {
     name: &'static str,
-    bpe: &'static CoreBPE,
+    encoder: Encoder,
     memo: Memo,
+}
+
+/// What counts a [`Tiktoken`]'s tokens.
+#[derive(Clone, Copy)]
+enum Encoder {
+    Table(&'static Bpe),
+    Crate(&'static CoreBPE),
 }
 
 impl fmt::Debug for Tiktoken {
@@ -114,7 +124,10 @@ impl Tiktoken {
     fn encode(&self, text: &str) -> u64 {
         // Special-token text such as `<|endoftext|>` in a file is ordinary
         // text to a model reading it, so it is counted as such.
-        self.bpe.encode_ordinary(text).len() as u64
+        match self.encoder {
+            Encoder::Table(bpe) => bpe.count(text),
+            Encoder::Crate(bpe) => bpe.encode_ordinary(text).len() as u64,
+        }
     }
 }
 
@@ -158,25 +171,21 @@ impl Memo {
     }
 }
 
-type Loaded = Result<CoreBPE, String>;
+type Loaded<T> = Result<T, String>;
 
-fn load(
-    cell: &'static OnceLock<Loaded>,
-    make: fn() -> BoxResult<CoreBPE>,
-) -> Result<&'static CoreBPE, String> {
-    cell.get_or_init(|| make().map_err(|err| err.to_string()))
-        .as_ref()
-        .map_err(Clone::clone)
+fn load<T>(
+    cell: &'static OnceLock<Loaded<T>>,
+    make: fn() -> Loaded<T>,
+) -> Result<&'static T, String> {
+    cell.get_or_init(make).as_ref().map_err(Clone::clone)
 }
 
-type BoxResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
-
-fn o200k() -> BoxResult<CoreBPE> {
-    tiktoken_rs::o200k_base().map_err(Into::into)
+fn o200k() -> Loaded<Bpe> {
+    Bpe::o200k()
 }
 
-fn cl100k() -> BoxResult<CoreBPE> {
-    tiktoken_rs::cl100k_base().map_err(Into::into)
+fn cl100k() -> Loaded<CoreBPE> {
+    tiktoken_rs::cl100k_base().map_err(|err| err.to_string())
 }
 
 /// The tokenizer names `tokenizer_by_name` knows, default first.
@@ -199,17 +208,17 @@ pub fn tokenizer_name(name: &str) -> Result<&'static str, String> {
 /// The token counter called `name`: `o200k` (default), `cl100k` or
 /// `chars4`.
 pub fn tokenizer_by_name(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
-    static O200K: OnceLock<Loaded> = OnceLock::new();
-    static CL100K: OnceLock<Loaded> = OnceLock::new();
+    static O200K: OnceLock<Loaded<Bpe>> = OnceLock::new();
+    static CL100K: OnceLock<Loaded<CoreBPE>> = OnceLock::new();
     match tokenizer_name(name)? {
         "o200k" => Ok(Arc::new(Tiktoken {
             name: "o200k",
-            bpe: load(&O200K, o200k)?,
+            encoder: Encoder::Table(load(&O200K, o200k)?),
             memo: Memo::default(),
         })),
         "cl100k" => Ok(Arc::new(Tiktoken {
             name: "cl100k",
-            bpe: load(&CL100K, cl100k)?,
+            encoder: Encoder::Crate(load(&CL100K, cl100k)?),
             memo: Memo::default(),
         })),
         _ => Ok(Arc::new(Chars4)),
@@ -261,7 +270,7 @@ mod tests {
     fn the_memo_answers_as_counting_and_stays_bounded() {
         let t = Tiktoken {
             name: "o200k",
-            bpe: load(&O200K_TEST, o200k).unwrap(),
+            encoder: Encoder::Table(load(&O200K_TEST, o200k).unwrap()),
             memo: Memo::default(),
         };
         let texts: Vec<String> = (0..Memo::ENTRIES + 8)
@@ -280,7 +289,7 @@ mod tests {
         assert!(!Memo::keeps(&"x".repeat(Memo::MAX_LEN + 1)));
     }
 
-    static O200K_TEST: OnceLock<Loaded> = OnceLock::new();
+    static O200K_TEST: OnceLock<Loaded<Bpe>> = OnceLock::new();
 
     #[test]
     fn names_and_errors() {
