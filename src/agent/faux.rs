@@ -27,6 +27,7 @@ use serde_json::Value;
 
 use crate::tools::CallArguments;
 use crate::tools::ToolCall;
+use crate::tools::ToolSpec;
 use crate::tools::ops::BoxFuture;
 
 use super::message::AssistantBlock;
@@ -194,6 +195,10 @@ pub struct FauxProvider {
     retry_queue: std::collections::VecDeque<Pending>,
     tokens: Arc<dyn TokenCounter>,
     pricer: PromptPricer,
+    /// The tools part of the last request and the tools it was made of:
+    /// the tools rarely change between turns, and serialising them every
+    /// turn cost more than comparing them.
+    tools_part: Option<(Vec<ToolSpec>, String)>,
     ended: bool,
     report: FauxReport,
 }
@@ -213,6 +218,7 @@ impl FauxProvider {
             retry_queue: std::collections::VecDeque::new(),
             tokens,
             pricer: PromptPricer::default(),
+            tools_part: None,
             ended: false,
             report: FauxReport {
                 vars,
@@ -399,7 +405,12 @@ impl Provider for FauxProvider {
             if !scripted {
                 self.ended = true;
             }
-            let parts = prompt_parts(&request);
+            let tools = match self.tools_part.take() {
+                Some((specs, part)) if specs.as_slice() == request.tools => (specs, part),
+                _ => (request.tools.to_vec(), tools_part(request.tools)),
+            };
+            let parts = parts_with_tools(&request, Some(&tools.1));
+            self.tools_part = Some(tools);
             message.usage = self.usage(&parts, &message);
             self.report.turns.push(Turn {
                 usage: message.usage,
@@ -529,6 +540,22 @@ pub fn serialize_prompt(request: &Request<'_>) -> String {
 
 /// The parts of [`serialize_prompt`], before they are joined.
 pub fn prompt_parts(request: &Request<'_>) -> Vec<String> {
+    parts_with_tools(request, None)
+}
+
+/// The tools part of a prompt (`tools:[…]`), empty without tools.
+fn tools_part(tools: &[ToolSpec]) -> String {
+    if tools.is_empty() {
+        return String::new();
+    }
+    let definitions: Vec<_> = tools.iter().map(|t| t.definition()).collect();
+    let json = serde_json::to_string(&definitions).unwrap_or_default();
+    format!("tools:{json}")
+}
+
+/// [`prompt_parts`], with the tools part made already when `tools` is
+/// given (it must be [`tools_part`] of the request's tools).
+fn parts_with_tools(request: &Request<'_>, tools: Option<&str>) -> Vec<String> {
     let mut parts = Vec::new();
     if !request.system.is_empty() {
         parts.push(format!("system:{}", request.system));
@@ -548,9 +575,10 @@ pub fn prompt_parts(request: &Request<'_>) -> Vec<String> {
         });
     }
     if !request.tools.is_empty() {
-        let definitions: Vec<_> = request.tools.iter().map(|t| t.definition()).collect();
-        let json = serde_json::to_string(&definitions).unwrap_or_default();
-        parts.push(format!("tools:{json}"));
+        parts.push(match tools {
+            Some(part) => part.to_owned(),
+            None => tools_part(request.tools),
+        });
     }
     parts
 }

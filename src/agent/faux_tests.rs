@@ -234,3 +234,34 @@ async fn variables_in_raw_args_are_json_escaped_and_each_call_keeps_its_variable
         vec![("c1", vec!["workspace"]), ("c2", vec!["v", "workspace"])]
     );
 }
+
+/// The tools part is kept between requests only while the tools stay the
+/// same: each request is priced with the tools it offers.
+#[tokio::test]
+async fn each_request_is_priced_with_its_own_tools() {
+    let h = Harness::memory();
+    let specs: Vec<ToolSpec> = h.registry.specs().cloned().collect();
+    let steps = ["one", "two", "three", "four"]
+        .map(|text| FauxStep::Say(text.to_owned()))
+        .to_vec();
+    let mut provider = FauxProvider::new(FauxScript { steps }, Arc::new(Chars4), BTreeMap::new());
+    let messages = vec![Message::User { text: "go".into() }];
+    let mut priced = Vec::new();
+    for tools in [&specs[..], &specs[..], &specs[..1], &[][..]] {
+        let request = Request {
+            system: "sys",
+            messages: &messages,
+            tools,
+        };
+        let expected = Chars4.count(&serialize_prompt(&request));
+        let reply = provider.complete(request).await.unwrap();
+        priced.push((reply.usage.input + reply.usage.cache_read, expected));
+    }
+    let (got, expected): (Vec<u64>, Vec<u64>) = priced.into_iter().unzip();
+    assert_eq!(got, expected);
+    // The three tool sets price differently, so a stale part would show.
+    assert!(
+        expected[0] > expected[2] && expected[2] > expected[3],
+        "{expected:?}"
+    );
+}
