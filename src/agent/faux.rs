@@ -406,7 +406,7 @@ impl Provider for FauxProvider {
                 self.ended = true;
             }
             let tools = match self.tools_part.take() {
-                Some((specs, part)) if specs.as_slice() == request.tools => (specs, part),
+                Some((specs, part)) if same_definitions(&specs, request.tools) => (specs, part),
                 _ => (request.tools.to_vec(), tools_part(request.tools)),
             };
             let parts = parts_with_tools(&request, Some(&tools.1));
@@ -551,6 +551,34 @@ fn tools_part(tools: &[ToolSpec]) -> String {
     let definitions: Vec<_> = tools.iter().map(|t| t.definition()).collect();
     let json = serde_json::to_string(&definitions).unwrap_or_default();
     format!("tools:{json}")
+}
+
+/// Whether two tool lists give the same tools part: the same names,
+/// descriptions and parameter schemas, in the same order, keys of objects
+/// included (`==` on JSON objects ignores their order, the part does not).
+fn same_definitions(a: &[ToolSpec], b: &[ToolSpec]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(a, b)| {
+            a.name == b.name
+                && a.description == b.description
+                && same_json(&a.parameters, &b.parameters)
+        })
+}
+
+/// Whether two JSON values serialise the same.
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ka, va), (kb, vb))| ka == kb && same_json(va, vb))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_json(a, b))
+        }
+        _ => a == b,
+    }
 }
 
 /// [`prompt_parts`], with the tools part made already when `tools` is

@@ -265,3 +265,27 @@ async fn each_request_is_priced_with_its_own_tools() {
         "{expected:?}"
     );
 }
+
+#[test]
+fn tool_lists_are_the_same_only_when_their_part_is() {
+    let h = Harness::memory();
+    let specs: Vec<ToolSpec> = h.registry.specs().cloned().collect();
+    assert!(same_definitions(&specs, &specs.clone()));
+    assert!(!same_definitions(&specs, &specs[1..]));
+    // The same keys in another order serialise differently.
+    let mut reordered = specs.clone();
+    let Value::Object(schema) = &mut reordered[0].parameters else {
+        panic!("a schema is an object");
+    };
+    let entries: Vec<(String, Value)> = std::mem::take(schema).into_iter().rev().collect();
+    schema.extend(entries);
+    assert_eq!(reordered[0].parameters, specs[0].parameters);
+    assert!(!same_definitions(&specs, &reordered));
+    assert_ne!(tools_part(&specs), tools_part(&reordered));
+    // Numbers are compared as they are written.
+    assert!(!same_json(&json!({"n": 1}), &json!({"n": 1.0})));
+    assert!(same_json(
+        &json!([{"a": [1, "x"]}]),
+        &json!([{"a": [1, "x"]}])
+    ));
+}
