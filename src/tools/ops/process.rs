@@ -192,9 +192,9 @@ async fn run(
         // Without a terminal to lose, a process group of its own is all a
         // new session would give, and it lets the standard library spawn
         // with posix_spawn (a vfork) instead of copying this whole process
-        // with fork, which costs in proportion to its memory (the o200k
-        // tokenizer's tables alone are 45 MB): a large share of a run's
-        // time when every scenario runs a command.
+        // with fork, which costs in proportion to its memory (tens of MB
+        // in a long run): a large share of a run's time when every
+        // scenario runs a command.
         command.process_group(0);
     }
     for (key, value) in &request.env {

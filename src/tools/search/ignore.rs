@@ -14,6 +14,7 @@
 
 use std::ffi::OsStr;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,8 +31,15 @@ use crate::tools::ops::is_outside_workspace;
 pub(super) type Rules = Option<Arc<Level>>;
 
 /// The rules read in one directory, linked to its parent directory's.
+///
+/// The matchers are rooted at `.` and given paths relative to `root`,
+/// cut off here as the `ignore` crate would cut them (a byte prefix, then
+/// one `/`): rooted at the directory itself, every match compared the
+/// matcher's root with `.` component by component first.
 #[derive(Debug)]
 pub(super) struct Level {
+    /// The directory's path, as the walk's paths start with it.
+    root: Box<[u8]>,
     /// `.ignore` of this directory.
     ignore: Option<Gitignore>,
     /// `.gitignore` of this directory.
@@ -51,7 +59,9 @@ pub(super) fn is_ignored(rules: Option<&Arc<Level>>, path: &Path, is_dir: bool) 
     let mut by_exclude = Match::None;
     let mut git_rules_apply = true;
     let mut level = rules.map(Arc::as_ref);
+    let bytes = path.as_os_str().as_bytes();
     while let Some(current) = level {
+        let path = relative_to(bytes, &current.root);
         if by_ignore.is_none()
             && let Some(rules) = &current.ignore
         {
@@ -82,12 +92,27 @@ pub(super) fn is_ignored(rules: Option<&Arc<Level>>, path: &Path, is_dir: bool) 
     decided.is_ignore()
 }
 
-/// Reads one ignore file into a matcher rooted at `dir`. A missing file is
+/// `path` relative to `root` as the `ignore` crate makes it for a matcher
+/// rooted at `root`: a leading `./` dropped; then, when it holds a `/` and
+/// starts with `root`'s bytes, those and one `/` after them, unless
+/// nothing would be left.
+fn relative_to<'p>(path: &'p [u8], root: &[u8]) -> &'p Path {
+    let path = path.strip_prefix(b"./").unwrap_or(path);
+    let cut = if path.contains(&b'/') {
+        path.strip_prefix(root)
+            .map(|rest| rest.strip_prefix(b"/").unwrap_or(rest))
+            .filter(|rest| !rest.is_empty())
+    } else {
+        None
+    };
+    Path::new(OsStr::from_bytes(cut.unwrap_or(path)))
+}
+
+/// Reads one ignore file into a matcher for paths relative to `dir`. A missing file is
 /// `None`; an unreadable one is recorded in `errors`. Lines that are not
 /// valid globs are skipped, as git skips them.
 fn load_rules(
     fs: &dyn FsOps,
-    dir: &Path,
     file: &Path,
     errors: &mut Vec<(PathBuf, String)>,
 ) -> Option<Gitignore> {
@@ -103,7 +128,7 @@ fn load_rules(
     };
     let text = String::from_utf8_lossy(&bytes);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let mut builder = GitignoreBuilder::new(dir);
+    let mut builder = GitignoreBuilder::new(".");
     for line in text.lines() {
         let line = line.strip_suffix('\r').unwrap_or(line);
         // An invalid glob only loses its own line.
@@ -155,15 +180,17 @@ pub(super) fn level_for(
     // Ignore files are read only when they are regular files: a symlinked
     // one could point anywhere, and git refuses them too.
     let ignore = (ignore_kind == Some(FileKind::File))
-        .then(|| load_rules(fs, dir, &dir.join(".ignore"), errors))
+        .then(|| load_rules(fs, &dir.join(".ignore"), errors))
         .flatten();
     let gitignore = (gitignore_kind == Some(FileKind::File))
-        .then(|| load_rules(fs, dir, &dir.join(".gitignore"), errors))
+        .then(|| load_rules(fs, &dir.join(".gitignore"), errors))
         .flatten();
     let exclude = git_kind
         .and_then(|kind| exclude_file(fs, dir, kind))
-        .and_then(|file| load_rules(fs, dir, &file, errors));
+        .and_then(|file| load_rules(fs, &file, errors));
+    let root = dir.as_os_str().as_bytes();
     Some(Arc::new(Level {
+        root: root.strip_prefix(b"./").unwrap_or(root).into(),
         ignore,
         gitignore,
         exclude,
@@ -198,4 +225,86 @@ pub(super) fn ancestor_rules(
         rules = level_for(fs, &dir, kinds, rules, errors);
     }
     rules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(root: &str, lines: &[&str]) -> Gitignore {
+        let mut builder = GitignoreBuilder::new(root);
+        for line in lines {
+            builder.add_line(None, line).unwrap();
+        }
+        builder.build().unwrap()
+    }
+
+    #[test]
+    fn a_path_is_cut_as_the_ignore_crate_cuts_it() {
+        let cut = |path: &str, root: &str| {
+            relative_to(path.as_bytes(), root.as_bytes())
+                .to_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(cut("/ws/a/b.rs", "/ws"), "a/b.rs");
+        assert_eq!(cut("/ws/a/b.rs", "/ws/"), "a/b.rs");
+        assert_eq!(cut("/ws/a/b.rs", "/ws/a"), "b.rs");
+        // A byte prefix, as the crate compares it, not a component.
+        assert_eq!(cut("/wsx/b.rs", "/ws"), "x/b.rs");
+        // Not under the root, or nothing left: the whole path.
+        assert_eq!(cut("/other/b.rs", "/ws"), "/other/b.rs");
+        assert_eq!(cut("/ws", "/ws"), "/ws");
+        assert_eq!(cut("./ws/b.rs", "ws"), "b.rs");
+        assert_eq!(cut("b.rs", "b"), "b.rs");
+    }
+
+    /// A matcher rooted at `.` given [`relative_to`]'s path answers as the
+    /// matcher rooted at the directory given the whole path.
+    #[test]
+    fn rooted_at_dot_with_cut_paths_matches_as_rooted_at_the_directory() {
+        let lines = [
+            "target",
+            "/anchored",
+            "sub/",
+            "*.log",
+            "!keep.log",
+            "deep/**/x",
+            "a/b",
+            "**/test.*",
+            "!e2e/**/test.*",
+        ];
+        let paths = [
+            "/ws/target",
+            "/ws/x/target",
+            "/ws/anchored",
+            "/ws/x/anchored",
+            "/ws/sub",
+            "/ws/q/sub",
+            "/ws/a.log",
+            "/ws/keep.log",
+            "/ws/deep/1/2/x",
+            "/ws/a/b",
+            "/ws/c/a/b",
+            "/ws/t/test.rs",
+            "/ws/e2e/t/test.rs",
+            "/ws",
+            "/elsewhere/target",
+        ];
+        for root in ["/ws", "/ws/"] {
+            let whole = rules(root, &lines);
+            let dot = rules(".", &lines);
+            for path in paths {
+                for is_dir in [false, true] {
+                    let expected = whole.matched(path, is_dir);
+                    let got = dot.matched(relative_to(path.as_bytes(), root.as_bytes()), is_dir);
+                    assert_eq!(
+                        (got.is_ignore(), got.is_whitelist()),
+                        (expected.is_ignore(), expected.is_whitelist()),
+                        "{root} {path} {is_dir}"
+                    );
+                }
+            }
+        }
+    }
 }
