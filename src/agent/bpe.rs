@@ -28,6 +28,10 @@ const NONE: u32 = u32::MAX;
 /// Pieces at least this long are merged with a heap.
 const LONG_PIECE: usize = 256;
 
+/// The pieces a text is counted in after the pattern gave up on it (it
+/// gives up on runs of blanks between 500,000 and 1,000,000 bytes long).
+const GIVE_UP_PIECE: usize = 64 * 1024;
+
 /// A vocabulary and its pre-tokenizer.
 pub(super) struct Bpe {
     ranks: FxHashMap<&'static [u8], u32>,
@@ -70,12 +74,33 @@ impl Bpe {
         let mut at = 0;
         for found in self.pattern.find_iter(text) {
             let Ok(found) = found else {
-                // The pattern gave up (its backtracking limit): the rest
-                // counts a token a byte, which no text reaches in practice.
-                return tokens + (text.len() - at) as u64;
+                // The pattern's backtracking gave up (a run of about a
+                // million blanks: tiktoken-rs panics there). The rest is
+                // counted in pieces short enough for it.
+                return tokens + self.count_in_pieces(text.get(at..).unwrap_or_default());
             };
             at = found.end();
             tokens += self.piece_tokens(found.as_str().as_bytes()) as u64;
+        }
+        tokens
+    }
+
+    /// `text` counted in [`pieces`], each on its own; a piece the pattern
+    /// still gives up on counts a token a byte.
+    fn count_in_pieces(&self, text: &str) -> u64 {
+        let mut tokens = 0u64;
+        for piece in pieces(text) {
+            let mut counted = 0u64;
+            for found in self.pattern.find_iter(piece) {
+                match found {
+                    Ok(found) => counted += self.piece_tokens(found.as_str().as_bytes()) as u64,
+                    Err(_) => {
+                        counted = piece.len() as u64;
+                        break;
+                    }
+                }
+            }
+            tokens += counted;
         }
         tokens
     }
@@ -189,6 +214,25 @@ impl Bpe {
         }
         parts
     }
+}
+
+/// `text` cut into pieces of at most [`GIVE_UP_PIECE`] bytes, at
+/// character boundaries: what a text is counted in after the pattern gave
+/// up on it.
+pub(super) fn pieces(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = rest.len().min(GIVE_UP_PIECE);
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some(piece)
+    })
 }
 
 #[cfg(test)]

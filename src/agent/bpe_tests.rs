@@ -132,3 +132,29 @@ proptest! {
         prop_assert_eq!(bpe.merge_scanning(&piece), bpe.merge_with_heap(&piece));
     }
 }
+
+/// A run of blanks so long that the pre-tokenizer's backtracking gives up
+/// (tiktoken-rs panics on it) is counted in pieces: about what the run
+/// would cost at the rate of shorter runs, and the text after it counts too.
+#[test]
+fn a_blank_run_the_pattern_gives_up_on_is_counted_in_pieces() {
+    let text = format!("{}x", " ".repeat(1_000_000));
+    assert!(ours().pattern.find_iter(&text).any(|found| found.is_err()));
+    let short = ours().count(&format!("{}x", " ".repeat(250_000)));
+    assert_eq!(short, reference_count(&format!("{}x", " ".repeat(250_000))));
+    // The run, then three tokens of words after it.
+    let tokens = ours().count(&format!("{text} and then words"));
+    assert!(
+        (4 * short + 3 - 64..=4 * short + 3 + 64).contains(&tokens),
+        "{tokens} tokens against {short} for a quarter of the run"
+    );
+    // Pieces end at character boundaries and hold the whole text.
+    let wide = "é🙂".repeat(30_000);
+    let cut: Vec<&str> = pieces(&wide).collect();
+    assert_eq!(cut.concat(), wide);
+    assert!(cut.iter().all(|piece| piece.len() <= GIVE_UP_PIECE));
+    assert_eq!(cut.len(), wide.len().div_ceil(GIVE_UP_PIECE));
+    // A text shorter than a piece counts in pieces as it counts whole.
+    let small = format!("{} and then words", " ".repeat(40_000));
+    assert_eq!(ours().count_in_pieces(&small), ours().count(&small));
+}
