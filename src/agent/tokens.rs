@@ -79,7 +79,7 @@ fn utf16_units(text: &str) -> u64 {
 }
 
 /// An OpenAI BPE vocabulary (`o200k_base`, `cl100k_base`), loaded once per
-/// process: o200k from the table built into the binary ([`super::bpe`], a
+/// process: o200k from the table built into the binary (`src/agent/bpe.rs`, a
 /// few milliseconds), cl100k by the `tiktoken-rs` crate (about 0.3 s).
 pub struct Tiktoken {
     name: &'static str,
