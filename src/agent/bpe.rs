@@ -70,39 +70,37 @@ impl Bpe {
 
     /// The number of tokens of `text`.
     pub(super) fn count(&self, text: &str) -> u64 {
+        let (tokens, gave_up) = self.scan(text);
+        let Some(at) = gave_up else {
+            return tokens;
+        };
+        // The pattern's backtracking gave up (a run of about a million
+        // blanks: tiktoken-rs panics there). The rest is counted in pieces
+        // short enough for it; one it still gives up on counts a token a
+        // byte.
+        let rest = text.get(at..).unwrap_or_default();
+        tokens
+            + pieces(rest)
+                .map(|piece| match self.scan(piece) {
+                    (tokens, None) => tokens,
+                    (_, Some(_)) => piece.len() as u64,
+                })
+                .sum::<u64>()
+    }
+
+    /// The tokens of `text` up to where the pattern gave up, and where
+    /// that was (`None`: it did not).
+    fn scan(&self, text: &str) -> (u64, Option<usize>) {
         let mut tokens = 0u64;
         let mut at = 0;
         for found in self.pattern.find_iter(text) {
             let Ok(found) = found else {
-                // The pattern's backtracking gave up (a run of about a
-                // million blanks: tiktoken-rs panics there). The rest is
-                // counted in pieces short enough for it.
-                return tokens + self.count_in_pieces(text.get(at..).unwrap_or_default());
+                return (tokens, Some(at));
             };
             at = found.end();
             tokens += self.piece_tokens(found.as_str().as_bytes()) as u64;
         }
-        tokens
-    }
-
-    /// `text` counted in [`pieces`], each on its own; a piece the pattern
-    /// still gives up on counts a token a byte.
-    fn count_in_pieces(&self, text: &str) -> u64 {
-        let mut tokens = 0u64;
-        for piece in pieces(text) {
-            let mut counted = 0u64;
-            for found in self.pattern.find_iter(piece) {
-                match found {
-                    Ok(found) => counted += self.piece_tokens(found.as_str().as_bytes()) as u64,
-                    Err(_) => {
-                        counted = piece.len() as u64;
-                        break;
-                    }
-                }
-            }
-            tokens += counted;
-        }
-        tokens
+        (tokens, None)
     }
 
     /// The tokens of one piece of the pre-tokenizer.
