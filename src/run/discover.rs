@@ -141,6 +141,59 @@ impl Suites {
             .entry(path.to_path_buf())
             .or_insert_with(|| Suite::load_all(path))
     }
+
+    /// The suite file at `path`, if [`Suites::get`] loaded it.
+    fn peek(&self, path: &Path) -> Option<&Result<Suite, Vec<ScenarioError>>> {
+        self.loaded.get(path)
+    }
+}
+
+/// Fewest files each loading thread gets: below that, starting a thread
+/// costs more than it saves.
+const FILES_PER_THREAD: usize = 32;
+
+/// Most threads loading scenario files.
+const MAX_LOAD_THREADS: usize = 8;
+
+/// How many threads load `count` files: one per core, each with at least
+/// [`FILES_PER_THREAD`] of them.
+fn load_threads(count: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (count / FILES_PER_THREAD).clamp(1, cores.min(MAX_LOAD_THREADS))
+}
+
+/// `load(index)` for every index below `count`, on `threads` threads, in
+/// the indexes' order.
+fn load_all<T: Send>(count: usize, threads: usize, load: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    if threads <= 1 {
+        return (0..count).map(load).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let take = || {
+        let mut mine = Vec::new();
+        loop {
+            let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if index >= count {
+                return mine;
+            }
+            mine.push((index, load(index)));
+        }
+    };
+    let mut all: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(take)).collect();
+        let mut all = take();
+        for helper in helpers {
+            // A panic in a helper is a panic of the load, as it would be
+            // on one thread.
+            match helper.join() {
+                Ok(part) => all.extend(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        all
+    });
+    all.sort_unstable_by_key(|(index, _)| *index);
+    all.into_iter().map(|(_, loaded)| loaded).collect()
 }
 
 /// `path` made absolute against the current directory (`None` when the
@@ -379,20 +432,39 @@ pub fn discover_with(
     let no_suite = Ok(Suite::default());
     let mut names: BTreeMap<String, NameAt> = BTreeMap::new();
     let variant = variant.map(|suite| Ok::<_, Vec<ScenarioError>>(suite.clone()));
-    for file in files {
-        let suite = match (&variant, suite_file_for(&file)) {
-            (Some(variant), _) => variant,
-            (None, Some(path)) => suites.get(&path),
-            (None, None) => &no_suite,
-        };
-        let suite = match suite {
-            Ok(suite) => {
+    // Each file's suite file, read once, before any file loads.
+    let suite_paths: Vec<Option<PathBuf>> = files
+        .iter()
+        .map(|file| variant.is_none().then(|| suite_file_for(file)).flatten())
+        .collect();
+    for path in suite_paths.iter().flatten() {
+        suites.get(path);
+    }
+    let suite_of = |index: usize| match (&variant, &suite_paths[index]) {
+        (Some(variant), _) => variant,
+        (None, Some(path)) => suites.peek(path).unwrap_or(&no_suite),
+        (None, None) => &no_suite,
+    };
+    // The files load on several threads; what they hold is then taken in
+    // the files' order, so names, errors and the selection do not depend
+    // on which thread loaded what.
+    let loaded = load_all(
+        files.len(),
+        load_threads(files.len()),
+        |index| match suite_of(index) {
+            Ok(suite) => Some(load_file(&files[index], suite)),
+            Err(_) => None,
+        },
+    );
+    for (index, loaded) in loaded.into_iter().enumerate() {
+        let (scenarios, errors) = match (suite_of(index), loaded) {
+            (Ok(suite), Some(loaded)) => {
                 if suite.dir.is_some() && !discovery.suites.iter().any(|s| s.dir == suite.dir) {
                     discovery.suites.push(suite.clone());
                 }
-                suite
+                loaded
             }
-            Err(errs) => {
+            (Err(errs), _) => {
                 for err in errs.iter() {
                     if !discovery.errors.contains(err) {
                         discovery.errors.push(err.clone());
@@ -400,8 +472,8 @@ pub fn discover_with(
                 }
                 continue;
             }
+            (Ok(_), None) => continue,
         };
-        let (scenarios, errors) = load_file(&file, suite);
         discovery.errors.extend(errors);
         for scenario in scenarios {
             let here = NameAt::of(&scenario);
@@ -419,3 +491,7 @@ pub fn discover_with(
     }
     discovery
 }
+
+#[cfg(test)]
+#[path = "discover_tests.rs"]
+mod tests;

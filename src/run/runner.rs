@@ -357,20 +357,22 @@ async fn dispatch(
             let _ = tx.send(Message::Finished(index, Box::new(outcome)));
             continue;
         }
-        let scenario = scenario.clone();
+        // The tasks share the list rather than copy the scenario.
+        let all = Arc::clone(&scenarios);
         let config = config.clone();
         let cancel = cancel.clone();
         let stop = stop.clone();
         let snapshots = Arc::clone(&snapshots);
         let tx = tx.clone();
         tokio::spawn(async move {
+            let scenario = &all[index];
             // A panic in the pipeline fails this scenario only.
             let job = tokio::spawn({
-                let scenario = scenario.clone();
+                let all = Arc::clone(&all);
                 let config = config.clone();
                 async move {
                     Job {
-                        scenario: &scenario,
+                        scenario: &all[index],
                         config: &config,
                         cancel: &cancel,
                         snapshots: &snapshots,
@@ -381,7 +383,7 @@ async fn dispatch(
             });
             let outcome = job.await.unwrap_or_else(|err| {
                 ScenarioOutcome::broken(
-                    &scenario,
+                    scenario,
                     Failure::new(
                         None,
                         "harness",
