@@ -235,6 +235,24 @@ impl ArgsValidator {
         })
     }
 
+    /// Compiles a built-in tool's `schema` as a draft 7 schema. Built-in
+    /// schemas use only keywords that mean the same in draft 7 and 2020-12
+    /// (`type`, `properties`, `required`, `additionalProperties`, `items`,
+    /// `minimum`, `description`; `builtin_schemas_mean_the_same_in_both_drafts`
+    /// checks both the list and the answers). The draft 7 meta-schema the
+    /// compiler checks a schema against first costs a fifth of what 2020-12's
+    /// does: about half a millisecond of every `harness call`.
+    pub(crate) fn builtin(tool: &str, schema: &Value) -> Result<Self, String> {
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .build(schema)
+            .map_err(|err| format!("the parameter schema of tool {tool} is invalid: {err}"))?;
+        Ok(Self {
+            tool: tool.to_owned(),
+            validator,
+        })
+    }
+
     /// Every problem of `value`, sorted by path.
     pub fn problems(&self, value: &Value) -> Vec<Problem> {
         let mut problems: Vec<Problem> = self

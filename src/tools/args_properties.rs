@@ -217,6 +217,32 @@ proptest! {
     }
 
     #[test]
+    fn builtin_schemas_mean_the_same_in_both_drafts(
+        tool in arb_tool(),
+        args in arb_json(),
+    ) {
+        let (_, registry) = argument_registry();
+        let schema = registry.spec(tool).map(|s| s.parameters.clone()).unwrap_or_default();
+        let latest = ArgsValidator::new(tool, &schema).unwrap();
+        let draft7 = ArgsValidator::builtin(tool, &schema).unwrap();
+        // The arguments as sent and as a valid call's properties with one
+        // of them replaced, so that both refusals and acceptances compare.
+        let mut near = Map::new();
+        if let (Some(valid), Value::Object(props)) = (valid_example(&schema), &args) {
+            near = valid;
+            for (key, value) in props {
+                if near.contains_key(key) {
+                    near.insert(key.clone(), value.clone());
+                    break;
+                }
+            }
+        }
+        for value in [args, Value::Object(near)] {
+            prop_assert_eq!(latest.problems(&value), draft7.problems(&value), "{}", value);
+        }
+    }
+
+    #[test]
     fn argument_text_of_any_shape_is_answered_not_panicked_on(
         tool in arb_tool(),
         text in prop_oneof![any::<String>(), arb_json().prop_map(|v| {
@@ -300,4 +326,65 @@ async fn read_accepts_integral_floats_and_large_integers_for_offset_and_limit() 
             result.text()
         );
     }
+}
+
+/// A value with every required property of `schema`, each of the simplest
+/// kind its type allows.
+fn valid_example(schema: &Value) -> Option<Map<String, Value>> {
+    let props = schema.get("properties")?.as_object()?;
+    let required = schema.get("required")?.as_array()?;
+    let mut out = Map::new();
+    for name in required.iter().filter_map(Value::as_str) {
+        let value = match props.get(name)?.get("type")?.as_str()? {
+            "string" => json!("a"),
+            "integer" | "number" => json!(1),
+            "boolean" => json!(true),
+            "array" => json!([]),
+            "object" => json!({}),
+            _ => return None,
+        };
+        out.insert(name.to_owned(), value);
+    }
+    Some(out)
+}
+
+/// The keywords [`ArgsValidator::builtin`] relies on meaning the same in
+/// draft 7 and 2020-12 are the only ones the built-in schemas use.
+#[test]
+fn builtin_schemas_use_only_keywords_both_drafts_share() {
+    fn keywords(value: &Value, found: &mut std::collections::BTreeSet<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, inner) in map {
+                    found.insert(key.clone());
+                    match (key.as_str(), inner) {
+                        ("properties", Value::Object(props)) => {
+                            props.values().for_each(|v| keywords(v, found));
+                        }
+                        ("description", _) => {}
+                        _ => keywords(inner, found),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| keywords(v, found)),
+            _ => {}
+        }
+    }
+    let (_, registry) = argument_registry();
+    let mut found = std::collections::BTreeSet::new();
+    for tool in ALL_TOOL_NAMES {
+        keywords(&registry.spec(tool).unwrap().parameters, &mut found);
+    }
+    assert_eq!(
+        found.into_iter().collect::<Vec<_>>(),
+        [
+            "additionalProperties",
+            "description",
+            "items",
+            "minimum",
+            "properties",
+            "required",
+            "type"
+        ]
+    );
 }

@@ -418,8 +418,8 @@ impl Entry {
         if let Some(v) = self.validator.get() {
             return Ok(v);
         }
-        let compiled =
-            validator_for(&self.spec.name, &self.spec.parameters).map_err(ToolError::fatal)?;
+        let compiled = builtin_validator_for(&self.spec.name, &self.spec.parameters)
+            .map_err(ToolError::fatal)?;
         Ok(self.validator.get_or_init(|| compiled))
     }
 }
@@ -431,13 +431,30 @@ const MAX_CACHED_VALIDATORS: usize = 256;
 /// The compiled validator of a tool's parameter schema, shared by every
 /// registry of the process that has the same schema.
 fn validator_for(tool: &str, schema: &Value) -> Result<Arc<ArgsValidator>, String> {
+    cached_validator(tool, schema, false)
+}
+
+/// [`validator_for`] of a built-in tool ([`ArgsValidator::builtin`]).
+fn builtin_validator_for(tool: &str, schema: &Value) -> Result<Arc<ArgsValidator>, String> {
+    cached_validator(tool, schema, true)
+}
+
+fn cached_validator(
+    tool: &str,
+    schema: &Value,
+    builtin: bool,
+) -> Result<Arc<ArgsValidator>, String> {
     static CACHE: Mutex<Option<HashMap<String, Arc<ArgsValidator>>>> = Mutex::new(None);
-    let key = format!("{tool}\u{0}{schema}");
+    let key = format!("{}{tool}\u{0}{schema}", if builtin { "b\u{0}" } else { "" });
     let lock = || CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(found) = lock().as_ref().and_then(|cache| cache.get(&key)) {
         return Ok(Arc::clone(found));
     }
-    let compiled = Arc::new(ArgsValidator::new(tool, schema)?);
+    let compiled = Arc::new(if builtin {
+        ArgsValidator::builtin(tool, schema)?
+    } else {
+        ArgsValidator::new(tool, schema)?
+    });
     let mut cache = lock();
     let cache = cache.get_or_insert_with(HashMap::new);
     if cache.len() >= MAX_CACHED_VALIDATORS {
