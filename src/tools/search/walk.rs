@@ -21,7 +21,9 @@
 //! - directories are listed in parallel (scoped threads over a shared
 //!   queue that hands out the directory that sorts first); each thread
 //!   hands every entry it finds to its visitor, which says whether the
-//!   entry is a result;
+//!   entry is a result. The calling thread walks alone until four
+//!   directories wait, or one waits after 64 entries: a small workspace
+//!   is walked before another thread would have started;
 //! - the output is **sorted by construction**: each directory's listing is
 //!   sorted once by name bytes, and the results come out of a depth-first
 //!   pass over the sorted listings, which is the order of `Path::cmp`
@@ -247,6 +249,8 @@ struct Scratch {
     path: Vec<u8>,
     key: Vec<u32>,
     view: BoundView,
+    /// Entries listed so far.
+    seen: usize,
 }
 
 /// Walks `root` (which must be a directory) with the rules described in the
@@ -298,15 +302,16 @@ pub(crate) fn walk<'v, T: Send>(
     };
     let threads = cores().clamp(1, MAX_WALK_THREADS);
     // The calling thread is one of the workers, and the only one while the
-    // walk has found no directory to share: a flat directory (a small
-    // workspace) is walked before a thread would have started. The others
-    // all start at once when there is more to do.
+    // walk has found little to share: a flat directory, or a small
+    // workspace of a few directories and entries, is walked before a
+    // thread would have started (starting one costs more than such a walk).
+    // The others all start at once when there is more to do.
     let parts: Vec<Part<T>> = std::thread::scope(|scope| {
         let mut workers = Vec::new();
-        let mut grow = |pending: usize| {
-            if pending > 0 && workers.is_empty() {
+        let mut grow = |pending: usize, seen: usize| {
+            if worth_more_threads(pending, seen) && workers.is_empty() {
                 for _ in 1..threads {
-                    workers.push(scope.spawn(|| work(&shared, visitor(), &mut |_| {})));
+                    workers.push(scope.spawn(|| work(&shared, visitor(), &mut |_, _| {})));
                 }
             }
         };
@@ -346,6 +351,19 @@ pub(crate) fn walk<'v, T: Send>(
         results: in_order(nodes, bound.map(Bound::cap)),
         errors,
     })
+}
+
+/// Directories waiting that are worth other threads at once.
+const SHARE_DIRS: usize = 4;
+
+/// Entries listed by the calling thread alone after which any directory
+/// waiting is worth other threads.
+const SHARE_ENTRIES: usize = 64;
+
+/// Whether a walk whose calling thread has listed `seen` entries, with
+/// `pending` directories waiting, should start its other threads.
+fn worth_more_threads(pending: usize, seen: usize) -> bool {
+    pending >= SHARE_DIRS || (pending > 0 && seen >= SHARE_ENTRIES)
 }
 
 /// The results, depth first over the sorted listings; with a cap, up to
@@ -391,11 +409,11 @@ fn in_order<T>(mut nodes: Vec<Option<Node<T>>>, cap: Option<usize>) -> Vec<Found
 
 /// One worker: takes directories from the queue until none is left and no
 /// other worker can add more. After each directory it tells `after_each`
-/// how many directories are waiting.
+/// how many directories are waiting and how many entries it has listed.
 fn work<T>(
     shared: &Shared<'_>,
     mut visit: Visitor<'_, T>,
-    after_each: &mut dyn FnMut(usize),
+    after_each: &mut dyn FnMut(usize, usize),
 ) -> Part<T> {
     let queue = &shared.queue;
     let cancel = shared.options.cancel.as_ref();
@@ -462,7 +480,7 @@ fn work<T>(
         }
         let pending = state.jobs.len();
         drop(state);
-        after_each(pending);
+        after_each(pending, scratch.seen);
     }
 }
 
@@ -515,6 +533,7 @@ fn list<T>(
             return Vec::new();
         }
     };
+    scratch.seen = scratch.seen.saturating_add(scratch.listing.len());
     let listing = &mut scratch.listing;
     listing.sort();
     let rules = if options.respect_ignore_files {

@@ -515,3 +515,54 @@ fn a_confined_walk_out_of_descriptors_falls_back_to_paths_with_identical_output(
     );
     assert_eq!(shown, want);
 }
+
+/// How many walk threads a walk of `files` under `/ws` ran on (each makes
+/// one visitor).
+fn walk_threads(files: &[(&str, &str)]) -> usize {
+    let fs = tree(files);
+    let made = std::sync::atomic::AtomicUsize::new(0);
+    let visitor = || -> Visitor<'_, ()> {
+        made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Box::new(|_: &Entry<'_>| Some(((), 1)))
+    };
+    walk(
+        &fs,
+        Path::new("/ws"),
+        &WalkOptions::default(),
+        None,
+        &visitor,
+    )
+    .unwrap();
+    made.into_inner()
+}
+
+#[test]
+fn a_small_tree_is_walked_by_the_calling_thread_alone() {
+    let small = [
+        ("package.json", "x"),
+        ("src/index.ts", "x"),
+        ("src/user.ts", "x"),
+        ("src/utils/math.ts", "x"),
+        ("src/utils/strings.ts", "x"),
+        ("test/math.test.ts", "x"),
+    ];
+    assert_eq!(walk_threads(&small), 1);
+    let threads = cores().clamp(1, MAX_WALK_THREADS);
+    // Enough directories waiting at once…
+    let wide: Vec<(String, &str)> = (0..SHARE_DIRS)
+        .map(|d| (format!("d{d}/f.txt"), "x"))
+        .collect();
+    let wide: Vec<(&str, &str)> = wide.iter().map(|(p, d)| (p.as_str(), *d)).collect();
+    assert_eq!(walk_threads(&wide), threads);
+    // …or one directory waiting after enough entries.
+    // (The root's entries, `sub` among them, are SHARE_ENTRIES.)
+    let mut deep: Vec<(String, &str)> = (1..SHARE_ENTRIES)
+        .map(|i| (format!("f{i:03}.txt"), "x"))
+        .collect();
+    deep.push(("sub/g.txt".to_owned(), "x"));
+    let deep: Vec<(&str, &str)> = deep.iter().map(|(p, d)| (p.as_str(), *d)).collect();
+    assert_eq!(walk_threads(&deep), threads);
+    // One directory fewer, or one entry fewer, and no thread starts.
+    assert_eq!(walk_threads(&wide[1..]), 1);
+    assert_eq!(walk_threads(&deep[1..]), 1);
+}
