@@ -457,14 +457,15 @@ pub fn discover_with(
         },
     );
     for (index, loaded) in loaded.into_iter().enumerate() {
-        let (scenarios, errors) = match (suite_of(index), loaded) {
-            (Ok(suite), Some(loaded)) => {
+        let (scenarios, errors) = match suite_of(index) {
+            Ok(suite) => {
                 if suite.dir.is_some() && !discovery.suites.iter().any(|s| s.dir == suite.dir) {
                     discovery.suites.push(suite.clone());
                 }
-                loaded
+                // Loaded, since its suite is good.
+                loaded.unwrap_or_default()
             }
-            (Err(errs), _) => {
+            Err(errs) => {
                 for err in errs.iter() {
                     if !discovery.errors.contains(err) {
                         discovery.errors.push(err.clone());
@@ -472,7 +473,6 @@ pub fn discover_with(
                 }
                 continue;
             }
-            (Ok(_), None) => continue,
         };
         discovery.errors.extend(errors);
         for scenario in scenarios {

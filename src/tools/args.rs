@@ -238,10 +238,11 @@ impl ArgsValidator {
     /// Compiles a built-in tool's `schema` as a draft 7 schema. Built-in
     /// schemas use only keywords that mean the same in draft 7 and 2020-12
     /// (`type`, `properties`, `required`, `additionalProperties`, `items`,
-    /// `minimum`, `description`; `builtin_schemas_mean_the_same_in_both_drafts`
-    /// checks both the list and the answers). The draft 7 meta-schema the
-    /// compiler checks a schema against first costs a fifth of what 2020-12's
-    /// does: about half a millisecond of every `harness call`.
+    /// `minimum`, `description`): `builtin_schemas_use_only_keywords_both_drafts_share`
+    /// checks the list, `builtin_schemas_mean_the_same_in_both_drafts` the
+    /// answers. The compiler first checks a schema against its draft's
+    /// meta-schema, and draft 7's is much the smaller: `harness call ls` on
+    /// an empty directory takes 4.2 ms of CPU this way, 5.5 ms as 2020-12.
     pub(crate) fn builtin(tool: &str, schema: &Value) -> Result<Self, String> {
         let validator = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft7)
