@@ -225,6 +225,7 @@ impl RunnerBuilder {
                 harness: super::servers::harness_binary(),
                 servers: Arc::default(),
                 cleanup: Arc::default(),
+                fixtures: Arc::default(),
             },
             scenarios,
             positions,

@@ -34,4 +34,6 @@ pub(super) struct RunConfig {
     pub servers: Arc<super::servers::ServerPool>,
     /// Removes finished workspaces off the runtime's threads.
     pub cleanup: Arc<super::cleanup::Cleanup>,
+    /// The fixtures the run's workspaces copy, each read once.
+    pub fixtures: Arc<crate::scenario::workspace::FixtureCache>,
 }

@@ -107,7 +107,7 @@ impl Job<'_> {
         let started = Instant::now();
         let mut outcome = ScenarioOutcome::of(scenario, Status::Failed);
         outcome.snapshot_file = Some(scenario.snapshot_file.clone());
-        let (dirs, workspace, faults) = match prepare(scenario).await {
+        let (dirs, workspace, faults) = match prepare(scenario, &self.config.fixtures).await {
             Ok(prepared) => prepared,
             Err(failure) => {
                 outcome.failures.push(failure);
@@ -531,6 +531,7 @@ fn registry(
 /// workspace over them, and the plan of its injected faults.
 async fn prepare(
     scenario: &Scenario,
+    fixtures: &Arc<workspace::FixtureCache>,
 ) -> Result<(Dirs, Workspace, Option<Arc<FaultPlan>>), Failure> {
     let cannot_create = |what: &str, err: std::io::Error| {
         whole(
@@ -561,7 +562,10 @@ async fn prepare(
         Scratch::private_dir(logs.path()).map_err(|err| cannot_create("logs directory", err))?;
     let plan = scenario.workspace.clone();
     let root = dir.path().to_path_buf();
-    let bytes = match tokio::task::spawn_blocking(move || workspace::build(&plan, &root)).await {
+    let fixtures = Arc::clone(fixtures);
+    let built =
+        tokio::task::spawn_blocking(move || workspace::build(&plan, &root, Some(&fixtures)));
+    let bytes = match built.await {
         Ok(Ok(bytes)) => bytes,
         Ok(Err(err)) => return Err(whole("workspace", "the workspace is built", err)),
         Err(err) => {

@@ -35,7 +35,13 @@ const PERMISSION_BITS: u32 = 0o777;
 
 /// Fills `dir` (an empty directory) as `plan` says, and returns the bytes
 /// of the files it wrote (a git checkout's are not counted).
-pub fn build(plan: &WorkspacePlan, dir: &Path) -> Result<u64, String> {
+/// With `fixtures`, the fixture is taken from there (read into it by the
+/// first workspace that uses it) when it is small enough to be kept.
+pub fn build(
+    plan: &WorkspacePlan,
+    dir: &Path,
+    fixtures: Option<&FixtureCache>,
+) -> Result<u64, String> {
     let fs = ConfinedFs::new(dir)
         .map_err(|err| format!("cannot open the workspace {}: {err}", dir.display()))?;
     if let Some(checkout) = &plan.git_checkout {
@@ -43,8 +49,12 @@ pub fn build(plan: &WorkspacePlan, dir: &Path) -> Result<u64, String> {
     }
     let mut written = 0;
     if let Some(fixture) = &plan.fixture {
-        written += copy_tree(&fs, fixture, fs.root())
-            .map_err(|err| format!("cannot copy fixture {}: {err}", fixture.display()))?;
+        let kept = fixtures.and_then(|cache| cache.get(fixture));
+        written += match kept {
+            Some(tree) => write_tree(&fs, &tree, fs.root()),
+            None => copy_tree(&fs, fixture, fs.root()),
+        }
+        .map_err(|err| format!("cannot copy fixture {}: {err}", fixture.display()))?;
     }
     for (rel, content) in &plan.files {
         written += write_entry(&fs, rel, content)
@@ -374,6 +384,171 @@ fn write_entry(fs: &ConfinedFs, rel: &str, content: &FileContent) -> io::Result<
     Ok(0)
 }
 
+/// The fixtures of one run, each read once, by the first workspace that
+/// uses it, and written from memory into every workspace after it: a run
+/// of many scenarios on one fixture reads it once, and every scenario gets
+/// the same fixture even if its files change while the run goes on. A
+/// fixture of more than [`MAX_KEPT_FIXTURE_BYTES`] or
+/// [`MAX_KEPT_FIXTURE_ENTRIES`], one that cannot be read, or one past
+/// [`MAX_KEPT_BYTES`] of kept fixtures in all is copied from the disk by
+/// each workspace.
+#[derive(Debug, Default)]
+pub struct FixtureCache {
+    kept: std::sync::Mutex<Kept>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    /// By the fixture's path; `None`: not kept (too big, or unreadable).
+    trees: std::collections::HashMap<std::path::PathBuf, Option<std::sync::Arc<Vec<Node>>>>,
+    bytes: u64,
+}
+
+/// The most bytes of files one kept fixture holds.
+pub const MAX_KEPT_FIXTURE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The most entries (files, directories, symlinks) of one kept fixture.
+pub const MAX_KEPT_FIXTURE_ENTRIES: usize = 4096;
+
+/// The most bytes of files all kept fixtures of a run hold.
+pub const MAX_KEPT_BYTES: u64 = 64 * 1024 * 1024;
+
+impl FixtureCache {
+    /// The entries of the fixture at `path`, read now if no workspace read
+    /// them yet; `None` when it is not kept.
+    fn get(&self, path: &Path) -> Option<std::sync::Arc<Vec<Node>>> {
+        let lock = || {
+            self.kept
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(known) = lock().trees.get(path) {
+            return known.clone();
+        }
+        // Read outside the lock; two workspaces starting at once may both
+        // read it, and the first one kept wins.
+        let mut budget = Budget {
+            bytes: MAX_KEPT_FIXTURE_BYTES,
+            entries: MAX_KEPT_FIXTURE_ENTRIES,
+        };
+        let read = read_tree(path, &mut budget).ok().flatten();
+        let mut kept = lock();
+        let size = MAX_KEPT_FIXTURE_BYTES - budget.bytes;
+        let read = read.filter(|_| kept.bytes.saturating_add(size) <= MAX_KEPT_BYTES);
+        let entry = kept
+            .trees
+            .entry(path.to_path_buf())
+            .or_insert_with(|| read.map(std::sync::Arc::new));
+        let found = entry.clone();
+        if found.is_some() {
+            kept.bytes = kept.bytes.saturating_add(size);
+        }
+        found
+    }
+}
+
+/// One entry of a kept fixture.
+#[derive(Debug)]
+enum Node {
+    File {
+        name: std::ffi::OsString,
+        mode: u32,
+        data: Vec<u8>,
+    },
+    Dir {
+        name: std::ffi::OsString,
+        mode: u32,
+        entries: Vec<Node>,
+    },
+    Symlink {
+        name: std::ffi::OsString,
+        target: std::path::PathBuf,
+    },
+}
+
+/// What a fixture being read may still hold.
+struct Budget {
+    bytes: u64,
+    entries: usize,
+}
+
+/// The entries of the directory `from`, sorted by name, as [`copy_tree`]
+/// reads them; `Ok(None)` once past `budget`.
+fn read_tree(from: &Path, budget: &mut Budget) -> io::Result<Option<Vec<Node>>> {
+    use std::io::Read;
+    let mut entries: Vec<_> = std::fs::read_dir(from)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    let mut nodes = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let Some(left) = budget.entries.checked_sub(1) else {
+            return Ok(None);
+        };
+        budget.entries = left;
+        let source = entry.path();
+        let name = entry.file_name();
+        let kind = entry.file_type()?;
+        let node = if kind.is_symlink() {
+            Node::Symlink {
+                name,
+                target: std::fs::read_link(&source)?,
+            }
+        } else if kind.is_dir() {
+            let Some(inner) = read_tree(&source, budget)? else {
+                return Ok(None);
+            };
+            Node::Dir {
+                name,
+                mode: std::fs::metadata(&source)?.permissions().mode(),
+                entries: inner,
+            }
+        } else {
+            // Opened without blocking, regular files only, as copy_tree.
+            let reader = LocalFs.open(&source)?;
+            let mode = std::fs::metadata(&source)?.permissions().mode();
+            let mut data = Vec::new();
+            // One byte more than the budget shows that it is past it.
+            reader
+                .take(budget.bytes.saturating_add(1))
+                .read_to_end(&mut data)?;
+            let Some(left) = budget.bytes.checked_sub(data.len() as u64) else {
+                return Ok(None);
+            };
+            budget.bytes = left;
+            Node::File { name, mode, data }
+        };
+        nodes.push(node);
+    }
+    Ok(Some(nodes))
+}
+
+/// Writes kept fixture entries into `to` (created through `fs`) as
+/// [`copy_tree`] would copy them; returns the bytes of the files written.
+fn write_tree(fs: &ConfinedFs, nodes: &[Node], to: &Path) -> io::Result<u64> {
+    use std::io::Write;
+    let mut written = 0;
+    fs.create_dir_all(to)?;
+    for node in nodes {
+        match node {
+            Node::Symlink { name, target } => fs.symlink(target, &to.join(name))?,
+            Node::Dir {
+                name,
+                mode,
+                entries,
+            } => {
+                let target = to.join(name);
+                written += write_tree(fs, entries, &target)?;
+                fs.set_mode(&target, mode & PERMISSION_BITS)?;
+            }
+            Node::File { name, mode, data } => {
+                let mut writer = fs.create_new(&to.join(name), mode & PERMISSION_BITS)?;
+                writer.write_all(data)?;
+                written += data.len() as u64;
+            }
+        }
+    }
+    Ok(written)
+}
+
 /// Copies the directory tree `from` (read with the process's own reach)
 /// into `to` (created through `fs`), keeping symlinks as symlinks and the
 /// permission bits of files and directories. Anything but files,
@@ -575,7 +750,7 @@ mod tests {
             ],
             git: true,
         };
-        build(&plan, dir.path()).unwrap();
+        build(&plan, dir.path(), None).unwrap();
         let mode = |p: &str| {
             std::fs::metadata(dir.path().join(p))
                 .unwrap()
@@ -643,7 +818,7 @@ mod tests {
         ];
         let errors: Vec<String> = cases
             .iter()
-            .map(|plan| build(plan, &ws).unwrap_err())
+            .map(|plan| build(plan, &ws, None).unwrap_err())
             .collect();
         let outside_error = |rel: &str| {
             format!("cannot create workspace file `{rel}`: the path leads outside the workspace")
@@ -676,7 +851,7 @@ mod tests {
                 files: vec![(rel.into(), text(None))],
                 git: false,
             };
-            assert_eq!(build(&plan, &ws).unwrap_err(), outside_error(rel));
+            assert_eq!(build(&plan, &ws, None).unwrap_err(), outside_error(rel));
         }
         assert!(!base.join("escaped.txt").exists());
     }
@@ -712,7 +887,7 @@ mod tests {
             ],
             git: false,
         };
-        build(&plan, dir.path()).unwrap();
+        build(&plan, dir.path(), None).unwrap();
         let modes: Vec<u32> = ["run.sh", "sticky", "shared", "suid"]
             .iter()
             .map(|rel| mode_of(&dir.path().join(rel)))
@@ -733,7 +908,7 @@ mod tests {
             files: vec![],
             git: false,
         };
-        build(&plan, dst.path()).unwrap();
+        build(&plan, dst.path(), None).unwrap();
         assert_eq!(
             std::fs::read_to_string(dst.path().join("src/main.rs")).unwrap(),
             "fn main() {}"
@@ -745,6 +920,153 @@ mod tests {
                 .unwrap()
                 .is_symlink()
         );
+    }
+
+    /// Every entry under `root`: its path, kind, permission bits, and its
+    /// bytes or link target.
+    fn tree_of(root: &Path) -> Vec<String> {
+        fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+            let mut entries: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            entries.sort();
+            for path in entries {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                let mode = meta.permissions().mode() & 0o7777;
+                if meta.is_symlink() {
+                    let target = std::fs::read_link(&path).unwrap();
+                    out.push(format!("{rel} -> {}", target.display()));
+                } else if meta.is_dir() {
+                    out.push(format!("{rel}/ {mode:o}"));
+                    walk(root, &path, out);
+                } else {
+                    let data = std::fs::read(&path).unwrap();
+                    out.push(format!("{rel} {mode:o} {data:?}"));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(root, root, &mut out);
+        out
+    }
+
+    fn fixture_plan(fixture: &Path) -> WorkspacePlan {
+        WorkspacePlan {
+            fixture: Some(fixture.to_path_buf()),
+            ..WorkspacePlan::default()
+        }
+    }
+
+    #[test]
+    fn a_kept_fixture_builds_what_a_copy_builds_and_stays_as_first_read() {
+        let src = tempfile::tempdir().unwrap();
+        let root = src.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(root.join("empty")).unwrap();
+        std::fs::write(root.join("a/b/data.bin"), [0u8, 255, 10, 13]).unwrap();
+        std::fs::write(root.join("run.sh"), "#!/bin/sh\n").unwrap();
+        std::fs::write(root.join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink("a/b/data.bin", root.join("link")).unwrap();
+        std::os::unix::fs::symlink("../nowhere", root.join("dangling")).unwrap();
+        let chmod = |rel: &str, mode: u32| {
+            std::fs::set_permissions(root.join(rel), std::fs::Permissions::from_mode(mode))
+                .unwrap();
+        };
+        chmod("a", 0o755);
+        chmod("a/b/data.bin", 0o644);
+        chmod("run.sh", 0o755);
+        chmod("secret", 0o600);
+        chmod("a/b", 0o750);
+        chmod("empty", 0o700);
+        let plan = fixture_plan(root);
+        let copied = tempfile::tempdir().unwrap();
+        let copied_bytes = build(&plan, copied.path(), None).unwrap();
+        let cache = FixtureCache::default();
+        let first = tempfile::tempdir().unwrap();
+        let second = tempfile::tempdir().unwrap();
+        assert_eq!(
+            build(&plan, first.path(), Some(&cache)).unwrap(),
+            copied_bytes
+        );
+        // The fixture changes after the first workspace read it.
+        std::fs::write(root.join("secret"), "changed").unwrap();
+        assert_eq!(
+            build(&plan, second.path(), Some(&cache)).unwrap(),
+            copied_bytes
+        );
+        let expected = [
+            "a/ 755",
+            "a/b/ 750",
+            "a/b/data.bin 644 [0, 255, 10, 13]",
+            "dangling -> ../nowhere",
+            "empty/ 700",
+            "link -> a/b/data.bin",
+            "run.sh 755 [35, 33, 47, 98, 105, 110, 47, 115, 104, 10]",
+            "secret 600 [115]",
+        ];
+        assert_eq!(tree_of(copied.path()), expected);
+        assert_eq!(tree_of(first.path()), expected);
+        assert_eq!(tree_of(second.path()), expected);
+        assert_eq!(copied_bytes, 4 + 10 + 1);
+    }
+
+    #[test]
+    fn a_fixture_past_a_bound_or_unreadable_is_copied_by_each_workspace() {
+        // Past the bytes of one kept fixture.
+        let big = tempfile::tempdir().unwrap();
+        let size = usize::try_from(MAX_KEPT_FIXTURE_BYTES).unwrap() + 1;
+        std::fs::write(big.path().join("big.bin"), vec![b'x'; size]).unwrap();
+        // Past its entries.
+        let many = tempfile::tempdir().unwrap();
+        for index in 0..=MAX_KEPT_FIXTURE_ENTRIES {
+            std::fs::write(many.path().join(format!("f{index}")), "").unwrap();
+        }
+        let cache = FixtureCache::default();
+        for fixture in [big.path(), many.path()] {
+            let ws = tempfile::tempdir().unwrap();
+            build(&fixture_plan(fixture), ws.path(), Some(&cache)).unwrap();
+            assert!(cache.get(fixture).is_none(), "{}", fixture.display());
+        }
+        assert_eq!(cache.kept.lock().unwrap().bytes, 0);
+        // Not kept: a change shows in the next workspace.
+        std::fs::write(big.path().join("big.bin"), "small now").unwrap();
+        std::fs::set_permissions(
+            big.path().join("big.bin"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        build(&fixture_plan(big.path()), ws.path(), Some(&cache)).unwrap();
+        assert_eq!(
+            tree_of(ws.path()),
+            ["big.bin 644 [115, 109, 97, 108, 108, 32, 110, 111, 119]"]
+        );
+        // A FIFO fails every workspace with the copy's own words.
+        let odd = tempfile::tempdir().unwrap();
+        let fifo = std::ffi::CString::new(
+            odd.path()
+                .join("pipe")
+                .into_os_string()
+                .into_encoded_bytes(),
+        )
+        .unwrap();
+        // SAFETY: a NUL-terminated path and a plain mode.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let copied = build(
+            &fixture_plan(odd.path()),
+            tempfile::tempdir().unwrap().path(),
+            None,
+        );
+        for _ in 0..2 {
+            let kept = build(
+                &fixture_plan(odd.path()),
+                tempfile::tempdir().unwrap().path(),
+                Some(&cache),
+            );
+            assert_eq!(kept.unwrap_err(), copied.clone().unwrap_err());
+        }
     }
 
     #[test]
@@ -773,7 +1095,7 @@ mod tests {
             )],
             ..WorkspacePlan::default()
         };
-        build(&plan, dir.path()).unwrap();
+        build(&plan, dir.path(), None).unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
             "first\n"
@@ -791,7 +1113,7 @@ mod tests {
         };
         let other = tempfile::tempdir().unwrap();
         assert_eq!(
-            build(&missing, other.path()).unwrap_err(),
+            build(&missing, other.path(), None).unwrap_err(),
             format!(
                 "`no-such-rev` names no commit in {0}; give a commit, tag or branch of that \
                  repository (`git -C {0} log --all --oneline` lists them)",
@@ -858,7 +1180,7 @@ mod tests {
                 }),
                 ..WorkspacePlan::default()
             };
-            build(&plan, dir.path()).unwrap();
+            build(&plan, dir.path(), None).unwrap();
             std::fs::read_to_string(dir.path().join("a.txt")).unwrap()
         };
         let revs = ["feature", "main", "v1", &feature, &main[..12], "feature~1"];
@@ -925,7 +1247,7 @@ mod tests {
         ];
         let errors: Vec<String> = plans
             .iter()
-            .map(|plan| build(plan, tempfile::tempdir().unwrap().path()).unwrap_err())
+            .map(|plan| build(plan, tempfile::tempdir().unwrap().path(), None).unwrap_err())
             .collect();
         let not_a_dir = |what: &str| {
             format!(
@@ -952,6 +1274,7 @@ mod tests {
         build(
             &files(vec![(".git/info/exclude", text("x/\n"))]),
             dir.path(),
+            None,
         )
         .unwrap();
         assert!(dir.path().join(".git/HEAD").is_file());
