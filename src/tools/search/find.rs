@@ -191,18 +191,19 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     // results are kept, and they come out sorted.
     let root = &resolved.real;
     let names_only = pattern.names_only();
-    let walk = search_walk(ctx, root, true, &display, None, &|| {
-        let pattern = &pattern;
-        Box::new(move |entry: &Entry<'_>| {
-            let is_dir = entry.kind == FileKind::Dir;
-            let shown = if names_only {
-                show_name(entry.name.as_bytes())
-            } else {
-                show_name(entry.rel)
-            };
-            pattern
-                .matches(entry.path, &shown, is_dir)
-                .then_some(((), 1))
+    let matches = |entry: &Entry<'_>| {
+        let shown = if names_only {
+            show_name(entry.name.as_bytes())
+        } else {
+            show_name(entry.rel)
+        };
+        pattern.matches(entry.path, &shown, entry.kind == FileKind::Dir)
+    };
+    // Files are matched before the ignore rules, which then only see the
+    // files that match; the visitor gets those, and every directory.
+    let walk = search_walk(ctx, root, true, &display, None, Some(&matches), &|| {
+        Box::new(|entry: &Entry<'_>| {
+            (entry.kind != FileKind::Dir || matches(entry)).then_some(((), 1))
         })
     })?;
     if ctx.cancel.is_cancelled() {

@@ -50,13 +50,15 @@ pub(crate) fn effective_limit(arg: Option<f64>, default: usize) -> usize {
 /// Walks `root` (a search tool's resolved directory) with the workspace's
 /// ignore rules, stopping when the call is cancelled; errors are worded for
 /// the model. Each entry goes to a per-thread visitor as it is found
-/// ([`walk::walk`]), which says what is a result.
+/// ([`walk::walk`]), which says what is a result; `keep_file`, a name
+/// glob, rejects files before their ignore rules are matched.
 fn search_walk<'v, T: Send>(
     ctx: &ToolContext,
     root: &Path,
     include_dirs: bool,
     display: &str,
     bound: Option<&bound::Bound>,
+    keep_file: Option<walk::KeepFile<'_>>,
     visitor: &(dyn Fn() -> Visitor<'v, T> + Sync),
 ) -> Result<Walk<T>, ToolError> {
     let options = WalkOptions {
@@ -66,7 +68,15 @@ fn search_walk<'v, T: Send>(
         ignore_base: ignore_base(ctx.workspace.root(), root),
         cancel: Some(ctx.cancel.clone()),
     };
-    walk::walk(ctx.workspace.fs().as_ref(), root, &options, bound, visitor).map_err(|err| {
+    walk::walk(
+        ctx.workspace.fs().as_ref(),
+        root,
+        &options,
+        bound,
+        keep_file,
+        visitor,
+    )
+    .map_err(|err| {
         if ctx.cancel.is_cancelled() {
             ToolError::cancelled()
         } else {

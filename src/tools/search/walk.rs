@@ -21,7 +21,9 @@
 //! - directories are listed in parallel (scoped threads over a shared
 //!   queue that hands out the directory that sorts first); each thread
 //!   hands every entry it finds to its visitor, which says whether the
-//!   entry is a result. The calling thread walks alone until four
+//!   entry is a result. A [`KeepFile`] test (find's pattern, grep's glob)
+//!   sees files first: the ignore rules, the costlier test, are matched
+//!   only against the files it keeps. The calling thread walks alone until four
 //!   directories wait, or one waits after 64 entries: a small workspace
 //!   is walked before another thread would have started;
 //! - the output is **sorted by construction**: each directory's listing is
@@ -124,6 +126,13 @@ pub(crate) struct Entry<'a> {
 /// `Some((value, weight))` makes the entry a result (the weight counts
 /// towards a [`Bound`]'s cap).
 pub(crate) type Visitor<'a, T> = Box<dyn FnMut(&Entry<'_>) -> Option<(T, usize)> + 'a>;
+
+/// A cheap test of an entry that is not a directory (a name glob), made
+/// before the ignore rules are matched against it: an entry it rejects is
+/// neither a result nor matched against the rules, which most entries of
+/// a narrow search then never are. It must not have effects (it sees
+/// ignored entries too); the visitor sees only entries it kept.
+pub(crate) type KeepFile<'a> = &'a (dyn Fn(&Entry<'_>) -> bool + Sync);
 
 /// One result of a walk.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -238,6 +247,7 @@ struct Shared<'a> {
     root: &'a Path,
     options: &'a WalkOptions,
     bound: Option<&'a Bound>,
+    keep_file: Option<KeepFile<'a>>,
     queue: Queue,
     next_id: AtomicUsize,
 }
@@ -264,6 +274,7 @@ pub(crate) fn walk<'v, T: Send>(
     root: &Path,
     options: &WalkOptions,
     bound: Option<&Bound>,
+    keep_file: Option<KeepFile<'_>>,
     visitor: &(dyn Fn() -> Visitor<'v, T> + Sync),
 ) -> io::Result<Walk<T>> {
     if !fs.metadata(root)?.is_dir() {
@@ -283,6 +294,7 @@ pub(crate) fn walk<'v, T: Send>(
         root,
         options,
         bound,
+        keep_file,
         queue: Queue {
             state: Mutex::new(QueueState {
                 jobs: BinaryHeap::from([Job {
@@ -587,6 +599,17 @@ fn list<T>(
         let entry_path = Path::new(OsStr::from_bytes(path));
         let kind = listing.kind(index);
         let is_dir = kind == FileKind::Dir;
+        let entry = Entry {
+            dir: &dir,
+            name: OsStr::from_bytes(name),
+            kind,
+            path: entry_path,
+            rel: path.get(rel_start..).unwrap_or_default(),
+            key,
+        };
+        if !is_dir && shared.keep_file.is_some_and(|keep| !keep(&entry)) {
+            continue;
+        }
         if rules.is_some() && is_ignored(rules.as_ref(), entry_path, is_dir) {
             continue;
         }
@@ -602,14 +625,7 @@ fn list<T>(
             id
         });
         let result = if !is_dir || options.include_dirs {
-            visit(&Entry {
-                dir: &dir,
-                name: OsStr::from_bytes(name),
-                kind,
-                path: entry_path,
-                rel: path.get(rel_start..).unwrap_or_default(),
-                key,
-            })
+            visit(&entry)
         } else {
             None
         };

@@ -15,7 +15,7 @@ use crate::tools::testutil::disk;
 
 /// A walk whose every entry is a result.
 fn walk_all(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Result<Walk<()>> {
-    walk(fs, root, options, None, &|| {
+    walk(fs, root, options, None, None, &|| {
         Box::new(|_: &Entry<'_>| Some(((), 1)))
     })
 }
@@ -326,7 +326,7 @@ fn visitors_see_every_reported_entry_once_and_say_what_is_a_result() {
                 .then_some((rel, 1))
         })
     };
-    let walk = walk(&fs, Path::new("/ws"), &with_dirs(), None, &visitor).unwrap();
+    let walk = walk(&fs, Path::new("/ws"), &with_dirs(), None, None, &visitor).unwrap();
     let mut seen = seen.into_inner().unwrap();
     seen.sort();
     let mut all = listed(&fs, "/ws", &with_dirs());
@@ -346,6 +346,73 @@ fn visitors_see_every_reported_entry_once_and_say_what_is_a_result() {
     sorted.sort_by(|a, b| Path::new(a.as_str()).cmp(Path::new(b.as_str())));
     assert_eq!(rels, sorted);
     assert!(!rels.is_empty());
+}
+
+#[test]
+fn keep_file_sees_files_before_the_rules_and_the_visitor_only_what_it_kept() {
+    let fs = tree(&[
+        (".gitignore", "*.log\nout/\n!keep.log\n"),
+        ("a.rs", "x"),
+        ("a.log", "x"),
+        ("keep.log", "x"),
+        ("b.txt", "x"),
+        ("out/c.rs", "x"),
+        ("src/d.rs", "x"),
+        ("src/e.log", "x"),
+        ("src/.gitignore", "d.rs\n"),
+    ]);
+    let asked = Mutex::new(Vec::new());
+    let keep = |entry: &Entry<'_>| {
+        let rel = String::from_utf8(entry.rel.to_vec()).unwrap();
+        let kept = rel.ends_with(".rs") || rel.ends_with(".log");
+        asked.lock().unwrap().push(rel);
+        kept
+    };
+    let visited = Mutex::new(Vec::new());
+    let visitor = || -> Visitor<'_, ()> {
+        let visited = &visited;
+        Box::new(move |entry: &Entry<'_>| {
+            let rel = String::from_utf8(entry.rel.to_vec()).unwrap();
+            visited.lock().unwrap().push(rel);
+            Some(((), 1))
+        })
+    };
+    let walk = walk(
+        &fs,
+        Path::new("/ws"),
+        &with_dirs(),
+        None,
+        Some(&keep),
+        &visitor,
+    )
+    .unwrap();
+    let rels: Vec<&str> = walk
+        .results
+        .iter()
+        .map(|found| found.rel.as_str())
+        .collect();
+    // What a walk without the test gives, less the files it rejects.
+    assert_eq!(rels, vec!["a.rs", "keep.log", "src"]);
+    let mut asked = asked.into_inner().unwrap();
+    asked.sort();
+    // Every file outside ignored directories, ignored ones too; never a
+    // directory.
+    assert_eq!(
+        asked,
+        vec![
+            ".gitignore",
+            "a.log",
+            "a.rs",
+            "b.txt",
+            "keep.log",
+            "src/.gitignore",
+            "src/d.rs",
+            "src/e.log"
+        ]
+    );
+    let mut visited = visited.into_inner().unwrap();
+    visited.sort();
+    assert_eq!(visited, vec!["a.rs", "keep.log", "src"]);
 }
 
 #[test]
@@ -371,6 +438,7 @@ fn a_bound_cuts_the_results_after_the_entry_that_reaches_its_cap() {
             Path::new("/ws"),
             &WalkOptions::default(),
             Some(&bound),
+            None,
             &weigh,
         );
         walk.unwrap()
@@ -459,7 +527,7 @@ fn a_confined_walk_out_of_descriptors_falls_back_to_paths_with_identical_output(
                 Some((text, 1))
             })
         };
-        let walk = walk(fs, &root, &with_dirs(), None, &visitor).unwrap();
+        let walk = walk(fs, &root, &with_dirs(), None, None, &visitor).unwrap();
         (walk, by_path.into_inner().unwrap())
     };
     let (expected, by_path) = run(&normal);
@@ -529,6 +597,7 @@ fn walk_threads(files: &[(&str, &str)]) -> usize {
         &fs,
         Path::new("/ws"),
         &WalkOptions::default(),
+        None,
         None,
         &visitor,
     )

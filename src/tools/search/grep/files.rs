@@ -150,8 +150,23 @@ pub(super) fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
     (show_controls(&shown).into_owned(), cut)
 }
 
+/// Whether `entry` is a file the glob selects (every file without a glob):
+/// the walk asks before matching the ignore rules, and hands the visitor
+/// only the files this keeps.
+pub(super) fn selects(filter: Option<&FileFilter>, entry: &Entry<'_>) -> bool {
+    entry.kind == FileKind::File
+        && filter.is_none_or(|filter| {
+            let shown = if filter.names_only() {
+                show_name(entry.name.as_bytes())
+            } else {
+                show_name(entry.rel)
+            };
+            filter.allows(&shown)
+        })
+}
+
 /// The visitor of one walk thread (step 2 of the tool's docs): searches
-/// each file it is handed that the glob selects, opened by its name in its
+/// each file it is handed (those [`selects`] keeps), opened by its name in its
 /// directory, and keeps what it found when there is anything to show or
 /// count (a match, an error, a NUL byte). A file stops being searched
 /// once it sorts after `bound` (the walk then drops it), and after
@@ -160,7 +175,6 @@ pub(super) fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
 /// first.
 pub(super) fn visitor<'a>(
     fs: &'a dyn FsOps,
-    filter: Option<&'a FileFilter>,
     plan: &'a Plan<'a>,
     bound: &'a Bound,
 ) -> Visitor<'a, FileHits> {
@@ -168,16 +182,6 @@ pub(super) fn visitor<'a>(
     Box::new(move |entry: &Entry<'_>| {
         if entry.kind != FileKind::File || plan.cancel.is_cancelled() {
             return None;
-        }
-        if let Some(filter) = filter {
-            let shown = if filter.names_only() {
-                show_name(entry.name.as_bytes())
-            } else {
-                show_name(entry.rel)
-            };
-            if !filter.allows(&shown) {
-                return None;
-            }
         }
         let stop = || plan.cancel.is_cancelled() || bound.is_past(entry.key);
         let reader = fs.open_child_file(entry.dir, entry.name);

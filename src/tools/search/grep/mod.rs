@@ -66,6 +66,7 @@ use super::glob::FileFilter;
 use super::search_walk;
 use super::shown_path;
 use super::unreadable_notice;
+use super::walk::Entry;
 use super::with_notices;
 use crate::tools::args::shorten;
 use crate::tools::contract::ExecutionMode;
@@ -91,6 +92,7 @@ use files::Found;
 use files::Plan;
 use files::assemble;
 use files::search_reader;
+use files::selects;
 use files::visitor;
 
 /// The text of a search without results.
@@ -444,9 +446,17 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         // The walk keeps the smallest files whose matching lines reach
         // limit + 1, and never lists or searches what sorts after them.
         let bound = Bound::new(limit.saturating_add(1));
-        let walk = search_walk(ctx, root, false, &display, Some(&bound), &|| {
-            visitor(fs, filter.as_ref(), &plan, &bound)
-        })?;
+        // The glob rejects files before their ignore rules are matched.
+        let selected = |entry: &Entry<'_>| selects(filter.as_ref(), entry);
+        let walk = search_walk(
+            ctx,
+            root,
+            false,
+            &display,
+            Some(&bound),
+            Some(&selected),
+            &|| visitor(fs, &plan, &bound),
+        )?;
         for (path, why) in &walk.errors {
             unreadable.push((shown_path(workspace, root, path), why.clone()));
         }
