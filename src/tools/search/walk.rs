@@ -21,11 +21,11 @@
 //! - directories are listed in parallel (scoped threads over a shared
 //!   queue that hands out the directory that sorts first); each thread
 //!   hands every entry it finds to its visitor, which says whether the
-//!   entry is a result. A [`KeepFile`] test (find's pattern, grep's glob)
-//!   sees files first: the ignore rules, the costlier test, are matched
-//!   only against the files it keeps. The calling thread walks alone until four
-//!   directories wait, or one waits after 64 entries: a small workspace
-//!   is walked before another thread would have started;
+//!   entry is a result. A [`KeepFile`] test (find's pattern, grep's
+//!   glob) sees files first: the ignore rules, the costlier test, are
+//!   matched only against the files it keeps. The calling thread walks
+//!   alone until four directories wait, or one waits after 64 entries: a
+//!   small workspace is walked before another thread would have started;
 //! - the output is **sorted by construction**: each directory's listing is
 //!   sorted once by name bytes, and the results come out of a depth-first
 //!   pass over the sorted listings, which is the order of `Path::cmp`

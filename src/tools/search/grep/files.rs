@@ -166,8 +166,8 @@ pub(super) fn selects(filter: Option<&FileFilter>, entry: &Entry<'_>) -> bool {
 }
 
 /// The visitor of one walk thread (step 2 of the tool's docs): searches
-/// each file it is handed (those [`selects`] keeps), opened by its name in its
-/// directory, and keeps what it found when there is anything to show or
+/// each file it is handed (those [`selects`] keeps), opened by its name in
+/// its directory, and keeps what it found when there is anything to show or
 /// count (a match, an error, a NUL byte). A file stops being searched
 /// once it sorts after `bound` (the walk then drops it), and after
 /// `limit + 1` matching lines, which is enough to know whether more
