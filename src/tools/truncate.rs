@@ -367,6 +367,52 @@ impl HeadTruncator {
     }
 }
 
+/// [`truncate_head`] of lines joined by `\n`, built line by line: only the
+/// kept lines are copied, the others only counted, so a listing far over
+/// the byte cap is never joined whole (find's thousands of paths). Each
+/// line is given in parts (a path, then `/`), is not empty (an empty last
+/// line is no line to [`count_lines`]) and holds no `\n`.
+#[derive(Clone, Debug)]
+pub struct HeadJoin {
+    head: HeadTruncator,
+    text: String,
+}
+
+impl HeadJoin {
+    /// Nothing joined yet.
+    pub fn new(limits: TruncationLimits) -> Self {
+        Self {
+            head: HeadTruncator::new(limits),
+            text: String::new(),
+        }
+    }
+
+    /// Adds one line, the concatenation of `parts`.
+    pub fn push(&mut self, parts: &[&str]) {
+        let len = parts.iter().map(|part| part.len()).sum();
+        debug_assert!(len > 0, "a line of a HeadJoin is not empty");
+        let first = self.head.output_lines() == 0;
+        if self.head.push_line(len) {
+            if !first {
+                self.text.push('\n');
+            }
+            for part in parts {
+                debug_assert!(
+                    !part.contains('\n'),
+                    "a line of a HeadJoin holds no newline"
+                );
+                self.text.push_str(part);
+            }
+        }
+    }
+
+    /// The kept lines joined, and the facts [`truncate_head`] gives for the
+    /// whole join.
+    pub fn finish(self) -> (String, Truncation) {
+        (self.text, self.head.facts())
+    }
+}
+
 /// Keeps whole lines from the end of `text` while both caps hold; when even
 /// the last line does not fit, keeps the end of that line, cut at a
 /// character boundary (§common.4.5).
@@ -512,6 +558,31 @@ mod tests {
             first_line_exceeds_limit: false,
             max_lines: limits.max_lines,
             max_bytes: limits.max_bytes,
+        }
+    }
+
+    proptest::proptest! {
+        /// Joining line by line keeps and reports what truncating the whole
+        /// join would.
+        #[test]
+        fn a_head_join_is_the_head_of_the_whole_join(
+            lines in proptest::collection::vec(("[a-zé/]{1,12}", proptest::bool::ANY), 0..40),
+            max_lines in 1usize..50,
+            max_bytes in 0usize..300,
+        ) {
+            let limits = lim(max_lines, max_bytes);
+            let mut join = HeadJoin::new(limits);
+            let mut whole: Vec<String> = Vec::new();
+            for (line, slash) in &lines {
+                let tail = if *slash { "/" } else { "" };
+                join.push(&[line, tail]);
+                whole.push(format!("{line}{tail}"));
+            }
+            let whole = whole.join("\n");
+            let expected = truncate_head(&whole, limits);
+            let (text, facts) = join.finish();
+            proptest::prop_assert_eq!(text.as_str(), expected.content);
+            proptest::prop_assert_eq!(facts, expected.facts);
         }
     }
 

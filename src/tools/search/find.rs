@@ -43,9 +43,9 @@ use crate::tools::facts::ToolDetails;
 use crate::tools::facts::same_details;
 use crate::tools::ops::FileKind;
 use crate::tools::task::run_blocking;
+use crate::tools::truncate::HeadJoin;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::format_size;
-use crate::tools::truncate::truncate_head;
 use crate::tools::visible::show_name;
 use crate::tools::workspace::Lookup;
 
@@ -210,17 +210,14 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         return Err(ToolError::cancelled());
     }
     let total = walk.results.len();
-    // The shown results, one a line, directories ending in `/`.
-    let mut joined = String::new();
-    for (index, found) in walk.results.iter().take(limit).enumerate() {
-        if index > 0 {
-            joined.push('\n');
-        }
-        joined.push_str(&found.rel);
-        if found.kind == FileKind::Dir {
-            joined.push('/');
-        }
+    // The shown results, one a line, directories ending in `/`, up to the
+    // byte cap; the rest are only counted.
+    let mut join = HeadJoin::new(ctx.limits.bytes_only());
+    for found in walk.results.iter().take(limit) {
+        let slash = if found.kind == FileKind::Dir { "/" } else { "" };
+        join.push(&[&found.rel, slash]);
     }
+    let (shown, cut) = join.finish();
     let unreadable: Vec<(String, String)> = walk
         .errors
         .iter()
@@ -239,10 +236,9 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         unreadable_paths: None,
     };
     let mut notices = Vec::new();
-    let body = if joined.is_empty() {
+    let body = if total == 0 {
         NO_FILES.to_owned()
     } else {
-        let cut = truncate_head(&joined, ctx.limits.bytes_only());
         if total > limit {
             details.result_limit_reached = Some(limit);
             notices.push(format!(
@@ -251,21 +247,17 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
                 limit.saturating_mul(2)
             ));
         }
-        if cut.facts.truncated {
+        if cut.truncated {
             notices.push(format!(
                 "{} output limit reached: showing {} of {} results. Refine the pattern or search \
                  a narrower path to see the rest",
                 format_size(ctx.limits.max_bytes),
-                cut.facts.output_lines,
-                cut.facts.total_lines
+                cut.output_lines,
+                cut.total_lines
             ));
-            details.truncation = Some(cut.facts.clone());
+            details.truncation = Some(cut);
         }
-        if cut.content.len() == joined.len() {
-            joined
-        } else {
-            cut.content.to_owned()
-        }
+        shown
     };
     if !unreadable.is_empty() {
         notices.push(unreadable_notice(&unreadable));
