@@ -16,8 +16,6 @@
 //! when more results exist, and says how many were found (D11); `limit`
 //! must be at least 1, like every limit; a missing path is an error with "did you mean" (D6).
 
-use std::os::unix::ffi::OsStrExt;
-
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::json;
@@ -46,7 +44,6 @@ use crate::tools::task::run_blocking;
 use crate::tools::truncate::HeadJoin;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::format_size;
-use crate::tools::visible::show_name;
 use crate::tools::workspace::Lookup;
 
 /// The text of a search without results.
@@ -192,12 +189,11 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let root = &resolved.real;
     let names_only = pattern.names_only();
     let matches = |entry: &Entry<'_>| {
-        let shown = if names_only {
-            show_name(entry.name.as_bytes())
-        } else {
-            show_name(entry.rel)
-        };
-        pattern.matches(entry.path, &shown, entry.kind == FileKind::Dir)
+        pattern.matches(
+            entry.path,
+            &entry.shown(names_only),
+            entry.kind == FileKind::Dir,
+        )
     };
     // Files are matched before the ignore rules, which then only see the
     // files that match; the visitor gets those, and every directory.

@@ -122,6 +122,18 @@ pub(crate) struct Entry<'a> {
     pub key: &'a [u32],
 }
 
+impl Entry<'_> {
+    /// What a glob is matched against, as tools show it ([`show_name`]):
+    /// the name alone, or the path relative to the walk root.
+    pub fn shown(&self, name_only: bool) -> std::borrow::Cow<'_, str> {
+        show_name(if name_only {
+            self.name.as_bytes()
+        } else {
+            self.rel
+        })
+    }
+}
+
 /// What a walk thread calls for each entry it reports, as it finds it:
 /// `Some((value, weight))` makes the entry a result (the weight counts
 /// towards a [`Bound`]'s cap).

@@ -7,7 +7,6 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io;
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
 
 use grep_regex::RegexMatcher;
 use grep_searcher::BinaryDetection;
@@ -29,7 +28,6 @@ use crate::tools::truncate::HeadTruncator;
 use crate::tools::truncate::TruncationLimits;
 use crate::tools::truncate::truncate_line;
 use crate::tools::visible::show_controls;
-use crate::tools::visible::show_name;
 
 /// One line of output from a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,14 +153,7 @@ pub(super) fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
 /// only the files this keeps.
 pub(super) fn selects(filter: Option<&FileFilter>, entry: &Entry<'_>) -> bool {
     entry.kind == FileKind::File
-        && filter.is_none_or(|filter| {
-            let shown = if filter.names_only() {
-                show_name(entry.name.as_bytes())
-            } else {
-                show_name(entry.rel)
-            };
-            filter.allows(&shown)
-        })
+        && filter.is_none_or(|filter| filter.allows(&entry.shown(filter.names_only())))
 }
 
 /// The visitor of one walk thread (step 2 of the tool's docs): searches
@@ -180,7 +171,7 @@ pub(super) fn visitor<'a>(
 ) -> Visitor<'a, FileHits> {
     let mut searcher = plan.searcher();
     Box::new(move |entry: &Entry<'_>| {
-        if entry.kind != FileKind::File || plan.cancel.is_cancelled() {
+        if plan.cancel.is_cancelled() {
             return None;
         }
         let stop = || plan.cancel.is_cancelled() || bound.is_past(entry.key);
