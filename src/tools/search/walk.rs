@@ -25,7 +25,9 @@
 //!   glob) sees files first: the ignore rules, the costlier test, are
 //!   matched only against the files it keeps. The calling thread walks
 //!   alone until four directories wait, or one waits after 64 entries: a
-//!   small workspace is walked before another thread would have started;
+//!   small workspace is walked before another thread would have started.
+//!   Each thread it then starts begins on a CPU of its own
+//!   ([`super::place`]), not queued behind the calling thread;
 //! - the output is **sorted by construction**: each directory's listing is
 //!   sorted once by name bytes, and the results come out of a depth-first
 //!   pass over the sorted listings, which is the order of `Path::cmp`
@@ -59,6 +61,7 @@ use super::ignore::Rules;
 use super::ignore::ancestor_rules;
 use super::ignore::is_ignored;
 use super::ignore::level_for;
+use super::place::Spread;
 use crate::tools::fs_error::plain_reason;
 use crate::tools::ops::DirHandle;
 use crate::tools::ops::FileKind;
@@ -329,14 +332,22 @@ pub(crate) fn walk<'v, T: Send>(
     // walk has found little to share: a flat directory, or a small
     // workspace of a few directories and entries, is walked before a
     // thread would have started (starting one costs more than such a walk).
-    // The others all start at once when there is more to do.
+    // The others all start at once when there is more to do, each on a
+    // CPU of its own.
     let parts: Vec<Part<T>> = std::thread::scope(|scope| {
         let mut workers = Vec::new();
         let mut grow = |pending: usize, seen: usize| {
             if worth_more_threads(pending, seen) && workers.is_empty() {
-                for _ in 1..threads {
-                    workers.push(scope.spawn(|| work(&shared, visitor(), &mut |_, _| {})));
+                let spread = Spread::new(threads);
+                for index in 1..threads {
+                    spread.before_spawn(index);
+                    let (lift, shared) = (spread.lift(), &shared);
+                    workers.push(scope.spawn(move || {
+                        lift.apply();
+                        work(shared, visitor(), &mut |_, _| {})
+                    }));
                 }
+                spread.finish();
             }
         };
         let mine = work(&shared, visitor(), &mut grow);
