@@ -44,6 +44,7 @@ use crate::tools::task::run_blocking;
 use crate::tools::truncate::HeadJoin;
 use crate::tools::truncate::Truncation;
 use crate::tools::truncate::format_size;
+use crate::tools::visible::show_name;
 use crate::tools::workspace::Lookup;
 
 /// The text of a search without results.
@@ -205,14 +206,17 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::cancelled());
     }
-    let total = walk.results.len();
     // The shown results, one a line, directories ending in `/`, up to the
     // byte cap; the rest are only counted.
     let mut join = HeadJoin::new(ctx.limits.bytes_only());
-    for found in walk.results.iter().take(limit) {
-        let slash = if found.kind == FileKind::Dir { "/" } else { "" };
-        join.push(&[&found.rel, slash]);
-    }
+    let mut total = 0usize;
+    walk.results.each(|rel, kind, ()| {
+        total += 1;
+        if total <= limit {
+            let slash = if kind == FileKind::Dir { "/" } else { "" };
+            join.push(&[&show_name(rel), slash]);
+        }
+    });
     let (shown, cut) = join.finish();
     let unreadable: Vec<(String, String)> = walk
         .errors

@@ -163,12 +163,27 @@ pub(crate) struct Found<T> {
 
 /// The result of a walk: the results in path order, and the paths that
 /// could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Walk<T> {
     /// The results, sorted by path (component by component).
-    pub results: Vec<Found<T>>,
+    pub results: Ordered<T>,
     /// Paths the walk could not enter or read, with the reason, sorted.
     pub errors: Vec<(PathBuf, String)>,
+}
+
+impl<T> std::fmt::Debug for Walk<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Walk")
+            .field("errors", &self.errors)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A walk's results in path order: [`Ordered::each`] hands them out
+/// without making a `String` of each path, for a caller (find) that
+/// shows only some of many; [`Ordered::into_vec`] takes them all.
+pub(crate) struct Ordered<T> {
+    nodes: Vec<Option<Node<T>>>,
+    cap: Option<usize>,
 }
 
 /// How a job's directory is opened.
@@ -383,7 +398,10 @@ pub(crate) fn walk<'v, T: Send>(
     }
     errors.sort();
     Ok(Walk {
-        results: in_order(nodes, bound.map(Bound::cap)),
+        results: Ordered {
+            nodes,
+            cap: bound.map(Bound::cap),
+        },
         errors,
     })
 }
@@ -401,45 +419,57 @@ fn worth_more_threads(pending: usize, seen: usize) -> bool {
     pending >= SHARE_DIRS || (pending > 0 && seen >= SHARE_ENTRIES)
 }
 
-/// The results, depth first over the sorted listings; with a cap, up to
-/// and including the result whose weight reaches it.
-fn in_order<T>(mut nodes: Vec<Option<Node<T>>>, cap: Option<usize>) -> Vec<Found<T>> {
-    let mut results = Vec::new();
-    let Some(root) = nodes.first_mut().and_then(Option::take) else {
-        return results;
-    };
-    let mut rel: Vec<u8> = Vec::new();
-    let mut weight = 0usize;
-    // Each level: its entries still to emit, its names, and the length of
-    // its own relative path.
-    let mut stack = vec![(root.kept.into_iter(), root.names, 0usize)];
-    while let Some((entries, names, base)) = stack.last_mut() {
-        let Some(kept) = entries.next() else {
-            stack.pop();
-            continue;
+impl<T> Ordered<T> {
+    /// Hands each result to `each` in path order, depth first over the
+    /// sorted listings, with its path relative to the walk root (`/`
+    /// between names, raw bytes: [`show_name`] makes the text tools show),
+    /// its kind and what its visitor said; with a cap, up to and including
+    /// the result whose weight reaches it.
+    pub fn each(mut self, mut each: impl FnMut(&[u8], FileKind, T)) {
+        let Some(root) = self.nodes.first_mut().and_then(Option::take) else {
+            return;
         };
-        let (start, len) = (kept.span.0 as usize, kept.span.1 as usize);
-        rel.truncate(*base);
-        if *base > 0 {
-            rel.push(b'/');
-        }
-        rel.extend_from_slice(&names[start..start + len]);
-        if let Some((value, w)) = kept.result {
-            results.push(Found {
-                rel: show_name(&rel).into_owned(),
-                kind: kept.kind,
-                value,
-            });
-            weight = weight.saturating_add(w);
-            if cap.is_some_and(|cap| weight >= cap) {
-                break;
+        let mut rel: Vec<u8> = Vec::new();
+        let mut weight = 0usize;
+        // Each level: its entries still to emit, its names, and the length
+        // of its own relative path.
+        let mut stack = vec![(root.kept.into_iter(), root.names, 0usize)];
+        while let Some((entries, names, base)) = stack.last_mut() {
+            let Some(kept) = entries.next() else {
+                stack.pop();
+                continue;
+            };
+            let (start, len) = (kept.span.0 as usize, kept.span.1 as usize);
+            rel.truncate(*base);
+            if *base > 0 {
+                rel.push(b'/');
+            }
+            rel.extend_from_slice(&names[start..start + len]);
+            if let Some((value, w)) = kept.result {
+                each(&rel, kept.kind, value);
+                weight = weight.saturating_add(w);
+                if self.cap.is_some_and(|cap| weight >= cap) {
+                    break;
+                }
+            }
+            if let Some(node) = kept.child.and_then(|id| self.nodes.get_mut(id)?.take()) {
+                stack.push((node.kept.into_iter(), node.names, rel.len()));
             }
         }
-        if let Some(node) = kept.child.and_then(|id| nodes.get_mut(id)?.take()) {
-            stack.push((node.kept.into_iter(), node.names, rel.len()));
-        }
     }
-    results
+
+    /// The results in path order, each path as tools show it.
+    pub fn into_vec(self) -> Vec<Found<T>> {
+        let mut results = Vec::new();
+        self.each(|rel, kind, value| {
+            results.push(Found {
+                rel: show_name(rel).into_owned(),
+                kind,
+                value,
+            });
+        });
+        results
+    }
 }
 
 /// One worker: takes directories from the queue until none is left and no

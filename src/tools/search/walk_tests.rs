@@ -24,6 +24,7 @@ fn walk_all(fs: &dyn FsOps, root: &Path, options: &WalkOptions) -> io::Result<Wa
 fn listed(fs: &dyn FsOps, root: &str, options: &WalkOptions) -> Vec<String> {
     let walk = walk_all(fs, Path::new(root), options).unwrap();
     walk.results
+        .into_vec()
         .into_iter()
         .map(|e| match e.kind {
             FileKind::Dir => format!("{}/", e.rel),
@@ -238,7 +239,7 @@ fn unreadable_ignore_files_are_reported() {
     let fs = tree(&[("a.txt", "x")]);
     fs.add_file_with_mode("/ws/.gitignore", "a.txt\n", 0o200);
     let walk = walk_all(&fs, Path::new("/ws"), &WalkOptions::default()).unwrap();
-    assert_eq!(walk.results.len(), 2);
+    assert_eq!(walk.results.into_vec().len(), 2);
     assert_eq!(walk.errors.len(), 1);
     assert_eq!(walk.errors[0].0, PathBuf::from("/ws/.gitignore"));
 }
@@ -339,8 +340,9 @@ fn visitors_see_every_reported_entry_once_and_say_what_is_a_result() {
     assert_eq!(seen, all);
     assert_eq!(seen.len(), 60 + 5 + 1);
     // The results come sorted, each with what its visitor said.
-    let results: Vec<&String> = walk.results.iter().map(|found| &found.value).collect();
-    let rels: Vec<&String> = walk.results.iter().map(|found| &found.rel).collect();
+    let found = walk.results.into_vec();
+    let results: Vec<&String> = found.iter().map(|found| &found.value).collect();
+    let rels: Vec<&String> = found.iter().map(|found| &found.rel).collect();
     assert_eq!(results, rels);
     let mut sorted = rels.clone();
     sorted.sort_by(|a, b| Path::new(a.as_str()).cmp(Path::new(b.as_str())));
@@ -386,11 +388,8 @@ fn keep_file_sees_files_before_the_rules_and_the_visitor_only_what_it_kept() {
         &visitor,
     )
     .unwrap();
-    let rels: Vec<&str> = walk
-        .results
-        .iter()
-        .map(|found| found.rel.as_str())
-        .collect();
+    let found = walk.results.into_vec();
+    let rels: Vec<&str> = found.iter().map(|found| found.rel.as_str()).collect();
     // What a walk without the test gives, less the files it rejects.
     assert_eq!(rels, vec!["a.rs", "keep.log", "src"]);
     let mut asked = asked.into_inner().unwrap();
@@ -443,6 +442,7 @@ fn a_bound_cuts_the_results_after_the_entry_that_reaches_its_cap() {
         );
         walk.unwrap()
             .results
+            .into_vec()
             .into_iter()
             .map(|found| found.rel)
             .collect()
@@ -528,6 +528,7 @@ fn a_confined_walk_out_of_descriptors_falls_back_to_paths_with_identical_output(
             })
         };
         let walk = walk(fs, &root, &with_dirs(), None, None, &visitor).unwrap();
+        let walk = (walk.results.into_vec(), walk.errors);
         (walk, by_path.into_inner().unwrap())
     };
     let (expected, by_path) = run(&normal);
@@ -542,7 +543,7 @@ fn a_confined_walk_out_of_descriptors_falls_back_to_paths_with_identical_output(
     );
     assert_eq!(got, expected);
     let shown: Vec<(String, String)> = got
-        .results
+        .0
         .iter()
         .map(|found| (found.rel.clone(), found.value.clone()))
         .collect();

@@ -461,6 +461,7 @@ fn grep_blocking(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             unreadable.push((shown_path(workspace, root, path), why.clone()));
         }
         walk.results
+            .into_vec()
             .into_iter()
             .map(|found| (found.rel, found.value))
             .collect()
