@@ -19,7 +19,8 @@
 //!   reported as symlinks and never followed, so a walk cannot leave the
 //!   tree it started in;
 //! - directories are listed in parallel (scoped threads over a shared
-//!   queue that hands out the directory that sorts first); each thread
+//!   queue that hands out the directory that sorts first when the walk is
+//!   bounded, the one added last otherwise); each thread
 //!   hands every entry it finds to its visitor, which says whether the
 //!   entry is a result. A [`KeepFile`] test (find's pattern, grep's
 //!   glob) sees files first: the ignore rules, the costlier test, are
@@ -233,12 +234,56 @@ struct Queue {
 }
 
 struct QueueState {
-    jobs: BinaryHeap<Job>,
+    jobs: Jobs,
     /// Jobs taken and not finished yet.
     running: usize,
     /// Workers waiting for a job.
     idle: usize,
     stop: bool,
+}
+
+/// The directories waiting. A bounded walk takes the one that sorts first
+/// (what sorts after the bound is never listed, so the smallest keys must
+/// be listed first); an unbounded one takes the last one added, which
+/// costs no comparisons of keys and keeps the queue short (depth first).
+enum Jobs {
+    Sorted(BinaryHeap<Job>),
+    Stack(Vec<Job>),
+}
+
+impl Jobs {
+    fn new(bounded: bool, first: Job) -> Self {
+        if bounded {
+            Self::Sorted(BinaryHeap::from([first]))
+        } else {
+            Self::Stack(vec![first])
+        }
+    }
+
+    fn pop(&mut self) -> Option<Job> {
+        match self {
+            Self::Sorted(heap) => heap.pop(),
+            Self::Stack(stack) => stack.pop(),
+        }
+    }
+
+    fn extend(&mut self, more: Vec<Job>) {
+        match self {
+            Self::Sorted(heap) => heap.extend(more),
+            Self::Stack(stack) => stack.extend(more),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Self::Sorted(heap) => heap.len(),
+            Self::Stack(stack) => stack.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// A listed directory's kept entries: results, and subdirectories that
@@ -327,13 +372,16 @@ pub(crate) fn walk<'v, T: Send>(
         keep_file,
         queue: Queue {
             state: Mutex::new(QueueState {
-                jobs: BinaryHeap::from([Job {
-                    key: Vec::new(),
-                    id: 0,
-                    depth: 0,
-                    rules,
-                    open: Open::Root,
-                }]),
+                jobs: Jobs::new(
+                    bound.is_some(),
+                    Job {
+                        key: Vec::new(),
+                        id: 0,
+                        depth: 0,
+                        rules,
+                        open: Open::Root,
+                    },
+                ),
                 running: 0,
                 idle: 0,
                 stop: false,
