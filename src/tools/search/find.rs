@@ -190,11 +190,12 @@ fn find_blocking(args: &FindArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let root = &resolved.real;
     let names_only = pattern.names_only();
     let matches = |entry: &Entry<'_>| {
-        pattern.matches(
-            entry.path,
-            &entry.shown(names_only),
-            entry.kind == FileKind::Dir,
-        )
+        !pattern.surely_misses(entry.name.as_encoded_bytes())
+            && pattern.matches(
+                entry.path,
+                &entry.shown(names_only),
+                entry.kind == FileKind::Dir,
+            )
     };
     // Files are matched before the ignore rules, which then only see the
     // files that match; the visitor gets those, and every directory.

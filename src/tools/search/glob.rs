@@ -22,16 +22,31 @@ struct Glob {
 impl Glob {
     fn is_match(&self, candidate: impl AsRef<Path>) -> bool {
         let candidate = candidate.as_ref();
-        let bytes = candidate.as_os_str().as_encoded_bytes();
-        let ends = bytes.len() >= self.tail.len() && {
+        self.ends_with_tail(candidate.as_os_str().as_encoded_bytes())
+            && self.matcher.is_match(candidate)
+    }
+
+    fn ends_with_tail(&self, bytes: &[u8]) -> bool {
+        bytes.len() >= self.tail.len() && {
             let end = &bytes[bytes.len() - self.tail.len()..];
             if self.case_insensitive {
                 end.eq_ignore_ascii_case(&self.tail)
             } else {
                 *end == *self.tail
             }
-        };
-        ends && self.matcher.is_match(candidate)
+        }
+    }
+
+    /// Whether no candidate whose last name is `name` (raw bytes, as
+    /// listed) can match, known without making the text a glob sees
+    /// ([`show_name`](crate::tools::visible::show_name)): `name` is
+    /// printable ASCII, which that text keeps as it is, and does not end
+    /// with the plain end. The end holds no `/`, so a longer path ending
+    /// in `name` cannot end with it either. `false` means only "not known".
+    fn surely_misses(&self, name: &[u8]) -> bool {
+        !self.tail.is_empty()
+            && !self.ends_with_tail(name)
+            && name.iter().all(|&byte| (0x20..0x7f).contains(&byte))
     }
 }
 
@@ -72,6 +87,12 @@ enum Target {
 }
 
 impl Target {
+    fn glob(&self) -> &Glob {
+        match self {
+            Self::Name(glob) | Self::Relative(glob) => glob,
+        }
+    }
+
     fn is_match(&self, rel: &str) -> bool {
         match self {
             Self::Name(glob) => glob.is_match(rel.rsplit('/').next().unwrap_or(rel)),
@@ -120,6 +141,13 @@ impl FileFilter {
     /// alone.
     pub fn names_only(&self) -> bool {
         matches!(self.target, Target::Name(_)) && !self.negated && !self.dirs_only
+    }
+
+    /// Whether [`FileFilter::allows`] is surely false for every file
+    /// named `name` (raw bytes, as listed), known without the text it is
+    /// given (see `Glob::surely_misses`); `false` means only "not known".
+    pub fn surely_rejects(&self, name: &[u8]) -> bool {
+        !self.negated && !self.dirs_only && self.target.glob().surely_misses(name)
     }
 
     /// Whether the file at `rel` (relative to the search directory, `/`
@@ -190,6 +218,18 @@ impl NamePattern {
     /// pattern without `/`): then it may be given the name alone.
     pub fn names_only(&self) -> bool {
         matches!(self.target, Target::Name(_))
+    }
+
+    /// Whether [`NamePattern::matches`] is surely false for every entry
+    /// named `name` (raw bytes, as listed), known without the text it is
+    /// given (see `Glob::surely_misses`; an absolute path ends with the
+    /// name too); `false` means only "not known".
+    pub fn surely_misses(&self, name: &[u8]) -> bool {
+        self.target.glob().surely_misses(name)
+            && self
+                .absolute
+                .as_ref()
+                .is_none_or(|glob| glob.surely_misses(name))
     }
 
     /// Whether the entry at `abs` (shown as `rel`) is a result.
@@ -294,6 +334,17 @@ mod tests {
                         glob.matcher.is_match(candidate),
                         "{pattern:?} ({case_insensitive}) on {candidate:?}"
                     );
+                    // A name it surely misses, alone or last in a path.
+                    if let Some(name) = candidate.rsplit('/').next()
+                        && glob.surely_misses(name.as_bytes())
+                    {
+                        for path in [name.to_owned(), format!("d/{name}"), format!("a/b/{name}")] {
+                            assert!(
+                                !glob.matcher.is_match(&path),
+                                "{pattern:?} ({case_insensitive}) surely misses {path:?}"
+                            );
+                        }
+                    }
                 }
             }
         }

@@ -153,7 +153,10 @@ pub(super) fn line_text(bytes: &[u8], max_chars: usize) -> (String, bool) {
 /// only the files this keeps.
 pub(super) fn selects(filter: Option<&FileFilter>, entry: &Entry<'_>) -> bool {
     entry.kind == FileKind::File
-        && filter.is_none_or(|filter| filter.allows(&entry.shown(filter.names_only())))
+        && filter.is_none_or(|filter| {
+            !filter.surely_rejects(entry.name.as_encoded_bytes())
+                && filter.allows(&entry.shown(filter.names_only()))
+        })
 }
 
 /// The visitor of one walk thread (step 2 of the tool's docs): searches
