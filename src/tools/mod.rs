@@ -92,6 +92,7 @@ mod ls;
 pub(crate) mod mutation_queue;
 pub mod ops;
 pub(crate) mod path;
+pub(crate) mod place;
 mod read;
 pub(crate) mod registry;
 mod search;

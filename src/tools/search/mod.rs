@@ -18,7 +18,6 @@ pub(crate) mod find;
 mod glob;
 pub(crate) mod grep;
 mod ignore;
-mod place;
 mod walk;
 
 use std::path::Path;

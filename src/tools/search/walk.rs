@@ -28,7 +28,7 @@
 //!   alone until four directories wait, or one waits after 64 entries: a
 //!   small workspace is walked before another thread would have started.
 //!   Each thread it then starts begins on a CPU of its own
-//!   ([`super::place`]), not queued behind the calling thread;
+//!   ([`crate::tools::place`]), not queued behind the calling thread;
 //! - the output is **sorted by construction**: each directory's listing is
 //!   sorted once by name bytes, and the results come out of a depth-first
 //!   pass over the sorted listings, which is the order of `Path::cmp`
@@ -62,12 +62,12 @@ use super::ignore::Rules;
 use super::ignore::ancestor_rules;
 use super::ignore::is_ignored;
 use super::ignore::level_for;
-use super::place::Spread;
 use crate::tools::fs_error::plain_reason;
 use crate::tools::ops::DirHandle;
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
 use crate::tools::ops::Listing;
+use crate::tools::place::Spread;
 use crate::tools::visible::show_name;
 
 /// The cores this process may use (asked once: the answer reads cgroup

@@ -1,7 +1,9 @@
-//! Where a walk's threads start: each on a CPU of its own (Linux).
+//! Where helper threads start: each on a CPU of its own (Linux), for work
+//! split between the calling thread and threads it starts for it (a
+//! walk's, the scenario loader's).
 //!
 //! A kernel may queue a new thread on the CPU of the thread that created
-//! it, and leave it there while that thread keeps running: the walk's
+//! it, and leave it there while that thread keeps running: a walk's
 //! calling thread goes on listing directories after starting the others,
 //! so the two shared one CPU, taking turns of a few milliseconds, while
 //! the other CPU stayed idle, until the load balancer moved one of them
@@ -19,7 +21,7 @@
 /// The CPUs a walk's threads start on: the calling thread's own first,
 /// then the other CPUs it may use, in order after it.
 #[derive(Default)]
-pub(super) struct Spread {
+pub(crate) struct Spread {
     #[cfg(target_os = "linux")]
     plan: Option<linux::Plan>,
 }
@@ -27,7 +29,7 @@ pub(super) struct Spread {
 impl Spread {
     /// A placement for `threads` threads (the calling one included);
     /// none when the calling thread may use one CPU only.
-    pub(super) fn new(threads: usize) -> Self {
+    pub(crate) fn new(threads: usize) -> Self {
         #[cfg(target_os = "linux")]
         {
             Self {
@@ -43,7 +45,7 @@ impl Spread {
 
     /// Called by the calling thread just before it starts thread `index`
     /// (1 for the first it starts): it moves to that thread's CPU.
-    pub(super) fn before_spawn(&self, index: usize) {
+    pub(crate) fn before_spawn(&self, index: usize) {
         #[cfg(target_os = "linux")]
         if let Some(plan) = &self.plan {
             plan.before_spawn(index);
@@ -54,7 +56,7 @@ impl Spread {
 
     /// What each started thread calls first ([`Lift::apply`]), moved
     /// into it.
-    pub(super) fn lift(&self) -> Lift {
+    pub(crate) fn lift(&self) -> Lift {
         Lift {
             #[cfg(target_os = "linux")]
             allowed: self.plan.as_ref().map(|plan| plan.allowed),
@@ -70,7 +72,7 @@ impl Spread {
 
     /// Called by the calling thread after it started the last thread: it
     /// moves back to its own CPU and may run anywhere again.
-    pub(super) fn finish(&self) {
+    pub(crate) fn finish(&self) {
         #[cfg(target_os = "linux")]
         if let Some(plan) = &self.plan {
             plan.finish();
@@ -80,14 +82,14 @@ impl Spread {
 
 /// A started thread's release from its creator's restriction.
 #[derive(Clone, Copy)]
-pub(super) struct Lift {
+pub(crate) struct Lift {
     #[cfg(target_os = "linux")]
     allowed: Option<rustix::thread::CpuSet>,
 }
 
 impl Lift {
     /// Called first by each started thread: it may run anywhere again.
-    pub(super) fn apply(self) {
+    pub(crate) fn apply(self) {
         #[cfg(target_os = "linux")]
         if let Some(allowed) = &self.allowed {
             linux::lift(allowed);
@@ -104,13 +106,13 @@ mod linux {
 
     /// The mask to restore and the CPU of each thread, the calling one's
     /// first.
-    pub(super) struct Plan {
-        pub(super) allowed: CpuSet,
-        pub(super) cpus: Vec<usize>,
+    pub(crate) struct Plan {
+        pub(crate) allowed: CpuSet,
+        pub(crate) cpus: Vec<usize>,
     }
 
     impl Plan {
-        pub(super) fn new(threads: usize) -> Option<Self> {
+        pub(crate) fn new(threads: usize) -> Option<Self> {
             let allowed = sched_getaffinity(None).ok()?;
             let home = sched_getcpu();
             if threads < 2 || !allowed.is_set(home) || allowed.count() < 2 {
@@ -125,7 +127,7 @@ mod linux {
             Some(Self { allowed, cpus })
         }
 
-        pub(super) fn before_spawn(&self, index: usize) {
+        pub(crate) fn before_spawn(&self, index: usize) {
             // More threads than CPUs: the extra ones start wherever.
             if let Some(&cpu) = self.cpus.get(index) {
                 pin(cpu);
@@ -134,7 +136,7 @@ mod linux {
             }
         }
 
-        pub(super) fn finish(&self) {
+        pub(crate) fn finish(&self) {
             if let Some(&home) = self.cpus.first() {
                 pin(home);
             }
@@ -145,7 +147,7 @@ mod linux {
     /// Lets the calling thread run on the CPUs of `allowed` again. Best
     /// effort, like every step here: a thread that cannot lift the
     /// restriction keeps it (and still runs).
-    pub(super) fn lift(allowed: &CpuSet) {
+    pub(crate) fn lift(allowed: &CpuSet) {
         let _ = sched_setaffinity(None, allowed);
     }
 
