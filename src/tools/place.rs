@@ -1,6 +1,6 @@
-//! Where helper threads start: each on a CPU of its own (Linux), for work
-//! split between the calling thread and threads it starts for it (a
-//! walk's, the scenario loader's).
+//! Where helper threads start: on the CPUs in turn (Linux), for work split
+//! between the calling thread and threads it starts for it (a walk's, the
+//! scenario loader's).
 //!
 //! A kernel may queue a new thread on the CPU of the thread that created
 //! it, and leave it there while that thread keeps running: a walk's
@@ -18,8 +18,9 @@
 //! Only a placement hint: when the mask cannot be read or set (another
 //! system, a sandbox that forbids it), threads start as they would have.
 
-/// The CPUs a walk's threads start on: the calling thread's own first,
-/// then the other CPUs it may use, in order after it.
+/// The CPUs the threads start on: the calling thread's own first, then
+/// the other CPUs it may use, in order after it, and round again when
+/// there are more threads than CPUs.
 #[derive(Default)]
 pub(crate) struct Spread {
     #[cfg(target_os = "linux")]
@@ -63,11 +64,11 @@ impl Spread {
         }
     }
 
-    /// The CPU thread `index` starts on (0: the calling thread's), if the
-    /// placement gives it one.
+    /// The CPU thread `index` starts on (0: the calling thread's), when
+    /// there is a placement; more threads than CPUs go round again.
     #[cfg(all(test, target_os = "linux"))]
     fn start_cpu(&self, index: usize) -> Option<usize> {
-        self.plan.as_ref()?.cpus.get(index).copied()
+        self.plan.as_ref().map(|plan| plan.cpu(index))
     }
 
     /// Called by the calling thread after it started the last thread: it
@@ -128,12 +129,12 @@ mod linux {
         }
 
         pub(crate) fn before_spawn(&self, index: usize) {
-            // More threads than CPUs: the extra ones start wherever.
-            if let Some(&cpu) = self.cpus.get(index) {
-                pin(cpu);
-            } else {
-                lift(&self.allowed);
-            }
+            pin(self.cpu(index));
+        }
+
+        /// Thread `index`'s CPU: more threads than CPUs go round again.
+        pub(crate) fn cpu(&self, index: usize) -> usize {
+            self.cpus[index % self.cpus.len()]
         }
 
         pub(crate) fn finish(&self) {
@@ -173,8 +174,8 @@ mod tests {
             .collect()
     }
 
-    /// Each thread starts on its own CPU while there are CPUs to give,
-    /// and then the calling thread, and every thread it started, may run
+    /// Each thread starts on the next CPU, round again when there are more
+    /// threads than CPUs, and then the calling thread, and every thread it started, may run
     /// on every CPU it could run on before.
     #[test]
     fn threads_start_apart_and_nothing_stays_restricted() {
@@ -209,15 +210,13 @@ mod tests {
                 .copied()
                 .filter(|&cpu| cpu > home)
                 .chain(before.iter().copied().filter(|&cpu| cpu < home));
-            let expected: Vec<_> = std::iter::once(Some(home))
-                .chain(others.map(Some).chain(std::iter::repeat(None)))
-                .take(4)
+            let round: Vec<usize> = std::iter::once(home).chain(others.take(3)).collect();
+            let expected: Vec<_> = (0..4)
+                .map(|index| Some(round[index % round.len()]))
                 .collect();
             assert_eq!(planned, expected);
             for (index, (first, _)) in started.iter().enumerate() {
-                if let Some(cpu) = planned[index + 1] {
-                    assert_eq!(*first, cpu, "thread {} started elsewhere", index + 1);
-                }
+                assert_eq!(Some(*first), planned[index + 1], "thread {}", index + 1);
             }
         }
     }
