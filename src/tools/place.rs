@@ -116,7 +116,13 @@ mod linux {
         pub(crate) fn new(threads: usize) -> Option<Self> {
             let allowed = sched_getaffinity(None).ok()?;
             let home = sched_getcpu();
-            if threads < 2 || !allowed.is_set(home) || allowed.count() < 2 {
+            // A CPU number past the mask's size cannot be looked up in it
+            // (a machine with more CPUs than a mask holds): no placement.
+            if threads < 2
+                || home >= CpuSet::MAX_CPU
+                || !allowed.is_set(home)
+                || allowed.count() < 2
+            {
                 return None;
             }
             let others = (home + 1..CpuSet::MAX_CPU)
