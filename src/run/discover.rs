@@ -13,7 +13,7 @@ use crate::scenario::ScenarioError;
 use crate::scenario::Suite;
 use crate::scenario::load::SUITE_FILE;
 use crate::scenario::load_file;
-use crate::tools::place::Spread;
+use crate::tools::place::spawn_helpers;
 
 /// What to select. A scenario is selected when all of these hold:
 ///
@@ -183,18 +183,7 @@ fn load_all<T: Send>(count: usize, threads: usize, load: impl Fn(usize) -> T + S
     let mut all: Vec<(usize, T)> = std::thread::scope(|scope| {
         // Each helper starts on a CPU of its own, not queued behind this
         // thread, which starts loading at once.
-        let spread = Spread::new(threads);
-        let helpers: Vec<_> = (1..threads)
-            .map(|index| {
-                spread.before_spawn(index);
-                let (lift, take) = (spread.lift(), &take);
-                scope.spawn(move || {
-                    lift.apply();
-                    take()
-                })
-            })
-            .collect();
-        spread.finish();
+        let helpers = spawn_helpers(scope, threads - 1, &take);
         let mut all = take();
         for helper in helpers {
             // A panic in a helper is a panic of the load, as it would be

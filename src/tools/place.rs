@@ -18,11 +18,34 @@
 //! Only a placement hint: when the mask cannot be read or set (another
 //! system, a sandbox that forbids it), threads start as they would have.
 
+/// Starts `helpers` threads in `scope`, each running `work`, for work the
+/// calling thread shares with them: the first starts on the CPU after the
+/// calling thread's, the next on the one after that, and so on ([`Spread`]).
+pub(crate) fn spawn_helpers<'scope, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    helpers: usize,
+    work: &'scope (dyn Fn() -> T + Sync),
+) -> Vec<std::thread::ScopedJoinHandle<'scope, T>> {
+    let spread = Spread::new(helpers + 1);
+    let started = (1..=helpers)
+        .map(|index| {
+            spread.before_spawn(index);
+            let lift = spread.lift();
+            scope.spawn(move || {
+                lift.apply();
+                work()
+            })
+        })
+        .collect();
+    spread.finish();
+    started
+}
+
 /// The CPUs the threads start on: the calling thread's own first, then
 /// the other CPUs it may use, in order after it, and round again when
 /// there are more threads than CPUs.
 #[derive(Default)]
-pub(crate) struct Spread {
+struct Spread {
     #[cfg(target_os = "linux")]
     plan: Option<linux::Plan>,
 }
@@ -30,7 +53,7 @@ pub(crate) struct Spread {
 impl Spread {
     /// A placement for `threads` threads (the calling one included);
     /// none when the calling thread may use one CPU only.
-    pub(crate) fn new(threads: usize) -> Self {
+    fn new(threads: usize) -> Self {
         #[cfg(target_os = "linux")]
         {
             Self {
@@ -46,7 +69,7 @@ impl Spread {
 
     /// Called by the calling thread just before it starts thread `index`
     /// (1 for the first it starts): it moves to that thread's CPU.
-    pub(crate) fn before_spawn(&self, index: usize) {
+    fn before_spawn(&self, index: usize) {
         #[cfg(target_os = "linux")]
         if let Some(plan) = &self.plan {
             plan.before_spawn(index);
@@ -57,7 +80,7 @@ impl Spread {
 
     /// What each started thread calls first ([`Lift::apply`]), moved
     /// into it.
-    pub(crate) fn lift(&self) -> Lift {
+    fn lift(&self) -> Lift {
         Lift {
             #[cfg(target_os = "linux")]
             allowed: self.plan.as_ref().map(|plan| plan.allowed),
@@ -73,7 +96,7 @@ impl Spread {
 
     /// Called by the calling thread after it started the last thread: it
     /// moves back to its own CPU and may run anywhere again.
-    pub(crate) fn finish(&self) {
+    fn finish(&self) {
         #[cfg(target_os = "linux")]
         if let Some(plan) = &self.plan {
             plan.finish();
@@ -83,14 +106,14 @@ impl Spread {
 
 /// A started thread's release from its creator's restriction.
 #[derive(Clone, Copy)]
-pub(crate) struct Lift {
+struct Lift {
     #[cfg(target_os = "linux")]
     allowed: Option<rustix::thread::CpuSet>,
 }
 
 impl Lift {
     /// Called first by each started thread: it may run anywhere again.
-    pub(crate) fn apply(self) {
+    fn apply(self) {
         #[cfg(target_os = "linux")]
         if let Some(allowed) = &self.allowed {
             linux::lift(allowed);
@@ -173,6 +196,21 @@ mod tests {
     use rustix::thread::sched_getcpu;
 
     use super::*;
+
+    /// The helpers all run the work, and nothing stays restricted.
+    #[test]
+    fn helpers_run_the_work_free_to_run_anywhere() {
+        let before = cpus(&sched_getaffinity(None).expect("the mask is readable"));
+        let work = || cpus(&sched_getaffinity(None).expect("readable"));
+        let masks: Vec<_> = std::thread::scope(|scope| {
+            spawn_helpers(scope, 3, &work)
+                .into_iter()
+                .map(|thread| thread.join().expect("the thread ran"))
+                .collect()
+        });
+        assert_eq!(masks, vec![before.clone(); 3]);
+        assert_eq!(cpus(&sched_getaffinity(None).expect("readable")), before);
+    }
 
     fn cpus(set: &CpuSet) -> Vec<usize> {
         (0..CpuSet::MAX_CPU)

@@ -67,7 +67,7 @@ use crate::tools::ops::DirHandle;
 use crate::tools::ops::FileKind;
 use crate::tools::ops::FsOps;
 use crate::tools::ops::Listing;
-use crate::tools::place::Spread;
+use crate::tools::place::spawn_helpers;
 use crate::tools::visible::show_name;
 
 /// The cores this process may use (asked once: the answer reads cgroup
@@ -397,20 +397,12 @@ pub(crate) fn walk<'v, T: Send>(
     // thread would have started (starting one costs more than such a walk).
     // The others all start at once when there is more to do, each on a
     // CPU of its own.
+    let work_alone = || work(&shared, visitor(), &mut |_, _| {});
     let parts: Vec<Part<T>> = std::thread::scope(|scope| {
         let mut workers = Vec::new();
         let mut grow = |pending: usize, seen: usize| {
-            if worth_more_threads(pending, seen) && workers.is_empty() {
-                let spread = Spread::new(threads);
-                for index in 1..threads {
-                    spread.before_spawn(index);
-                    let (lift, shared) = (spread.lift(), &shared);
-                    workers.push(scope.spawn(move || {
-                        lift.apply();
-                        work(shared, visitor(), &mut |_, _| {})
-                    }));
-                }
-                spread.finish();
+            if threads > 1 && workers.is_empty() && worth_more_threads(pending, seen) {
+                workers = spawn_helpers(scope, threads - 1, &work_alone);
             }
         };
         let mine = work(&shared, visitor(), &mut grow);
