@@ -521,7 +521,13 @@ fn work<T>(
     after_each: &mut dyn FnMut(usize, usize),
 ) -> Part<T> {
     let queue = &shared.queue;
-    let cancel = shared.options.cancel.as_ref();
+    // This thread's own token (looking at one locks its mutex).
+    let cancel = shared
+        .options
+        .cancel
+        .as_ref()
+        .map(CancellationToken::child_token);
+    let cancel = cancel.as_ref();
     let mut part = Part::default();
     let mut scratch = Scratch::default();
     loop {

@@ -173,11 +173,15 @@ pub(super) fn visitor<'a>(
     bound: &'a Bound,
 ) -> Visitor<'a, FileHits> {
     let mut searcher = plan.searcher();
+    // This thread's own token, cancelled with the call's: looking at a
+    // token locks its mutex, and this one is looked at before every read
+    // of every file, so the walk threads must not share it.
+    let cancel = plan.cancel.child_token();
     Box::new(move |entry: &Entry<'_>| {
-        if plan.cancel.is_cancelled() {
+        if cancel.is_cancelled() {
             return None;
         }
-        let stop = || plan.cancel.is_cancelled() || bound.is_past(entry.key);
+        let stop = || cancel.is_cancelled() || bound.is_past(entry.key);
         let reader = fs.open_child_file(entry.dir, entry.name);
         let hits = search_reader(reader, &mut searcher, plan, &stop);
         let keep = hits.matches > 0 || hits.error.is_some() || hits.binary_offset.is_some();
