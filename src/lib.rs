@@ -49,12 +49,15 @@
 
 #[cfg(feature = "cli")]
 pub mod agent;
+pub(crate) mod base;
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod exit;
 #[cfg(feature = "cli")]
 pub(crate) mod import;
+#[cfg(feature = "cli")]
+pub(crate) mod judge;
 #[cfg(feature = "cli")]
 pub mod mcp;
 #[cfg(feature = "cli")]

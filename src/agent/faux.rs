@@ -25,6 +25,8 @@ use std::sync::Arc;
 use regex::Regex;
 use serde_json::Value;
 
+use crate::base::vars::substitute;
+use crate::base::vars::substitute_with;
 use crate::tools::CallArguments;
 use crate::tools::ToolCall;
 use crate::tools::ToolSpec;
@@ -438,76 +440,6 @@ fn end_message() -> AssistantMessage {
         usage: Usage::default(),
         error_message: None,
     }
-}
-
-/// Replaces `${name}` with bound values; unbound references stay as
-/// written, and `$${` writes a literal `${` (docs/scenarios.md, "Variables").
-pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> String {
-    substitute_with(text, vars, |value, out| out.push_str(value))
-}
-
-/// [`substitute`] with each value written by `put` (escaped for JSON or
-/// for a regex, say).
-pub fn substitute_with(
-    text: &str,
-    vars: &BTreeMap<String, String>,
-    put: impl Fn(&str, &mut String),
-) -> String {
-    let mut out = String::with_capacity(text.len());
-    scan_vars(text, |piece| match piece {
-        Piece::Text(t) => out.push_str(t),
-        Piece::Var(name) => match vars.get(name) {
-            Some(value) => put(value, &mut out),
-            None => {
-                out.push_str("${");
-                out.push_str(name);
-                out.push('}');
-            }
-        },
-    });
-    out
-}
-
-/// The `${name}` references of a text, in order (`$${` is not one).
-pub fn var_refs(text: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    scan_vars(text, |piece| {
-        if let Piece::Var(name) = piece {
-            names.push(name.to_owned());
-        }
-    });
-    names
-}
-
-/// A part of a text with variables.
-enum Piece<'a> {
-    /// Literal text.
-    Text(&'a str),
-    /// A `${name}` reference.
-    Var(&'a str),
-}
-
-/// Splits `text` into literal text and `${name}` references: `$${` is the
-/// literal text `${`, and a `${` without a closing `}` is literal text.
-fn scan_vars<'a>(text: &'a str, mut on: impl FnMut(Piece<'a>)) {
-    let mut rest = text;
-    while let Some(dollar) = rest.find('$') {
-        on(Piece::Text(&rest[..dollar]));
-        let at = &rest[dollar..];
-        if let Some(after) = at.strip_prefix("$${") {
-            on(Piece::Text("${"));
-            rest = after;
-        } else if let Some(after) = at.strip_prefix("${")
-            && let Some(end) = after.find('}')
-        {
-            on(Piece::Var(&after[..end]));
-            rest = &after[end + 1..];
-        } else {
-            on(Piece::Text("$"));
-            rest = &at[1..];
-        }
-    }
-    on(Piece::Text(rest));
 }
 
 /// A value as the inside of a JSON string: what `${var}` in `raw_args`

@@ -185,23 +185,6 @@ fn prompt_serialisation_matches_the_reference_shape() {
     );
 }
 
-#[test]
-fn substitution_leaves_unknown_references() {
-    let mut vars = BTreeMap::new();
-    vars.insert("a".to_owned(), "1".to_owned());
-    assert_eq!(substitute("${a}-${b}-${a", &vars), "1-${b}-${a");
-}
-
-#[test]
-fn a_doubled_dollar_writes_a_literal_reference() {
-    let vars = BTreeMap::from([("HOME".to_owned(), "/home/me".to_owned())]);
-    assert_eq!(
-        substitute("echo $${HOME} ${HOME} $$${HOME} $5 $", &vars),
-        "echo ${HOME} /home/me $${HOME} $5 $"
-    );
-    assert_eq!(var_refs("$${a} ${b} ${c"), vec!["b".to_owned()]);
-}
-
 #[tokio::test]
 async fn variables_in_raw_args_are_json_escaped_and_each_call_keeps_its_variables() {
     let h = Harness::memory();

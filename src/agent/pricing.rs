@@ -32,14 +32,7 @@ use super::tokens::TokenCounter;
 /// images as `[image:MIME:LEN]` (LEN the length of the base64 data),
 /// joined by newlines (docs/reports.md, "What is priced").
 pub fn priced_text(content: &[Content]) -> String {
-    content
-        .iter()
-        .map(|block| match block {
-            Content::Text { text } => text.clone(),
-            Content::Image { data, mime_type } => format!("[image:{mime_type}:{}]", data.len()),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::tools::priced_text_of(content)
 }
 
 /// The text of a tool call as the model is charged for it: `TOOL:ARGS`,

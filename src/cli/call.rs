@@ -78,7 +78,7 @@ pub fn run(args: CallArgs) -> u8 {
         // Ctrl-C, SIGTERM and SIGHUP cancel the call: a running command's
         // process group is killed, and the result says it was aborted.
         // The handlers are in place before the call starts.
-        let stops = stop_signals();
+        let stops = crate::base::signals::stop_signals();
         let on_stop = cancel.clone();
         tokio::spawn(async move {
             stops.await;
@@ -100,36 +100,5 @@ pub fn run(args: CallArgs) -> u8 {
             exit::SUCCESS
         }
         Err(err) => super::usage_error(format!("cannot encode the result: {err}")),
-    }
-}
-
-/// Resolves on the first Ctrl-C, SIGTERM or SIGHUP. Each handler is
-/// installed now; one that cannot be installed never fires.
-pub(super) fn stop_signals() -> impl std::future::Future<Output = ()> + Send {
-    use tokio::signal::unix::SignalKind;
-    use tokio::signal::unix::signal;
-    let streams = [
-        SignalKind::terminate(),
-        SignalKind::hangup(),
-        SignalKind::interrupt(),
-    ]
-    .map(|kind| signal(kind).ok());
-    async move {
-        let [term, hangup, interrupt] = streams;
-        tokio::select! {
-            () = next_signal(term) => {}
-            () = next_signal(hangup) => {}
-            () = next_signal(interrupt) => {}
-        }
-    }
-}
-
-/// Waits for the next signal of `stream`; forever without one.
-async fn next_signal(stream: Option<tokio::signal::unix::Signal>) {
-    match stream {
-        Some(mut stream) => {
-            stream.recv().await;
-        }
-        None => std::future::pending::<()>().await,
     }
 }

@@ -10,9 +10,6 @@ use crate::exit;
 use crate::import::Format;
 use crate::import::ImportOptions;
 
-/// The most seconds `--bash-timeout` may give (a day).
-const MAX_BASH_TIMEOUT: f64 = 86_400.0;
-
 /// `harness import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
@@ -91,9 +88,10 @@ pub fn run(args: ImportArgs) -> u8 {
     if a.split == Some(0) {
         return super::usage_error("--split: give at least 1 call per scenario");
     }
-    if !(a.bash_timeout.is_finite() && a.bash_timeout > 0.0 && a.bash_timeout <= MAX_BASH_TIMEOUT) {
+    if !crate::base::bounds::seconds_fit(a.bash_timeout) {
         return super::usage_error(format!(
-            "--bash-timeout: must be a positive number of seconds, at most {MAX_BASH_TIMEOUT}"
+            "--bash-timeout: must be a positive number of seconds, at most {}",
+            crate::base::bounds::ONE_DAY
         ));
     }
     if let Some(rev) = &a.rev

@@ -150,13 +150,17 @@ fn server_suite(dir: &Path, command: &[String]) -> u8 {
         |_| "harness".to_owned(),
         |p| p.to_string_lossy().into_owned(),
     );
+    let vars = std::collections::BTreeMap::from([
+        (
+            "workspace".to_owned(),
+            workspace.path().to_string_lossy().into_owned(),
+        ),
+        ("dir".to_owned(), suite_dir.to_string_lossy().into_owned()),
+        ("harness".to_owned(), harness),
+    ]);
     let started: Vec<String> = command
         .iter()
-        .map(|arg| {
-            arg.replace("${workspace}", &workspace.path().to_string_lossy())
-                .replace("${dir}", &suite_dir.to_string_lossy())
-                .replace("${harness}", &harness)
-        })
+        .map(|arg| crate::base::vars::substitute(arg, &vars))
         .collect();
     let tools = match super::tools::server_tools(&started, Some(workspace.path())) {
         Ok(tools) => tools,

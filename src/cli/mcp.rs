@@ -77,7 +77,7 @@ pub fn run(args: McpArgs) -> u8 {
     let outcome = runtime.block_on(async {
         // The handlers are in place before the first message is read.
         let stop = CancellationToken::new();
-        let stops = super::call::stop_signals();
+        let stops = crate::base::signals::stop_signals();
         let on_stop = stop.clone();
         tokio::spawn(async move {
             stops.await;

@@ -162,7 +162,7 @@ async fn relay(command: &[String]) -> Result<crate::mcp::record::Traffic, String
     let stop = async {
         tokio::select! {
             () = ended.notified() => tokio::time::sleep(STOP_GRACE).await,
-            () = super::call::stop_signals() => {}
+            () = crate::base::signals::stop_signals() => {}
         }
         if let Some(pgid) = pgid {
             crate::mcp::client::signal_group(pgid, libc::SIGTERM);

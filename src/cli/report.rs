@@ -3,7 +3,6 @@
 //! `harness report merge` itself.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -128,27 +127,9 @@ impl OutputArgs {
 /// Writes `bytes` to `path` through a temporary file in the same
 /// directory, so that a reader never sees half a report.
 pub(super) fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if path.is_dir() {
-        return Err(std::io::Error::other("it is a directory"));
-    }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".harness-report-")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    // A temporary file is private (0600); a report is for everyone who
-    // can read the directory, like any file the user writes.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    tmp.persist(path).map_err(|err| err.error)?;
-    Ok(())
+    // A report is for everyone who can read the directory, like any file
+    // the user writes.
+    crate::tools::ops::write_new_over(&crate::tools::ops::LocalFs, path, bytes, 0o644)
 }
 
 impl GateArgs {

@@ -26,9 +26,9 @@ use crate::run::Status;
 use crate::run::VariantRun;
 use crate::run::discover;
 use crate::run::discover_with;
-use crate::scenario::settings::Budget;
-use crate::scenario::settings::Jobs;
-use crate::scenario::settings::Tokenizer;
+use crate::run::settings::Budget;
+use crate::run::settings::Jobs;
+use crate::run::settings::Tokenizer;
 use crate::scenario::text_file::read_regular;
 
 use super::report::GateArgs;
@@ -83,7 +83,7 @@ pub struct RunArgs {
     /// (check `servers`).
     #[arg(long)]
     audit_servers: bool,
-    /// Seconds a scenario may run, more than 0 and at most 86400
+    /// Seconds a scenario may run, more than 0 and at most one day
     /// (default: harness.yaml `timeout`, else 60).
     #[arg(long, value_name = "SECS", value_parser = Budget::parse)]
     timeout: Option<Budget>,

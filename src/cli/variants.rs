@@ -82,10 +82,11 @@ pub fn parse(given: &[String]) -> Result<Vec<Variant>, String> {
                 "--variant: the name `{name}` is given twice; each variant needs its own name"
             ));
         }
-        let suite = Suite::load_all(Path::new(file)).map_err(|problems| {
-            let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
-            format!("--variant {name}: {}", lines.join("\n"))
-        })?;
+        let suite = Suite::load_all(Path::new(file), &crate::run::settings::suite_problems)
+            .map_err(|problems| {
+                let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                format!("--variant {name}: {}", lines.join("\n"))
+            })?;
         variants.push(Variant {
             name: name.to_owned(),
             file: PathBuf::from(file),

@@ -18,6 +18,8 @@ use cap_std::fs::Dir;
 use cap_std::fs::OpenOptions;
 use cap_std::fs::OpenOptionsExt as _;
 
+use crate::tools::ops::DirReplace;
+
 /// A directory of the output, by handle.
 #[derive(Debug)]
 pub struct OutDir {
@@ -105,19 +107,7 @@ impl OutDir {
                 self.show(name).display()
             )));
         }
-        let (temp, mut file) = self.create_temp()?;
-        let written = (|| {
-            file.write_all(bytes)?;
-            file.set_permissions(cap_std::fs::Permissions::from_std(
-                <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode),
-            ))?;
-            drop(file);
-            self.dir.rename(&temp, &self.dir, name)
-        })();
-        if written.is_err() {
-            let _ = self.dir.remove_file(&temp);
-        }
-        written
+        crate::tools::ops::write_new_over(&DirReplace(&self.dir), name, bytes, mode)
     }
 
     /// Writes `bytes` as the file `name` only if nothing (not even a
@@ -186,19 +176,6 @@ impl OutDir {
     pub fn rename(&self, from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
         self.dir.rename(from, &self.dir, to)
     }
-
-    /// A new temporary file in this directory, with an unused name.
-    fn create_temp(&self) -> io::Result<(String, cap_std::fs::File)> {
-        for _ in 0..100 {
-            let name = format!(".harness-import-{:016x}", random()?);
-            match self.dir.open_with(&name, &write_new()) {
-                Ok(file) => return Ok((name, file)),
-                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(err) => return Err(err),
-            }
-        }
-        Err(io::Error::other("no free name for a temporary file"))
-    }
 }
 
 /// 64 random bits, for names nothing else uses.
@@ -254,7 +231,7 @@ mod tests {
         let names: Vec<String> = std::fs::read_dir(&out)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with(".harness-import-"))
+            .filter(|n| n.starts_with(".harness-"))
             .collect();
         assert_eq!(names, Vec::<String>::new());
     }

@@ -15,6 +15,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::base::vars::escape;
+
 /// Argument keys that hold a path.
 const PATH_KEYS: [&str; 2] = ["path", "file_path"];
 
@@ -320,7 +322,7 @@ fn windows_form(path: &str) -> Option<String> {
 /// answers name it: workspace-relative (`src`, `.`), or absolute when it
 /// is outside.
 pub fn mapped_relative(mapped: &str) -> String {
-    let unescaped = mapped.replace("$${", "${");
+    let unescaped = crate::base::vars::unescape(mapped);
     if unescaped == "${workspace}" || unescaped.is_empty() || unescaped == "." {
         return ".".to_owned();
     }
@@ -366,11 +368,6 @@ pub fn split_absolute_glob(pattern: &str) -> Option<(String, String)> {
             rest
         },
     ))
-}
-
-/// `${` written so that the faux model sends it as it is.
-fn escape(text: &str) -> String {
-    text.replace("${", "$${")
 }
 
 #[cfg(test)]

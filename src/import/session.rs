@@ -22,7 +22,7 @@ use super::out::OutDir;
 use crate::scenario::replay::AnswerForm;
 
 /// The longest bash timeout a replayed call gets (a day), in seconds.
-pub const MAX_BASH_SECS: f64 = 86_400.0;
+pub const MAX_BASH_SECS: f64 = crate::base::bounds::ONE_DAY;
 
 /// Recorded texts longer than this (bytes) go to a sidecar file as soon
 /// as they are read, so a session's large results are not held in memory.

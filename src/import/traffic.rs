@@ -179,7 +179,7 @@ pub fn scenario(
 /// sends the text as recorded (scenario variables are `${name}`).
 fn escaped(value: &Value) -> Value {
     match value {
-        Value::String(s) => Value::from(s.replace("${", "$${")),
+        Value::String(s) => Value::from(crate::base::vars::escape(s)),
         Value::Array(items) => Value::Array(items.iter().map(escaped).collect()),
         Value::Object(map) => {
             Value::Object(map.iter().map(|(k, v)| (k.clone(), escaped(v))).collect())

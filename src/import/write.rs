@@ -21,7 +21,7 @@ const SECS_PER_CALL: f64 = 2.0;
 /// Seconds every imported scenario has besides its calls.
 const BASE_SECS: f64 = 60.0;
 /// The longest time budget a scenario may have (a day).
-const MAX_SECS: f64 = 86_400.0;
+const MAX_SECS: f64 = crate::base::bounds::ONE_DAY;
 
 /// How the files are written.
 #[derive(Clone, Debug, Default)]

@@ -19,7 +19,6 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::Content;
 use crate::tools::ToolUpdate;
 use crate::tools::UpdateSink;
 
@@ -59,7 +58,7 @@ pub(super) fn forward(
     };
     let (tx, rx) = watch::channel(String::new());
     let sink = UpdateSink::new(move |update: ToolUpdate| {
-        tx.send_replace(text_of(&update.content));
+        tx.send_replace(update.text());
     });
     let task = tokio::spawn(send_updates(token, peer, rx, done.clone(), cancelled));
     (
@@ -109,18 +108,6 @@ async fn send_updates(
     }
 }
 
-/// The text blocks of an update, joined by newlines.
-fn text_of(content: &[Content]) -> String {
-    let texts: Vec<&str> = content
-        .iter()
-        .filter_map(|block| match block {
-            Content::Text { text } => Some(text.as_str()),
-            Content::Image { .. } => None,
-        })
-        .collect();
-    texts.join("\n")
-}
-
 /// The end of `text` within `max` bytes: from the first line that starts
 /// inside them, or (when one line is longer) from the first whole
 /// character.
@@ -142,6 +129,7 @@ fn tail(text: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Content;
     use pretty_assertions::assert_eq;
 
     #[test]
@@ -165,6 +153,6 @@ mod tests {
             },
             Content::text("b"),
         ];
-        assert_eq!(text_of(&content), "a\nb");
+        assert_eq!(crate::tools::text_of(&content), "a\nb");
     }
 }

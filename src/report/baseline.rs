@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::judge::Figures;
 use crate::run::RunSummary;
 use crate::run::Status;
-use crate::scenario::Figures;
 
 /// The version of the baseline file format.
 pub const BASELINE_SCHEMA_VERSION: u32 = 1;

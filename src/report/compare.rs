@@ -15,10 +15,10 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::judge::Figures;
 use crate::run::Gate;
 use crate::run::RunSummary;
 use crate::run::Status;
-use crate::scenario::Figures;
 
 use super::baseline::Baseline;
 use super::verdict::GateOutcome;

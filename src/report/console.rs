@@ -6,13 +6,13 @@
 
 use std::fmt::Write;
 
+use crate::judge::Failure;
+use crate::judge::focus::line_count;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
 use crate::run::replay::ReplayCounts;
 use crate::run::servers::ServerOutcome;
-use crate::scenario::Failure;
-use crate::scenario::focus::line_count;
 
 use super::compare::Comparison;
 
@@ -180,15 +180,15 @@ pub fn snapshot_lines(summary: &RunSummary, update: bool) -> Vec<String> {
 const MAX_SHOWN_LINES: usize = 40;
 
 #[cfg(test)]
-use crate::scenario::focus::MAX_LINE_CHARS;
-pub use crate::scenario::focus::cut_line;
+use crate::judge::focus::MAX_LINE_CHARS;
+pub use crate::judge::focus::cut_line;
 
 fn indent(text: &str, prefix: &str) -> String {
     indent_cut(text, prefix, false)
 }
 
 /// `text` as [`indent`] shows it; with `cut`, each line cut to
-/// [`MAX_LINE_CHARS`](crate::scenario::focus::MAX_LINE_CHARS) characters (a text that was itself cut to its bound
+/// [`MAX_LINE_CHARS`](crate::judge::focus::MAX_LINE_CHARS) characters (a text that was itself cut to its bound
 /// may be one line of 64 KiB).
 fn indent_cut(text: &str, prefix: &str, cut: bool) -> String {
     if text.is_empty() {
@@ -318,7 +318,7 @@ fn same_as_before(failure: &Failure) -> String {
 /// One failure: where, which check, expected and actual. A long actual
 /// text with a focus shows the lines the check points at; when both texts
 /// are long, their diff is shown instead. An actual text that was cut to
-/// its bound shows its lines cut to [`MAX_LINE_CHARS`](crate::scenario::focus::MAX_LINE_CHARS) characters.
+/// its bound shows its lines cut to [`MAX_LINE_CHARS`](crate::judge::focus::MAX_LINE_CHARS) characters.
 pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
     let mut out = String::new();
     let step = failure.step.as_deref().unwrap_or("scenario");
@@ -718,10 +718,10 @@ mod tests {
             &actual,
         )
         .with_focus(
-            crate::scenario::focus::for_contains(
+            crate::judge::focus::for_contains(
                 &actual,
                 needle,
-                &crate::scenario::deadline::Deadline::never(),
+                &crate::judge::deadline::Deadline::never(),
             )
             .unwrap(),
         );
@@ -742,8 +742,8 @@ mod tests {
     /// of showing it again.
     #[test]
     fn a_cut_text_is_shown_once_with_its_lines_cut() {
-        use crate::scenario::check::Actual;
-        use crate::scenario::check::MAX_ACTUAL_BYTES;
+        use crate::judge::Actual;
+        use crate::judge::MAX_ACTUAL_BYTES;
         let actual = Actual::of(&"x".repeat(200_000));
         let failures: Vec<Failure> = ["a", "b"]
             .iter()

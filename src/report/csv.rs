@@ -12,10 +12,10 @@
 
 use std::borrow::Cow;
 
+use crate::judge::Figures;
 use crate::run::Metric;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
-use crate::scenario::Figures;
 
 use super::compare::Comparison;
 

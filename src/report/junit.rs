@@ -27,10 +27,10 @@
 
 use std::fmt::Write as _;
 
+use crate::judge::Figures;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
-use crate::scenario::Figures;
 
 use super::compare::Comparison;
 use super::console::Colour;

@@ -14,12 +14,12 @@
 
 use std::fmt::Write as _;
 
+use crate::judge::Failure;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
 use crate::run::replay::ReplayCounts;
 use crate::run::stats;
-use crate::scenario::Failure;
 
 use super::compare::Comparison;
 use super::compare::ScenarioChange;

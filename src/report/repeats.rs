@@ -233,12 +233,12 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::judge::Failure;
     use crate::run::RepeatSpec;
     use crate::run::Status;
     use crate::run::repeat::DurationStats;
     use crate::run::repeat::FailedRun;
     use crate::run::repeat::NondeterministicCall;
-    use crate::scenario::Failure;
 
     fn summary() -> RunSummary {
         let mut steady = ScenarioOutcome::empty("steady", "a.yaml", &[], Status::Passed);

@@ -7,9 +7,9 @@
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::judge::Figures;
 use crate::run::Gate;
 use crate::run::Metric;
-use crate::scenario::Figures;
 
 /// A figure that grew past a gate's limit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

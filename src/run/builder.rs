@@ -21,9 +21,12 @@ use std::sync::Arc;
 
 use crate::scenario::Scenario;
 use crate::scenario::Suite;
-use crate::scenario::settings::Budget;
-use crate::scenario::settings::Jobs;
-use crate::scenario::settings::Tokenizer;
+
+use super::settings::Budget;
+use super::settings::Jobs;
+use super::settings::Tokenizer;
+use super::settings::suite_gates;
+use super::settings::suite_jobs;
 
 use super::config::RunConfig;
 use super::discover::Discovery;
@@ -190,7 +193,7 @@ impl RunnerBuilder {
         let gates = self.resolve_gates();
         let jobs = self
             .jobs
-            .or(self.suite.as_ref().and_then(|s| s.jobs))
+            .or(self.suite.as_ref().and_then(|s| suite_jobs(&s.doc)))
             .unwrap_or_else(Jobs::cores)
             .get();
         // The runtime's threads follow the machine, not --jobs: a scenario
@@ -245,7 +248,7 @@ impl RunnerBuilder {
     /// The suite's gates (checked when it was loaded), then the given
     /// ones, combined by key.
     fn resolve_gates(&self) -> Vec<Gate> {
-        let suite = self.suite.iter().flat_map(|s| s.gates.iter().copied());
+        let suite = self.suite.iter().flat_map(|s| suite_gates(&s.doc));
         combine(suite.chain(self.gates.iter().copied()))
     }
 }
@@ -309,10 +312,8 @@ mod tests {
 
     #[test]
     fn the_suite_gives_jobs_and_the_command_line_overrides_them() {
-        let suite = Suite {
-            jobs: Jobs::new(3).ok(),
-            ..Suite::default()
-        };
+        let mut suite = Suite::default();
+        suite.doc.jobs = Some(3);
         let build = |jobs: Option<usize>| {
             RunnerBuilder {
                 suite: Some(suite.clone()),
@@ -337,7 +338,11 @@ mod tests {
     fn the_command_line_overrides_the_suite() {
         let mut suite = Suite::default();
         suite.doc.tokenizer = Some("cl100k".into());
-        suite.gates = vec!["tokens=+5%".parse().unwrap(), "errors=+0".parse().unwrap()];
+        suite.doc.gates = Some(
+            [("tokens", "+5%"), ("errors", "+0")]
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .into(),
+        );
         let builder = RunnerBuilder {
             suite: Some(suite),
             ..RunnerBuilder::new(scenarios(&["a"]))

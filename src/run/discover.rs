@@ -140,7 +140,7 @@ impl Suites {
     fn get(&mut self, path: &Path) -> &Result<Suite, Vec<ScenarioError>> {
         self.loaded
             .entry(path.to_path_buf())
-            .or_insert_with(|| Suite::load_all(path))
+            .or_insert_with(|| Suite::load_all(path, &super::settings::suite_problems))
     }
 
     /// The suite file at `path`, if [`Suites::get`] loaded it.
@@ -316,7 +316,7 @@ fn fixtures_dir_of(dir: &Path, suites: &mut Suites) -> Option<PathBuf> {
     let declared = |loaded: &Result<Suite, _>| loaded.as_ref().ok().map(|s| s.fixtures_in(dir));
     match absolute(&suite, cwd.as_deref()) {
         Some(path) => declared(suites.get(&path)),
-        None => declared(&Suite::load_all(&suite)),
+        None => declared(&Suite::load_all(&suite, &super::settings::suite_problems)),
     }
 }
 

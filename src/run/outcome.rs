@@ -3,11 +3,11 @@
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::scenario::Failure;
-use crate::scenario::Figures;
+use crate::judge::Failure;
+use crate::judge::Figures;
+use crate::judge::SnapshotOutcome;
 use crate::scenario::Scenario;
 use crate::scenario::ScenarioError;
-use crate::scenario::check::SnapshotOutcome;
 
 use super::partition::PartitionInfo;
 use super::replay::Agreement;

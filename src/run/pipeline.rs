@@ -29,18 +29,18 @@ use crate::agent::LoopOptions;
 use crate::agent::Presenter;
 use crate::agent::Transcript;
 use crate::agent::run_loop;
-use crate::scenario::CheckInput;
-use crate::scenario::Failure;
-use crate::scenario::Figures;
+use crate::base::task::AbortOnDrop;
+use crate::judge::Actual;
+use crate::judge::CheckInput;
+use crate::judge::CheckKind;
+use crate::judge::Failure;
+use crate::judge::Figures;
+use crate::judge::deadline::Deadline;
+use crate::judge::updates::UpdateLog;
 use crate::scenario::Scenario;
-use crate::scenario::check;
-use crate::scenario::check::Actual;
-use crate::scenario::check::CheckKind;
-use crate::scenario::deadline::Deadline;
 use crate::scenario::faults::FaultFs;
 use crate::scenario::faults::FaultPlan;
 use crate::scenario::faults::FaultProcess;
-use crate::scenario::updates::UpdateLog;
 use crate::scenario::workspace;
 use crate::tools::AnyTool;
 use crate::tools::PathError;
@@ -267,7 +267,7 @@ impl Job<'_> {
                 BTreeMap::new()
             }
         };
-        let checked = check::check(&CheckInput {
+        let checked = crate::judge::check(&CheckInput {
             scenario: self.scenario,
             transcript,
             report,
@@ -371,10 +371,11 @@ fn end_stalls(plan: &Arc<FaultPlan>, budget: Duration, cancel: &CancellationToke
     }
     let plan = Arc::clone(plan);
     let cancel = cancel.clone();
-    AbortOnDrop(tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         cancel.cancelled().await;
         plan.interrupt();
-    }))
+    });
+    AbortOnDrop::from(&task)
 }
 
 /// An imported scenario's drift added to its outcome: the scenario's
@@ -474,15 +475,6 @@ impl RunningCalls {
             })
             .collect();
         format!("during {}", labels.join(" and "))
-    }
-}
-
-/// Aborts a task when dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::scenario::Failure;
+use crate::judge::Failure;
 
 /// The most runs `--repeat` takes.
 pub const MAX_RUNS: u32 = 1000;

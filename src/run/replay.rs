@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::agent::AgentEvent;
 use crate::agent::Presenter;
 use crate::agent::TokenCounter;
-use crate::scenario::Failure;
+use crate::judge::Failure;
 use crate::scenario::replay::AnswerForm;
 use crate::scenario::replay::MAX_RECORDED_FILE_BYTES;
 use crate::scenario::replay::Recorded;

@@ -2,8 +2,8 @@
 //! (`harness run --repeat N`): every figure but the durations is
 //! deterministic, so a figure that differs between runs is a finding.
 
-use crate::scenario::Failure;
-use crate::scenario::Figures;
+use crate::judge::Failure;
+use crate::judge::Figures;
 
 use super::outcome::ScenarioOutcome;
 use super::outcome::Status;

@@ -18,7 +18,7 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::scenario::Failure;
+use crate::judge::Failure;
 use crate::scenario::Scenario;
 
 use super::config::RunConfig;
@@ -168,7 +168,7 @@ impl Runner {
             // Registered here, before any scenario starts, so that no
             // signal of the run finds the default action (which would end
             // the process and leave workspaces and commands behind).
-            let signals = Signals::register();
+            let signals = crate::base::signals::StopSignals::register();
             {
                 let cancel = cancel.clone();
                 let interrupted = Arc::clone(&interrupted);
@@ -205,65 +205,6 @@ impl Runner {
             repeat: self.config.repeat,
             variants: Vec::new(),
         })
-    }
-}
-
-/// The signals that interrupt a run, registered with the runtime.
-struct Signals {
-    #[cfg(unix)]
-    interrupt: Option<tokio::signal::unix::Signal>,
-    #[cfg(unix)]
-    terminate: Option<tokio::signal::unix::Signal>,
-    #[cfg(unix)]
-    hangup: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    /// Catches SIGINT, SIGTERM and SIGHUP (elsewhere than Unix: Ctrl-C).
-    /// Must be called inside the runtime. A signal that cannot be caught
-    /// keeps its default action.
-    fn register() -> Self {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::SignalKind;
-            use tokio::signal::unix::signal;
-            Self {
-                interrupt: signal(SignalKind::interrupt()).ok(),
-                terminate: signal(SignalKind::terminate()).ok(),
-                hangup: signal(SignalKind::hangup()).ok(),
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            Self {}
-        }
-    }
-
-    /// Waits for the first signal and returns its name.
-    async fn recv(self) -> &'static str {
-        #[cfg(unix)]
-        {
-            async fn next(stream: Option<tokio::signal::unix::Signal>) {
-                if let Some(mut stream) = stream
-                    && stream.recv().await.is_some()
-                {
-                    return;
-                }
-                std::future::pending::<()>().await;
-            }
-            tokio::select! {
-                () = next(self.interrupt) => "SIGINT",
-                () = next(self.terminate) => "SIGTERM",
-                () = next(self.hangup) => "SIGHUP",
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                return "Ctrl-C";
-            }
-            std::future::pending().await
-        }
     }
 }
 

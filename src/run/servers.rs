@@ -16,6 +16,8 @@ use std::sync::PoisonError;
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::base::vars::substitute;
+use crate::judge::Failure;
 use crate::mcp::client::Command;
 use crate::mcp::client::DEFAULT_STOP_GRACE;
 use crate::mcp::client::Launch;
@@ -23,7 +25,6 @@ use crate::mcp::client::McpClient;
 use crate::mcp::client::ServerConfig;
 use crate::mcp::client::ServerTool;
 use crate::mcp::client::StopReport;
-use crate::scenario::Failure;
 use crate::scenario::Scenario;
 use crate::scenario::ServerLaunch;
 use crate::scenario::ServerPlan;
@@ -162,8 +163,14 @@ pub(super) struct Places<'a> {
 }
 
 fn expand(text: &str, places: &Places<'_>) -> String {
-    text.replace("${workspace}", &places.workspace.display().to_string())
-        .replace("${harness}", &places.harness.display().to_string())
+    let vars = BTreeMap::from([
+        (
+            "workspace".to_owned(),
+            places.workspace.display().to_string(),
+        ),
+        ("harness".to_owned(), places.harness.display().to_string()),
+    ]);
+    substitute(text, &vars)
 }
 
 /// The client configuration of `plan` for a scenario whose workspace is

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::scenario::check::SnapshotOutcome;
+use crate::judge::SnapshotOutcome;
 use crate::scenario::snapshot;
 
 use super::outcome::ScenarioOutcome;

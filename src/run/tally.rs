@@ -7,8 +7,7 @@
 use crate::agent::CallRecord;
 use crate::agent::FauxReport;
 use crate::agent::Transcript;
-use crate::scenario::Figures;
-use crate::scenario::check;
+use crate::judge::Figures;
 
 use super::coverage;
 use super::coverage::ScenarioCoverage;
@@ -75,7 +74,7 @@ fn call_stat(record: &CallRecord, retry: bool) -> CallStat {
         turn: record.turn as u64,
         retry,
         is_error: record.result.is_error,
-        truncated: check::truncation(&record.call.name, &record.result)
+        truncated: crate::judge::truncation(&record.call.name, &record.result)
             .is_some_and(|t| t.truncated),
         args_tokens: record.args_tokens,
         result_tokens: record.result_tokens,

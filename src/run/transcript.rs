@@ -29,7 +29,7 @@ use crate::agent::AssistantMessage;
 use crate::agent::CallRecord;
 use crate::agent::FauxReport;
 use crate::agent::StopReason;
-use crate::scenario::updates::text_of;
+use crate::judge::updates::text_of;
 use crate::tools::Content;
 
 /// How much of a transcript is kept, in bytes.

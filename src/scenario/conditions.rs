@@ -23,7 +23,7 @@ use super::yaml::Seg;
 pub type Problem = (Vec<Seg>, String);
 
 /// The largest `cancel_after_ms`: one day.
-pub const MAX_CANCEL_AFTER_MS: u64 = 86_400_000;
+pub const MAX_CANCEL_AFTER_MS: u64 = crate::base::bounds::ONE_DAY_MS;
 
 /// The largest `after_bytes`: 4 GiB.
 pub const MAX_AFTER_BYTES: u64 = 4 * 1024 * 1024 * 1024;

@@ -101,7 +101,7 @@ pub struct SuiteDoc {
     pub jobs: Option<usize>,
     /// Seconds a scenario may run before it fails (default 60, at most a
     /// day).
-    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    #[schemars(range(max = crate::base::bounds::ONE_DAY_SECS), extend("exclusiveMinimum" = 0))]
     pub timeout: Option<f64>,
     /// Regression gates against a baseline, e.g. `tokens: "+5%"`.
     pub gates: Option<BTreeMap<String, String>>,
@@ -204,13 +204,13 @@ limits_spec! {
     #[schemars(range(min = 1, max = 4294967295u64))]
     ls_limit: usize => Count,
     /// Default bash timeout in seconds (at most a day).
-    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    #[schemars(range(max = crate::base::bounds::ONE_DAY_SECS), extend("exclusiveMinimum" = 0))]
     bash_timeout: f64 => Seconds,
     /// Bytes kept in a bash full-output file (0: keep no file; at most 4 GiB).
     #[schemars(range(min = 0, max = 4294967296u64))]
     max_log_bytes: u64 => LogBytes,
     /// Seconds one grep call may search before it stops (at most a day).
-    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    #[schemars(range(max = crate::base::bounds::ONE_DAY_SECS), extend("exclusiveMinimum" = 0))]
     grep_timeout: f64 => Seconds,
 }
 
@@ -260,7 +260,7 @@ pub struct StepSpec {
     pub recorded: Option<RecordedSpec>,
     /// Cancel the run this many milliseconds after the call starts, as a
     /// user's Esc would; the run ends there.
-    #[schemars(range(min = 1, max = 86400000))]
+    #[schemars(range(min = 1, max = crate::base::bounds::ONE_DAY_MS))]
     pub cancel_after_ms: Option<u64>,
 }
 
@@ -286,7 +286,7 @@ pub struct CallSpec {
     /// The result recorded for this call in a replayed session.
     pub recorded: Option<RecordedSpec>,
     /// Cancel the run this many milliseconds after the call starts.
-    #[schemars(range(min = 1, max = 86400000))]
+    #[schemars(range(min = 1, max = crate::base::bounds::ONE_DAY_MS))]
     pub cancel_after_ms: Option<u64>,
 }
 
@@ -507,10 +507,10 @@ pub struct ServerSpec {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// Seconds to start and answer `tools/list` (default 10).
-    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    #[schemars(range(max = crate::base::bounds::ONE_DAY_SECS), extend("exclusiveMinimum" = 0))]
     pub startup_timeout: Option<f64>,
     /// Seconds one call may take (default: the scenario's budget).
-    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    #[schemars(range(max = crate::base::bounds::ONE_DAY_SECS), extend("exclusiveMinimum" = 0))]
     pub call_timeout: Option<f64>,
     /// Prepended to every tool name of this server.
     #[schemars(regex(pattern = r"^[A-Za-z0-9_.-]*$"))]

@@ -197,7 +197,7 @@ pub struct ReplaySpec {
     pub require: Option<Require>,
     /// Seconds this scenario may run (an imported session fits its
     /// length); overrides the suite's `timeout`, `--timeout` overrides it.
-    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
+    #[schemars(range(max = crate::base::bounds::ONE_DAY_SECS), extend("exclusiveMinimum" = 0))]
     pub timeout: Option<f64>,
     /// Calls of the session that were never answered (aborted), left out
     /// of the script and counted here.

@@ -169,27 +169,11 @@ fn parse(text: &str) -> Result<BTreeMap<String, Value>, (super::yaml::Pos, Strin
 /// old name: a link there (a planted `.snap.yaml.new` leading out of the
 /// suite) is replaced, never written through.
 pub fn save(path: &Path, entries: &BTreeMap<String, Value>) -> Result<(), String> {
-    use std::io::Write as _;
     let text = serde_yaml::to_string(entries)
         .map_err(|err| format!("cannot encode snapshots for {}: {err}", path.display()))?;
     let cannot = |err: std::io::Error| format!("cannot write {}: {err}", path.display());
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".harness-snapshot-")
-        .tempfile_in(dir)
-        .map_err(cannot)?;
-    tmp.write_all(text.as_bytes()).map_err(cannot)?;
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(cannot)?;
-    }
-    tmp.persist(path).map_err(|err| cannot(err.error))?;
-    Ok(())
+    crate::tools::ops::write_new_over(&crate::tools::ops::LocalFs, path, text.as_bytes(), 0o644)
+        .map_err(cannot)
 }
 
 /// The `.snap.yaml.new` path written on a mismatch.

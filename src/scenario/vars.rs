@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::agent::faux::substitute;
-use crate::agent::faux::substitute_with;
-use crate::agent::faux::var_refs;
+use crate::base::vars::substitute;
+use crate::base::vars::substitute_with;
+use crate::base::vars::var_refs;
 
 use super::detail_spec::DetailCheck;
 use super::model::CallExpect;

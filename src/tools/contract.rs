@@ -61,6 +61,26 @@ impl Content {
     }
 }
 
+/// The text of `content` as a model is charged for it: text blocks, and
+/// images as `[image:MIME:LEN]` (LEN the length of the base64 data),
+/// joined by newlines (docs/reports.md, "What is priced"). The one rule
+/// for the price of a result, wherever it is priced.
+pub fn priced_text_of(content: &[Content]) -> String {
+    let mut out = String::new();
+    for (i, block) in content.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match block {
+            Content::Text { text } => out.push_str(text),
+            Content::Image { data, mime_type } => {
+                out.push_str(&format!("[image:{mime_type}:{}]", data.len()));
+            }
+        }
+    }
+    out
+}
+
 /// The text blocks of `content` joined by newlines (images are skipped).
 pub fn text_of(content: &[Content]) -> String {
     let mut out = String::new();

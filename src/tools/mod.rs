@@ -135,6 +135,7 @@ pub use contract::ToolResult;
 pub use contract::ToolSpec;
 pub use contract::ToolUpdate;
 pub use contract::UpdateSink;
+pub use contract::priced_text_of;
 pub use contract::text_of;
 pub use edit::EditArgs;
 pub use edit::EditDetails;

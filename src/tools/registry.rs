@@ -18,6 +18,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::OnceLock;
+
+use crate::base::task::AbortOnDrop;
 use std::sync::PoisonError;
 
 use serde::Deserialize;
@@ -886,13 +888,13 @@ impl PreparedCall {
         });
         // If the caller stops waiting (a scenario timeout), the tool stops
         // too; aborting a finished task does nothing.
-        let _guard = AbortOnDrop(task.abort_handle());
+        let _guard = AbortOnDrop::from(&task);
         let outcome = task.await;
         let mut result = match outcome {
             Ok(Ok(output)) => ToolResult::ok(output),
             Ok(Err(err)) => ToolResult::from(err),
             Err(err) if err.is_panic() => {
-                let message = panic_message(err.into_panic());
+                let message = crate::base::panics::message(&*err.into_panic());
                 ToolResult::from(ToolError::fatal(
                     driver_missing(&message)
                         .unwrap_or_else(|| format!("the tool panicked: {message}")),
@@ -911,15 +913,6 @@ impl PreparedCall {
     }
 }
 
-/// Stops the tool's task when the caller stops waiting for it.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// The words for a tool that panicked because the runtime lacks a
 /// driver it needs (Tokio's own panic messages name it).
 fn driver_missing(panic: &str) -> Option<String> {
@@ -934,16 +927,6 @@ fn driver_missing(panic: &str) -> Option<String> {
         "the tool needs the Tokio runtime's {driver} driver, which this runtime was built \
          without; build the runtime with enable_all() (or enable_io() and enable_time())"
     ))
-}
-
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic without a message".to_owned()
-    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 /// Layers in order; each may use the ones before it.
-const LAYERS: [&str; 8] = [
-    "tools", "mcp", "agent", "scenario", "run", "report", "import", "cli",
+const LAYERS: [&str; 10] = [
+    "base", "tools", "mcp", "agent", "scenario", "judge", "run", "report", "import", "cli",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

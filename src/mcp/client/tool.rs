@@ -16,7 +16,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::session::McpClient;
-use crate::tools::Content;
 use crate::tools::Limits;
 use crate::tools::Tool;
 use crate::tools::ToolContext;
@@ -111,15 +110,7 @@ pub fn into_output(result: ToolResult) -> Result<ToolOutput, ToolError> {
             details: result.details,
         });
     }
-    let message = result
-        .content
-        .iter()
-        .map(|block| match block {
-            Content::Text { text } => text.clone(),
-            Content::Image { data, mime_type } => format!("[image:{mime_type}:{}]", data.len()),
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let message = crate::tools::priced_text_of(&result.content);
     Err(ToolError::Failed {
         facts: None,
         message,
@@ -146,6 +137,7 @@ impl Tool for ServerTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Content;
     use crate::tools::ExecutionMode;
     use pretty_assertions::assert_eq;
     use serde_json::json;

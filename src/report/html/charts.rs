@@ -4,12 +4,12 @@
 
 use std::fmt::Write as _;
 
+use crate::judge::Figures;
 use crate::report::compare::Comparison;
 use crate::report::json::RunReport;
 use crate::report::markup::escape_html as escape;
 use crate::run::stats::ToolStats;
 use crate::run::stats::percentile;
-use crate::scenario::Figures;
 
 /// The width of a bar of `value` out of `max` in `width` pixels.
 fn bar(value: u64, max: u64, width: f64) -> f64 {

@@ -7,12 +7,12 @@ use std::io::Write as _;
 use base64::Engine as _;
 use serde::Serialize;
 
+use crate::judge::Failure;
 use crate::report::console;
 use crate::report::json::RunReport;
 use crate::run::ScenarioOutcome;
 use crate::run::transcript::Block;
 use crate::run::transcript::KeptTranscript;
-use crate::scenario::Failure;
 
 /// Lines of one failure's diff in the page.
 const MAX_DIFF_LINES: usize = 400;

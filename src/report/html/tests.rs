@@ -9,6 +9,7 @@ use super::data::pack;
 use super::data::water_level;
 use super::page::render_within;
 use super::*;
+use crate::judge::Failure;
 use crate::report::Baseline;
 use crate::report::Comparison;
 use crate::report::compare;
@@ -25,7 +26,6 @@ use crate::run::transcript::Clip;
 use crate::run::transcript::KeptTranscript;
 use crate::run::transcript::TranscriptCall;
 use crate::run::transcript::TranscriptTurn;
-use crate::scenario::Failure;
 
 const HOSTILE: &str = "</script><script>alert(1)</script><img src=x onerror=alert(2)> & \
                        <!-- \u{2028} ]]>";

@@ -15,7 +15,6 @@ use crate::scenario::model::RunExpect;
 use crate::scenario::model::ScenarioDoc;
 use crate::scenario::model::ToolsSpec;
 use crate::scenario::model::WorkspaceSpec;
-use crate::scenario::settings::Budget;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
 use crate::scenario::yaml::Kind;
@@ -167,7 +166,7 @@ impl Validator<'_> {
         // The suite's servers, then the scenario's (which replace those of
         // the same name).
         let mut servers = suite.servers.clone();
-        servers.extend(self.servers(&doc.servers, &self.base_dir.clone()));
+        servers.extend(self.servers(&doc.servers, &super::validator::dir_of(path)));
         // Every declared name, a broken one's too (its problem is reported
         // where it is declared, not again at each use).
         let server_names: BTreeSet<String> =
@@ -241,7 +240,7 @@ impl Validator<'_> {
         let timeout = self
             .budget(&[k("replay"), k("timeout")], replay_timeout)
             .or(suite.timeout)
-            .unwrap_or(Budget::DEFAULT);
+            .unwrap_or(super::validator::DEFAULT_TIMEOUT);
         let replay = self.replay_plan(doc.replay.as_ref(), suite);
         self.count_in_range(&[k("max_turns")], doc.max_turns, super::suite::MAX_TURNS);
         let max_turns = doc.max_turns.or(suite.doc.max_turns);
@@ -278,7 +277,7 @@ impl Validator<'_> {
             call_labels: std::mem::take(&mut self.call_labels),
             run_check,
             skip: doc.skip,
-            timeout: timeout.duration(),
+            timeout,
             tokenizer: suite.doc.tokenizer.clone(),
             replay,
             conditions,

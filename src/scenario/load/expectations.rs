@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
+use base64::Engine;
 use regex::Regex;
 
 use crate::scenario::detail_spec::DetailCheck;
+use crate::scenario::detail_spec::DetailMatchers;
 use crate::scenario::detail_spec::ImageExpect;
 use crate::scenario::detail_spec::ImagesExpect;
-use crate::scenario::exact;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::expect::CallExpectation;
 use crate::scenario::expect::ContentCheck;
@@ -29,7 +30,6 @@ use crate::scenario::model::ErrorExpect;
 use crate::scenario::model::FileExpect;
 use crate::scenario::model::RunExpect;
 use crate::scenario::model::StatsExpect;
-use crate::scenario::pointer;
 use crate::scenario::vars;
 use crate::scenario::yaml::Seg;
 use crate::tools::ALL_TOOL_NAMES;
@@ -159,13 +159,13 @@ impl Validator<'_> {
         let mut checks = Vec::new();
         for (pointer, check) in expect.details_at.iter().flatten() {
             let entry = join(at, [k("details_at"), k(pointer)]);
-            if let Some(problem) = pointer::pointer_problem(pointer) {
+            if let Some(problem) = pointer_problem(pointer) {
                 self.problem_at_key(&entry, format!("{label}: {problem}"));
                 continue;
             }
             let mut regex: Option<Arc<Regex>> = None;
             if let DetailCheck::Matchers(m) = check {
-                if let Some((key, problem)) = pointer::matchers_problem(m) {
+                if let Some((key, problem)) = matchers_problem(m) {
                     let place = if key.is_empty() {
                         entry.clone()
                     } else {
@@ -268,7 +268,7 @@ impl Validator<'_> {
             );
         }
         let bytes = match &checks.bytes_base64 {
-            Some(encoded) => match exact::decode_base64(encoded) {
+            Some(encoded) => match decode_base64(encoded) {
                 Ok(bytes) => Some(bytes),
                 Err(problem) => {
                     self.problem(&join(at, [k("bytes_base64")]), problem);
@@ -278,7 +278,7 @@ impl Validator<'_> {
             None => None,
         };
         if let Some(digest) = &checks.sha256
-            && !exact::is_sha256(digest)
+            && !is_sha256(digest)
         {
             self.problem(
                 &join(at, [k("sha256")]),
@@ -371,4 +371,129 @@ pub(super) fn parse_mode(text: &str) -> Option<u32> {
         return None;
     }
     u32::from_str_radix(text, 8).ok()
+}
+
+/// Why `pointer` is not a JSON pointer, if it is not one.
+fn pointer_problem(pointer: &str) -> Option<String> {
+    if !pointer.is_empty() && !pointer.starts_with('/') {
+        return Some(format!(
+            "`{pointer}` is not a JSON pointer: it starts with `/` (`/{pointer}`), or is empty \
+             for the whole details"
+        ));
+    }
+    let mut chars = pointer.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' && !matches!(chars.next(), Some('0' | '1')) {
+            return Some(format!(
+                "`{pointer}` is not a JSON pointer: `~` is written `~0` and `/` inside a key \
+                 `~1`"
+            ));
+        }
+    }
+    None
+}
+
+/// Why a matcher object is not usable (a number that is not finite, no
+/// matcher at all, `exists` and `absent` saying the same thing twice), with
+/// the key it concerns.
+fn matchers_problem(m: &DetailMatchers) -> Option<(&'static str, String)> {
+    for (key, bound) in [("lt", m.lt), ("le", m.le), ("gt", m.gt), ("ge", m.ge)] {
+        if bound.is_some_and(|b| !b.is_finite()) {
+            return Some((key, format!("`{key}` must be a finite number")));
+        }
+    }
+    if *m == DetailMatchers::default() {
+        return Some((
+            "",
+            "give at least one matcher: equals, contains, not_contains, matches, exists, \
+             absent, lt, le, gt or ge"
+                .to_owned(),
+        ));
+    }
+    if let (Some(exists), Some(absent)) = (m.exists, m.absent)
+        && exists == absent
+    {
+        return Some((
+            "absent",
+            format!("`exists: {exists}` and `absent: {absent}` contradict each other; keep one"),
+        ));
+    }
+    None
+}
+
+/// Base64 text as `bytes_base64` takes it: whitespace is ignored.
+fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
+    let cleaned: String = text.split_whitespace().collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(cleaned)
+        .map_err(|err| format!("`bytes_base64` is not valid base64: {err}; give the file's exact bytes in standard base64"))
+}
+
+/// Whether `text` is a SHA-256 digest as `sha256` takes it: 64 hex digits.
+fn is_sha256(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointers_are_checked() {
+        assert_eq!(pointer_problem(""), None);
+        assert_eq!(pointer_problem("/a~0b/c~1d/0"), None);
+        assert_eq!(
+            pointer_problem("diff"),
+            Some(
+                "`diff` is not a JSON pointer: it starts with `/` (`/diff`), or is empty for \
+                 the whole details"
+                    .to_owned()
+            )
+        );
+        assert!(pointer_problem("/a~2").is_some());
+        assert!(pointer_problem("/a~").is_some());
+    }
+
+    #[test]
+    fn digests_and_base64_are_read_as_the_keys_take_them() {
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert!(is_sha256(abc));
+        assert!(!is_sha256(&abc[1..]));
+        assert!(!is_sha256(&format!("{}g", &abc[1..])));
+        assert_eq!(decode_base64("YW\n Jj"), Ok(b"abc".to_vec()));
+        assert!(decode_base64("YW=Jj").is_err());
+    }
+
+    #[test]
+    fn matcher_objects_are_validated() {
+        assert_eq!(
+            matchers_problem(&DetailMatchers::default()).map(|p| p.0),
+            Some("")
+        );
+        assert_eq!(
+            matchers_problem(&DetailMatchers {
+                lt: Some(f64::NAN),
+                ..DetailMatchers::default()
+            })
+            .map(|p| p.0),
+            Some("lt")
+        );
+        assert_eq!(
+            matchers_problem(&DetailMatchers {
+                exists: Some(true),
+                absent: Some(true),
+                ..DetailMatchers::default()
+            })
+            .map(|p| p.0),
+            Some("absent")
+        );
+        assert_eq!(
+            matchers_problem(&DetailMatchers {
+                exists: Some(true),
+                absent: Some(false),
+                ..DetailMatchers::default()
+            }),
+            None
+        );
+    }
 }

@@ -53,7 +53,9 @@ pub use scenario::ServerPlan;
 pub use scenario::ToolEntry;
 pub use scenario::WorkspacePlan;
 pub use suite::SUITE_FILE;
+pub use suite::SettingProblem;
 pub use suite::Suite;
+pub use validator::DEFAULT_TIMEOUT;
 
 #[cfg(test)]
 mod tests;

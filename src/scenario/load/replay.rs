@@ -120,7 +120,12 @@ impl Validator<'_> {
                     );
                     return None;
                 }
-                let inside = match (path.canonicalize(), self.base_dir.canonicalize()) {
+                // A file named without a directory is in `.`.
+                let base = match self.base_dir.as_os_str().is_empty() {
+                    true => std::path::Path::new("."),
+                    false => self.base_dir.as_path(),
+                };
+                let inside = match (path.canonicalize(), base.canonicalize()) {
                     (Ok(real), Ok(base)) => real.starts_with(base),
                     _ => false,
                 };

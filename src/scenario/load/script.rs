@@ -7,7 +7,7 @@ use crate::agent::FauxArgs;
 use crate::agent::FauxCall;
 use crate::agent::FauxStep;
 use crate::agent::faux::Capture;
-use crate::agent::faux::var_refs;
+use crate::base::vars::var_refs;
 use crate::scenario::model::CallSpec;
 use crate::scenario::model::ErrorExpect;
 use crate::scenario::model::StepSpec;

@@ -6,18 +6,13 @@ use std::path::PathBuf;
 
 use std::collections::BTreeMap;
 
+use std::time::Duration;
+
 use crate::scenario::de;
-use crate::scenario::gate::Gate;
-use crate::scenario::gate::GateError;
-use crate::scenario::gate::GateKey;
-use crate::scenario::gate::Limit;
-use crate::scenario::gate::combine;
 use crate::scenario::model::SuiteDoc;
-use crate::scenario::settings::Budget;
-use crate::scenario::settings::Jobs;
-use crate::scenario::settings::Tokenizer;
 use crate::scenario::text_file::read_regular;
 use crate::scenario::yaml;
+use crate::scenario::yaml::Seg;
 
 use super::error::Problem;
 use super::error::ScenarioError;
@@ -44,36 +39,55 @@ pub struct Suite {
     pub dir: Option<PathBuf>,
     /// Its contents.
     pub doc: SuiteDoc,
-    /// `jobs`, checked.
-    pub jobs: Option<Jobs>,
     /// `timeout`, checked: every scenario's budget unless it has its own.
-    pub timeout: Option<Budget>,
+    pub timeout: Option<Duration>,
     /// Its MCP servers, checked (`${dir}` is the suite file's directory).
     pub servers: BTreeMap<String, ServerPlan>,
-    /// `gates`, checked and sorted by key.
-    pub gates: Vec<Gate>,
 }
 
+/// A problem of a suite file's run settings (`jobs`, `tokenizer`,
+/// `gates`), found by the run layer, whose settings they are, and placed
+/// by the loader with the file's other problems: the path of the value,
+/// whether the problem is at its key rather than its value, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingProblem {
+    /// The path of the value (`gates.tokens`).
+    pub at: Vec<Seg>,
+    /// The problem is the key's (an unknown gate key), not the value's.
+    pub at_key: bool,
+    /// What is wrong, in the file's words.
+    pub message: String,
+}
+
+/// The check of a suite file's run settings, given by the layer that
+/// types them (`run::settings::suite_problems`).
+pub type SettingsCheck<'a> = &'a dyn Fn(&SuiteDoc) -> Vec<SettingProblem>;
+
 impl Suite {
-    /// Loads a suite file, or lists every problem of it (never empty).
-    pub fn load_all(path: &Path) -> Result<Self, Vec<ScenarioError>> {
+    /// Loads a suite file, or lists every problem of it (never empty), its
+    /// run settings checked by `check`.
+    pub fn load_all(path: &Path, check: SettingsCheck<'_>) -> Result<Self, Vec<ScenarioError>> {
         let text = read_regular(path).map_err(|err| {
             vec![ScenarioError::at_start(
                 path,
                 format!("cannot read the suite file: {err}"),
             )]
         })?;
-        Self::from_text(path, &text)
+        Self::from_text(path, &text, check)
     }
 
     /// The suite file `text`, as if read from `path`.
-    pub fn from_text(path: &Path, text: &str) -> Result<Self, Vec<ScenarioError>> {
+    pub fn from_text(
+        path: &Path,
+        text: &str,
+        check: SettingsCheck<'_>,
+    ) -> Result<Self, Vec<ScenarioError>> {
         let stream = yaml::parse(text);
         let mut problems: Vec<Problem> = Vec::new();
         problems.extend(stream.fatal.map(Problem::from));
         let mut documents = stream.documents.into_iter().filter(|d| !d.root.is_null());
         let mut doc = SuiteDoc::default();
-        let mut settings = Settings::default();
+        let mut timeout = None;
         let mut servers = BTreeMap::new();
         if let Some(mut document) = documents.next() {
             problems.extend(document.problems.drain(..).map(Problem::from));
@@ -86,8 +100,11 @@ impl Suite {
             let mut v = Validator::new(&document.root);
             v.after(&found);
             problems.extend(found.into_iter().map(Problem::from));
-            servers = v.servers(&doc.servers, path.parent().unwrap_or(Path::new(".")));
-            settings = v.suite(&doc, &doc.servers.keys().cloned().collect());
+            servers = v.servers(&doc.servers, &super::validator::dir_of(path));
+            timeout = v.suite(&doc, &doc.servers.keys().cloned().collect());
+            for problem in check(&doc) {
+                v.push(&problem.at, problem.at_key, problem.message);
+            }
             problems.extend(v.problems);
         }
         if let Some(extra) = documents.next() {
@@ -105,10 +122,8 @@ impl Suite {
         Ok(Self {
             dir: path.parent().map(Path::to_path_buf),
             doc,
-            jobs: settings.jobs,
-            timeout: settings.timeout,
+            timeout,
             servers,
-            gates: settings.gates,
         })
     }
 
@@ -133,18 +148,14 @@ impl Suite {
     }
 }
 
-/// The settings of a suite file that loading types.
-#[derive(Default)]
-struct Settings {
-    jobs: Option<Jobs>,
-    timeout: Option<Budget>,
-    gates: Vec<Gate>,
-}
-
 impl Validator<'_> {
-    /// The checks of a suite file's values; its `jobs`, `timeout` and
-    /// `gates` typed.
-    fn suite(&mut self, doc: &SuiteDoc, servers: &std::collections::BTreeSet<String>) -> Settings {
+    /// The checks of a suite file's values (but for its run settings,
+    /// which the run layer checks); its `timeout` typed.
+    fn suite(
+        &mut self,
+        doc: &SuiteDoc,
+        servers: &std::collections::BTreeSet<String>,
+    ) -> Option<Duration> {
         if let Some(tools) = &doc.tools {
             self.tools(&[k("tools")], tools, servers);
         }
@@ -152,13 +163,6 @@ impl Validator<'_> {
             self.limits(&[k("limits")], limits);
         }
         let timeout = self.budget(&[k("timeout")], doc.timeout);
-        let jobs = doc.jobs.and_then(|n| match Jobs::new(n) {
-            Ok(jobs) => Some(jobs),
-            Err(_) => {
-                self.problem(&[k("jobs")], Jobs::problem(n));
-                None
-            }
-        });
         self.count_in_range(&[k("max_turns")], doc.max_turns, MAX_TURNS);
         if let Some(n) = doc.max_generated_bytes
             && !(1..=MAX_GENERATED_BYTES).contains(&n)
@@ -168,11 +172,6 @@ impl Validator<'_> {
                 format!("must be a whole number of bytes from 1 to {MAX_GENERATED_BYTES} (4 GiB)"),
             );
         }
-        if let Some(name) = &doc.tokenizer
-            && let Err(err) = Tokenizer::check_name(name)
-        {
-            self.problem(&[k("tokenizer")], err);
-        }
         if let Some(spec) = &doc.bash {
             let (_, _, problems) =
                 crate::scenario::conditions::bash(spec, super::validator::is_inside);
@@ -180,52 +179,6 @@ impl Validator<'_> {
                 self.problem(&at, message);
             }
         }
-        let gates = self.gates(doc.gates.iter().flatten());
-        Settings {
-            jobs,
-            timeout,
-            gates,
-        }
-    }
-
-    /// `gates:`, each key and limit checked where it is written (as
-    /// `harness run` would refuse them).
-    fn gates<'g>(&mut self, gates: impl Iterator<Item = (&'g String, &'g String)>) -> Vec<Gate> {
-        let mut parsed = Vec::new();
-        for (key, limit) in gates {
-            let at = [k("gates"), k(key)];
-            let key = match key.parse::<GateKey>() {
-                Ok(key) => Some(key),
-                Err(err) => {
-                    self.problem_at_key(&at, gate_problem(&err));
-                    None
-                }
-            };
-            let limit = match limit.parse::<Limit>() {
-                Ok(limit) => Some(limit),
-                Err(err) => {
-                    self.problem(&at, gate_problem(&err));
-                    None
-                }
-            };
-            if let (Some(key), Some(limit)) = (key, limit) {
-                parsed.push(Gate { key, limit });
-            }
-        }
-        combine(parsed)
-    }
-}
-
-/// How a suite file words a gate that does not parse: the gate
-/// language's own words, with the hint for a key close to a known one.
-fn gate_problem(err: &GateError) -> String {
-    match err {
-        GateError::UnknownKey { key, .. } => {
-            let hint = de::closest(key, GateKey::all().map(GateKey::as_str))
-                .map(|c| format!("; did you mean `{c}`?"))
-                .unwrap_or_default();
-            format!("{err}{hint}")
-        }
-        _ => err.to_string(),
+        timeout
     }
 }

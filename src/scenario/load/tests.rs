@@ -358,6 +358,7 @@ fn every_tool_limit_is_a_key_of_limits_and_sets_its_own_field() {
         Path::new("harness.yaml"),
         "limits: { max_lines: 1, max_bytes: 2, grep_max_line: 3, grep_limit: 4, find_limit: 5, \
          ls_limit: 6, bash_timeout: 7, max_log_bytes: 8, grep_timeout: 9 }\n",
+        &|_| Vec::new(),
     )
     .unwrap();
     let (s, errors) = load_text(
@@ -519,8 +520,7 @@ fn calls_to_server_tools_are_known_from_their_entries_or_left_to_the_start() {
 fn a_suite_files_servers_serve_its_scenarios_and_a_scenario_replaces_one() {
     let suite = Suite::from_text(
         Path::new("suite/harness.yaml"),
-        "servers:\n  time:\n    command: [mcp-server-time]\n    share: run\n  fs:\n    command: [a]\ntools: [read, time]\n",
-    )
+        "servers:\n  time:\n    command: [mcp-server-time]\n    share: run\n  fs:\n    command: [a]\ntools: [read, time]\n", &|_| Vec::new())
     .unwrap();
     let (scenarios, errors) = load_text(
         Path::new("suite/x.yaml"),
@@ -560,6 +560,7 @@ fn a_suite_files_servers_serve_its_scenarios_and_a_scenario_replaces_one() {
     let bad = Suite::from_text(
         Path::new("suite/harness.yaml"),
         "servers:\n  fs:\n    url: ftp://x\ntools: [fz]\n",
+        &|_| Vec::new(),
     )
     .unwrap_err();
     let bad: Vec<String> = bad.iter().map(ToString::to_string).collect();
@@ -671,7 +672,10 @@ fn only_the_first_problem_of_a_node_is_said() {
 
 #[test]
 fn calls_to_tools_that_are_not_active_are_load_errors_unless_expected_to_fail() {
-    let suite = Suite::from_text(Path::new("s/harness.yaml"), "tools: [read, ls]\n").unwrap();
+    let suite = Suite::from_text(Path::new("s/harness.yaml"), "tools: [read, ls]\n", &|_| {
+        Vec::new()
+    })
+    .unwrap();
     let mut out = Vec::new();
     for (name, text, suite) in [
         (
@@ -711,39 +715,10 @@ fn calls_to_tools_that_are_not_active_are_load_errors_unless_expected_to_fail() 
 }
 
 #[test]
-fn the_suites_gates_and_tokenizer_are_checked_where_they_are_written() {
-    let bad = Suite::from_text(
-        Path::new("s/harness.yaml"),
-        "tokenizer: o200K\ngates:\n  tokens: \"-5%\"\n  token: \"+1\"\n  retries: +0\n  errors: 5x\n",
-    )
-    .unwrap_err();
-    insta::assert_snapshot!(
-        "suite_gates",
-        bad.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    let good = Suite::from_text(
-        Path::new("s/harness.yaml"),
-        "tokenizer: cl100k_base\ngates: { tokens: \"+5%\", retries: +0, errors: \"0\" }\n",
-    )
-    .unwrap();
-    assert_eq!(
-        good.gates
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>(),
-        ["tokens=+5%", "retries=+0", "errors=+0"]
-    );
-}
-
-#[test]
 fn a_suite_files_system_and_bash_serve_scenarios_that_set_none_and_a_scenario_wins() {
     let suite = Suite::from_text(
         Path::new("s/harness.yaml"),
-        "system: the suite's prompt\nbash:\n  env: { A: suite }\n  command_prefix: set -e\n  cwd: src\n",
-    )
+        "system: the suite's prompt\nbash:\n  env: { A: suite }\n  command_prefix: set -e\n  cwd: src\n", &|_| Vec::new())
     .unwrap();
     let settings = |text: &str| {
         let (s, errors) = load_text(Path::new("s/x.yaml"), text, &suite);
@@ -785,6 +760,7 @@ fn a_suite_files_system_and_bash_serve_scenarios_that_set_none_and_a_scenario_wi
     let bad = Suite::from_text(
         Path::new("s/harness.yaml"),
         "system: ok\nbash:\n  cwd: ../up\n  env: { 1X: y }\n",
+        &|_| Vec::new(),
     )
     .unwrap_err();
     let bad: Vec<String> = bad.iter().map(ToString::to_string).collect();
@@ -796,5 +772,21 @@ fn a_suite_files_system_and_bash_serve_scenarios_that_set_none_and_a_scenario_wi
             "s/harness.yaml:4:14: bash.env.1X: `1X` is not a variable name: use letters, digits \
              and `_`, not starting with a digit",
         ]
+    );
+}
+
+/// Issue 42 item 4: a scenario named without a directory (`harness run
+/// dir.yaml`) had an empty `${dir}`, so `${dir}/x` became the root's `/x`.
+#[test]
+fn dir_of_a_file_named_without_a_directory_is_the_current_one() {
+    let text = "servers:\n  s:\n    command: [\"${dir}/srv\", \"--in=${dir}\"]\ntools: [s]\nmodel:\n  - call: x\n";
+    let (scenarios, errors) = load_text(Path::new("dir.yaml"), text, &Suite::default());
+    assert_eq!(errors, Vec::<ScenarioError>::new());
+    assert_eq!(
+        scenarios[0].servers[0].launch,
+        ServerLaunch::Command {
+            argv: vec!["./srv".to_owned(), "--in=.".to_owned()],
+            env: vec![],
+        }
     );
 }

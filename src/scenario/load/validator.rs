@@ -17,18 +17,18 @@ use std::time::Duration;
 
 use regex::Regex;
 
+use crate::base::bounds::ONE_DAY;
+use crate::base::bounds::seconds_fit;
 use crate::scenario::de::DeProblem;
 use crate::scenario::de::closest;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::replay::Recorded;
-use crate::scenario::settings::Budget;
-use crate::scenario::settings::seconds_fit;
-use crate::scenario::settings::seconds_problem;
 use crate::scenario::vars;
 use crate::scenario::yaml::Node;
 use crate::scenario::yaml::PathText;
 use crate::scenario::yaml::Seg;
 use crate::tools::ALL_TOOL_NAMES;
+use crate::tools::truncate::format_number;
 
 use super::error::Problem;
 use super::scenario::OpenCall;
@@ -196,18 +196,31 @@ impl<'a> Validator<'a> {
         }
     }
 
-    /// A time budget (`timeout:`): more than nothing, at most a day.
-    pub(super) fn budget(&mut self, at: &[Seg], value: Option<f64>) -> Option<Budget> {
+    /// A time budget (`timeout:`): more than nothing, at most a day. (A
+    /// value of less than half a nanosecond comes to no time at all.)
+    pub(super) fn budget(&mut self, at: &[Seg], value: Option<f64>) -> Option<Duration> {
         let seconds = value?;
-        match Budget::from_secs(seconds) {
-            Ok(budget) => Some(budget),
-            Err(_) => {
+        match Duration::try_from_secs_f64(seconds) {
+            Ok(budget) if seconds_fit(seconds) => Some(budget),
+            _ => {
                 self.problem(at, seconds_problem(seconds));
                 None
             }
         }
     }
 }
+
+/// How a file words seconds that do not fit (after its path).
+pub(super) fn seconds_problem(seconds: f64) -> String {
+    format!(
+        "must be a positive number of seconds, at most {ONE_DAY} (one day); it is {}",
+        format_number(seconds)
+    )
+}
+
+/// The time budget of a scenario that neither it nor its suite sets: a
+/// minute.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Most distinct patterns whose compiled form is kept for sharing.
 const MAX_SHARED_REGEXES: usize = 4096;
@@ -247,6 +260,17 @@ fn regex_problem(pattern: &str, err: &regex::Error) -> String {
 /// The problem of a file path with a NUL character in it.
 pub(super) const NUL_IN_PATH: &str =
     "a path cannot contain a NUL character (`\\0`): no file name can";
+
+/// The directory of a file named by `path`, as `${dir}` and the paths
+/// relative to the file take it: `.` for a file named without one
+/// (`harness run dir.yaml`), never the empty path, which would make
+/// `${dir}/x` the root's `/x`.
+pub(super) fn dir_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
 
 /// Whether `rel` is a non-empty relative path without `..`.
 pub(super) fn is_inside(rel: &str) -> bool {

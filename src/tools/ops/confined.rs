@@ -157,7 +157,7 @@ impl ConfinedFs {
 }
 
 /// The [`Replace`] primitives on paths relative to a directory handle.
-struct Handle<'a>(&'a Dir);
+pub(crate) struct Handle<'a>(pub(crate) &'a Dir);
 
 impl Replace for Handle<'_> {
     fn lstat(&self, path: &Path) -> io::Result<Metadata> {

@@ -40,11 +40,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub use confined::ConfinedFs;
+pub(crate) use confined::Handle as DirReplace;
 pub use dir::DirHandle;
 pub use dir::Listing;
 pub use local::LocalFs;
 pub use memory::MemoryFs;
 pub use process::LocalProcess;
+pub(crate) use replace::write_new_over;
 
 /// Random names tried ([`FsOps::create_temp`], the temporary file of a
 /// replacing write) before giving up.

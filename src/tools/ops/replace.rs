@@ -28,7 +28,7 @@ use super::WriteSteps;
 pub(super) const OPEN_FLAGS: i32 = libc::O_NONBLOCK | libc::O_NOCTTY;
 
 /// The primitives a backend gives [`write_replacing`].
-pub(super) trait Replace {
+pub(crate) trait Replace {
     /// Metadata of the entry itself (a symlink is a symlink).
     fn lstat(&self, path: &Path) -> io::Result<Metadata>;
     /// The real path of an existing `path`, in the same terms as `path`.
@@ -197,7 +197,7 @@ fn replace(
     let mode = existing.as_ref().map(|(_, meta)| meta.mode() & 0o777);
     let created = ask(steps, WriteStep::Create)
         .and_then(|cut| create_temp(ops, dir, mode.unwrap_or(0o666)).map(|made| (made, cut)));
-    let ((temp, mut file), cut) = match created {
+    let ((temp, file), cut) = match created {
         Ok(created) => created,
         // A read-only directory holding a writable file: write in place,
         // when no other name would change with it.
@@ -212,25 +212,43 @@ fn replace(
         }
         Err(err) => return Err(err),
     };
-    let written = (|| {
-        write_data(&mut file, data, steps, cut)?;
+    into_place(ops, &temp, file, path, steps, |file| {
+        write_data(file, data, steps, cut)?;
         if let (Some((_, old)), Some(mode)) = (&existing, mode) {
             file.set_permissions(std::fs::Permissions::from_mode(mode))?;
             let new = file.metadata()?;
             if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
                 // Only a privileged process may give a file away; others
                 // keep the file as theirs, as any editor would.
-                let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+                let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
             }
         }
+        Ok(())
+    })
+}
+
+/// The one end of every write by renaming: `fill` writes the temporary
+/// file `temp` (open as `file`), which is then renamed over `path`; when a
+/// step fails, the temporary file is removed, and if even that fails the
+/// error says so ([`TempLeftBehind`]).
+fn into_place(
+    ops: &impl Replace,
+    temp: &Path,
+    mut file: File,
+    path: &Path,
+    steps: &dyn WriteSteps,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
+    let written = (|| {
+        fill(&mut file)?;
         drop(file);
         ask(steps, WriteStep::Rename)?;
-        ops.rename(&temp, path)
+        ops.rename(temp, path)
     })();
     match written {
         Ok(()) => Ok(()),
         Err(cause) => {
-            let removed = ask(steps, WriteStep::Remove).and_then(|_| ops.remove_file(&temp));
+            let removed = ask(steps, WriteStep::Remove).and_then(|_| ops.remove_file(temp));
             match removed {
                 Ok(()) => Err(cause),
                 Err(_) => Err(io::Error::new(
@@ -243,6 +261,35 @@ fn replace(
             }
         }
     }
+}
+
+/// Writes `data` as a new file with exactly the permission bits `mode`,
+/// renamed over `path`: whatever has that name (a file, a link, dangling
+/// or not) is replaced, never written through, and a reader never sees
+/// half of it. How the harness writes its own files: reports, snapshot
+/// files, an import's scenarios.
+pub(crate) fn write_new_over(
+    ops: &impl Replace,
+    path: &Path,
+    data: &[u8],
+    mode: u32,
+) -> io::Result<()> {
+    if ops.lstat(path).is_ok_and(|meta| meta.kind == FileKind::Dir) {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let (temp, file) = create_temp(ops, dir, mode)?;
+    into_place(ops, &temp, file, path, &super::NoSteps, |file| {
+        file.write_all(data)?;
+        // The umask only takes bits away.
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+    })
 }
 
 /// A new, unused file `dir/.harness-{16 hex}.tmp`.

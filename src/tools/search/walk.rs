@@ -563,9 +563,9 @@ fn work<T>(
         let more = if past {
             Vec::new()
         } else {
-            let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let listed = crate::base::panics::isolate(|| {
                 list(shared, &job, &mut scratch, &mut part, &mut visit)
-            }));
+            });
             // A panic must not leave the other workers waiting for this job.
             listed.unwrap_or_else(|_| {
                 part.errors.push((

@@ -6,19 +6,6 @@ use base64::Engine;
 use sha2::Digest;
 use sha2::Sha256;
 
-/// Base64 text as `bytes_base64` takes it: whitespace is ignored.
-pub fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
-    let cleaned: String = text.split_whitespace().collect();
-    base64::engine::general_purpose::STANDARD
-        .decode(cleaned)
-        .map_err(|err| format!("`bytes_base64` is not valid base64: {err}; give the file's exact bytes in standard base64"))
-}
-
-/// Whether `text` is a SHA-256 digest as `sha256` takes it: 64 hex digits.
-pub fn is_sha256(text: &str) -> bool {
-    text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
 /// The lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -111,10 +98,5 @@ mod tests {
                     .to_owned()
             ))
         );
-        assert!(is_sha256(abc));
-        assert!(!is_sha256(&abc[1..]));
-        assert!(!is_sha256(&format!("{}g", &abc[1..])));
-        assert_eq!(decode_base64("YW\n Jj"), Ok(b"abc".to_vec()));
-        assert!(decode_base64("YW=Jj").is_err());
     }
 }

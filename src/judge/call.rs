@@ -5,18 +5,18 @@
 use serde_json::Value;
 
 use crate::agent::CallRecord;
-use crate::scenario::deadline::Deadline;
+use crate::judge::deadline::Deadline;
+use crate::judge::focus;
+use crate::judge::images;
+use crate::judge::pointer;
+use crate::judge::updates::CallUpdates;
+use crate::judge::updates::MAX_KEPT_BYTES;
 use crate::scenario::detail_spec::ImageChecks;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::expect::CallExpectation;
 use crate::scenario::expect::Pattern;
-use crate::scenario::focus;
-use crate::scenario::images;
 use crate::scenario::model::TruncatedExpect;
-use crate::scenario::pointer;
 use crate::scenario::snapshot;
-use crate::scenario::updates::CallUpdates;
-use crate::scenario::updates::MAX_KEPT_BYTES;
 use crate::tools::Content;
 use crate::tools::ToolResult;
 use crate::tools::facts_of;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use regex::Regex;
 
-use crate::agent::faux::substitute;
+use crate::base::vars::substitute;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::expect::CallExpectation;
 use crate::scenario::expect::ContentCheck;

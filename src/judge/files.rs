@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use crate::agent::Presenter;
-use crate::scenario::deadline::Deadline;
-use crate::scenario::exact;
+use crate::judge::deadline::Deadline;
+use crate::judge::exact;
 use crate::scenario::expect::ContentCheck;
 use crate::scenario::expect::FileChecks;
 use crate::scenario::expect::FileExpectation;

@@ -5,7 +5,7 @@ use super::call::subset_mismatch;
 use super::call::truncation_check;
 use super::files::CheckedFiles;
 use super::*;
-use crate::scenario::deadline::Deadline;
+use crate::judge::deadline::Deadline;
 use crate::scenario::model::TruncatedExpect;
 use crate::tools::ToolResult;
 use crate::tools::truncate::TruncatedBy;
@@ -158,13 +158,13 @@ fn run_checks(yaml: &str, dir: &std::path::Path, deadline: Deadline) -> CheckOut
         scenario: &scenarios[0],
         transcript: &crate::agent::Transcript::default(),
         report: &crate::agent::FauxReport::default(),
-        figures: &crate::scenario::Figures::default(),
+        figures: &crate::judge::Figures::default(),
         workspace: dir,
         workspace_name: "/workspace",
         presenter: &crate::agent::Presenter::default(),
         tokens: tokens.as_ref(),
         stored_snapshots: &std::collections::BTreeMap::new(),
-        updates: &crate::scenario::updates::UpdateLog::default(),
+        updates: &crate::judge::updates::UpdateLog::default(),
         deadline,
     })
 }
@@ -230,7 +230,7 @@ fn the_focus_of_a_cut_text_keeps_the_lines_it_points_at() {
     assert!(!failure.actual.contains("the_function_we_wanted"));
     assert_eq!(
         failure.focus,
-        Some(crate::scenario::focus::Focus {
+        Some(crate::judge::focus::Focus {
             first_line: 99_998,
             last_line: 100_002,
             reason: "line 100000 has the first 30 of the 35 characters expected".into(),

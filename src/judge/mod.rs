@@ -21,11 +21,18 @@
 mod actual;
 mod call;
 mod contract;
+pub mod deadline;
+pub mod exact;
 mod expand;
 mod failure;
+pub mod figures;
 mod files;
+pub mod focus;
+pub mod images;
 mod input;
 mod kind;
+pub mod pointer;
+pub mod updates;
 
 use std::collections::HashMap;
 
@@ -42,6 +49,7 @@ pub use call::truncation;
 pub use failure::CheckOutput;
 pub use failure::Failure;
 pub use failure::SnapshotOutcome;
+pub use figures::Figures;
 pub use input::CheckInput;
 pub use kind::CheckKind;
 

@@ -7,57 +7,8 @@
 
 use serde_json::Value;
 
-use super::detail_spec::DetailMatchers;
-use super::expect::DetailExpect;
-use super::expect::DetailMatcher;
-
-/// Why `pointer` is not a JSON pointer, if it is not one.
-pub fn pointer_problem(pointer: &str) -> Option<String> {
-    if !pointer.is_empty() && !pointer.starts_with('/') {
-        return Some(format!(
-            "`{pointer}` is not a JSON pointer: it starts with `/` (`/{pointer}`), or is empty \
-             for the whole details"
-        ));
-    }
-    let mut chars = pointer.chars();
-    while let Some(c) = chars.next() {
-        if c == '~' && !matches!(chars.next(), Some('0' | '1')) {
-            return Some(format!(
-                "`{pointer}` is not a JSON pointer: `~` is written `~0` and `/` inside a key \
-                 `~1`"
-            ));
-        }
-    }
-    None
-}
-
-/// Why a matcher object is not usable (a number that is not finite, no
-/// matcher at all, `exists` and `absent` saying the same thing twice), with
-/// the key it concerns.
-pub fn matchers_problem(m: &DetailMatchers) -> Option<(&'static str, String)> {
-    for (key, bound) in [("lt", m.lt), ("le", m.le), ("gt", m.gt), ("ge", m.ge)] {
-        if bound.is_some_and(|b| !b.is_finite()) {
-            return Some((key, format!("`{key}` must be a finite number")));
-        }
-    }
-    if *m == DetailMatchers::default() {
-        return Some((
-            "",
-            "give at least one matcher: equals, contains, not_contains, matches, exists, \
-             absent, lt, le, gt or ge"
-                .to_owned(),
-        ));
-    }
-    if let (Some(exists), Some(absent)) = (m.exists, m.absent)
-        && exists == absent
-    {
-        return Some((
-            "absent",
-            format!("`exists: {exists}` and `absent: {absent}` contradict each other; keep one"),
-        ));
-    }
-    None
-}
+use crate::scenario::expect::DetailExpect;
+use crate::scenario::expect::DetailMatcher;
 
 /// One matcher that did not hold: its name, what was expected, what was
 /// found.
@@ -208,27 +159,12 @@ mod tests {
 
     use super::*;
     use crate::scenario::detail_spec::DetailCheck;
+    use crate::scenario::detail_spec::DetailMatchers;
     use crate::scenario::two_way::StringList;
     use serde_json::json;
 
     fn list(s: &str) -> Option<StringList> {
         Some(StringList(vec![s.to_owned()]))
-    }
-
-    #[test]
-    fn pointers_are_checked() {
-        assert_eq!(pointer_problem(""), None);
-        assert_eq!(pointer_problem("/a~0b/c~1d/0"), None);
-        assert_eq!(
-            pointer_problem("diff"),
-            Some(
-                "`diff` is not a JSON pointer: it starts with `/` (`/diff`), or is empty for \
-                 the whole details"
-                    .to_owned()
-            )
-        );
-        assert!(pointer_problem("/a~2").is_some());
-        assert!(pointer_problem("/a~").is_some());
     }
 
     /// The misses of a `details_at` entry as written, `regex` its
@@ -358,36 +294,7 @@ mod tests {
     }
 
     #[test]
-    fn matcher_objects_are_validated() {
-        assert_eq!(
-            matchers_problem(&DetailMatchers::default()).map(|p| p.0),
-            Some("")
-        );
-        assert_eq!(
-            matchers_problem(&DetailMatchers {
-                lt: Some(f64::NAN),
-                ..DetailMatchers::default()
-            })
-            .map(|p| p.0),
-            Some("lt")
-        );
-        assert_eq!(
-            matchers_problem(&DetailMatchers {
-                exists: Some(true),
-                absent: Some(true),
-                ..DetailMatchers::default()
-            })
-            .map(|p| p.0),
-            Some("absent")
-        );
-        assert_eq!(
-            matchers_problem(&DetailMatchers {
-                exists: Some(true),
-                absent: Some(false),
-                ..DetailMatchers::default()
-            }),
-            None
-        );
+    fn a_long_value_is_shown_cut() {
         assert_eq!(
             shown(&json!("x".repeat(2500))).chars().count(),
             2000 + "… (2502 characters in all)".chars().count()

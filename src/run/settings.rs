@@ -1,17 +1,20 @@
 //! The settings of a run, each with its one type and its one parser, shared
 //! by the command line (`harness run --jobs/--timeout/--tokenizer`), the
-//! suite loader (`jobs:`, `timeout:` of `harness.yaml`, `replay.timeout`)
-//! and the runner builder, which takes them typed:
+//! suite file (`jobs:`, `tokenizer:` and `gates:` of `harness.yaml`,
+//! checked here and placed at file:line:col by the suite loader,
+//! [`suite_problems`]) and the runner builder, which takes them typed:
 //!
 //! | setting | type | range |
 //! | --- | --- | --- |
 //! | scenarios at once | [`Jobs`] | 1 to [`Jobs::MAX`] |
-//! | a scenario's time budget | [`Budget`] | more than 0 s, at most [`MAX_SECS`] |
+//! | a scenario's time budget | [`Budget`] | more than 0 s, at most a day (`base::bounds`) |
 //! | what figures are counted with | [`Tokenizer`] | o200k, cl100k, chars4 |
 //! | regression gates | [`Gate`](super::gate::Gate) | `KEY=+LIMIT` ([`super::gate`]) |
 //!
 //! Each place words a bad value its own way (a flag's message, a located
-//! problem in a file); what is accepted is decided here only.
+//! problem in a file); what is accepted is decided here only. (A file's
+//! `timeout:` is checked by the scenario loader against the same one-day
+//! bound, which both take from `base::bounds`.)
 
 use std::fmt;
 use std::sync::Arc;
@@ -20,11 +23,18 @@ use std::time::Duration;
 use crate::agent::TokenCounter;
 use crate::agent::tokens::tokenizer_by_name;
 use crate::agent::tokens::tokenizer_name;
-use crate::tools::truncate::format_number;
 
-/// The most seconds a time budget (or a timeout of a file) may give: one
-/// day.
-pub const MAX_SECS: f64 = 86_400.0;
+use super::gate::Gate;
+use super::gate::GateError;
+use super::gate::GateKey;
+use super::gate::Limit;
+use super::gate::combine;
+use crate::base::bounds::ONE_DAY;
+use crate::base::bounds::seconds_fit;
+use crate::scenario::SettingProblem;
+use crate::scenario::de::closest;
+use crate::scenario::model::SuiteDoc;
+use crate::scenario::yaml::Seg;
 
 /// How many scenarios run at once: 1 to [`Jobs::MAX`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -80,14 +90,14 @@ impl Jobs {
 pub struct OutOfRange;
 
 /// The time a scenario may run: from a positive number of seconds, at
-/// most `MAX_SECS` (a day). (A file's value of less than half a nanosecond comes
+/// most a day. (A file's value of less than half a nanosecond comes
 /// to no time at all, as it always did; `--timeout` refuses it.)
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 pub struct Budget(Duration);
 
 impl Budget {
     /// The budget when nothing else is configured: a minute.
-    pub const DEFAULT: Self = Self(Duration::from_secs(60));
+    pub const DEFAULT: Self = Self(crate::scenario::DEFAULT_TIMEOUT);
 
     /// The budget of `seconds`, if it is one (a finite number; never a
     /// panic).
@@ -103,7 +113,7 @@ impl Budget {
     /// `--timeout SECS`: seconds, more than 0 and at most a day, that come
     /// to some time.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let range = format!("use a number of seconds greater than 0 and at most {MAX_SECS}");
+        let range = format!("use a number of seconds greater than 0 and at most {ONE_DAY}");
         let seconds = text
             .trim()
             .parse::<f64>()
@@ -118,20 +128,6 @@ impl Budget {
     pub fn duration(self) -> Duration {
         self.0
     }
-}
-
-/// Whether `seconds` is a number of seconds a file may give: positive and
-/// at most [`MAX_SECS`] (a time budget, or a tool's timeout in `limits:`).
-pub fn seconds_fit(seconds: f64) -> bool {
-    seconds.is_finite() && seconds > 0.0 && seconds <= MAX_SECS
-}
-
-/// How a file words seconds that do not fit (after its path).
-pub fn seconds_problem(seconds: f64) -> String {
-    format!(
-        "must be a positive number of seconds, at most {MAX_SECS} (one day); it is {}",
-        format_number(seconds)
-    )
 }
 
 /// What a run's tokens are counted with.
@@ -170,6 +166,72 @@ impl fmt::Display for Tokenizer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// The problems of a suite file's run settings: `jobs`, `tokenizer` (its
+/// name, not loaded) and `gates` (each key and limit where it is written,
+/// as `harness run` would refuse them). The suite loader places them at
+/// file:line:col with the file's other problems.
+pub fn suite_problems(doc: &SuiteDoc) -> Vec<SettingProblem> {
+    let mut out = Vec::new();
+    let mut problem = |at: Vec<Seg>, at_key: bool, message: String| {
+        out.push(SettingProblem {
+            at,
+            at_key,
+            message,
+        });
+    };
+    let k = |key: &str| Seg::Key(key.to_owned());
+    if let Some(n) = doc.jobs
+        && Jobs::new(n).is_err()
+    {
+        problem(vec![k("jobs")], false, Jobs::problem(n));
+    }
+    if let Some(name) = &doc.tokenizer
+        && let Err(err) = Tokenizer::check_name(name)
+    {
+        problem(vec![k("tokenizer")], false, err);
+    }
+    for (key, limit) in doc.gates.iter().flatten() {
+        let at = vec![k("gates"), k(key)];
+        if let Err(err) = key.parse::<GateKey>() {
+            problem(at.clone(), true, gate_problem(&err));
+        }
+        if let Err(err) = limit.parse::<Limit>() {
+            problem(at, false, gate_problem(&err));
+        }
+    }
+    out
+}
+
+/// How a suite file words a gate that does not parse: the gate
+/// language's own words, with the hint for a key close to a known one.
+fn gate_problem(err: &GateError) -> String {
+    match err {
+        GateError::UnknownKey { key, .. } => {
+            let hint = closest(key, GateKey::all().map(GateKey::as_str))
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            format!("{err}{hint}")
+        }
+        _ => err.to_string(),
+    }
+}
+
+/// The `jobs` of a suite file checked by [`suite_problems`].
+pub fn suite_jobs(doc: &SuiteDoc) -> Option<Jobs> {
+    doc.jobs.and_then(|n| Jobs::new(n).ok())
+}
+
+/// The `gates` of a suite file checked by [`suite_problems`], sorted by
+/// key.
+pub fn suite_gates(doc: &SuiteDoc) -> Vec<Gate> {
+    combine(
+        doc.gates
+            .iter()
+            .flatten()
+            .filter_map(|(key, limit)| Gate::new(key, limit).ok()),
+    )
 }
 
 #[cfg(test)]

@@ -76,11 +76,6 @@ fn a_budget_is_more_than_nothing_and_at_most_a_day() {
         Budget::parse("2.5").map(Budget::duration),
         Ok(Duration::from_millis(2500))
     );
-    assert_eq!(
-        seconds_problem(1e300),
-        "must be a positive number of seconds, at most 86400 (one day); it is 1e300"
-    );
-    assert!(seconds_fit(1e-12) && !seconds_fit(0.0) && !seconds_fit(86_400.5));
 }
 
 #[test]
@@ -97,5 +92,33 @@ fn tokenizers_are_known_by_name() {
             Ok(("cl100k".to_owned(), "cl100k".to_owned())),
             Ok(("o200k".to_owned(), "o200k".to_owned())),
         ]
+    );
+}
+
+#[test]
+fn the_suites_gates_and_tokenizer_are_checked_where_they_are_written() {
+    let bad = crate::scenario::Suite::from_text(
+        std::path::Path::new("s/harness.yaml"),
+        "tokenizer: o200K\ngates:\n  tokens: \"-5%\"\n  token: \"+1\"\n  retries: +0\n  errors: 5x\n", &suite_problems)
+    .unwrap_err();
+    insta::assert_snapshot!(
+        "suite_gates",
+        bad.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let good = crate::scenario::Suite::from_text(
+        std::path::Path::new("s/harness.yaml"),
+        "tokenizer: cl100k_base\ngates: { tokens: \"+5%\", retries: +0, errors: \"0\" }\n",
+        &suite_problems,
+    )
+    .unwrap();
+    assert_eq!(
+        suite_gates(&good.doc)
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        ["tokens=+5%", "retries=+0", "errors=+0"]
     );
 }

@@ -10,10 +10,10 @@ use crate::agent::FauxReport;
 use crate::agent::Presenter;
 use crate::agent::TokenCounter;
 use crate::agent::Transcript;
-use crate::scenario::deadline::Deadline;
-use crate::scenario::figures::Figures;
+use crate::judge::deadline::Deadline;
+use crate::judge::figures::Figures;
+use crate::judge::updates::UpdateLog;
 use crate::scenario::load::Scenario;
-use crate::scenario::updates::UpdateLog;
 use crate::scenario::vars;
 
 /// Everything the checks look at.

@@ -9,9 +9,9 @@ use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::scenario::deadline::Deadline;
-use crate::scenario::focus;
-use crate::scenario::focus::Focus;
+use crate::judge::deadline::Deadline;
+use crate::judge::focus;
+use crate::judge::focus::Focus;
 
 use super::actual::Actual;
 use super::actual::ActualCut;

@@ -19,7 +19,7 @@ use std::str::FromStr;
 use serde::Deserialize;
 use serde::Serialize;
 
-use super::figures::Figures;
+use crate::judge::Figures;
 
 /// A figure a gate watches.
 #[derive(

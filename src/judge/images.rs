@@ -7,7 +7,7 @@ use base64::Engine;
 
 use crate::tools::Content;
 
-use super::detail_spec::ImageChecks;
+use crate::scenario::detail_spec::ImageChecks;
 
 /// What a check needs to know of one image block.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use crate::agent::AgentEvent;
 use crate::tools::Content;
 use crate::tools::ToolUpdate;
 
-use super::load::Scenario;
+use crate::scenario::load::Scenario;
 
 /// The most bytes of update text kept for `updates.contains` in one
 /// scenario; updates past it are counted but not kept.
