@@ -43,7 +43,7 @@ use out::OutDir;
 pub use session::Recording;
 use session::Sidecars;
 
-use crate::scenario::workspace::StartCommit;
+use crate::run::env::git::StartCommit;
 pub use write::Imported;
 
 /// A session format.
@@ -74,7 +74,7 @@ pub struct ImportOptions {
     pub workspace: Option<PathBuf>,
     /// A repository and revision checked out as the workspace; no
     /// revision: the last commit before the session began
-    /// ([`crate::scenario::workspace::commit_before`]).
+    /// ([`crate::run::env::git::commit_before`]).
     pub git: Option<(PathBuf, Option<String>)>,
     /// Mark whole-file reads to write their recorded text first.
     pub sync_reads: bool,
@@ -117,11 +117,11 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     match &options.git {
         // What the run would find out at every replay, said now.
         Some((repo, Some(rev))) => {
-            crate::scenario::workspace::resolve_rev(repo, rev)
+            crate::run::env::git::resolve_rev(repo, rev)
                 .map_err(|err| format!("--git {} --rev {rev}: {err}", repo.display()))?;
         }
         Some((repo, None)) => {
-            crate::scenario::workspace::resolve_rev(repo, "HEAD")
+            crate::run::env::git::resolve_rev(repo, "HEAD")
                 .map_err(|err| format!("--git {}: {err}", repo.display()))?;
         }
         None => {}
@@ -272,7 +272,7 @@ fn start_commit(repo: &Path, recording: &Recording) -> Result<StartCommit, Strin
             repo.display()
         )
     })?;
-    crate::scenario::workspace::commit_before(repo, recording.git_branch.as_deref(), started)
+    crate::run::env::git::commit_before(repo, recording.git_branch.as_deref(), started)
         .map_err(|err| format!("--git {}: {err}", repo.display()))
 }
 

@@ -33,7 +33,7 @@ pub(super) struct RunConfig {
     /// The servers shared between scenarios (`share: run`).
     pub servers: Arc<super::servers::ServerPool>,
     /// Removes finished workspaces off the runtime's threads.
-    pub cleanup: Arc<super::cleanup::Cleanup>,
+    pub cleanup: Arc<super::env::cleanup::Cleanup>,
     /// The fixtures the run's workspaces copy, each read once.
-    pub fixtures: Arc<crate::scenario::workspace::FixtureCache>,
+    pub fixtures: Arc<crate::run::env::workspace::FixtureCache>,
 }

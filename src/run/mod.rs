@@ -39,10 +39,10 @@
 //! included.
 
 pub(crate) mod builder;
-mod cleanup;
 mod config;
 pub(crate) mod coverage;
 pub(crate) mod discover;
+pub(crate) mod env;
 pub(crate) mod gate;
 pub(crate) mod outcome;
 pub(crate) mod partition;

@@ -19,7 +19,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use std::time::Instant;
 
-use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentEvent;
@@ -29,7 +28,6 @@ use crate::agent::LoopOptions;
 use crate::agent::Presenter;
 use crate::agent::Transcript;
 use crate::agent::run_loop;
-use crate::base::task::AbortOnDrop;
 use crate::judge::Actual;
 use crate::judge::CheckInput;
 use crate::judge::CheckKind;
@@ -38,18 +36,14 @@ use crate::judge::Figures;
 use crate::judge::deadline::Deadline;
 use crate::judge::updates::UpdateLog;
 use crate::scenario::Scenario;
-use crate::scenario::faults::FaultFs;
-use crate::scenario::faults::FaultPlan;
-use crate::scenario::faults::FaultProcess;
-use crate::scenario::workspace;
 use crate::tools::AnyTool;
-use crate::tools::PathError;
 use crate::tools::Registry;
-use crate::tools::Scratch;
 use crate::tools::Workspace;
-use crate::tools::ops::LocalProcess;
 
 use super::config::RunConfig;
+use super::env::prepare::WORKSPACE_NAME;
+use super::env::prepare::end_stalls;
+use super::env::prepare::prepare;
 use super::outcome::ScenarioOutcome;
 use super::outcome::Status;
 use super::outcome::millis;
@@ -62,20 +56,6 @@ use super::snapshots::SnapshotCache;
 use super::tally::tally;
 use super::transcript::Bounds;
 use super::transcript::KeptTranscript;
-
-/// The name under which the model sees a scenario's workspace: results
-/// show it instead of the real path, `${workspace}` expands to it, and
-/// arguments that name it execute in the real workspace.
-pub const WORKSPACE_NAME: &str = "/workspace";
-
-/// The name under which the model sees a scenario's scratch directory, the
-/// private directory beside the workspace that holds bash's full-output
-/// files during the run.
-pub const SCRATCH_NAME: &str = "/scratch";
-
-/// How long after a run's time is up its stalled operations end: past the
-/// timeout, so that the timeout, not the stalled call, ends the run.
-const STALL_GRACE: Duration = Duration::from_millis(50);
 
 /// A failure of the scenario as a whole (no step).
 fn whole(check: &str, expected: &str, actual: impl Into<Actual>) -> Failure {
@@ -131,7 +111,8 @@ impl Job<'_> {
                 }
                 outcome.failures.push(failure);
                 outcome.servers = servers;
-                dirs.keep_or_remove(self.config, &mut outcome);
+                outcome.workspace =
+                    dirs.keep_or_remove(self.config.keep_workspaces, &self.config.cleanup);
                 return outcome;
             }
         };
@@ -140,7 +121,8 @@ impl Job<'_> {
         {
             outcome.failures.push(failure);
             outcome.servers = servers.stop(pool, true).await;
-            dirs.keep_or_remove(self.config, &mut outcome);
+            outcome.workspace =
+                dirs.keep_or_remove(self.config.keep_workspaces, &self.config.cleanup);
             return outcome;
         }
         let registry = match servers
@@ -151,7 +133,8 @@ impl Job<'_> {
             Err(failure) => {
                 outcome.failures.push(*failure);
                 outcome.servers = servers.stop(pool, true).await;
-                dirs.keep_or_remove(self.config, &mut outcome);
+                outcome.workspace =
+                    dirs.keep_or_remove(self.config.keep_workspaces, &self.config.cleanup);
                 return outcome;
             }
         };
@@ -226,7 +209,7 @@ impl Job<'_> {
         // Tools are done; stop what they left running before the directory goes.
         drop(registry);
         outcome.servers = servers.stop(pool, outcome.status == Status::Failed).await;
-        dirs.keep_or_remove(self.config, &mut outcome);
+        outcome.workspace = dirs.keep_or_remove(self.config.keep_workspaces, &self.config.cleanup);
         outcome
     }
 
@@ -360,24 +343,6 @@ fn timed_out(budget: Duration, running: &RunningCalls, scenario: &Scenario) -> F
     )
 }
 
-/// Makes stalled operations end when the run is cancelled and just after
-/// its time is up (the plan's deadline: a stall can hold the loop's own
-/// thread, which then sees neither the timeout nor this task). The caller
-/// interrupts the plan when the run is over, so no tool waits out a stall
-/// nobody waits for.
-fn end_stalls(plan: &Arc<FaultPlan>, budget: Duration, cancel: &CancellationToken) -> AbortOnDrop {
-    if let Some(deadline) = Instant::now().checked_add(budget + STALL_GRACE) {
-        plan.set_deadline(deadline);
-    }
-    let plan = Arc::clone(plan);
-    let cancel = cancel.clone();
-    let task = tokio::spawn(async move {
-        cancel.cancelled().await;
-        plan.interrupt();
-    });
-    AbortOnDrop::from(&task)
-}
-
 /// An imported scenario's drift added to its outcome: the scenario's
 /// `replay` section, each compared call's figures, and the disagreements
 /// its `require` fails on.
@@ -404,41 +369,6 @@ struct CheckView<'a> {
     updates: &'a UpdateLog,
     /// When the scenario's time budget ends.
     deadline: Deadline,
-}
-
-/// A scenario's temporary directories.
-struct Dirs {
-    /// The workspace.
-    workspace: TempDir,
-    /// Beside it, the scratch directory for bash's full-output logs.
-    scratch: TempDir,
-    /// The bytes the builder wrote into the workspace.
-    bytes: u64,
-}
-
-impl Dirs {
-    /// The presenter of a run in these directories; `root` is the
-    /// workspace root as the registry resolved it (its real path), which
-    /// is also the spelling calls execute with.
-    fn presenter(&self, root: &Path) -> Presenter {
-        let (workspace, scratch) = (self.workspace.path(), self.scratch.path());
-        let canonical = |dir: &Path| dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        Presenter::default()
-            .with_root(WORKSPACE_NAME, [root, workspace])
-            .with_root(SCRATCH_NAME, [&canonical(scratch), scratch])
-    }
-
-    /// Removes both directories (by the end of the run), or keeps
-    /// them (`--keep-workspaces`) and records where the workspace is.
-    fn keep_or_remove(self, config: &RunConfig, outcome: &mut ScenarioOutcome) {
-        if config.keep_workspaces {
-            let _ = self.scratch.keep();
-            outcome.workspace = Some(self.workspace.keep().display().to_string());
-        } else {
-            let bytes = self.bytes;
-            config.cleanup.remove((self.workspace, self.scratch), bytes);
-        }
-    }
 }
 
 /// The calls running at any moment of a run, to say what a timeout
@@ -478,29 +408,6 @@ impl RunningCalls {
     }
 }
 
-/// The scenario's conditions applied to its workspace: its bash
-/// configuration and shell, and its faults (whose plan is returned, to
-/// end stalls when the run ends).
-fn with_conditions(
-    workspace: Workspace,
-    scenario: &Scenario,
-) -> (Workspace, Option<Arc<FaultPlan>>) {
-    let conditions = &scenario.conditions;
-    let mut workspace = workspace.with_bash(conditions.bash.clone());
-    if let Some(shell) = &conditions.shell {
-        workspace = workspace.with_process(Arc::new(LocalProcess::with_shell(shell)));
-    }
-    if conditions.faults.is_empty() {
-        return (workspace, None);
-    }
-    let plan = FaultPlan::new(workspace.root(), conditions.faults.clone());
-    let workspace = workspace.with_wrapped_ops(
-        |fs| Arc::new(FaultFs::new(fs, Arc::clone(&plan))),
-        |process| Arc::new(FaultProcess::new(process, Arc::clone(&plan))),
-    );
-    (workspace, Some(plan))
-}
-
 /// The registry of a scenario: its limits, the built-in tools and the
 /// servers' `tools`, active in `order`.
 fn registry(
@@ -517,89 +424,4 @@ fn registry(
         .allow(order)
         .build()
         .map_err(|err| Box::new(whole("tools", "a valid tool set", err.to_string())))
-}
-
-/// The scenario's temporary workspace, built, its logs directory, the
-/// workspace over them, and the plan of its injected faults.
-async fn prepare(
-    scenario: &Scenario,
-    fixtures: &Arc<workspace::FixtureCache>,
-) -> Result<(Dirs, Workspace, Option<Arc<FaultPlan>>), Failure> {
-    let cannot_create = |what: &str, err: std::io::Error| {
-        whole(
-            "workspace",
-            &format!("a temporary {what}"),
-            format!("cannot create one: {err}"),
-        )
-    };
-    let dir = tempfile::Builder::new()
-        .prefix("harness-ws-")
-        .tempdir()
-        .map_err(|err| cannot_create("workspace", err))?;
-    // Exactly `{workspace}-logs` next to it, created new (never one that
-    // already exists), private like the workspace.
-    let (Some(parent), Some(name)) = (dir.path().parent(), dir.path().file_name()) else {
-        return Err(whole(
-            "workspace",
-            "a temporary workspace with a parent directory",
-            dir.path().display().to_string(),
-        ));
-    };
-    let logs = tempfile::Builder::new()
-        .prefix(&format!("{}-logs", name.to_string_lossy()))
-        .rand_bytes(0)
-        .tempdir_in(parent)
-        .map_err(|err| cannot_create("logs directory", err))?;
-    let scratch =
-        Scratch::private_dir(logs.path()).map_err(|err| cannot_create("logs directory", err))?;
-    let plan = scenario.workspace.clone();
-    let root = dir.path().to_path_buf();
-    let fixtures = Arc::clone(fixtures);
-    let built =
-        tokio::task::spawn_blocking(move || workspace::build(&plan, &root, Some(&fixtures)));
-    let bytes = match built.await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(err)) => return Err(whole("workspace", "the workspace is built", err)),
-        Err(err) => {
-            return Err(whole(
-                "workspace",
-                "the workspace is built",
-                err.to_string(),
-            ));
-        }
-    };
-    let workspace = Workspace::local(dir.path())
-        .map_err(|err| whole("workspace", "a usable workspace", err.to_string()))?
-        .with_confine(scenario.confine)
-        .with_scratch(scratch);
-    // bash's directory came from the scenario: one that leads outside the
-    // workspace is the author's to fix, before any call (and before the
-    // faults, which could fail the look-up).
-    if let Err(err) = workspace
-        .clone()
-        .with_bash(scenario.conditions.bash.clone())
-        .bash_cwd()
-    {
-        let actual = match err {
-            PathError::Outside { raw, via, .. } => {
-                format!("`{raw}` leads outside the workspace{via}; no call ran")
-            }
-            PathError::Unresolvable { message, .. } => format!("{message} No call ran."),
-        };
-        return Err(whole(
-            "bash.cwd",
-            "a directory inside the workspace",
-            actual,
-        ));
-    }
-    let (workspace, faults) = with_conditions(workspace, scenario);
-    Ok((
-        Dirs {
-            workspace: dir,
-            scratch: logs,
-            bytes,
-        },
-        workspace,
-        faults,
-    ))
 }

@@ -12,27 +12,25 @@
 //! | [`yaml`] | the positioned YAML tree files are read into |
 //! | [`de`] | serde from that tree, every error located |
 //! | [`load`] | loading and validating files into [`Scenario`]s (errors, the suite file, the validator by part) |
-//! | [`workspace`] | building a scenario's temporary workspace |
+//! | [`setup`] | what a scenario runs under, as data: fault rules, bash, cancellations |
 //! | [`expect`] | expectations as loading compiles them: typed checks, regexes compiled |
 //! | [`vars`] | `${name}` in expectations: found at load, expanded at check |
 //! | [`snapshot`] | snapshot files of tool results |
 //! | [`template`] | the `repeat` template of generated files |
 //! | [`replay`] | `recorded:`, `replay:` and `git_checkout` of imported sessions |
 
-pub mod conditions;
 pub mod de;
 pub mod detail_spec;
 pub mod expect;
-pub mod faults;
 pub mod load;
 pub mod model;
 pub mod replay;
+pub mod setup;
 pub mod snapshot;
 pub mod template;
 pub mod text_file;
 pub mod two_way;
 pub mod vars;
-pub mod workspace;
 pub mod yaml;
 
 pub use load::DEFAULT_TIMEOUT;

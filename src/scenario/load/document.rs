@@ -235,7 +235,7 @@ impl Validator<'_> {
         let steps = self.script(&doc.model);
         let workspace = self.workspace(&doc.workspace, suite);
         let run_check = self.run_check(&doc.expect);
-        let conditions = self.conditions(&doc, suite);
+        let conditions = self.conditions(&doc, &suite.doc);
         let replay_timeout = doc.replay.as_ref().and_then(|r| r.timeout);
         let timeout = self
             .budget(&[k("replay"), k("timeout")], replay_timeout)

@@ -23,23 +23,23 @@
 //! | `validator` | the validation's state and what its parts share |
 //! | `script` | steps, calls, arguments, captures, retries |
 //! | `expectations` | a call's `expect:` and the run's |
-//! | `workspace` | fixtures, `git_checkout`, workspace files |
+//! | `fixture` | `workspace:`: fixtures, `git_checkout`, inline files |
 //! | `replay` | `recorded:` results and the `replay:` plan |
-//! | `conditions` | `faults:`, `bash:`, `cancel_after_ms` |
+//! | `setup` | `faults:`, `bash:`, `cancel_after_ms`: checked and typed |
 //! | `servers` | `servers:` and the MCP entries of `tools:` |
 
-mod conditions;
 mod document;
 mod error;
 mod expectations;
+mod fixture;
 mod limits;
 mod replay;
 mod scenario;
 mod script;
 mod servers;
+mod setup;
 mod suite;
 mod validator;
-mod workspace;
 
 pub use document::load_file;
 pub use document::load_text;

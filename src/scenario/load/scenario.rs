@@ -9,6 +9,7 @@ use crate::agent::FauxScript;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::expect::RunCheck;
 use crate::scenario::replay::ReplayPlan;
+use crate::scenario::setup::Conditions;
 use crate::scenario::template::Template;
 use crate::tools::Limits;
 
@@ -219,19 +220,4 @@ pub struct Scenario {
     /// Turns the model may take before the loop stops it (`None`: no
     /// limit).
     pub max_turns: Option<usize>,
-}
-
-/// What a scenario runs under besides its workspace: injected faults
-/// (`faults:`), bash's configuration (`bash:`), scripted cancellations
-/// (`cancel_after_ms:`).
-#[derive(Clone, Debug, Default)]
-pub struct Conditions {
-    /// Injected faults, in order.
-    pub faults: Vec<crate::scenario::faults::FaultRule>,
-    /// How bash runs its commands.
-    pub bash: crate::tools::BashConfig,
-    /// The shell bash runs commands with, if not the default.
-    pub shell: Option<PathBuf>,
-    /// Scripted cancellations by call id.
-    pub cancel_after: BTreeMap<String, Duration>,
 }

@@ -173,8 +173,7 @@ impl Validator<'_> {
             );
         }
         if let Some(spec) = &doc.bash {
-            let (_, _, problems) =
-                crate::scenario::conditions::bash(spec, super::validator::is_inside);
+            let (_, _, problems) = super::setup::bash(spec, super::validator::is_inside);
             for (at, message) in problems {
                 self.problem(&at, message);
             }

@@ -3,8 +3,8 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 
+use super::fixture::repeat_len;
 use super::scenario::OpenCall;
-use super::workspace::repeat_len;
 use super::*;
 use crate::agent::FauxArgs;
 use crate::agent::FauxStep;
@@ -781,11 +781,15 @@ fn a_suite_files_system_and_bash_serve_scenarios_that_set_none_and_a_scenario_wi
 fn dir_of_a_file_named_without_a_directory_is_the_current_one() {
     let text = "servers:\n  s:\n    command: [\"${dir}/srv\", \"--in=${dir}\"]\ntools: [s]\nmodel:\n  - call: x\n";
     let (scenarios, errors) = load_text(Path::new("dir.yaml"), text, &Suite::default());
+    let cwd = std::env::current_dir().unwrap();
     assert_eq!(errors, Vec::<ScenarioError>::new());
     assert_eq!(
         scenarios[0].servers[0].launch,
         ServerLaunch::Command {
-            argv: vec!["./srv".to_owned(), "--in=.".to_owned()],
+            argv: vec![
+                format!("{}/srv", cwd.display()),
+                format!("--in={}", cwd.display())
+            ],
             env: vec![],
         }
     );

@@ -8,6 +8,7 @@ use pretty_assertions::assert_eq;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
+use crate::scenario::setup::MAX_FAULT_DELAY;
 use crate::tools::ops::MemoryFs;
 
 fn fs_with(rules: Vec<FaultRule>) -> (FaultFs, Arc<FaultPlan>) {

@@ -5,12 +5,12 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 
 use crate::scenario::expect::CallExpectation;
-use crate::scenario::faults::FaultError;
-use crate::scenario::faults::FaultOp;
-use crate::scenario::faults::FaultRule;
 use crate::scenario::load::Scenario;
 use crate::scenario::load::Suite;
 use crate::scenario::load::load_text;
+use crate::scenario::setup::FaultError;
+use crate::scenario::setup::FaultOp;
+use crate::scenario::setup::FaultRule;
 use crate::tools::BashConfig;
 
 fn load(text: &str) -> (Vec<Scenario>, Vec<String>) {

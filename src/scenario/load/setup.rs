@@ -1,23 +1,125 @@
-//! The conditions a scenario runs under, checked and turned into the tool
-//! layer's types: injected faults (`faults:`), bash's configuration
-//! (`bash:`) and scripted cancellation (`cancel_after_ms:`). Each problem
-//! comes back with the path of the value it is about, for the loader to
-//! locate at file:line:col.
+//! The conditions a scenario runs under: `faults:`, `bash:` and the
+//! calls' `cancel_after_ms`, checked and turned into the types of
+//! [`crate::scenario::setup`] and the tool layer's [`BashConfig`]. Each
+//! problem comes back with the path of the value it is about, located at
+//! file:line:col.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::scenario::faults::FaultError;
-use crate::scenario::faults::FaultOp;
-use crate::scenario::faults::FaultRule;
-use crate::scenario::faults::MAX_FAULT_DELAY;
+use crate::scenario::de::closest;
+use crate::scenario::model::BashSpec;
+use crate::scenario::model::CallSpec;
+use crate::scenario::model::FaultSpec;
+use crate::scenario::model::ScenarioDoc;
+use crate::scenario::model::SuiteDoc;
+use crate::scenario::setup::Conditions;
+use crate::scenario::setup::FaultError;
+use crate::scenario::setup::FaultOp;
+use crate::scenario::setup::FaultRule;
+use crate::scenario::setup::MAX_FAULT_DELAY;
+use crate::scenario::yaml::Seg;
 use crate::tools::BashConfig;
 
-use super::de::closest;
-use super::model::BashSpec;
-use super::model::FaultSpec;
-use super::yaml::Seg;
+use super::validator::Validator;
+use super::validator::is_inside;
+use super::validator::join;
+use super::validator::k;
+
+impl Validator<'_> {
+    /// `faults:`, `bash:` and the calls' `cancel_after_ms`, which must be
+    /// in the last step (the run ends with it).
+    /// A scenario without `bash:` takes its suite file's, whole (checked
+    /// where the suite file was read).
+    pub(super) fn conditions(&mut self, doc: &ScenarioDoc, suite: &SuiteDoc) -> Conditions {
+        let (faults, problems) = faults(&doc.faults);
+        for (at, message) in problems {
+            self.problem(&at, message);
+        }
+        let (bash, shell) = match &doc.bash {
+            Some(spec) => {
+                let (config, shell, problems) = bash(spec, is_inside);
+                for (at, message) in problems {
+                    self.problem(&at, message);
+                }
+                (config, shell)
+            }
+            None => match &suite.bash {
+                Some(spec) => {
+                    let (config, shell, _) = bash(spec, is_inside);
+                    (config, shell)
+                }
+                None => Default::default(),
+            },
+        };
+        let last = doc.model.len().saturating_sub(1);
+        let mut cancel_after = BTreeMap::new();
+        for (id, (after, at)) in std::mem::take(&mut self.cancel_after) {
+            if let Some(Seg::Index(step)) = at.get(1)
+                && *step != last
+            {
+                self.problem_at_key(
+                    &at,
+                    format!(
+                        "step {}: the run ends when this call is cancelled, so the steps after \
+                         it would never run; make it the last step",
+                        step + 1
+                    ),
+                );
+            }
+            cancel_after.insert(id, after);
+        }
+        Conditions {
+            faults,
+            bash,
+            shell,
+            cancel_after,
+        }
+    }
+
+    /// A call's `cancel_after_ms`: in range, not on a retry, and without
+    /// retries of its own (the run ends with the call).
+    pub(super) fn cancel_after_of(
+        &mut self,
+        spec: &CallSpec,
+        at: &[Seg],
+        id: &str,
+        label: &str,
+        retry: bool,
+    ) {
+        let Some(ms) = spec.cancel_after_ms else {
+            return;
+        };
+        let key = join(at, [k("cancel_after_ms")]);
+        if retry {
+            self.problem_at_key(
+                &key,
+                format!(
+                    "{label}: a retry cannot be cancelled; put `cancel_after_ms` on a call of the \
+                     last step"
+                ),
+            );
+            return;
+        }
+        if spec.retry.is_some() {
+            self.problem_at_key(
+                &join(at, [k("retry")]),
+                format!(
+                    "{label}: the run ends when this call is cancelled, so its `retry` would never \
+                     be sent"
+                ),
+            );
+        }
+        match cancel_after(ms) {
+            Ok(after) => {
+                self.cancel_after.insert(id.to_owned(), (after, key));
+            }
+            Err(message) => self.problem(&key, message),
+        }
+    }
+}
 
 /// A problem: where (below the document root) and what.
 pub type Problem = (Vec<Seg>, String);
@@ -288,5 +390,5 @@ pub fn cancel_after(ms: u64) -> Result<Duration, String> {
 }
 
 #[cfg(test)]
-#[path = "conditions_tests.rs"]
+#[path = "setup_tests.rs"]
 mod tests;

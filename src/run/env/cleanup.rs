@@ -21,17 +21,17 @@ type Garbage = Box<dyn Send>;
 
 /// The threads that remove side by side: the disk, not the cores, bounds
 /// removal, so their number does not follow the machine.
-pub(super) const THREADS: usize = 4;
+pub(crate) const THREADS: usize = 4;
 
 /// The most finished workspaces that wait for the end of the run.
-pub(super) const MAX_WAITING: usize = 1024;
+pub(crate) const MAX_WAITING: usize = 1024;
 
 /// The most bytes (of what the workspaces' builder wrote) that wait.
-pub(super) const MAX_WAITING_BYTES: u64 = 256 * 1024 * 1024;
+pub(crate) const MAX_WAITING_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The cleanup of one run.
 #[derive(Debug, Default)]
-pub(super) struct Cleanup {
+pub(crate) struct Cleanup {
     inner: Mutex<State>,
 }
 
@@ -84,7 +84,7 @@ impl Cleanup {
     /// Takes a finished workspace (`garbage`, whose builder wrote `bytes`)
     /// to remove by the end of the run, or right here once the run has
     /// ended.
-    pub(super) fn remove(&self, garbage: impl Send + 'static, bytes: u64) {
+    pub(crate) fn remove(&self, garbage: impl Send + 'static, bytes: u64) {
         let garbage: Garbage = Box::new(garbage);
         let mut state = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         if state.finished {
@@ -103,7 +103,7 @@ impl Cleanup {
 
     /// Removes everything handed over, side by side, and waits until it is
     /// gone.
-    pub(super) fn finish(&self) {
+    pub(crate) fn finish(&self) {
         let (waiting, earlier) = {
             let mut state = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
             state.finished = true;
