@@ -36,6 +36,7 @@ use crate::tools::ToolSpec;
 use crate::tools::ToolUpdate;
 
 use super::events::AgentEvent;
+use super::faux::FauxReport;
 use super::message::AssistantMessage;
 use super::message::Message;
 use super::message::StopReason;
@@ -75,7 +76,16 @@ pub struct LoopOptions {
     /// ([`CallRecord::args_tokens`], [`CallRecord::result_tokens`]); the
     /// default is [`Chars4`].
     pub tokens: Arc<dyn TokenCounter>,
+    /// The calls, by id, whose streamed updates are kept whole
+    /// ([`Streamed::kept`]), at most [`MAX_KEPT_UPDATE_BYTES`] in a run;
+    /// of the others only the first and the last are kept.
+    pub keep_update_texts: std::collections::BTreeSet<String>,
 }
+
+/// The most bytes of update text a run keeps for
+/// [`LoopOptions::keep_update_texts`]; later updates are counted
+/// ([`Streamed::unkept`]) but not kept.
+pub const MAX_KEPT_UPDATE_BYTES: usize = 16 * 1024 * 1024;
 
 impl Default for LoopOptions {
     fn default() -> Self {
@@ -87,6 +97,7 @@ impl Default for LoopOptions {
             cancel_after: BTreeMap::new(),
             presenter: Presenter::default(),
             tokens: Arc::new(Chars4),
+            keep_update_texts: std::collections::BTreeSet::new(),
         }
     }
 }
@@ -127,8 +138,10 @@ pub struct CallRecord {
 
 /// What is kept of the partial results a call streamed while it ran:
 /// how many arrived, the first, and the last when more than one did
-/// (those between depend on timing). Updates that arrive after the call
-/// ended are dropped, so are not counted.
+/// (those between depend on timing); for the calls named in
+/// [`LoopOptions::keep_update_texts`], every text too, within the run's
+/// [`MAX_KEPT_UPDATE_BYTES`]. Updates that arrive after the call ended are
+/// dropped, so are not counted.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Streamed {
     /// How many arrived.
@@ -137,16 +150,43 @@ pub struct Streamed {
     pub first: Option<ToolUpdate>,
     /// The last one, when more than one arrived.
     pub last: Option<ToolUpdate>,
+    /// Every update's text, in order, while the run's budget lasts (only
+    /// for the calls whose texts are kept).
+    pub kept: Vec<String>,
+    /// How many of those calls' updates came after the budget was spent
+    /// and were not kept.
+    pub unkept: usize,
 }
 
 impl Streamed {
-    fn push(&mut self, update: ToolUpdate) {
+    /// Records `update`; its text is kept when `keep`, within `budget`
+    /// (the bytes the run may still keep).
+    fn push(&mut self, update: ToolUpdate, keep: bool, budget: &mut usize) {
         self.count += 1;
+        if keep {
+            let text = update.text();
+            match budget.checked_sub(text.len()) {
+                Some(left) => {
+                    *budget = left;
+                    self.kept.push(text);
+                }
+                None => self.unkept += 1,
+            }
+        }
         if self.first.is_none() {
             self.first = Some(update);
         } else {
             self.last = Some(update);
         }
+    }
+
+    /// The text of the last update that arrived (the first, when only one
+    /// did).
+    pub fn last_text(&self) -> Option<String> {
+        self.last
+            .as_ref()
+            .or(self.first.as_ref())
+            .map(ToolUpdate::text)
     }
 }
 
@@ -185,6 +225,12 @@ pub struct Transcript {
     /// The calls of the batch running when the run was stopped from
     /// outside, in the order sent; empty when [`run_loop`] returned.
     pub running: Vec<RunningCall>,
+    /// What the scripted model did: each request it answered with its
+    /// usage, the calls it served, the variables bound. The loop leaves it
+    /// empty; the caller takes it from its provider when the run is over
+    /// ([`FauxProvider::into_report`](super::FauxProvider::into_report)),
+    /// so that a finished transcript is all a judge reads.
+    pub model: FauxReport,
 }
 
 impl Transcript {
@@ -226,6 +272,7 @@ pub async fn run_loop(
     });
     let mut turn = 0;
     let aborted = Arc::new(AtomicBool::new(false));
+    let mut kept_budget = MAX_KEPT_UPDATE_BYTES;
     loop {
         if options.cancel.is_cancelled() {
             if aborted.load(Ordering::SeqCst) {
@@ -296,7 +343,11 @@ pub async fn run_loop(
             not_executed(&calls, on_event)
         } else {
             let running = &mut transcript.running;
-            run_batch(registry, &calls, options, &aborted, running, on_event).await
+            let batch = Batch {
+                aborted: &aborted,
+                kept_budget: &mut kept_budget,
+            };
+            run_batch(registry, &calls, options, batch, running, on_event).await
         };
         let running = std::mem::take(&mut transcript.running);
         for (running, outcome) in running.into_iter().zip(results) {
@@ -323,6 +374,14 @@ pub async fn run_loop(
     on_event(AgentEvent::AgentEnd {
         error: transcript.error.clone(),
     });
+}
+
+/// What a batch shares with the run around it.
+struct Batch<'a> {
+    /// Set when a scripted cancellation ends the run.
+    aborted: &'a Arc<AtomicBool>,
+    /// The bytes of update text the run may still keep.
+    kept_budget: &'a mut usize,
 }
 
 /// The result of one call of a batch.
@@ -379,7 +438,7 @@ async fn run_batch(
     registry: &Registry,
     calls: &[ToolCall],
     options: &LoopOptions,
-    aborted: &Arc<AtomicBool>,
+    batch: Batch<'_>,
     running: &mut [RunningCall],
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Vec<Outcome> {
@@ -402,7 +461,7 @@ async fn run_batch(
             BatchEvent::Running { index } => {
                 if let Some(&after) = options.cancel_after.get(&calls[index].id) {
                     let cancel = cancel.clone();
-                    let aborted = Arc::clone(aborted);
+                    let aborted = Arc::clone(batch.aborted);
                     timer_of[index] = Some(timers.spawn(async move {
                         tokio::time::sleep(after).await;
                         aborted.store(true, Ordering::SeqCst);
@@ -412,7 +471,10 @@ async fn run_batch(
             }
             BatchEvent::Update { index, update } => {
                 let update = presenter.update(update);
-                running[index].updates.push(update.clone());
+                let keep = options.keep_update_texts.contains(&calls[index].id);
+                running[index]
+                    .updates
+                    .push(update.clone(), keep, batch.kept_budget);
                 let call = &calls[index];
                 on_event(AgentEvent::ToolExecutionUpdate {
                     call_id: call.id.clone(),

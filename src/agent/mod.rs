@@ -19,6 +19,7 @@ pub mod tokens;
 pub use agent_loop::CallRecord;
 pub use agent_loop::DEFAULT_SYSTEM_PROMPT;
 pub use agent_loop::LoopOptions;
+pub use agent_loop::MAX_KEPT_UPDATE_BYTES;
 pub use agent_loop::RunningCall;
 pub use agent_loop::Streamed;
 pub use agent_loop::Transcript;

@@ -34,14 +34,15 @@ pub struct CallArgs {
 pub fn run(args: CallArgs) -> u8 {
     let text = match args.args_json.as_deref() {
         Some("-") | None => {
-            let bytes = match super::read_bounded(std::io::stdin().lock(), "standard input") {
+            let bytes = match super::common::read_bounded(std::io::stdin().lock(), "standard input")
+            {
                 Ok(bytes) => bytes,
-                Err(err) => return super::usage_error(format!("arguments: {err}")),
+                Err(err) => return super::common::usage_error(format!("arguments: {err}")),
             };
             match String::from_utf8(bytes) {
                 Ok(text) => text,
                 Err(err) => {
-                    return super::usage_error(format!(
+                    return super::common::usage_error(format!(
                         "arguments: standard input is not UTF-8 text (invalid byte at offset {})",
                         err.utf8_error().valid_up_to()
                     ));
@@ -50,13 +51,13 @@ pub fn run(args: CallArgs) -> u8 {
         }
         Some(text) => text.to_owned(),
     };
-    let workspace = match super::workspace(args.cwd, args.no_confine) {
+    let workspace = match super::common::workspace(args.cwd, args.no_confine) {
         Ok(ws) => ws,
-        Err(err) => return super::usage_error(err),
+        Err(err) => return super::common::usage_error(err),
     };
-    let registry = match super::registry(workspace, args.tools.as_deref()) {
+    let registry = match super::common::registry(workspace, args.tools.as_deref()) {
         Ok(registry) => registry,
-        Err(err) => return super::usage_error(err),
+        Err(err) => return super::common::usage_error(err),
     };
     // One call needs no pool of workers: the call runs on this thread
     // (its blocking work on the blocking pool, its walks on their own
@@ -66,7 +67,9 @@ pub fn run(args: CallArgs) -> u8 {
         .build()
     {
         Ok(rt) => rt,
-        Err(err) => return super::usage_error(format!("cannot start the async runtime: {err}")),
+        Err(err) => {
+            return super::common::usage_error(format!("cannot start the async runtime: {err}"));
+        }
     };
     let call = ToolCall {
         id: "call_1".to_owned(),
@@ -99,6 +102,6 @@ pub fn run(args: CallArgs) -> u8 {
             println!("{}", super::output::json_text(&json));
             exit::SUCCESS
         }
-        Err(err) => super::usage_error(format!("cannot encode the result: {err}")),
+        Err(err) => super::common::usage_error(format!("cannot encode the result: {err}")),
     }
 }

@@ -40,7 +40,7 @@ impl CheckArgs {
 pub fn check(args: CheckArgs) -> u8 {
     let selection = match args.selection() {
         Ok(selection) => selection,
-        Err(err) => return super::usage_error(err),
+        Err(err) => return super::common::usage_error(err),
     };
     let discovery = discover(&args.paths(), &selection);
     for error in &discovery.errors {
@@ -64,7 +64,7 @@ pub fn check(args: CheckArgs) -> u8 {
 pub fn list(args: CheckArgs) -> u8 {
     let selection = match args.selection() {
         Ok(selection) => selection,
-        Err(err) => return super::usage_error(err),
+        Err(err) => return super::common::usage_error(err),
     };
     let discovery = discover(&args.paths(), &selection);
     for scenario in &discovery.scenarios {
@@ -82,7 +82,7 @@ pub fn list(args: CheckArgs) -> u8 {
     }
     if discovery.scenarios.is_empty() && discovery.errors.is_empty() {
         // Like `harness run`: nothing to list is bad input.
-        return super::usage_error(no_scenarios(&discovery.paths, discovery.narrowed));
+        return super::common::usage_error(no_scenarios(&discovery.paths, discovery.narrowed));
     }
     if discovery.errors.is_empty() {
         exit::SUCCESS

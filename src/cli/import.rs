@@ -86,10 +86,10 @@ pub fn run(args: ImportArgs) -> u8 {
         ImportFormat::Gemini(a) => (Format::Gemini, a, false),
     };
     if a.split == Some(0) {
-        return super::usage_error("--split: give at least 1 call per scenario");
+        return super::common::usage_error("--split: give at least 1 call per scenario");
     }
     if !crate::base::bounds::seconds_fit(a.bash_timeout) {
-        return super::usage_error(format!(
+        return super::common::usage_error(format!(
             "--bash-timeout: must be a positive number of seconds, at most {}",
             crate::base::bounds::ONE_DAY
         ));
@@ -97,7 +97,7 @@ pub fn run(args: ImportArgs) -> u8 {
     if let Some(rev) = &a.rev
         && (rev.is_empty() || rev.starts_with('-'))
     {
-        return super::usage_error(format!("--rev: `{rev}` is not a revision"));
+        return super::common::usage_error(format!("--rev: `{rev}` is not a revision"));
     }
     let options = ImportOptions {
         format,
@@ -114,7 +114,7 @@ pub fn run(args: ImportArgs) -> u8 {
     };
     let report = match crate::import::import(&options) {
         Ok(report) => report,
-        Err(err) => return super::usage_error(err),
+        Err(err) => return super::common::usage_error(err),
     };
     for note in &report.recording.notes {
         eprintln!(

@@ -117,7 +117,7 @@ fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), u8> {
         .map(|path| path.display().to_string())
         .collect();
     if !existing.is_empty() {
-        return Err(super::usage_error(format!(
+        return Err(super::common::usage_error(format!(
             "harness init writes nothing over existing files, and these exist: {}; move them \
              away or choose another directory (harness init DIR)",
             existing.join(", ")
@@ -126,7 +126,7 @@ fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), u8> {
     for (path, text) in files {
         let target = dir.join(path);
         if let Err(err) = write_new(&target, text) {
-            return Err(super::usage_error(format!(
+            return Err(super::common::usage_error(format!(
                 "cannot write {}: {err}",
                 target.display()
             )));
@@ -142,7 +142,9 @@ fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), u8> {
 fn server_suite(dir: &Path, command: &[String]) -> u8 {
     let workspace = match tempfile::Builder::new().prefix("harness-init-").tempdir() {
         Ok(tmp) => tmp,
-        Err(err) => return super::usage_error(format!("cannot make a temporary directory: {err}")),
+        Err(err) => {
+            return super::common::usage_error(format!("cannot make a temporary directory: {err}"));
+        }
     };
     let suite_dir =
         std::path::absolute(dir.join("scenarios")).unwrap_or_else(|_| dir.join("scenarios"));

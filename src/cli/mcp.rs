@@ -53,25 +53,27 @@ pub fn run(args: McpArgs) -> u8 {
         },
         None => Limits::default(),
     };
-    let workspace = match super::workspace(args.cwd, args.no_confine) {
+    let workspace = match super::common::workspace(args.cwd, args.no_confine) {
         Ok(ws) => ws,
-        Err(err) => return super::usage_error(err),
+        Err(err) => return super::common::usage_error(err),
     };
-    let registry = match super::tool_selection(
+    let registry = match super::common::tool_selection(
         Registry::builder(workspace).limits(limits),
         args.tools.as_deref(),
     )
     .and_then(|builder| builder.build().map_err(|err| err.to_string()))
     {
         Ok(registry) => registry,
-        Err(err) => return super::usage_error(format!("--tools: {err}")),
+        Err(err) => return super::common::usage_error(format!("--tools: {err}")),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(rt) => rt,
-        Err(err) => return super::usage_error(format!("cannot start the async runtime: {err}")),
+        Err(err) => {
+            return super::common::usage_error(format!("cannot start the async runtime: {err}"));
+        }
     };
     let server = McpServer::new(registry);
     let outcome = runtime.block_on(async {

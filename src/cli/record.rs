@@ -61,14 +61,14 @@ pub fn run(args: &RecordArgs) -> u8 {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
         || args.name.starts_with('.')
     {
-        return super::usage_error(format!(
+        return super::common::usage_error(format!(
             "--name {:?}: give a file name of letters, digits, `_`, `-` and `.`",
             args.name
         ));
     }
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
-        Err(err) => return super::usage_error(format!("no current directory: {err}")),
+        Err(err) => return super::common::usage_error(format!("no current directory: {err}")),
     };
     let command = absolute_program(&args.command, &cwd);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -76,7 +76,9 @@ pub fn run(args: &RecordArgs) -> u8 {
         .build()
     {
         Ok(rt) => rt,
-        Err(err) => return super::usage_error(format!("cannot start the async runtime: {err}")),
+        Err(err) => {
+            return super::common::usage_error(format!("cannot start the async runtime: {err}"));
+        }
     };
     let traffic = runtime.block_on(relay(&command));
     // A read of standard input may still be waiting on a blocking thread.

@@ -31,9 +31,16 @@ use crate::run::settings::Jobs;
 use crate::run::settings::Tokenizer;
 use crate::scenario::text_file::read_regular;
 
-use super::report::GateArgs;
-use super::report::OutputArgs;
-use super::report::Reports;
+use crate::report::outputs::Reports;
+use crate::report::outputs::shares_a_scenario;
+use crate::report::outputs::write_file;
+use crate::report::outputs::write_outputs;
+
+use super::outputs::GateArgs;
+use super::outputs::OutputArgs;
+use super::outputs::exit_code;
+use super::outputs::print_result;
+use super::outputs::print_written;
 use super::select::SelectionArgs;
 use super::variants::Variant;
 
@@ -174,7 +181,7 @@ fn record_last_run(reports: &mut Reports<'_>) {
         if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|err| err.to_string())?;
         }
-        super::report::write_file(&file, bytes).map_err(|err| err.to_string())
+        write_file(&file, bytes).map_err(|err| err.to_string())
     });
     if let Err(err) = result {
         eprintln!(
@@ -192,12 +199,12 @@ pub fn run(args: RunArgs) -> u8 {
     };
     let mut selection = match args.select.selection() {
         Ok(selection) => selection,
-        Err(err) => return super::usage_error(err),
+        Err(err) => return super::common::usage_error(err),
     };
     if args.last_failed {
         let (names, files) = match last_failed() {
             Ok(failed) => failed,
-            Err(err) => return super::usage_error(err),
+            Err(err) => return super::common::usage_error(err),
         };
         // Without paths, what failed is looked for where it was.
         if args.paths.is_empty() && !files.is_empty() {
@@ -212,17 +219,18 @@ pub fn run(args: RunArgs) -> u8 {
         }
         selection.only = Some(names);
     }
-    let discovery = if args.variants.is_empty() {
-        discover(&paths, &selection)
-    } else {
-        crate::run::Discovery::default()
-    };
-    for error in &discovery.errors {
+    // A plain run's files are found before its flags are read, so their
+    // problems are listed first.
+    let plain = args
+        .variants
+        .is_empty()
+        .then(|| discover(&paths, &selection));
+    for error in plain.iter().flat_map(|d| &d.errors) {
         eprintln!("error: {error}");
     }
     let tokenizer = match args.tokenizer.as_deref().map(Tokenizer::parse).transpose() {
         Ok(tokenizer) => tokenizer,
-        Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
+        Err(err) => return super::common::usage_error(format!("--tokenizer: {err}")),
     };
     let repeat = match args
         .repeat
@@ -230,137 +238,182 @@ pub fn run(args: RunArgs) -> u8 {
         .transpose()
     {
         Ok(repeat) => repeat,
-        Err(err) => return super::usage_error(err),
+        Err(err) => return super::common::usage_error(err),
     };
     let gates = match args.gates.parsed() {
         Ok(gates) => gates,
-        Err(err) => return super::usage_error(err),
+        Err(err) => return super::common::usage_error(err),
     };
-    if !args.variants.is_empty() {
-        if args.update_snapshots {
-            return super::usage_error(super::variants::NO_SNAPSHOT_UPDATES);
-        }
-        let variants = match super::variants::parse(&args.variants) {
-            Ok(variants) => variants,
-            Err(err) => return super::usage_error(err),
-        };
-        let run = super::variants::Lab {
-            paths: &paths,
-            selection: &selection,
-            tokenizer,
-            gates,
-            repeat,
-        };
-        return run_variants(&args, &run, variants);
-    }
-    let runner = match builder(&args, discovery, tokenizer, gates)
-        .repeat(repeat)
-        .transcripts(args.outputs.shows_transcripts())
-        .build()
-    {
-        Ok(runner) => runner,
-        Err(err) => return super::usage_error(err),
-    };
-    let baseline = match args.gates.baseline_for(runner.tokenizer()) {
-        Ok(baseline) => baseline,
-        Err(err) => return super::usage_error(err),
-    };
-    if let Some(baseline) = &baseline
-        && let Err(err) = super::report::shares_a_scenario(baseline, runner.scenario_names())
-    {
-        return super::usage_error(err);
-    }
-    if let Err(err) = args.outputs.prepare() {
-        return super::usage_error(err);
-    }
-    let gates = runner.gates().to_vec();
-    let verbosity = verbosity_of(&args);
-    if verbosity == Verbosity::Verbose {
-        println!("{}", settings_line(&runner, &gates));
-    }
-    let summary = match execute(runner, args.outputs.save_baseline.as_deref(), verbosity) {
-        Ok(summary) => summary,
-        Err(err) => return super::usage_error(err),
-    };
-    let comparison = baseline.map(|b| compare(&summary, &b, &gates));
-    // The reports first: whatever happens to the console (a closed pipe),
-    // they are written. Each is rendered once, and let go once written.
-    let written = {
-        let mut reports = Reports::new(&summary, comparison.as_ref());
-        let written = super::report::write_outputs(&args.outputs, &mut reports);
-        record_last_run(&mut reports);
-        written
-    };
-    if args.keep_workspaces {
-        for outcome in &summary.scenarios {
-            if let Some(ws) = &outcome.workspace {
-                println!("workspace of {}: {ws}", outcome.name);
+    let lanes = match plain {
+        Some(discovery) => vec![Lane::Plain(discovery)],
+        None => {
+            if args.update_snapshots {
+                return super::common::usage_error(super::variants::NO_SNAPSHOT_UPDATES);
+            }
+            match super::variants::parse(&args.variants) {
+                Ok(variants) => variants.into_iter().map(Lane::Variant).collect(),
+                Err(err) => return super::common::usage_error(err),
             }
         }
+    };
+    let lab = super::variants::Lab {
+        paths: &paths,
+        selection: &selection,
+        tokenizer,
+        gates,
+        repeat,
+    };
+    match run_lanes(&args, &lab, lanes) {
+        Ok(runs) => finish(&args, runs),
+        Err(code) => code,
     }
-    super::report::print_result(&summary, comparison.as_ref());
-    for line in console::snapshot_lines(&summary, args.update_snapshots) {
-        println!("{line}");
-    }
-    print!("{}", crate::report::repeats::console(&summary));
-    if args.coverage {
-        print!("{}", crate::report::coverage::console(&summary));
-    }
-    written.print(&summary, verbosity != Verbosity::Quiet);
-    say_load_problems(&summary);
-    super::report::exit_code(&summary, comparison.as_ref(), written.ok())
 }
 
-/// `harness run --variant …`: each variant's run in turn, then the
-/// reports of them all; the exit code is the worst variant's.
-fn run_variants(args: &RunArgs, lab: &super::variants::Lab<'_>, variants: Vec<Variant>) -> u8 {
-    if let Err(err) = args.outputs.prepare() {
-        return super::usage_error(err);
-    }
+/// One run of the selection within `harness run`: the plain run, or one
+/// `--variant` (its suite file in the place of each scenario file's).
+enum Lane {
+    /// The plain run, over what discovery found.
+    Plain(crate::run::Discovery),
+    /// A variant.
+    Variant(Variant),
+}
+
+/// A lane run: its name and file (a variant's), its summary, its
+/// comparison with its baseline.
+struct LaneRun {
+    variant: Option<(String, String)>,
+    summary: crate::run::RunSummary,
+    comparison: Option<crate::report::Comparison>,
+}
+
+/// Runs each lane in turn: its runner built, its baseline read and
+/// checked, the report places prepared before the first scenario runs.
+/// A usage problem ends it with the exit code to return.
+fn run_lanes(
+    args: &RunArgs,
+    lab: &super::variants::Lab<'_>,
+    lanes: Vec<Lane>,
+) -> Result<Vec<LaneRun>, u8> {
     let verbosity = verbosity_of(args);
-    let mut runs: Vec<VariantRun> = Vec::new();
-    let mut comparisons = Vec::new();
-    for variant in variants {
-        let name = variant.name;
-        let file = variant.file.display().to_string();
-        let discovery = discover_with(lab.paths, lab.selection, Some(&variant.suite));
-        for error in &discovery.errors {
-            eprintln!("error: variant {name}: {error}");
+    let plural = lanes.len() > 1 || matches!(lanes.first(), Some(Lane::Variant(_)));
+    let mut runs = Vec::new();
+    let mut prepared = false;
+    for lane in lanes {
+        let (discovery, variant) = match lane {
+            Lane::Plain(discovery) => (discovery, None),
+            Lane::Variant(variant) => {
+                let discovery = discover_with(lab.paths, lab.selection, Some(&variant.suite));
+                for error in &discovery.errors {
+                    eprintln!("error: variant {}: {error}", variant.name);
+                }
+                let file = variant.file.display().to_string();
+                (discovery, Some((variant.name, file)))
+            }
+        };
+        let named = |err: String| match &variant {
+            Some((name, _)) => format!("variant {name}: {err}"),
+            None => err,
+        };
+        if plural && !prepared {
+            // A run of variants checks the report places first.
+            prepare_outputs(args)?;
+            prepared = true;
         }
-        let runner = match builder(args, discovery, lab.tokenizer.clone(), lab.gates.clone())
+        let runner = builder(args, discovery, lab.tokenizer.clone(), lab.gates.clone())
             .repeat(lab.repeat)
             .transcripts(args.outputs.shows_transcripts())
             .build()
-        {
-            Ok(runner) => runner,
-            Err(err) => return super::usage_error(format!("variant {name}: {err}")),
-        };
-        let baseline = match variant_baseline(args, &name, runner.tokenizer()) {
-            Ok(baseline) => baseline,
-            Err(err) => return super::usage_error(err),
-        };
+            .map_err(|err| super::common::usage_error(named(err.to_string())))?;
+        let baseline = match &variant {
+            Some((name, _)) => variant_baseline(args, name, runner.tokenizer()),
+            None => args.gates.baseline_for(runner.tokenizer()),
+        }
+        .map_err(super::common::usage_error)?;
         if let Some(baseline) = &baseline
-            && let Err(err) = super::report::shares_a_scenario(baseline, runner.scenario_names())
+            && let Err(err) = shares_a_scenario(baseline, runner.scenario_names())
         {
-            return super::usage_error(format!("variant {name}: {err}"));
+            return Err(super::common::usage_error(named(err)));
+        }
+        if !prepared {
+            prepare_outputs(args)?;
+            prepared = true;
         }
         let gates = runner.gates().to_vec();
-        if verbosity != Verbosity::Quiet {
-            println!("variant {name} ({file}):");
+        match &variant {
+            Some((name, file)) if verbosity != Verbosity::Quiet => {
+                println!("variant {name} ({file}):");
+            }
+            None if verbosity == Verbosity::Verbose => {
+                println!("{}", settings_line(&runner, &gates));
+            }
+            _ => {}
         }
-        let summary = match execute(runner, None, verbosity) {
-            Ok(summary) => summary,
-            Err(err) => return super::usage_error(format!("variant {name}: {err}")),
+        // A partition's note names the baseline file of a plain run.
+        let save_baseline = match variant {
+            None => args.outputs.save_baseline.as_deref(),
+            Some(_) => None,
         };
-        comparisons.push(baseline.map(|b| compare(&summary, &b, &gates)));
-        runs.push(VariantRun {
-            name,
-            file,
+        let summary = execute(runner, save_baseline, verbosity)
+            .map_err(|err| super::common::usage_error(named(err.to_string())))?;
+        let comparison = baseline.map(|b| compare(&summary, &b, &gates));
+        runs.push(LaneRun {
+            variant,
             summary,
+            comparison,
         });
     }
+    Ok(runs)
+}
+
+/// Creates the report places before anything runs.
+fn prepare_outputs(args: &RunArgs) -> Result<(), u8> {
+    args.outputs.prepare().map_err(super::common::usage_error)
+}
+
+/// The end of `harness run`: the reports written first (whatever happens
+/// to the console, a closed pipe, they are written; each is rendered once
+/// and let go once written), then what the console shows, and the exit
+/// code (a run of variants: the worst variant's).
+fn finish(args: &RunArgs, mut runs: Vec<LaneRun>) -> u8 {
+    let verbosity = verbosity_of(args);
+    let is_plain = runs.len() == 1 && runs[0].variant.is_none();
+    if is_plain {
+        let Some(run) = runs.pop() else {
+            return super::common::usage_error("no run");
+        };
+        let (summary, comparison) = (run.summary, run.comparison);
+        let written = {
+            let mut reports = Reports::new(&summary, comparison.as_ref());
+            let written = write_outputs(&args.outputs.outputs(), &mut reports);
+            record_last_run(&mut reports);
+            written
+        };
+        print_lane(args, &summary, comparison.as_ref());
+        for line in console::snapshot_lines(&summary, args.update_snapshots) {
+            println!("{line}");
+        }
+        print!("{}", crate::report::repeats::console(&summary));
+        if args.coverage {
+            print!("{}", crate::report::coverage::console(&summary));
+        }
+        print_written(&written, &summary, verbosity != Verbosity::Quiet);
+        say_load_problems(&summary);
+        return exit_code(&summary, comparison.as_ref(), written.ok());
+    }
+    let comparisons: Vec<_> = runs.iter().map(|r| r.comparison.clone()).collect();
+    let runs: Vec<VariantRun> = runs
+        .into_iter()
+        .map(|run| {
+            let (name, file) = run.variant.unwrap_or_default();
+            VariantRun {
+                name,
+                file,
+                summary: run.summary,
+            }
+        })
+        .collect();
     let Some(first) = runs.first() else {
-        return super::usage_error("--variant: no variant to run");
+        return super::common::usage_error("--variant: no variant to run");
     };
     let mut summary = first.summary.clone();
     summary.load_errors = runs
@@ -371,13 +424,13 @@ fn run_variants(args: &RunArgs, lab: &super::variants::Lab<'_>, variants: Vec<Va
         .collect();
     summary.variants = runs;
     let comparison = comparisons.first().cloned().flatten();
-    let outputs = super::report::OutputArgs {
+    let outputs = OutputArgs {
         save_baseline: None,
         ..args.outputs.clone()
     };
     let mut written = {
         let mut reports = Reports::of_variants(&summary, comparison.as_ref(), &comparisons);
-        let written = super::report::write_outputs(&outputs, &mut reports);
+        let written = write_outputs(&outputs.outputs(), &mut reports);
         record_last_run(&mut reports);
         written
     };
@@ -389,37 +442,41 @@ fn run_variants(args: &RunArgs, lab: &super::variants::Lab<'_>, variants: Vec<Va
             let result = baseline
                 .to_json()
                 .map_err(|err| err.to_string())
-                .and_then(|bytes| {
-                    super::report::write_file(&path, &bytes).map_err(|err| err.to_string())
-                });
+                .and_then(|bytes| write_file(&path, &bytes).map_err(|err| err.to_string()));
             written.record(&path, "baseline", result);
         }
     }
     let mut code = exit::SUCCESS;
     for (run, comparison) in summary.variants.iter().zip(&comparisons) {
         println!("\n== variant {} ({}) ==", run.name, run.file);
-        if args.keep_workspaces {
-            for outcome in &run.summary.scenarios {
-                if let Some(ws) = &outcome.workspace {
-                    println!("workspace of {}: {ws}", outcome.name);
-                }
-            }
-        }
-        super::report::print_result(&run.summary, comparison.as_ref());
+        print_lane(args, &run.summary, comparison.as_ref());
         print!("{}", crate::report::repeats::console(&run.summary));
         if args.coverage {
             print!("{}", crate::report::coverage::console(&run.summary));
         }
-        code = code.max(super::report::exit_code(
-            &run.summary,
-            comparison.as_ref(),
-            true,
-        ));
+        code = code.max(exit_code(&run.summary, comparison.as_ref(), true));
     }
     print!("{}", crate::report::variants::console(&summary));
-    written.print(&summary, verbosity != Verbosity::Quiet);
+    print_written(&written, &summary, verbosity != Verbosity::Quiet);
     say_load_problems(&summary);
-    code.max(super::report::exit_code(&summary, None, written.ok()))
+    code.max(exit_code(&summary, None, written.ok()))
+}
+
+/// What the console shows of one lane's run: the workspaces kept, the
+/// failures, the summary line and the comparison.
+fn print_lane(
+    args: &RunArgs,
+    summary: &crate::run::RunSummary,
+    comparison: Option<&crate::report::Comparison>,
+) {
+    if args.keep_workspaces {
+        for outcome in &summary.scenarios {
+            if let Some(ws) = &outcome.workspace {
+                println!("workspace of {}: {ws}", outcome.name);
+            }
+        }
+    }
+    print_result(summary, comparison);
 }
 
 /// The baseline of variant `name` (`--baseline FILE` with the name
@@ -430,7 +487,7 @@ fn variant_baseline(
     name: &str,
     tokenizer: &str,
 ) -> Result<Option<Baseline>, String> {
-    let gates = super::report::GateArgs {
+    let gates = GateArgs {
         baseline: args
             .gates
             .baseline

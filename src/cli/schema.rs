@@ -36,6 +36,6 @@ pub fn run(args: SchemaArgs) -> u8 {
             println!("{}", super::output::json_text(&text));
             exit::SUCCESS
         }
-        Err(err) => super::usage_error(err),
+        Err(err) => super::common::usage_error(err),
     }
 }

@@ -23,7 +23,7 @@ pub struct TokensArgs {
 pub fn run(args: TokensArgs) -> u8 {
     let tokens = match super::run::tokenizer(&args.tokenizer) {
         Ok(t) => t,
-        Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
+        Err(err) => return super::common::usage_error(format!("--tokenizer: {err}")),
     };
     let (name, bytes) = match args.file.as_deref() {
         None => read_stdin(),
@@ -36,12 +36,12 @@ pub fn run(args: TokensArgs) -> u8 {
     };
     let bytes = match bytes {
         Ok(bytes) => bytes,
-        Err(err) => return super::usage_error(err),
+        Err(err) => return super::common::usage_error(err),
     };
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(err) => {
-            return super::usage_error(format!(
+            return super::common::usage_error(format!(
                 "{name} is not UTF-8 text (invalid byte at offset {}); the harness prices text only",
                 err.utf8_error().valid_up_to()
             ));
@@ -53,7 +53,7 @@ pub fn run(args: TokensArgs) -> u8 {
 
 fn read_stdin() -> (String, Result<Vec<u8>, String>) {
     let name = "standard input".to_owned();
-    let bytes = super::read_bounded(std::io::stdin().lock(), &name);
+    let bytes = super::common::read_bounded(std::io::stdin().lock(), &name);
     (name, bytes)
 }
 
@@ -69,9 +69,9 @@ fn read_file(path: &Path, name: &str) -> Result<Vec<u8>, String> {
         return Err(format!(
             "{name} is not a regular file (a device, FIFO or socket); harness tokens reads \
              regular files, or standard input (`harness tokens < {name}`) up to {} MiB",
-            super::MAX_INPUT_BYTES >> 20
+            super::common::MAX_INPUT_BYTES >> 20
         ));
     }
     let file = std::fs::File::open(path).map_err(|err| format!("cannot read {name}: {err}"))?;
-    super::read_bounded(file, name)
+    super::common::read_bounded(file, name)
 }

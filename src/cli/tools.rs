@@ -67,14 +67,14 @@ pub fn run(args: ToolsArgs) -> u8 {
         let root = std::env::temp_dir();
         let workspace = match Workspace::local(&root) {
             Ok(ws) => ws,
-            Err(err) => return super::usage_error(err),
+            Err(err) => return super::common::usage_error(err),
         };
-        match super::registry(workspace, args.tools.as_deref()) {
+        match super::common::registry(workspace, args.tools.as_deref()) {
             Ok(registry) => (
                 crate::mcp::tool_definitions(&registry),
                 registry.specs().cloned().collect(),
             ),
-            Err(err) => return super::usage_error(err),
+            Err(err) => return super::common::usage_error(err),
         }
     } else {
         match server_tools(&args.mcp, None) {
@@ -115,7 +115,7 @@ pub fn run(args: ToolsArgs) -> u8 {
         let definitions: Vec<_> = specs.iter().map(ToolSpec::definition).collect();
         match serde_json::to_string_pretty(&definitions) {
             Ok(json) => println!("{}", super::output::json_text(&json)),
-            Err(err) => return super::usage_error(err),
+            Err(err) => return super::common::usage_error(err),
         }
         return exit::SUCCESS;
     }
@@ -193,13 +193,13 @@ pub fn server_tools(
 fn print_costs(specs: &[ToolSpec], args: &ToolsArgs) -> u8 {
     let tokens = match super::run::tokenizer(&args.tokenizer) {
         Ok(t) => t,
-        Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
+        Err(err) => return super::common::usage_error(format!("--tokenizer: {err}")),
     };
     let costs = crate::run::stats::definition_costs(specs, tokens.as_ref());
     if args.json {
         match serde_json::to_string_pretty(&costs) {
             Ok(json) => println!("{}", super::output::json_text(&json)),
-            Err(err) => return super::usage_error(err),
+            Err(err) => return super::common::usage_error(err),
         }
         return exit::SUCCESS;
     }

@@ -52,7 +52,7 @@ pub struct Check<'a> {
 pub fn run(check: &Check<'_>) -> u8 {
     let tokens = match super::run::tokenizer(check.tokenizer) {
         Ok(t) => t,
-        Err(err) => return super::usage_error(format!("--tokenizer: {err}")),
+        Err(err) => return super::common::usage_error(format!("--tokenizer: {err}")),
     };
     let costs = crate::run::stats::definition_costs(check.specs, tokens.as_ref());
     let mut findings = audit::audit(check.server, check.tools);
@@ -87,7 +87,7 @@ pub fn run(check: &Check<'_>) -> u8 {
         };
         match serde_json::to_string_pretty(&report) {
             Ok(json) => println!("{}", super::output::json_text(&json)),
-            Err(err) => return super::usage_error(err),
+            Err(err) => return super::common::usage_error(err),
         }
         return code;
     }

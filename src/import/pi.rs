@@ -27,6 +27,7 @@ use super::session::Sidecars;
 use super::session::content_text;
 use super::session::read_entries;
 use crate::scenario::replay::AnswerForm;
+use crate::scenario::replay::FailureKind;
 
 #[derive(Deserialize)]
 struct Entry {
@@ -229,8 +230,8 @@ impl Reader<'_> {
 fn answer(tool: Option<&str>, mut outcome: Outcome) -> Outcome {
     if outcome.is_error {
         // pi's failures are worded as ours: their kind is told the same way.
-        outcome.answer = crate::run::failure_kind(&outcome.text)
-            .map(|k| (AnswerForm::Failure, k.as_str().to_owned()));
+        outcome.answer =
+            failure_kind(&outcome.text).map(|k| (AnswerForm::Failure, k.as_str().to_owned()));
         return outcome;
     }
     match tool {
@@ -254,6 +255,26 @@ fn answer(tool: Option<&str>, mut outcome: Outcome) -> Outcome {
         _ => {}
     }
     outcome
+}
+
+/// The kind of one of pi's failures, told from its words (a recorded
+/// session has no facts, only text).
+fn failure_kind(text: &str) -> Option<FailureKind> {
+    let kinds = [
+        ("Could not find the exact text", FailureKind::TextNotFound),
+        ("No changes made to ", FailureKind::NoChange),
+        ("File not found: ", FailureKind::NoSuchFile),
+    ];
+    if let Some((_, kind)) = kinds.iter().find(|(p, _)| text.starts_with(p)) {
+        return Some(*kind);
+    }
+    if text.starts_with("Found ") && text.contains(" occurrences of the text in ") {
+        return Some(FailureKind::TextNotUnique);
+    }
+    if text.starts_with("Cannot read ") && text.contains(": it is a directory") {
+        return Some(FailureKind::IsADirectory);
+    }
+    None
 }
 
 #[cfg(test)]

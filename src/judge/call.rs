@@ -5,12 +5,12 @@
 use serde_json::Value;
 
 use crate::agent::CallRecord;
+use crate::agent::MAX_KEPT_UPDATE_BYTES;
+use crate::agent::Streamed;
 use crate::judge::deadline::Deadline;
 use crate::judge::focus;
 use crate::judge::images;
 use crate::judge::pointer;
-use crate::judge::updates::CallUpdates;
-use crate::judge::updates::MAX_KEPT_BYTES;
 use crate::scenario::detail_spec::ImageChecks;
 use crate::scenario::expect::CallCheck;
 use crate::scenario::expect::CallExpectation;
@@ -48,7 +48,7 @@ pub(super) fn call_checks(
     record: &CallRecord,
     out: &mut CheckOutput,
 ) {
-    let vars = variables(input, input.report.call_vars.get(id));
+    let vars = variables(input, input.transcript.model.call_vars.get(id));
     let checks = expand::call_checks(check, &vars, &mut out.failures);
     let step = Some(check.label.as_str());
     let result = &record.result;
@@ -145,13 +145,7 @@ pub(super) fn call_checks(
             | CallExpectation::UpdatesMax(_)
             | CallExpectation::UpdatesContains(_)
             | CallExpectation::UpdatesLastContains(_) => {
-                updates_check(
-                    failures,
-                    step,
-                    expectation,
-                    (record.updates.count, input.updates.of(id)),
-                    deadline,
-                );
+                updates_check(failures, step, expectation, &record.updates, deadline);
             }
             CallExpectation::Snapshot => snapshot_check(input, id, step, result, out),
             CallExpectation::Cancelled(want) => cancelled_check(failures, step, *want, record),
@@ -382,9 +376,11 @@ fn updates_check(
     failures: &mut Vec<Failure>,
     step: Option<&str>,
     expectation: &CallExpectation,
-    (count, log): (usize, Option<&CallUpdates>),
+    streamed: &Streamed,
     deadline: &Deadline,
 ) {
+    let count = streamed.count;
+    let last = streamed.last_text();
     match expectation {
         CallExpectation::UpdatesMin(min) if count < *min => {
             failures.push(Failure::new(
@@ -403,14 +399,14 @@ fn updates_check(
             ));
         }
         CallExpectation::UpdatesContains(needles) => {
-            let kept: &[String] = log.map_or(&[], |l| l.kept.as_slice());
-            let unkept = log.map_or(0, |l| l.unkept);
+            let kept = streamed.kept.as_slice();
+            let unkept = streamed.unkept;
             for needle in needles {
                 if !kept.iter().any(|t| focus::occurs(t, needle)) {
                     let note = if unkept > 0 {
                         format!(
                             " ({unkept} later updates were past the {} the checks keep)",
-                            crate::tools::truncate::format_size(MAX_KEPT_BYTES)
+                            crate::tools::truncate::format_size(MAX_KEPT_UPDATE_BYTES)
                         )
                     } else {
                         String::new()
@@ -422,14 +418,14 @@ fn updates_check(
                         format!(
                             "{}, none containing it{note}; the last: {}",
                             updates_text(count),
-                            shown_update(log.and_then(|l| l.last.as_deref()))
+                            shown_update(last.as_deref())
                         ),
                     ));
                 }
             }
         }
         CallExpectation::UpdatesLastContains(needles) => {
-            let last = log.and_then(|l| l.last.as_deref());
+            let last = last.as_deref();
             let checked = Checked::new(last.unwrap_or(""));
             for needle in needles {
                 if deadline.passed() {

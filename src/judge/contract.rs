@@ -52,7 +52,7 @@ pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>)
             ));
         }
     }
-    for failure in &input.report.capture_failures {
+    for failure in &input.transcript.model.capture_failures {
         failures.push(Failure::new(
             Some(label_of(input, &failure.call_id).as_str()),
             CheckKind::Capture(failure.name.clone()),
@@ -60,7 +60,7 @@ pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>)
             format!("no match in: {}", failure.text),
         ));
     }
-    if let Some(overrun) = &input.report.overrun {
+    if let Some(overrun) = &input.transcript.model.overrun {
         failures.push(Failure::new(
             contract,
             CheckKind::ScriptLength,
@@ -69,7 +69,7 @@ pub(super) fn loop_contract(input: &CheckInput<'_>, failures: &mut Vec<Failure>)
         ));
     }
     if let Some(error) = &input.transcript.error
-        && input.report.overrun.is_none()
+        && input.transcript.model.overrun.is_none()
     {
         failures.push(Failure::new(
             contract,

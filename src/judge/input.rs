@@ -6,13 +6,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::agent::FauxReport;
 use crate::agent::Presenter;
 use crate::agent::TokenCounter;
 use crate::agent::Transcript;
 use crate::judge::deadline::Deadline;
 use crate::judge::figures::Figures;
-use crate::judge::updates::UpdateLog;
 use crate::scenario::load::Scenario;
 use crate::scenario::vars;
 
@@ -20,10 +18,9 @@ use crate::scenario::vars;
 pub struct CheckInput<'a> {
     /// The scenario.
     pub scenario: &'a Scenario,
-    /// What the loop produced.
+    /// What the run produced: every message, every call with its result
+    /// and what it streamed, and what the scripted model did.
     pub transcript: &'a Transcript,
-    /// What the faux model did.
-    pub report: &'a FauxReport,
     /// The figures.
     pub figures: &'a Figures,
     /// The workspace root (real path).
@@ -38,8 +35,6 @@ pub struct CheckInput<'a> {
     pub tokens: &'a dyn TokenCounter,
     /// The stored snapshots of the scenario's file.
     pub stored_snapshots: &'a BTreeMap<String, Value>,
-    /// The partial results calls streamed.
-    pub updates: &'a UpdateLog,
     /// When the scenario's time budget ends: the checks stop there.
     pub deadline: Deadline,
 }
@@ -47,7 +42,7 @@ pub struct CheckInput<'a> {
 /// The variables an expectation sees: `bound` (those of its call, or the
 /// final ones), with `${workspace}` the workspace as the model sees it.
 pub(super) fn variables(input: &CheckInput<'_>, bound: Option<&vars::Vars>) -> vars::Vars {
-    let mut all = bound.unwrap_or(&input.report.vars).clone();
+    let mut all = bound.unwrap_or(&input.transcript.model.vars).clone();
     all.insert("workspace".to_owned(), input.workspace_name.to_owned());
     all
 }

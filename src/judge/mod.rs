@@ -21,7 +21,9 @@
 mod actual;
 mod call;
 mod contract;
+pub mod coverage;
 pub mod deadline;
+pub mod drift;
 pub mod exact;
 mod expand;
 mod failure;
@@ -32,7 +34,8 @@ pub mod images;
 mod input;
 mod kind;
 pub mod pointer;
-pub mod updates;
+pub mod presentation;
+pub mod tally;
 
 use std::collections::HashMap;
 

@@ -157,14 +157,12 @@ fn run_checks(yaml: &str, dir: &std::path::Path, deadline: Deadline) -> CheckOut
     check(&CheckInput {
         scenario: &scenarios[0],
         transcript: &crate::agent::Transcript::default(),
-        report: &crate::agent::FauxReport::default(),
         figures: &crate::judge::Figures::default(),
         workspace: dir,
         workspace_name: "/workspace",
         presenter: &crate::agent::Presenter::default(),
         tokens: tokens.as_ref(),
         stored_snapshots: &std::collections::BTreeMap::new(),
-        updates: &crate::judge::updates::UpdateLog::default(),
         deadline,
     })
 }

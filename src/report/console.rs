@@ -7,11 +7,11 @@
 use std::fmt::Write;
 
 use crate::judge::Failure;
+use crate::judge::drift::ReplayCounts;
 use crate::judge::focus::line_count;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
-use crate::run::replay::ReplayCounts;
 use crate::run::servers::ServerOutcome;
 
 use super::compare::Comparison;
@@ -797,8 +797,8 @@ mod tests {
     /// compares with the recorded one, though docs/replay.md said so.
     #[test]
     fn verbose_call_lines_say_how_each_replayed_call_compares() {
-        use crate::run::outcome::CallStat;
-        use crate::run::replay::Agreement;
+        use crate::judge::drift::Agreement;
+        use crate::judge::tally::CallStat;
         let mut outcome = ScenarioOutcome::empty("s", "s.yaml", &[], Status::Passed);
         let call = |tool: &str, is_error: bool, recorded: Option<(bool, Agreement)>| CallStat {
             tool: tool.to_owned(),
@@ -827,7 +827,7 @@ mod tests {
     /// Issue 14 asks for the per-tool replay table on the console too.
     #[test]
     fn the_replay_table_has_a_row_per_tool_and_the_total() {
-        use crate::run::replay::ReplayStats;
+        use crate::judge::drift::ReplayStats;
         let counts = |calls, agree, same, differs, recorded, current| ReplayCounts {
             calls,
             error_agree: agree,

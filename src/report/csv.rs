@@ -254,8 +254,8 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::judge::tally::CallStat;
     use crate::run::Status;
-    use crate::run::outcome::CallStat;
 
     #[test]
     fn quotes_fields_that_need_it() {

@@ -11,6 +11,7 @@
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::judge::drift::ReplayStats;
 use crate::run::LoadError;
 use crate::run::PartitionInfo;
 use crate::run::RepeatSpec;
@@ -21,7 +22,6 @@ use crate::run::Status;
 use crate::run::VariantRun;
 use crate::run::coverage;
 use crate::run::coverage::Coverage;
-use crate::run::replay::ReplayStats;
 use crate::run::stats;
 use crate::run::stats::ToolStats;
 
@@ -339,7 +339,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::run::outcome::CallStat;
+    use crate::judge::tally::CallStat;
 
     fn summary() -> RunSummary {
         let mut a = ScenarioOutcome::empty("a", "s/a.yaml", &["t".into()], Status::Passed);

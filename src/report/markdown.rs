@@ -15,10 +15,10 @@
 use std::fmt::Write as _;
 
 use crate::judge::Failure;
+use crate::judge::drift::ReplayCounts;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
-use crate::run::replay::ReplayCounts;
 use crate::run::stats;
 
 use super::compare::Comparison;

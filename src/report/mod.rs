@@ -50,6 +50,7 @@ pub mod junit;
 pub mod markdown;
 mod markup;
 pub mod merge;
+pub mod outputs;
 pub mod repeats;
 pub mod variants;
 pub mod verdict;

@@ -281,7 +281,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::run::outcome::CallStat;
+    use crate::judge::tally::CallStat;
 
     fn outcome(name: &str, status: Status, result_tokens: u64, truncated: bool) -> ScenarioOutcome {
         let mut o = ScenarioOutcome::empty(name, &format!("{name}.yaml"), &[], status);

@@ -10,9 +10,10 @@ use crate::scenario::Scenario;
 use crate::scenario::ScenarioError;
 
 use super::partition::PartitionInfo;
-use super::replay::Agreement;
-use super::replay::ReplayStats;
 use super::transcript::KeptTranscript;
+use crate::judge::drift::ReplayStats;
+use crate::judge::tally::CallStat;
+use crate::judge::tally::TurnStat;
 
 /// Milliseconds of a duration, saturating.
 pub(super) fn millis(d: std::time::Duration) -> u64 {
@@ -55,56 +56,6 @@ pub struct ScenarioStats {
     /// scenarios' wall times (the run's own wall time is the report's
     /// top-level `duration_ms`).
     pub duration_ms: u64,
-}
-
-/// One tool call's figures.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct CallStat {
-    /// The call id.
-    pub id: String,
-    /// The tool.
-    pub tool: String,
-    /// The turn that sent it (1-based).
-    pub turn: u64,
-    /// Whether it was a retry.
-    pub retry: bool,
-    /// Whether the result was an error.
-    pub is_error: bool,
-    /// Whether the tool reported truncation.
-    pub truncated: bool,
-    /// Tokens of the arguments (model output).
-    pub args_tokens: u64,
-    /// Tokens of the result (model input).
-    pub result_tokens: u64,
-    /// Wall time.
-    pub duration_ms: u64,
-    /// Replayed sessions: tokens of the recorded result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recorded_tokens: Option<u64>,
-    /// Replayed sessions: whether the recorded result was an error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recorded_is_error: Option<bool>,
-    /// Replayed sessions: how the result's text compares with the
-    /// recorded one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agreement: Option<Agreement>,
-}
-
-/// One request's usage.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-pub struct TurnStat {
-    /// Input tokens not served from the cache.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Input tokens read from the cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the cache.
-    pub cache_write_tokens: u64,
-    /// Whether the response came from the script.
-    pub scripted: bool,
 }
 
 /// One scenario's outcome.

@@ -23,7 +23,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentEvent;
 use crate::agent::FauxProvider;
-use crate::agent::FauxReport;
 use crate::agent::LoopOptions;
 use crate::agent::Presenter;
 use crate::agent::Transcript;
@@ -34,7 +33,6 @@ use crate::judge::CheckKind;
 use crate::judge::Failure;
 use crate::judge::Figures;
 use crate::judge::deadline::Deadline;
-use crate::judge::updates::UpdateLog;
 use crate::scenario::Scenario;
 use crate::tools::AnyTool;
 use crate::tools::Registry;
@@ -47,15 +45,15 @@ use super::env::prepare::prepare;
 use super::outcome::ScenarioOutcome;
 use super::outcome::Status;
 use super::outcome::millis;
-use super::replay::Drift;
-use super::replay::ReplayResult;
 use super::replay::Syncer;
 use super::servers;
 use super::servers::Servers;
 use super::snapshots::SnapshotCache;
-use super::tally::tally;
 use super::transcript::Bounds;
 use super::transcript::KeptTranscript;
+use crate::judge::drift::ReplayResult;
+use crate::judge::drift::drift;
+use crate::judge::tally::tally;
 
 /// A failure of the scenario as a whole (no step).
 fn whole(check: &str, expected: &str, actual: impl Into<Actual>) -> Failure {
@@ -150,6 +148,12 @@ impl Job<'_> {
             // the scenario sets one (docs/scenarios.md, `max_turns`).
             max_turns: scenario.max_turns.unwrap_or(usize::MAX),
             tokens: Arc::clone(&self.config.tokens),
+            keep_update_texts: scenario
+                .call_checks
+                .iter()
+                .filter(|(_, check)| check.keeps_update_texts)
+                .map(|(id, _)| id.clone())
+                .collect(),
             ..LoopOptions::default()
         };
         let budget = self.config.timeout.unwrap_or(scenario.timeout);
@@ -175,17 +179,16 @@ impl Job<'_> {
         if let Some(plan) = &faults {
             plan.interrupt();
         }
-        let report = provider.into_report();
+        transcript.model = provider.into_report();
         let view = CheckView {
             root: &root,
             presenter: &presenter,
-            updates: &seen.updates,
             deadline,
         };
         match finished {
             Ok(()) => {
                 let active = servers.active();
-                self.judge(&transcript, &report, view, &active, &mut outcome);
+                self.judge(&transcript, view, &active, &mut outcome);
             }
             Err(_) => {
                 options.cancel.cancel();
@@ -195,10 +198,21 @@ impl Job<'_> {
             }
         }
         if self.config.transcripts {
-            let kept = KeptTranscript::of(&transcript, &report, Bounds::default());
+            let kept = KeptTranscript::of(&transcript, Bounds::default());
             outcome.transcript = Some(kept);
         }
-        seen.finish(&mut outcome);
+        if let Some(plan) = &scenario.replay {
+            let synced = seen.syncer.map_or(0, |s| s.synced);
+            let tokens = (self.config.tokens.as_ref(), WORKSPACE_NAME);
+            let compared = drift(
+                plan,
+                &scenario.call_labels,
+                &transcript.calls,
+                tokens,
+                synced,
+            );
+            add_replay(&mut outcome, compared);
+        }
         // A timeout is one of the failures; so are a replay's disagreements.
         outcome.status = if outcome.failures.is_empty() {
             Status::Passed
@@ -219,13 +233,12 @@ impl Job<'_> {
     fn judge(
         &self,
         transcript: &Transcript,
-        report: &FauxReport,
         view: CheckView<'_>,
         servers: &[(String, Vec<String>)],
         outcome: &mut ScenarioOutcome,
     ) {
-        let tally = tally(transcript, report, self.config.coverage.then_some(servers));
-        self.check(transcript, report, &tally.figures, view, outcome);
+        let tally = tally(transcript, self.config.coverage.then_some(servers));
+        self.check(transcript, &tally.figures, view, outcome);
         outcome.calls = tally.calls;
         outcome.turns = tally.turns;
         outcome.coverage = tally.coverage;
@@ -236,7 +249,6 @@ impl Job<'_> {
     fn check(
         &self,
         transcript: &Transcript,
-        report: &FauxReport,
         figures: &Figures,
         view: CheckView<'_>,
         outcome: &mut ScenarioOutcome,
@@ -253,14 +265,12 @@ impl Job<'_> {
         let checked = crate::judge::check(&CheckInput {
             scenario: self.scenario,
             transcript,
-            report,
             figures,
             workspace: view.root,
             workspace_name: WORKSPACE_NAME,
             presenter: view.presenter,
             tokens: self.config.tokens.as_ref(),
             stored_snapshots: &stored,
-            updates: view.updates,
             deadline: view.deadline,
         });
         outcome.failures.extend(checked.failures);
@@ -278,54 +288,30 @@ impl Job<'_> {
 }
 
 /// What watches a run's events as they come: the calls running (for a
-/// timeout's message), the streamed updates (for the checks), and for an
-/// imported session its reads to sync and the drift with what was
-/// recorded.
+/// timeout's message), and for an imported session its reads to sync
+/// before they run. (Everything else is read from the finished
+/// transcript.)
 struct Observers<'a> {
     running: RunningCalls,
-    updates: UpdateLog,
     syncer: Option<Syncer<'a>>,
-    drift: Option<Drift<'a>>,
 }
 
 impl<'a> Observers<'a> {
     fn new(job: Job<'a>, root: &Path, presenter: &'a Presenter) -> Self {
-        let scenario = job.scenario;
         Self {
             running: RunningCalls::default(),
-            updates: UpdateLog::for_scenario(scenario),
-            syncer: scenario
+            syncer: job
+                .scenario
                 .replay
                 .as_ref()
                 .map(|plan| Syncer::new(plan, root, presenter)),
-            drift: scenario.replay.as_ref().map(|plan| {
-                Drift::new(
-                    plan,
-                    job.config.tokens.as_ref(),
-                    WORKSPACE_NAME,
-                    &scenario.call_labels,
-                )
-            }),
         }
     }
 
     fn see(&mut self, event: &AgentEvent) {
         self.running.see(event);
-        self.updates.see(event);
         if let Some(syncer) = &mut self.syncer {
             syncer.see(event);
-        }
-        if let Some(drift) = &mut self.drift {
-            drift.see(event);
-        }
-    }
-
-    /// The replay drift of the calls answered (all of them, or those
-    /// before a timeout), into the outcome.
-    fn finish(self, outcome: &mut ScenarioOutcome) {
-        if let Some(drift) = self.drift {
-            let synced = self.syncer.map_or(0, |s| s.synced);
-            add_replay(outcome, drift.finish(synced));
         }
     }
 }
@@ -365,8 +351,6 @@ struct CheckView<'a> {
     root: &'a Path,
     /// The run's presenter.
     presenter: &'a Presenter,
-    /// The partial results calls streamed.
-    updates: &'a UpdateLog,
     /// When the scenario's time budget ends.
     deadline: Deadline,
 }

@@ -210,7 +210,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::run::outcome::CallStat;
+    use crate::judge::tally::CallStat;
 
     fn run(status: Status, result_tokens: u64, duration_ms: u64) -> ScenarioOutcome {
         let mut o = ScenarioOutcome::empty("s", "s.yaml", &[], status);

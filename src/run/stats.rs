@@ -165,9 +165,9 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::judge::tally::CallStat;
     use crate::run::ScenarioOutcome;
     use crate::run::Status;
-    use crate::run::outcome::CallStat;
 
     #[test]
     fn nearest_rank_percentiles() {

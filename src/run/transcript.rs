@@ -29,7 +29,6 @@ use crate::agent::AssistantMessage;
 use crate::agent::CallRecord;
 use crate::agent::FauxReport;
 use crate::agent::StopReason;
-use crate::judge::updates::text_of;
 use crate::tools::Content;
 
 /// How much of a transcript is kept, in bytes.
@@ -311,11 +310,11 @@ impl Keeper {
         let bound = self.bounds.update;
         let streamed = &record.updates;
         let updates = streamed.first.as_ref().map(|first| Updates {
-            first: self.reclip(&clip(&text_of(first), bound)),
+            first: self.reclip(&clip(&first.text(), bound)),
             last: streamed
                 .last
                 .as_ref()
-                .map(|last| self.reclip(&clip(&text_of(last), bound))),
+                .map(|last| self.reclip(&clip(&last.text(), bound))),
         });
         let Some(turn) = self.transcript.turns.last_mut() else {
             return;
@@ -374,7 +373,8 @@ impl KeptTranscript {
     /// answered call's result, details and updates. A call sent but not
     /// answered is kept unfinished. Retries are linked from the faux
     /// provider's `report`.
-    pub fn of(run: &agent::Transcript, report: &FauxReport, bounds: Bounds) -> Self {
+    pub fn of(run: &agent::Transcript, bounds: Bounds) -> Self {
+        let report = &run.model;
         let mut keeper = Keeper {
             bounds,
             ..Keeper::default()

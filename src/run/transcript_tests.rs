@@ -87,7 +87,9 @@ impl Run {
     }
 
     fn kept(&self, report: &FauxReport, bounds: Bounds) -> KeptTranscript {
-        KeptTranscript::of(&self.0, report, bounds)
+        let mut run = self.0.clone();
+        run.model = report.clone();
+        KeptTranscript::of(&run, bounds)
     }
 }
 
@@ -104,6 +106,7 @@ fn streamed(texts: &[&str]) -> Streamed {
         count: texts.len(),
         first: texts.first().map(|t| update(t)),
         last: (texts.len() > 1).then(|| update(texts[texts.len() - 1])),
+        ..Streamed::default()
     }
 }
 

@@ -5,7 +5,7 @@
 //! recorded one and from the text otherwise (docs/replay.md,
 //! "Presentation").
 
-use crate::run::presentation::numbered;
+use crate::judge::presentation::numbered;
 use serde_json::Value;
 
 use crate::import::paths::PathMap;

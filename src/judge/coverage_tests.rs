@@ -7,8 +7,6 @@ use crate::agent::Transcript;
 use crate::agent::Usage;
 use crate::agent::faux::ServedCall;
 use crate::agent::faux::Turn;
-use crate::run::ScenarioOutcome;
-use crate::run::Status;
 use crate::tools::ImageDetails;
 use crate::tools::ToolCall;
 use crate::tools::ToolOutput;
@@ -291,84 +289,6 @@ fn calls_read_back_from_json_are_classified_by_what_their_details_say() {
         .collect::<BTreeMap<_, _>>()
         .into_iter()
         .collect::<Vec<_>>()
-    );
-}
-
-#[test]
-fn a_run_sums_its_scenarios_and_names_what_none_exercised() {
-    let scenario = |name: &str, coverage: Option<ScenarioCoverage>| {
-        let mut outcome = ScenarioOutcome::empty(name, "f.yaml", &[], Status::Passed);
-        outcome.coverage = coverage;
-        outcome
-    };
-    let one = ScenarioCoverage::from([(
-        "write".to_owned(),
-        BTreeMap::from([("created".to_owned(), 2), ("error: other".to_owned(), 1)]),
-    )]);
-    let two = ScenarioCoverage::from([
-        (
-            "write".to_owned(),
-            BTreeMap::from([("created".to_owned(), 1)]),
-        ),
-        ("mystery".to_owned(), BTreeMap::from([("ok".to_owned(), 1)])),
-    ]);
-    let mut summary = RunSummary {
-        scenarios: vec![scenario("a", None)],
-        ..RunSummary::default()
-    };
-    assert_eq!(summarize(&summary), None);
-    summary.scenarios.push(scenario("b", Some(one)));
-    summary.scenarios.push(scenario("c", Some(two)));
-    let coverage = summarize(&summary).unwrap();
-    assert_eq!(coverage.scenarios, 2);
-    let write = coverage.areas.iter().find(|a| a.area == "write").unwrap();
-    let catalogued = |name: &str, calls: u64, scenarios: u64| BehaviourCoverage {
-        behaviour: name.to_owned(),
-        calls,
-        scenarios,
-        known: true,
-    };
-    let never = [
-        "overwritten",
-        "arguments normalised",
-        "error: a directory",
-        "error: outside the workspace",
-        "error: permission denied",
-        "error: disk full",
-        "error: read-only file system",
-        "error: I/O error",
-        "error: hard-linked file in place",
-        "error: invalid arguments",
-    ];
-    let mut behaviours = vec![catalogued("created", 3, 2)];
-    behaviours.extend(never.iter().map(|name| catalogued(name, 0, 0)));
-    behaviours.push(BehaviourCoverage {
-        behaviour: "error: other".to_owned(),
-        calls: 1,
-        scenarios: 1,
-        known: false,
-    });
-    assert_eq!(
-        write,
-        &AreaCoverage {
-            area: "write".to_owned(),
-            known: 11,
-            exercised: 1,
-            behaviours,
-            not_exercised: never.map(str::to_owned).to_vec(),
-        }
-    );
-    let names: Vec<&str> = coverage.areas.iter().map(|a| a.area.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "read", "bash", "edit", "write", "grep", "find", "ls", "loop", "mystery"
-        ]
-    );
-    assert_eq!(coverage.exercised, 1);
-    assert_eq!(
-        coverage.known,
-        catalogue().map(|(_, b)| b.len()).sum::<usize>()
     );
 }
 

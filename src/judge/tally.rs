@@ -5,19 +5,69 @@
 //! call and result once, on its record.
 
 use crate::agent::CallRecord;
-use crate::agent::FauxReport;
 use crate::agent::Transcript;
 use crate::judge::Figures;
 
+use serde::Deserialize;
+use serde::Serialize;
+
 use super::coverage;
 use super::coverage::ScenarioCoverage;
-use super::outcome::CallStat;
-use super::outcome::TurnStat;
-use super::outcome::millis;
+use super::drift::Agreement;
+
+/// One tool call's figures.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CallStat {
+    /// The call id.
+    pub id: String,
+    /// The tool.
+    pub tool: String,
+    /// The turn that sent it (1-based).
+    pub turn: u64,
+    /// Whether it was a retry.
+    pub retry: bool,
+    /// Whether the result was an error.
+    pub is_error: bool,
+    /// Whether the tool reported truncation.
+    pub truncated: bool,
+    /// Tokens of the arguments (model output).
+    pub args_tokens: u64,
+    /// Tokens of the result (model input).
+    pub result_tokens: u64,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// Replayed sessions: tokens of the recorded result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_tokens: Option<u64>,
+    /// Replayed sessions: whether the recorded result was an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_is_error: Option<bool>,
+    /// Replayed sessions: how the result's text compares with the
+    /// recorded one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<Agreement>,
+}
+
+/// One request's usage.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct TurnStat {
+    /// Input tokens not served from the cache.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the cache.
+    pub cache_write_tokens: u64,
+    /// Whether the response came from the script.
+    pub scripted: bool,
+}
 
 /// What the pass derives.
 #[derive(Debug)]
-pub(super) struct Tally {
+pub struct Tally {
     /// The scenario's figures.
     pub figures: Figures,
     /// Each call's statistics, in the order sent.
@@ -30,11 +80,8 @@ pub(super) struct Tally {
 
 /// The pass over `transcript` and the faux model's `report`; `coverage`:
 /// the behaviours are wanted, with these MCP servers' active tools.
-pub(super) fn tally(
-    transcript: &Transcript,
-    report: &FauxReport,
-    coverage: Option<&[(String, Vec<String>)]>,
-) -> Tally {
+pub fn tally(transcript: &Transcript, coverage: Option<&[(String, Vec<String>)]>) -> Tally {
+    let report = &transcript.model;
     let retries = report.retry_ids();
     let mut figures = Figures::default();
     figures.count_retries(report);
@@ -78,7 +125,7 @@ fn call_stat(record: &CallRecord, retry: bool) -> CallStat {
             .is_some_and(|t| t.truncated),
         args_tokens: record.args_tokens,
         result_tokens: record.result_tokens,
-        duration_ms: millis(record.duration),
+        duration_ms: u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
         recorded_tokens: None,
         recorded_is_error: None,
         agreement: None,
@@ -93,6 +140,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::agent::FauxReport;
     use crate::agent::Usage;
     use crate::agent::faux::ServedCall;
     use crate::agent::faux::Turn;
@@ -131,7 +179,7 @@ mod tests {
     #[test]
     fn one_pass_gives_the_figures_the_calls_and_the_turns_from_the_records() {
         let ok = || ToolResult::ok(ToolOutput::text("a"));
-        let transcript = Transcript {
+        let mut transcript = Transcript {
             calls: vec![
                 record(1, 0, "a", ToolResult::error("no", None), 1),
                 record(1, 1, "b", ok(), 2),
@@ -155,7 +203,8 @@ mod tests {
             retries_avoided: 1,
             ..FauxReport::default()
         };
-        let tally = tally(&transcript, &report, None);
+        transcript.model = report;
+        let tally = tally(&transcript, None);
         assert_eq!(
             tally.figures,
             Figures {
@@ -202,7 +251,7 @@ mod tests {
             .collect();
         assert_eq!(turns, vec![(10, true), (20, true), (30, false)]);
         assert_eq!(tally.coverage, None);
-        let with = super::tally(&transcript, &report, Some(&[]));
+        let with = super::tally(&transcript, Some(&[]));
         let of_loop = with.coverage.and_then(|c| c.get(coverage::LOOP).cloned());
         let count = |b: &str| of_loop.as_ref().and_then(|l| l.get(b).copied());
         assert_eq!(

@@ -20,26 +20,6 @@ const NO_MATCHES: &str = "No matches found";
 const EMPTY_DIRECTORY: &str = "(empty directory)";
 const NO_OUTPUT: &str = "(no output)";
 
-/// The kind of one of our tools' failures (and pi's, worded the same),
-/// told from its words.
-pub fn failure_kind(text: &str) -> Option<FailureKind> {
-    let kinds = [
-        ("Could not find the exact text", FailureKind::TextNotFound),
-        ("No changes made to ", FailureKind::NoChange),
-        ("File not found: ", FailureKind::NoSuchFile),
-    ];
-    if let Some((_, kind)) = kinds.iter().find(|(p, _)| text.starts_with(p)) {
-        return Some(*kind);
-    }
-    if text.starts_with("Found ") && text.contains(" occurrences of the text in ") {
-        return Some(FailureKind::TextNotUnique);
-    }
-    if text.starts_with("Cannot read ") && text.contains(": it is a directory") {
-        return Some(FailureKind::IsADirectory);
-    }
-    None
-}
-
 /// How the model sees the workspace, for tests.
 #[cfg(test)]
 const WORKSPACE: &str = "/workspace";
@@ -47,12 +27,13 @@ const WORKSPACE: &str = "/workspace";
 /// `text`, the result of our `tool` called with `args` (as sent, the
 /// workspace seen as `workspace`), in `form`; `None` when it cannot be
 /// put in that form (a failure for a change, a text that is not the
-/// tool's listing).
+/// tool's listing). A failure's kind (`failure`) is the one its typed
+/// facts say, never read from its words.
 pub fn answer(
     form: AnswerForm,
     tool: &str,
     args: Option<&Value>,
-    (text, is_error): (&str, bool),
+    (text, is_error, failure): (&str, bool, Option<FailureKind>),
     workspace: &str,
 ) -> Option<String> {
     let path = args
@@ -105,7 +86,7 @@ pub fn answer(
             Some(lines.join("\n"))
         }
         AnswerForm::Failure => is_error
-            .then(|| failure_kind(text))
+            .then_some(failure)
             .flatten()
             .map(|k| k.as_str().to_owned()),
         AnswerForm::Entries => {
@@ -392,7 +373,7 @@ mod tests {
                 AnswerForm::Matches,
                 "grep",
                 Some(&args),
-                (grep, false),
+                (grep, false, None),
                 WORKSPACE
             )
             .as_deref(),
@@ -403,7 +384,7 @@ mod tests {
                 AnswerForm::Files,
                 "grep",
                 Some(&args),
-                (grep, false),
+                (grep, false, None),
                 WORKSPACE
             )
             .as_deref(),
@@ -414,7 +395,7 @@ mod tests {
                 AnswerForm::Counts,
                 "grep",
                 None,
-                ("x:1: a\nx:3: b\ny:2: c", false),
+                ("x:1: a\nx:3: b\ny:2: c", false, None),
                 WORKSPACE
             )
             .as_deref(),
@@ -426,7 +407,7 @@ mod tests {
                 AnswerForm::Matches,
                 "grep",
                 Some(&one),
-                ("a.ts:1: let a", false),
+                ("a.ts:1: let a", false, None),
                 WORKSPACE
             )
             .as_deref(),
@@ -437,7 +418,7 @@ mod tests {
                 AnswerForm::Files,
                 "find",
                 Some(&json!({"path": "src"})),
-                ("b.ts\nsub/\nsub/c.ts\na.ts", false),
+                ("b.ts\nsub/\nsub/c.ts\na.ts", false, None),
                 WORKSPACE
             )
             .as_deref(),
@@ -450,7 +431,8 @@ mod tests {
                 None,
                 (
                     "a\u{241b}b\n\n[3 more lines in file. Use offset=4 to continue.]",
-                    false
+                    false,
+                    None
                 ),
                 WORKSPACE
             )
@@ -462,7 +444,7 @@ mod tests {
                 AnswerForm::Text,
                 "bash",
                 None,
-                ("out\nerr\n\nCommand exited with code 1", true),
+                ("out\nerr\n\nCommand exited with code 1", true, None),
                 WORKSPACE
             )
             .as_deref(),
@@ -473,7 +455,7 @@ mod tests {
                 AnswerForm::Text,
                 "bash",
                 None,
-                ("(no output)", false),
+                ("(no output)", false, None),
                 WORKSPACE
             )
             .as_deref(),
@@ -484,14 +466,14 @@ mod tests {
                 AnswerForm::Entries,
                 "ls",
                 None,
-                ("src/\nREADME.md", false),
+                ("src/\nREADME.md", false, None),
                 WORKSPACE
             )
             .as_deref(),
             Some("README.md\nsrc/")
         );
         assert_eq!(
-            answer(AnswerForm::Done, "edit", None, ("x", true), WORKSPACE),
+            answer(AnswerForm::Done, "edit", None, ("x", true, None), WORKSPACE),
             None
         );
         assert_eq!(
@@ -501,7 +483,8 @@ mod tests {
                 None,
                 (
                     "Found 2 occurrences of the text in x.txt. The text must be unique.",
-                    true
+                    true,
+                    Some(FailureKind::TextNotUnique)
                 ),
                 WORKSPACE
             )
@@ -514,7 +497,7 @@ mod tests {
                 AnswerForm::Text,
                 "read",
                 None,
-                ("# Notes\r\n\r\nline\r\n", false),
+                ("# Notes\r\n\r\nline\r\n", false, None),
                 WORKSPACE
             )
             .as_deref(),
