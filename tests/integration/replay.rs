@@ -114,7 +114,7 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
     assert_eq!(
         replay_line,
         "replay: 6 calls compared (1 skipped at import) · is_error agrees on 6 · text same 4, \
-         paths 1, presentation 1, differs 0 · result tokens 73 recorded, 69 now (0.9452x)"
+         paths 1, presentation 1, differs 0 · result tokens 73 recorded, 76 now (1.0411x)"
     );
     // The per-tool table follows it, as in summary.md.
     let table: Vec<&str> = stdout
@@ -130,8 +130,8 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
             "  bash       2                2          0     1      1             0        0               26              23   0.88",
             "  edit       1                1          0     0      0             1        0               13              12   0.92",
             "  ls         1                1          0     1      0             0        0                8               8   1.00",
-            "  read       2                2          0     2      0             0        0               26              26   1.00",
-            "  total      6                6          0     4      1             1        0               73              69   0.95",
+            "  read       2                2          0     2      0             0        0               26              33   1.27",
+            "  total      6                6          0     4      1             1        0               73              76   1.04",
         ]
     );
     let run = d.run_json();
@@ -142,13 +142,13 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
         json!({
             "calls": 6, "error_agree": 6, "error_disagree": 0,
             "same": 4, "paths": 1, "presentation": 1, "differs": 0,
-            "recorded_tokens": 73, "current_tokens": 69,
-            "skipped": 1, "unrecorded": 0, "not_replayed": 0, "synced_files": 1, "token_ratio": 0.9452,
+            "recorded_tokens": 73, "current_tokens": 76,
+            "skipped": 1, "unrecorded": 0, "not_replayed": 0, "synced_files": 1, "token_ratio": 1.0411,
             "tools": {
                 "bash": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 1, "paths": 1, "presentation": 0, "differs": 0, "recorded_tokens": 26, "current_tokens": 23},
                 "edit": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 0, "paths": 0, "presentation": 1, "differs": 0, "recorded_tokens": 13, "current_tokens": 12},
                 "ls": {"calls": 1, "error_agree": 1, "error_disagree": 0, "same": 1, "paths": 0, "presentation": 0, "differs": 0, "recorded_tokens": 8, "current_tokens": 8},
-                "read": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 2, "paths": 0, "presentation": 0, "differs": 0, "recorded_tokens": 26, "current_tokens": 26}
+                "read": {"calls": 2, "error_agree": 2, "error_disagree": 0, "same": 2, "paths": 0, "presentation": 0, "differs": 0, "recorded_tokens": 26, "current_tokens": 33}
             }
         })
     );
