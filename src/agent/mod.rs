@@ -15,6 +15,7 @@ pub mod present;
 pub mod pricing;
 pub mod provider;
 pub mod tokens;
+pub mod wire;
 
 pub use agent_loop::CallRecord;
 pub use agent_loop::DEFAULT_SYSTEM_PROMPT;
