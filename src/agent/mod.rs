@@ -14,6 +14,7 @@ pub mod message;
 pub mod present;
 pub mod pricing;
 pub mod provider;
+pub mod serve;
 pub mod tokens;
 pub mod wire;
 
