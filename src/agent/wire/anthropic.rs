@@ -3,7 +3,8 @@
 //!
 //! The request: `model`, `stream`, `system` (a string or text blocks),
 //! `tools` (`name`, `input_schema`, or a server tool's `type`), and
-//! `messages`, each `user` or `assistant` with a string or blocks: `text`,
+//! `messages`, each `user`, `assistant` or `system` (Claude Code's
+//! environment, added to the system prompt) with a string or blocks: `text`,
 //! `image`, `tool_use` (`id`, `name`, `input`) in the assistant's,
 //! `tool_result` (`tool_use_id`, `content`, `is_error`) in the user's.
 //! Thinking blocks and every field not named here are ignored.
@@ -41,18 +42,7 @@ pub fn parse(body: &Value) -> Result<WireRequest, WireError> {
     let stream = root.opt_bool("stream")?.unwrap_or(false);
     let system = match root.get("system")? {
         None => String::new(),
-        Some(at) => match at.value() {
-            Value::String(text) => text.clone(),
-            _ => {
-                let mut texts = Vec::new();
-                for block in at.items()? {
-                    if let Some(text) = block.opt_str("text")? {
-                        texts.push(text);
-                    }
-                }
-                texts.join("\n\n")
-            }
-        },
+        Some(at) => texts(&at)?,
     };
     let mut tools = Vec::new();
     for tool in root.items_of("tools")? {
@@ -66,6 +56,7 @@ pub fn parse(body: &Value) -> Result<WireRequest, WireError> {
             definition: tool.value().clone(),
         });
     }
+    let mut system = vec![system];
     let mut history = Vec::new();
     for message in root.field("messages")?.items()? {
         let role = message.str_field("role")?;
@@ -73,21 +64,38 @@ pub fn parse(body: &Value) -> Result<WireRequest, WireError> {
         match role {
             "user" => user_content(&content, &mut history)?,
             "assistant" => assistant_content(&content, &mut history)?,
+            // Claude Code sends its environment as a system message.
+            "system" => system.push(texts(&content)?),
             other => {
-                return Err(
-                    message.error(format!("role `{other}` is neither `user` nor `assistant`"))
-                );
+                return Err(message.error(format!(
+                    "role `{other}` is none of `user`, `assistant`, `system`"
+                )));
             }
         }
     }
+    system.retain(|text| !text.is_empty());
     Ok(WireRequest {
         api: Api::AnthropicMessages,
         model,
         stream,
-        system,
+        system: system.join("\n\n"),
         tools,
         history,
     })
+}
+
+/// A string, or the texts of text blocks joined by blank lines.
+fn texts(content: &At<'_>) -> Result<String, WireError> {
+    if let Value::String(text) = content.value() {
+        return Ok(text.clone());
+    }
+    let mut texts = Vec::new();
+    for block in content.items()? {
+        if let Some(text) = block.opt_str("text")? {
+            texts.push(text);
+        }
+    }
+    Ok(texts.join("\n\n"))
 }
 
 /// A user message's blocks: its words and images, and tool results, in

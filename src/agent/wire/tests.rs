@@ -91,6 +91,7 @@ fn anthropic_messages_are_read_in_order() {
                 ]},
                 {"type": "tool_result", "tool_use_id": "c3", "is_error": true, "content": "no such file"}
             ]},
+            {"role": "system", "content": [{"type": "text", "text": "env"}]},
             {"role": "assistant", "content": "done"}
         ]
     });
@@ -103,7 +104,7 @@ fn anthropic_messages_are_read_in_order() {
             api: Api::AnthropicMessages,
             model: "m-1".to_owned(),
             stream: true,
-            system: "one\n\ntwo".to_owned(),
+            system: "one\n\ntwo\n\nenv".to_owned(),
             tools: vec![
                 tool("Read", false, body["tools"][0].clone()),
                 tool("web_search_20250305", false, body["tools"][1].clone()),
@@ -480,7 +481,7 @@ fn malformed_requests_are_errors_that_say_where() {
             "the request body is an array, not a JSON object",
             "the body: `messages` is missing",
             "messages[0].content[0].tool_use_id: expected a string, found a number",
-            "messages[0]: role `robot` is neither `user` nor `assistant`",
+            "messages[0]: role `robot` is none of `user`, `assistant`, `system`",
             "stream: expected a boolean, found a string",
             "input[0]: `call_id` is missing",
             "messages[0].tool_calls[0]: `function` is missing",
