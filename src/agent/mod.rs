@@ -13,6 +13,7 @@ pub mod faux;
 pub mod message;
 pub mod present;
 pub mod pricing;
+pub mod profiles;
 pub mod provider;
 pub mod serve;
 pub mod tokens;

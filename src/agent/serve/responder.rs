@@ -68,8 +68,9 @@ pub enum ErrorRule {
     /// not known to be an error.
     #[default]
     Flag,
-    /// Codex's words: `Process exited with code N` with N other than 0, or
-    /// a text that starts with `apply_patch verification failed`.
+    /// Codex's words: `Process exited with code N` (exec_command) or `Exit
+    /// code: N` (apply_patch) with N other than 0 before the `Output:`
+    /// line, or a text that starts with `apply_patch verification failed`.
     Codex,
 }
 
@@ -87,13 +88,19 @@ impl ErrorRule {
     }
 }
 
-/// Whether a Codex tool result says the call failed.
+/// Whether a Codex tool result says the call failed: a patch that did
+/// not apply, or a non-zero exit status in the header lines before
+/// `Output:` (`Process exited with code N` from exec_command, `Exit code:
+/// N` from apply_patch), never in the command's own output.
 fn codex_failed(text: &str) -> bool {
     if text.starts_with("apply_patch verification failed") {
         return true;
     }
-    text.lines().any(|line| {
-        line.strip_prefix("Process exited with code ")
-            .is_some_and(|code| code.trim() != "0")
-    })
+    text.lines()
+        .take_while(|line| *line != "Output:")
+        .filter_map(|line| {
+            line.strip_prefix("Process exited with code ")
+                .or_else(|| line.strip_prefix("Exit code: "))
+        })
+        .any(|code| code.trim() != "0")
 }

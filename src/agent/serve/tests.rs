@@ -400,7 +400,23 @@ fn codex_results_are_read_by_their_words() {
         ),
         (
             ErrorRule::Codex,
-            result("Success. Updated the following files:", None),
+            result(
+                "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess.",
+                None,
+            ),
+            Some(false),
+        ),
+        (
+            ErrorRule::Codex,
+            result("Exit code: 1\nOutput:\n", None),
+            Some(true),
+        ),
+        (
+            ErrorRule::Codex,
+            result(
+                "Process exited with code 0\nOutput:\nProcess exited with code 3\n",
+                None,
+            ),
             Some(false),
         ),
         (
