@@ -326,9 +326,9 @@ fn full_run(served: &Served, format: &dyn Format, workspace: &str) {
             ("bash".to_owned(), json!({"command": "ls"})),
         ],
     );
-    assert_eq!(ask(&[first.clone()], true), parallel);
+    assert_eq!(ask(std::slice::from_ref(&first), true), parallel);
     // The same conversation again: the same answer.
-    assert_eq!(ask(&[first.clone()], true), parallel);
+    assert_eq!(ask(std::slice::from_ref(&first), true), parallel);
     let made = [
         first,
         ("a2", "grep", json!({"pattern": "x"}), "a.txt:1: x"),
@@ -374,7 +374,10 @@ fn all_formats_at_once_and_the_log() {
     assert_eq!(status, 200);
     let (status, _) = served.post(Chat.path(), &Chat.body(&[], false));
     assert_eq!(status, 200);
-    let (status, body) = served.post(Responses.path(), &Responses.body(&[first.clone()], true));
+    let (status, body) = served.post(
+        Responses.path(),
+        &Responses.body(std::slice::from_ref(&first), true),
+    );
     assert_eq!((status, Responses.answer(&body).1.len()), (200, 2));
     let (status, body) = served.post("/v1/nothing", &json!({}));
     assert_eq!(status, 404, "{body}");

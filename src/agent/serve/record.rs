@@ -19,7 +19,7 @@ pub struct Exchange {
     pub serial: u64,
     /// The HTTP method.
     pub method: String,
-    /// The path and query, as sent (at most [`MAX_PATH_BYTES`]).
+    /// The path and query, as sent (at most 2 KiB of it).
     pub path: String,
     /// The format its path speaks, if any.
     pub api: Option<Api>,

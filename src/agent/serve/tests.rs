@@ -340,12 +340,7 @@ fn a_freeform_tool_gets_its_raw_input_with_plain_variables() {
         captures: Vec::new(),
         retry: Vec::new(),
     }])];
-    let r = responder(
-        FauxScript {
-            steps: steps.clone(),
-        },
-        ErrorRule::Codex,
-    );
+    let r = responder(FauxScript { steps }, ErrorRule::Codex);
     let mut codex = request(vec![user()]);
     codex.api = Api::OpenaiResponses;
     codex.tools = vec![ToolDef {
