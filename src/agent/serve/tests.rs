@@ -625,3 +625,30 @@ async fn a_full_record_refuses_more_requests() {
     assert_eq!(logged[0]["answer"]["kind"], "calls");
     assert_eq!(logged[1]["status"], 503);
 }
+
+#[test]
+fn a_log_line_cuts_the_body_at_a_character_boundary() {
+    let exchange = Exchange {
+        serial: 7,
+        method: "POST".to_owned(),
+        path: "/v1/messages".to_owned(),
+        api: Some(Api::AnthropicMessages),
+        status: 400,
+        body_bytes: 7,
+        request: None,
+        answer: None,
+        error: Some("bad".to_owned()),
+        body: Some("aé€b".to_owned()),
+    };
+    let line = |max| serde_json::from_str::<Value>(&exchange.log_line(max)).unwrap();
+    assert_eq!(
+        line(4),
+        json!({
+            "serial": 7, "method": "POST", "path": "/v1/messages", "api": "anthropic-messages",
+            "status": 400, "body_bytes": 7, "request": null, "side_call": false, "answer": null,
+            "error": "bad", "body": "aé", "body_truncated": true,
+        })
+    );
+    assert_eq!(line(100)["body"], "aé€b");
+    assert_eq!(line(100)["body_truncated"], false);
+}

@@ -21,6 +21,7 @@ use serde_json::json;
 
 use super::json::At;
 use super::json::join_texts;
+use super::json::shown;
 use super::reply::Envelope;
 use super::reply::ReplyUsage;
 use super::reply::Sse;
@@ -67,6 +68,7 @@ pub fn parse(body: &Value) -> Result<WireRequest, WireError> {
             // Claude Code sends its environment as a system message.
             "system" => system.push(texts(&content)?),
             other => {
+                let other = shown(other);
                 return Err(message.error(format!(
                     "role `{other}` is none of `user`, `assistant`, `system`"
                 )));

@@ -20,6 +20,7 @@ use serde_json::json;
 use super::json::At;
 use super::json::data_url;
 use super::json::join_texts;
+use super::json::shown;
 use super::reply::Envelope;
 use super::reply::Sse;
 use super::reply::WireReply;
@@ -93,6 +94,7 @@ pub fn parse(body: &Value) -> Result<WireRequest, WireError> {
                 is_error: None,
             })),
             other => {
+                let other = shown(other);
                 return Err(message.error(format!(
                     "role `{other}` is none of `system`, `developer`, `user`, `assistant`, `tool`"
                 )));

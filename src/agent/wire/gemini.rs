@@ -23,6 +23,7 @@ use serde_json::json;
 
 use super::json::At;
 use super::json::join_texts;
+use super::json::shown;
 use super::reply::Envelope;
 use super::reply::Sse;
 use super::reply::WireReply;
@@ -80,6 +81,7 @@ pub fn parse(body: &Value, model: &str, stream: bool) -> Result<WireRequest, Wir
             "model" => model_parts(&content, &mut history)?,
             "user" | "function" => user_parts(&content, &mut history)?,
             other => {
+                let other = shown(other);
                 return Err(content.error(format!("role `{other}` is neither `user` nor `model`")));
             }
         }

@@ -159,6 +159,19 @@ impl<'a> At<'a> {
     }
 }
 
+/// The most characters of a request's own text an error quotes.
+const SHOWN_CHARS: usize = 64;
+
+/// A text from the request as an error quotes it: at most
+/// [`SHOWN_CHARS`] characters, then `…`.
+pub fn shown(text: &str) -> String {
+    let mut out: String = text.chars().take(SHOWN_CHARS).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
 /// Texts joined by newlines, empty ones left out.
 pub fn join_texts(texts: Vec<&str>) -> String {
     texts

@@ -27,6 +27,7 @@ use serde_json::json;
 use super::json::At;
 use super::json::data_url;
 use super::json::join_texts;
+use super::json::shown;
 use super::reply::Envelope;
 use super::reply::ReplyCall;
 use super::reply::Sse;
@@ -100,6 +101,7 @@ fn read_item(
                 "assistant" => history.push(Item::Assistant { text }),
                 "system" | "developer" => system.push(text),
                 other => {
+                    let other = shown(other);
                     return Err(item.error(format!(
                         "role `{other}` is none of `user`, `assistant`, `system`, `developer`"
                     )));

@@ -660,3 +660,16 @@ fn api_names_round_trip() {
     }
     assert_eq!(Api::from_name("openai"), None);
 }
+
+#[test]
+fn errors_quote_at_most_64_characters_of_the_request() {
+    let role = "é".repeat(100);
+    let body = json!({"messages": [{"role": role, "content": "x"}]});
+    assert_eq!(
+        post("/v1/messages", &body).unwrap_err().message,
+        format!(
+            "messages[0]: role `{}…` is none of `user`, `assistant`, `system`",
+            "é".repeat(64)
+        )
+    );
+}
