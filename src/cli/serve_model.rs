@@ -21,11 +21,9 @@ use crate::agent::serve::Exchange;
 use crate::agent::serve::ModelServer;
 use crate::agent::serve::ScriptResponder;
 use crate::agent::serve::ServeConfig;
-use crate::agent::tokens::tokenizer_by_name;
 use crate::agent::wire::Api;
 use crate::exit;
 use crate::run::Selection;
-use crate::run::Tokenizer;
 use crate::run::discover;
 
 /// Flags of `harness serve-model`.
@@ -115,11 +113,11 @@ pub fn run(args: ServeModelArgs) -> u8 {
             workspace.display()
         ));
     };
-    let tokenizer = scenario.tokenizer.as_deref().unwrap_or(Tokenizer::DEFAULT);
-    let tokens = match tokenizer_by_name(tokenizer) {
-        Ok(tokens) => tokens,
-        Err(err) => return super::usage_error(err),
-    };
+    // The usage an answer reports is what the agent is told it spent:
+    // characters / 4 is close enough for that, and costs nothing to load
+    // or count (o200k takes a debug build 0.6 s to load and tens of ms a
+    // request).
+    let tokens: Arc<dyn crate::agent::TokenCounter> = Arc::new(crate::agent::Chars4);
     let log = match &args.log {
         Some(path) => match std::fs::File::create(path) {
             Ok(file) => Some(Arc::new(Mutex::new(Log {
