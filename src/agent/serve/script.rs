@@ -64,6 +64,11 @@ pub struct Replay {
     /// What the replay saw: the variables bound, the variables each call
     /// was sent with, retries, captures that found nothing.
     pub report: FauxReport,
+    /// Which scripted call each tool call of the history was, in the
+    /// order of [`WireRequest::answered_calls`] (calls past the script's
+    /// end have none): how the agent's results are matched to the
+    /// script's checks.
+    pub made: Vec<ServedCall>,
 }
 
 /// Replays `script` over the tool calls of `request` and their results
@@ -80,6 +85,7 @@ pub fn replay(
         text: String::new(),
     }];
     let mut used = 0;
+    let mut made = Vec::new();
     loop {
         let next = provider.advance(&messages);
         let count = next.calls.len();
@@ -87,13 +93,15 @@ pub fn replay(
             return Replay {
                 next,
                 report: provider.into_report(),
+                made,
             };
         }
         // The agent ran these calls already: their results go back in.
         let batch = &answered[used..answered.len().min(used + count)];
         messages.push(Message::Assistant(next.message.clone()));
-        for (served, made) in next.calls.iter().zip(batch) {
-            let Some(result) = made.result else {
+        made.extend(next.calls.iter().take(batch.len()).cloned());
+        for (served, call) in next.calls.iter().zip(batch) {
+            let Some(result) = call.result else {
                 continue;
             };
             let mut content = vec![Content::text(result.text.clone())];
@@ -103,7 +111,7 @@ pub fn replay(
             }));
             messages.push(Message::ToolResult(ToolResultMessage {
                 tool_call_id: served.id.clone(),
-                tool_name: made.call.name.clone(),
+                tool_name: call.call.name.clone(),
                 content,
                 details: None,
                 is_error: errors.is_error(result).unwrap_or(false),
@@ -161,7 +169,8 @@ impl Responder for ScriptResponder {
         let (mut reply, kind, note) = if request.is_side_call() {
             (WireReply::text(SIDE_TEXT), AnswerKind::Side, None)
         } else {
-            let Replay { next, report } = replay(&self.script, &self.vars, request, self.errors);
+            let Replay { next, report, .. } =
+                replay(&self.script, &self.vars, request, self.errors);
             let note = report.capture_failures.first().map(|failure| {
                 format!(
                     "the script ended early: capture `{}` ({}) found nothing in the result of {}",

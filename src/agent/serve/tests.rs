@@ -652,3 +652,36 @@ fn a_log_line_cuts_the_body_at_a_character_boundary() {
     assert_eq!(line(100)["body"], "aé€b");
     assert_eq!(line(100)["body_truncated"], false);
 }
+
+#[test]
+fn a_replay_says_which_scripted_call_each_call_made_was() {
+    let history = vec![
+        user(),
+        made("x", "bash"),
+        answered("x", "boom", Some(true)),
+        made("y", "bash"),
+        answered("y", "ok", Some(false)),
+        made("z", "read"),
+    ];
+    let replay = replay(
+        &retrying_script(),
+        &vars(),
+        &request(history),
+        ErrorRule::Flag,
+    );
+    let made: Vec<(String, usize, Option<usize>)> = replay
+        .made
+        .iter()
+        .map(|served| (served.id.clone(), served.step, served.retry))
+        .collect();
+    assert_eq!(
+        made,
+        vec![
+            ("c1".to_owned(), 0, None),
+            ("c1_retry1".to_owned(), 0, Some(0)),
+            ("c2".to_owned(), 1, None),
+        ]
+    );
+    assert!(!replay.next.scripted);
+    assert_eq!(replay.report.retries_sent, 1);
+}
