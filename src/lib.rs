@@ -8,7 +8,8 @@
 //!           edit/ and bash/ in folders of their own)
 //! mcp       the registry served over the Model Context Protocol (rmcp)
 //! agent     messages, the Provider trait, the agent loop, the faux provider,
-//!           the presentation of paths to the model
+//!           the presentation of paths to the model; the faux script served
+//!           over HTTP in four wire formats to real agents, their profiles
 //! scenario  the YAML model, located errors, workspaces, figures, checks,
 //!           snapshots
 //! run       discovery, filters, partitions, the gate language, the runner

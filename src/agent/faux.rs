@@ -179,6 +179,17 @@ impl FauxReport {
     }
 }
 
+/// What [`FauxProvider::advance`] sends next.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Advance {
+    /// The message, its usage zero.
+    pub message: AssistantMessage,
+    /// Which scripted call each of its calls is, in order.
+    pub calls: Vec<ServedCall>,
+    /// False for the empty message past the end of the script.
+    pub scripted: bool,
+}
+
 /// A call waiting for its result to be read.
 #[derive(Clone, Debug)]
 struct Pending {
@@ -306,6 +317,24 @@ impl FauxProvider {
         }
     }
 
+    /// The next message for a conversation that ends with `messages`,
+    /// as [`Provider::complete`] serves it but neither priced nor counted
+    /// as a turn: the results of the calls served last are read first
+    /// (captures bind, errors queue retries), then the next retry or step
+    /// is sent with its variables substituted. Past the end of the script
+    /// (or after a failed capture) the message is empty and `scripted` is
+    /// false. The HTTP model server replays a conversation through this,
+    /// one assistant message at a time (`agent::serve`).
+    pub fn advance(&mut self, messages: &[Message]) -> Advance {
+        self.read_results(messages);
+        let (message, calls, scripted) = self.next_message();
+        Advance {
+            message,
+            calls,
+            scripted,
+        }
+    }
+
     /// The next message of the script.
     fn next_message(&mut self) -> (AssistantMessage, Vec<ServedCall>, bool) {
         if !self.report.capture_failures.is_empty() {
@@ -402,8 +431,11 @@ impl Provider for FauxProvider {
                 self.report.overrun = Some(message.clone());
                 return Err(ProviderError(message));
             }
-            self.read_results(request.messages);
-            let (mut message, calls, scripted) = self.next_message();
+            let Advance {
+                mut message,
+                calls,
+                scripted,
+            } = self.advance(request.messages);
             if !scripted {
                 self.ended = true;
             }

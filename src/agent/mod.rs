@@ -1,6 +1,8 @@
 //! The agent layer: messages, the [`Provider`] trait, the agent loop and the
 //! faux (scripted) provider, and the presentation of the machine's paths
-//! to the model.
+//! to the model; and for real agents, the model APIs' wire formats
+//! ([`wire`]), the faux script served over HTTP ([`serve`]) and the
+//! built-in agent profiles ([`profiles`]).
 //!
 //! It uses the tool layer and knows nothing of YAML or scenarios: a script
 //! for the faux provider is plain data ([`FauxScript`]), built by whoever
@@ -13,8 +15,11 @@ pub mod faux;
 pub mod message;
 pub mod present;
 pub mod pricing;
+pub mod profiles;
 pub mod provider;
+pub mod serve;
 pub mod tokens;
+pub mod wire;
 
 pub use agent_loop::CallRecord;
 pub use agent_loop::DEFAULT_SYSTEM_PROMPT;

@@ -25,6 +25,7 @@ mod report;
 mod run;
 mod schema;
 mod select;
+mod serve_model;
 mod tokens;
 mod tools;
 mod tools_check;
@@ -77,6 +78,9 @@ enum Command {
     /// unchanged, and write the tools/calls that passed as a scenario
     /// that replays them (docs/mcp.md).
     Record(record::RecordArgs),
+    /// Serve one scenario's script as a model over HTTP on 127.0.0.1, for
+    /// a real agent to run against; print its URL (docs/agents.md).
+    ServeModel(serve_model::ServeModelArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell).
     Completions(completions::CompletionsArgs),
@@ -119,6 +123,7 @@ pub fn main() -> ExitCode {
         Command::Import(args) => import::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Record(args) => record::run(&args),
+        Command::ServeModel(args) => serve_model::run(args),
         Command::McpFixture(args) => mcp_fixture::run(&args),
     };
     ExitCode::from(code)

@@ -63,13 +63,17 @@ const FOREIGN_YAML: [(&str, &str); 3] = [
 ];
 
 /// Programs whose command lines the docs show: their flags are theirs.
-const FOREIGN_PROGRAMS: [&str; 6] = [
+const FOREIGN_PROGRAMS: [&str; 10] = [
     "cargo",
     "git",
     "kubectl",
     "npx",
     "gemini",
     "check_report.py",
+    "env",
+    "pi",
+    "claude",
+    "codex",
 ];
 
 /// Flags of other programs named in prose, with the reason.

@@ -35,6 +35,7 @@ mod reports;
 mod robustness;
 mod run;
 mod selection;
+mod serve_model;
 mod starter;
 mod terminal;
 mod test_helpers;
