@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::faux::substitute;
 use super::serve::ErrorRule;
 use super::wire::Api;
+use crate::base::vars::substitute;
 
 /// A config file an agent reads, written before it starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

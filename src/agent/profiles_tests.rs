@@ -3,7 +3,7 @@ use std::path::Path;
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::agent::faux::var_refs;
+use crate::base::vars::var_refs;
 
 fn values() -> Placeholders {
     Placeholders {

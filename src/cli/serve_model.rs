@@ -76,14 +76,14 @@ pub fn run(args: ServeModelArgs) -> u8 {
     let scenario = match discovery.scenarios.as_slice() {
         [one] => one,
         [] => {
-            return super::usage_error(format!(
+            return super::common::usage_error(format!(
                 "{} holds no scenario to serve",
                 args.file.display()
             ));
         }
         many => {
             let names: Vec<&str> = many.iter().map(|s| s.name.as_str()).collect();
-            return super::usage_error(format!(
+            return super::common::usage_error(format!(
                 "{} holds {} scenarios ({}); serve-model serves one: put it in a file of its own",
                 args.file.display(),
                 many.len(),
@@ -95,20 +95,26 @@ pub fn run(args: ServeModelArgs) -> u8 {
         Some(dir) => dir.clone(),
         None => match std::env::current_dir() {
             Ok(dir) => dir,
-            Err(err) => return super::usage_error(format!("no current directory: {err}")),
+            Err(err) => return super::common::usage_error(format!("no current directory: {err}")),
         },
     };
     let workspace = match std::fs::canonicalize(&workspace) {
         Ok(path) if path.is_dir() => path,
         Ok(path) => {
-            return super::usage_error(format!("--workspace {}: not a directory", path.display()));
+            return super::common::usage_error(format!(
+                "--workspace {}: not a directory",
+                path.display()
+            ));
         }
         Err(err) => {
-            return super::usage_error(format!("--workspace {}: {err}", workspace.display()));
+            return super::common::usage_error(format!(
+                "--workspace {}: {err}",
+                workspace.display()
+            ));
         }
     };
     let Some(workspace_text) = workspace.to_str().map(str::to_owned) else {
-        return super::usage_error(format!(
+        return super::common::usage_error(format!(
             "--workspace {}: the path is not UTF-8, so the script cannot name it",
             workspace.display()
         ));
@@ -124,7 +130,9 @@ pub fn run(args: ServeModelArgs) -> u8 {
                 file: std::io::BufWriter::new(file),
                 error: None,
             }))),
-            Err(err) => return super::usage_error(format!("--log {}: {err}", path.display())),
+            Err(err) => {
+                return super::common::usage_error(format!("--log {}: {err}", path.display()));
+            }
         },
         None => None,
     };
@@ -146,15 +154,19 @@ pub fn run(args: ServeModelArgs) -> u8 {
         .build()
     {
         Ok(rt) => rt,
-        Err(err) => return super::usage_error(format!("cannot start the async runtime: {err}")),
+        Err(err) => {
+            return super::common::usage_error(format!("cannot start the async runtime: {err}"));
+        }
     };
     let code = runtime.block_on(async {
-        let stops = super::call::stop_signals();
+        let stops = crate::base::signals::stop_signals();
         let server = match ModelServer::start(config, Arc::new(responder), on_exchange).await {
             Ok(server) => server,
             Err(err) => {
                 let port = args.port.unwrap_or(0);
-                return super::usage_error(format!("cannot listen on 127.0.0.1:{port}: {err}"));
+                return super::common::usage_error(format!(
+                    "cannot listen on 127.0.0.1:{port}: {err}"
+                ));
             }
         };
         println!("{}", server.url());

@@ -30,7 +30,6 @@ use crate::agent::faux::FauxReport;
 use crate::agent::faux::FauxScript;
 use crate::agent::faux::FauxStep;
 use crate::agent::faux::ServedCall;
-use crate::agent::faux::substitute;
 use crate::agent::message::Message;
 use crate::agent::message::ToolResultMessage;
 use crate::agent::tokens::Chars4;
@@ -41,6 +40,7 @@ use crate::agent::wire::ReplyCall;
 use crate::agent::wire::ReplyUsage;
 use crate::agent::wire::WireReply;
 use crate::agent::wire::WireRequest;
+use crate::base::vars::substitute;
 use crate::tools::CallArguments;
 use crate::tools::Content;
 
