@@ -33,7 +33,7 @@ mod relr {
 
     const FLAG: &str = "-Wl,-z,pack-relative-relocs";
 
-    pub fn enable_where_it_works() {
+    pub(super) fn enable_where_it_works() {
         for var in ["TARGET", "HOST", "CARGO_ENCODED_RUSTFLAGS", "RUSTC_LINKER"] {
             println!("cargo::rerun-if-env-changed={var}");
         }
@@ -100,7 +100,7 @@ mod vocabulary {
     /// below 200,000).
     const MAX_RANK: u32 = 1 << 20;
 
-    pub fn write() -> Result<(), Box<dyn Error>> {
+    pub(super) fn write() -> Result<(), Box<dyn Error>> {
         let out = PathBuf::from(std::env::var_os("OUT_DIR").ok_or("OUT_DIR is not set")?);
         let bpe = tiktoken_rs::o200k_base()?;
         let specials = bpe.special_tokens();

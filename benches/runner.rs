@@ -98,13 +98,13 @@ fn main() {
     };
     // Every scenario must pass before the run's speed means anything.
     let summary = run(scenarios.clone());
-    for outcome in &summary.scenarios {
+    for outcome in summary.scenarios() {
         assert_eq!(
-            outcome.status,
+            outcome.status(),
             Status::Passed,
             "{}: {:?}",
-            outcome.name,
-            outcome.failures
+            outcome.name(),
+            outcome.failures()
         );
     }
     assert_eq!(summary.count(Status::Passed), count);
@@ -116,7 +116,7 @@ fn main() {
         b.iter(|| {
             let summary = run(black_box(scenarios.clone()));
             assert_eq!(summary.count(Status::Passed), count);
-            summary.totals().figures.calls
+            summary.figures().calls
         });
     });
     group.bench_function("load_text", |b| {

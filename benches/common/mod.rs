@@ -13,11 +13,11 @@ use std::time::Duration;
 use criterion::Criterion;
 
 /// A small deterministic generator (xorshift64*).
-pub struct Rng(pub u64);
+pub(crate) struct Rng(pub u64);
 
 impl Rng {
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -25,18 +25,18 @@ impl Rng {
     }
 
     /// A number in `0..n`.
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 
     /// One of `items`.
-    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+    pub(crate) fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len())]
     }
 }
 
 /// Words for generated text.
-pub const WORDS: &[&str] = &[
+pub(crate) const WORDS: &[&str] = &[
     "the", "value", "is", "read", "from", "disk", "and", "then", "cached", "for", "later", "use",
     "config", "buffer", "index", "result", "state", "count", "entry", "node", "request", "handler",
     "path", "offset", "reader", "writer", "token", "session", "parse", "render", "update", "fn",
@@ -45,7 +45,7 @@ pub const WORDS: &[&str] = &[
 
 /// Appends words separated by spaces until `out` has grown by at least
 /// `len` bytes.
-pub fn words(rng: &mut Rng, out: &mut String, len: usize) {
+pub(crate) fn words(rng: &mut Rng, out: &mut String, len: usize) {
     let target = out.len() + len;
     while out.len() < target {
         out.push_str(rng.pick(WORDS));
@@ -54,13 +54,13 @@ pub fn words(rng: &mut Rng, out: &mut String, len: usize) {
 }
 
 /// Whether criterion runs in smoke mode (`--test`).
-pub fn test_mode() -> bool {
+pub(crate) fn test_mode() -> bool {
     std::env::args().any(|a| a == "--test")
 }
 
 /// Criterion with few samples and short windows (the benches measure
 /// milliseconds, not nanoseconds), overridable from the command line.
-pub fn criterion(samples: usize, measurement_secs: u64) -> Criterion {
+pub(crate) fn criterion(samples: usize, measurement_secs: u64) -> Criterion {
     Criterion::default()
         .sample_size(samples)
         .warm_up_time(Duration::from_secs(1))
@@ -69,7 +69,7 @@ pub fn criterion(samples: usize, measurement_secs: u64) -> Criterion {
 }
 
 /// `1MB`, `10MB`, `256KB`: a size label for benchmark ids.
-pub fn size_label(bytes: usize) -> String {
+pub(crate) fn size_label(bytes: usize) -> String {
     if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{}MB", bytes >> 20)
     } else if bytes >= 1 << 20 {
@@ -81,7 +81,7 @@ pub fn size_label(bytes: usize) -> String {
 
 /// A short description of the machine, printed before a run so the figures
 /// in `benches/README.md` can say where they come from.
-pub fn describe_machine() -> String {
+pub(crate) fn describe_machine() -> String {
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()

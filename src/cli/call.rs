@@ -15,7 +15,7 @@ use crate::tools::UpdateSink;
 
 /// Flags of `harness call`.
 #[derive(Debug, Args)]
-pub struct CallArgs {
+pub(super) struct CallArgs {
     /// The tool to call (read, write, edit, bash, grep, find, ls).
     tool: String,
     /// The arguments as JSON text; read from stdin when absent or `-`.
@@ -31,7 +31,7 @@ pub struct CallArgs {
     tools: Option<String>,
 }
 
-pub fn run(args: CallArgs) -> u8 {
+pub(super) fn run(args: CallArgs) -> u8 {
     let text = match args.args_json.as_deref() {
         Some("-") | None => {
             let bytes = match super::common::read_bounded(std::io::stdin().lock(), "standard input")

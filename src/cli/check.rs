@@ -16,7 +16,7 @@ use super::select::SelectionArgs;
 
 /// Flags of `harness check` and `harness list`.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(super) struct CheckArgs {
     /// Scenario files or directories (default: scenarios/).
     paths: Vec<PathBuf>,
     #[command(flatten)]
@@ -37,7 +37,7 @@ impl CheckArgs {
     }
 }
 
-pub fn check(args: CheckArgs) -> u8 {
+pub(super) fn check(args: CheckArgs) -> u8 {
     let selection = match args.selection() {
         Ok(selection) => selection,
         Err(err) => return super::common::usage_error(err),
@@ -61,7 +61,7 @@ pub fn check(args: CheckArgs) -> u8 {
     }
 }
 
-pub fn list(args: CheckArgs) -> u8 {
+pub(super) fn list(args: CheckArgs) -> u8 {
     let selection = match args.selection() {
         Ok(selection) => selection,
         Err(err) => return super::common::usage_error(err),

@@ -10,13 +10,13 @@ use crate::exit;
 
 /// Flags of `harness completions`.
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(super) struct CompletionsArgs {
     /// The shell: bash, zsh, fish, elvish or powershell.
     #[arg(value_name = "SHELL")]
     shell: Shell,
 }
 
-pub fn run(args: &CompletionsArgs) -> u8 {
+pub(super) fn run(args: &CompletionsArgs) -> u8 {
     let mut command = super::Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "harness", &mut script);

@@ -12,7 +12,7 @@ use crate::import::ImportOptions;
 
 /// `harness import`.
 #[derive(Debug, Args)]
-pub struct ImportArgs {
+pub(super) struct ImportArgs {
     #[command(subcommand)]
     format: ImportFormat,
 }
@@ -29,7 +29,7 @@ enum ImportFormat {
 
 /// Claude Code's flags.
 #[derive(Debug, Args)]
-pub struct ClaudeArgs {
+pub(super) struct ClaudeArgs {
     #[command(flatten)]
     session: SessionArgs,
     /// Also import each side chain (a Task sub-agent's calls) as a
@@ -40,7 +40,7 @@ pub struct ClaudeArgs {
 
 /// Flags shared by both formats.
 #[derive(Debug, Args)]
-pub struct SessionArgs {
+pub(super) struct SessionArgs {
     /// The session file.
     #[arg(value_name = "SESSION")]
     session: PathBuf,
@@ -79,7 +79,7 @@ pub struct SessionArgs {
     force: bool,
 }
 
-pub fn run(args: ImportArgs) -> u8 {
+pub(super) fn run(args: ImportArgs) -> u8 {
     let (format, a, sidechains) = match args.format {
         ImportFormat::Pi(a) => (Format::Pi, a, false),
         ImportFormat::Claude(a) => (Format::Claude, a.session, a.sidechains),

@@ -21,7 +21,7 @@ use crate::exit;
 
 /// Flags of `harness init`.
 #[derive(Debug, Args)]
-pub struct InitArgs {
+pub(super) struct InitArgs {
     /// The directory to write `scenarios/` into (default: the current
     /// directory; created if missing).
     #[arg(value_name = "DIR")]
@@ -38,7 +38,7 @@ pub struct InitArgs {
 }
 
 /// Every file of the starter suite: its path under `DIR` and its text.
-pub const FILES: [(&str, &str); 11] = [
+pub(super) const FILES: [(&str, &str); 11] = [
     (
         "scenarios/harness.yaml",
         include_str!("init/scenarios/harness.yaml"),
@@ -82,7 +82,7 @@ pub const FILES: [(&str, &str); 11] = [
     ),
 ];
 
-pub fn run(args: &InitArgs) -> u8 {
+pub(super) fn run(args: &InitArgs) -> u8 {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     if !args.mcp.is_empty() {
         return server_suite(&dir, &args.mcp);

@@ -23,7 +23,7 @@ use crate::tools::Registry;
 
 /// Flags of `harness mcp`.
 #[derive(Debug, Args)]
-pub struct McpArgs {
+pub(super) struct McpArgs {
     /// The workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
@@ -40,7 +40,7 @@ pub struct McpArgs {
     limits: Option<PathBuf>,
 }
 
-pub fn run(args: McpArgs) -> u8 {
+pub(super) fn run(args: McpArgs) -> u8 {
     let limits = match &args.limits {
         Some(path) => match load_limits(path) {
             Ok(limits) => limits,

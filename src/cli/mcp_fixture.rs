@@ -39,7 +39,7 @@ use serde_json::json;
 
 /// Flags of `harness mcp-fixture`.
 #[derive(Debug, Args)]
-pub struct FixtureArgs {
+pub(super) struct FixtureArgs {
     /// hang, crash, junk, flood, no-init, ignore-sigterm, grandchild; or
     /// `idle` (the grandchild itself: sleeps until killed).
     modes: Vec<String>,
@@ -296,7 +296,7 @@ fn sleep_forever() -> ! {
     }
 }
 
-pub fn run(args: &FixtureArgs) -> u8 {
+pub(super) fn run(args: &FixtureArgs) -> u8 {
     if let Some(unknown) = args.modes.iter().find(|m| !MODES.contains(&m.as_str())) {
         eprintln!(
             "error: unknown mode `{unknown}` (modes: {})",

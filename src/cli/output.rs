@@ -35,20 +35,20 @@ static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// Writes to standard output unless it is closed; a failed write closes
 /// it for the rest of the process.
-pub fn write_out(args: std::fmt::Arguments<'_>) {
+pub(super) fn write_out(args: std::fmt::Arguments<'_>) {
     write_to(&STDOUT_CLOSED, &mut std::io::stdout().lock(), args, &[]);
 }
 
 /// Writes to standard error unless it is closed; a failed write closes it
 /// for the rest of the process.
-pub fn write_err(args: std::fmt::Arguments<'_>) {
+pub(super) fn write_err(args: std::fmt::Arguments<'_>) {
     write_to(&STDERR_CLOSED, &mut std::io::stderr().lock(), args, &[]);
 }
 
 /// [`write_out`] for text painted with the console report's `styles`
 /// (the exact escape sequences they render as): those pass, every other
 /// control character is shown.
-pub fn write_out_styled(text: &str, styles: &[String]) {
+pub(super) fn write_out_styled(text: &str, styles: &[String]) {
     write_to(
         &STDOUT_CLOSED,
         &mut std::io::stdout().lock(),
@@ -86,7 +86,7 @@ fn write_to(
 /// `␍`, `␡`), as tool output shows them, and C1 characters (U+0080 to
 /// U+009F, which some terminals obey like ESC sequences) as `\u{9b}`.
 /// Borrowed when nothing needs showing.
-pub fn terminal_text<'a>(text: &'a str, styles: &[String]) -> Cow<'a, str> {
+pub(super) fn terminal_text<'a>(text: &'a str, styles: &[String]) -> Cow<'a, str> {
     let hidden = |ch: char| ch.is_control() && ch != '\n' && ch != '\t';
     let Some(first) = text.find(hidden) else {
         return Cow::Borrowed(text);
@@ -123,7 +123,7 @@ pub fn terminal_text<'a>(text: &'a str, styles: &[String]) -> Cow<'a, str> {
 /// and the C1 range (which serde_json leaves raw) written as `\u00XX`
 /// escapes. Such characters can stand only inside JSON strings, where the
 /// escape means the same character.
-pub fn json_text(json: &str) -> Cow<'_, str> {
+pub(super) fn json_text(json: &str) -> Cow<'_, str> {
     let raw = |ch: char| ch.is_control() && u32::from(ch) >= 0x7f;
     if !json.contains(raw) {
         return Cow::Borrowed(json);

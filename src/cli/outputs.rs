@@ -21,7 +21,7 @@ use crate::scenario::text_file::read_regular;
 
 /// Where reports go.
 #[derive(Clone, Debug, Default, Args)]
-pub struct OutputArgs {
+pub(super) struct OutputArgs {
     /// Write every report into DIR: run.json, junit.xml, scenarios.csv,
     /// calls.csv, summary.md and index.html (created if missing).
     #[arg(long = "report", value_name = "DIR")]
@@ -52,7 +52,7 @@ pub struct OutputArgs {
 
 /// A baseline to compare with, and the gates to judge.
 #[derive(Debug, Default, Args)]
-pub struct GateArgs {
+pub(super) struct GateArgs {
     /// Compare with a baseline (a --save-baseline file or a run.json); fail
     /// when a scenario that passed there fails now, or a gate is breached.
     #[arg(long, value_name = "FILE")]
@@ -66,12 +66,12 @@ pub struct GateArgs {
 impl OutputArgs {
     /// Whether a report asked for holds the scenarios' transcripts
     /// (`run.json` and `index.html`, also inside `--report DIR`).
-    pub fn shows_transcripts(&self) -> bool {
+    pub(super) fn shows_transcripts(&self) -> bool {
         self.report_dir.is_some() || self.json.is_some() || self.html.is_some()
     }
 
     /// Every report file to write, and the baseline.
-    pub fn outputs(&self) -> Outputs {
+    pub(super) fn outputs(&self) -> Outputs {
         Outputs {
             files: self.targets(),
             baseline: self.save_baseline.clone(),
@@ -103,7 +103,7 @@ impl OutputArgs {
 
     /// Creates the report directory and the parents of report files before
     /// anything runs, so that an unusable place fails at once.
-    pub fn prepare(&self) -> Result<(), String> {
+    pub(super) fn prepare(&self) -> Result<(), String> {
         if let Some(dir) = &self.report_dir {
             std::fs::create_dir_all(dir).map_err(|err| {
                 format!(
@@ -130,7 +130,7 @@ impl OutputArgs {
 
 impl GateArgs {
     /// The `--gate` gates, parsed.
-    pub fn parsed(&self) -> Result<Vec<Gate>, String> {
+    pub(super) fn parsed(&self) -> Result<Vec<Gate>, String> {
         self.gates
             .iter()
             .map(|g| g.parse().map_err(|err| format!("--gate: {err}")))
@@ -139,7 +139,7 @@ impl GateArgs {
 
     /// The baseline of `--baseline`, if given, for a run counted with
     /// `tokenizer`; `--gate` without `--baseline` is a usage error.
-    pub fn baseline_for(&self, tokenizer: &str) -> Result<Option<Baseline>, String> {
+    pub(super) fn baseline_for(&self, tokenizer: &str) -> Result<Option<Baseline>, String> {
         let Some(path) = &self.baseline else {
             if !self.gates.is_empty() {
                 return Err("--gate needs --baseline FILE to compare with".to_owned());
@@ -163,7 +163,7 @@ impl GateArgs {
 
 /// Prints the end of a run: failures, the summary line and the
 /// comparison.
-pub fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
+pub(super) fn print_result(summary: &RunSummary, comparison: Option<&Comparison>) {
     let colour = stdout_colour();
     let details = console::failure_details(summary, colour);
     if !details.is_empty() {
@@ -211,7 +211,11 @@ fn stdout_colour() -> console::Colour {
 
 /// The exit code: 2 for bad input or unwritten reports, else 1 for a
 /// failure, an interruption, a regression or a breached gate, else 0.
-pub fn exit_code(summary: &RunSummary, comparison: Option<&Comparison>, written: bool) -> u8 {
+pub(super) fn exit_code(
+    summary: &RunSummary,
+    comparison: Option<&Comparison>,
+    written: bool,
+) -> u8 {
     if !written || !summary.load_errors.is_empty() {
         return exit::USAGE;
     }
@@ -226,7 +230,7 @@ pub fn exit_code(summary: &RunSummary, comparison: Option<&Comparison>, written:
 
 /// Prints what could not be written (stderr) and, when `list` is set,
 /// the files written (`wrote …`).
-pub fn print_written(written: &Written, summary: &RunSummary, list: bool) {
+pub(super) fn print_written(written: &Written, summary: &RunSummary, list: bool) {
     for error in written.errors() {
         eprintln!("error: {error}");
     }

@@ -34,7 +34,7 @@ const STOP_GRACE: Duration = Duration::from_secs(1);
 
 /// Flags of `harness record`.
 #[derive(Debug, Args)]
-pub struct RecordArgs {
+pub(super) struct RecordArgs {
     /// The directory to write the scenario into (created if missing).
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     out: PathBuf,
@@ -53,7 +53,7 @@ pub struct RecordArgs {
     command: Vec<String>,
 }
 
-pub fn run(args: &RecordArgs) -> u8 {
+pub(super) fn run(args: &RecordArgs) -> u8 {
     if args.name.is_empty()
         || !args
             .name

@@ -27,7 +27,7 @@ use super::outputs::print_written;
 
 /// Flags of `harness report`.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(super) struct ReportArgs {
     #[command(subcommand)]
     command: ReportCommand,
 }
@@ -52,7 +52,7 @@ struct MergeArgs {
     gates: GateArgs,
 }
 
-pub fn run(args: ReportArgs) -> u8 {
+pub(super) fn run(args: ReportArgs) -> u8 {
     match args.command {
         ReportCommand::Merge(args) => merge_reports(&args),
     }

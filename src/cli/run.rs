@@ -46,17 +46,17 @@ use super::variants::Variant;
 
 /// Where `harness run` keeps what it records between runs, unless the
 /// environment variable of this name says otherwise.
-pub const STATE_DIR_VAR: &str = "HARNESS_STATE_DIR";
+pub(super) const STATE_DIR_VAR: &str = "HARNESS_STATE_DIR";
 
 /// The default of [`STATE_DIR_VAR`], relative to the current directory.
-pub const DEFAULT_STATE_DIR: &str = "target/harness";
+pub(super) const DEFAULT_STATE_DIR: &str = "target/harness";
 
 /// The file in the state directory that holds the last run.
-pub const LAST_RUN_FILE: &str = "last-run.json";
+pub(super) const LAST_RUN_FILE: &str = "last-run.json";
 
 /// Flags of `harness run`.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(super) struct RunArgs {
     /// Scenario files or directories (default: scenarios/).
     paths: Vec<PathBuf>,
     #[command(flatten)]
@@ -130,12 +130,12 @@ pub struct RunArgs {
 }
 
 /// Parses a tokenizer name.
-pub fn tokenizer(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
+pub(super) fn tokenizer(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
     Tokenizer::parse(name).map(|t| t.counter())
 }
 
 /// Where the last run is recorded.
-pub fn last_run_file() -> PathBuf {
+pub(super) fn last_run_file() -> PathBuf {
     std::env::var_os(STATE_DIR_VAR)
         .filter(|dir| !dir.is_empty())
         .map_or_else(|| PathBuf::from(DEFAULT_STATE_DIR), PathBuf::from)
@@ -191,7 +191,7 @@ fn record_last_run(reports: &mut Reports<'_>) {
     }
 }
 
-pub fn run(args: RunArgs) -> u8 {
+pub(super) fn run(args: RunArgs) -> u8 {
     let mut paths = if args.paths.is_empty() {
         vec![PathBuf::from("scenarios")]
     } else {
@@ -251,7 +251,10 @@ pub fn run(args: RunArgs) -> u8 {
                 return super::common::usage_error(super::variants::NO_SNAPSHOT_UPDATES);
             }
             match super::variants::parse(&args.variants) {
-                Ok(variants) => variants.into_iter().map(Lane::Variant).collect(),
+                Ok(variants) => variants
+                    .into_iter()
+                    .map(|v| Lane::Variant(Box::new(v)))
+                    .collect(),
                 Err(err) => return super::common::usage_error(err),
             }
         }
@@ -275,7 +278,7 @@ enum Lane {
     /// The plain run, over what discovery found.
     Plain(crate::run::Discovery),
     /// A variant.
-    Variant(Variant),
+    Variant(Box<Variant>),
 }
 
 /// A lane run: its name and file (a variant's), its summary, its
@@ -302,6 +305,7 @@ fn run_lanes(
         let (discovery, variant) = match lane {
             Lane::Plain(discovery) => (discovery, None),
             Lane::Variant(variant) => {
+                let variant = *variant;
                 let discovery = discover_with(lab.paths, lab.selection, Some(&variant.suite));
                 for error in &discovery.errors {
                     eprintln!("error: variant {}: {error}", variant.name);

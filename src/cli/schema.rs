@@ -14,7 +14,7 @@ use crate::scenario::model::SuiteDoc;
 
 /// Flags of `harness schema`.
 #[derive(Debug, Args)]
-pub struct SchemaArgs {
+pub(super) struct SchemaArgs {
     /// Print the schema of harness.yaml instead of a scenario's.
     #[arg(long, conflicts_with = "report")]
     suite: bool,
@@ -23,7 +23,7 @@ pub struct SchemaArgs {
     report: bool,
 }
 
-pub fn run(args: SchemaArgs) -> u8 {
+pub(super) fn run(args: SchemaArgs) -> u8 {
     let schema = if args.suite {
         schemars::schema_for!(SuiteDoc)
     } else if args.report {

@@ -8,7 +8,7 @@ use crate::run::discover::patterns;
 
 /// Which scenarios to take.
 #[derive(Debug, Default, Args)]
-pub struct SelectionArgs {
+pub(super) struct SelectionArgs {
     /// Only scenarios whose name or path matches this regex, searched
     /// anywhere in them (repeatable: any of them). Plain text matches as a
     /// substring; escape ( ) [ ] . * + ? | with \ to match them literally.
@@ -29,7 +29,7 @@ pub struct SelectionArgs {
 
 impl SelectionArgs {
     /// The selection; an invalid regex is an error naming its flag.
-    pub fn selection(&self) -> Result<Selection, String> {
+    pub(super) fn selection(&self) -> Result<Selection, String> {
         Ok(Selection {
             filters: patterns("--filter", &self.filters).map_err(|e| e.to_string())?,
             exact: self.exact.clone(),

@@ -28,7 +28,7 @@ use crate::run::discover;
 
 /// Flags of `harness serve-model`.
 #[derive(Debug, Args)]
-pub struct ServeModelArgs {
+pub(super) struct ServeModelArgs {
     /// The scenario file whose script is served (one scenario).
     file: PathBuf,
     /// Serve one wire format only: anthropic-messages, openai-responses,
@@ -65,7 +65,7 @@ struct Log {
     error: Option<String>,
 }
 
-pub fn run(args: ServeModelArgs) -> u8 {
+pub(super) fn run(args: ServeModelArgs) -> u8 {
     let discovery = discover(std::slice::from_ref(&args.file), &Selection::default());
     if !discovery.errors.is_empty() {
         for error in &discovery.errors {

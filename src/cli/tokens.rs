@@ -10,7 +10,7 @@ use crate::exit;
 
 /// Flags of `harness tokens`.
 #[derive(Debug, Args)]
-pub struct TokensArgs {
+pub(super) struct TokensArgs {
     /// The file to count (default, or `-`: standard input). It must be
     /// UTF-8 text.
     #[arg(value_name = "FILE")]
@@ -20,7 +20,7 @@ pub struct TokensArgs {
     tokenizer: String,
 }
 
-pub fn run(args: TokensArgs) -> u8 {
+pub(super) fn run(args: TokensArgs) -> u8 {
     let tokens = match super::run::tokenizer(&args.tokenizer) {
         Ok(t) => t,
         Err(err) => return super::common::usage_error(format!("--tokenizer: {err}")),

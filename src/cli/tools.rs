@@ -20,7 +20,7 @@ use crate::tools::Workspace;
 
 /// Flags of `harness tools`.
 #[derive(Debug, Args)]
-pub struct ToolsArgs {
+pub(super) struct ToolsArgs {
     /// Print JSON: an array of {name, description, parameters}.
     #[arg(long)]
     json: bool,
@@ -62,7 +62,7 @@ pub struct ToolsArgs {
     mcp: Vec<String>,
 }
 
-pub fn run(args: ToolsArgs) -> u8 {
+pub(super) fn run(args: ToolsArgs) -> u8 {
     let (definitions, specs): (Vec<Tool>, Vec<ToolSpec>) = if args.mcp.is_empty() {
         let root = std::env::temp_dir();
         let workspace = match Workspace::local(&root) {
@@ -155,7 +155,7 @@ pub fn run(args: ToolsArgs) -> u8 {
 /// The tool definitions of the MCP server `command` (program and
 /// arguments), started in `cwd` (the current directory without it), as
 /// its `tools/list` gave them.
-pub fn server_tools(
+pub(super) fn server_tools(
     command: &[String],
     cwd: Option<&std::path::Path>,
 ) -> Result<Vec<Tool>, String> {

@@ -34,7 +34,7 @@ struct Report<'a> {
 }
 
 /// What to check, and how to print it.
-pub struct Check<'a> {
+pub(super) struct Check<'a> {
     /// The name the server is registered under in a client.
     pub server: &'a str,
     /// Its definitions as `tools/list` sends them.
@@ -49,7 +49,7 @@ pub struct Check<'a> {
     pub json: bool,
 }
 
-pub fn run(check: &Check<'_>) -> u8 {
+pub(super) fn run(check: &Check<'_>) -> u8 {
     let tokens = match super::run::tokenizer(check.tokenizer) {
         Ok(t) => t,
         Err(err) => return super::common::usage_error(format!("--tokenizer: {err}")),

@@ -13,7 +13,7 @@ use crate::run::Tokenizer;
 
 /// One `--variant NAME=FILE`, its suite file loaded.
 #[derive(Debug)]
-pub struct Variant {
+pub(super) struct Variant {
     /// The name.
     pub name: String,
     /// The suite file, as given.
@@ -25,7 +25,7 @@ pub struct Variant {
 /// What every variant's run shares: the paths and the selection, and the
 /// command line's settings.
 #[derive(Debug)]
-pub struct Lab<'a> {
+pub(super) struct Lab<'a> {
     /// Scenario files and directories.
     pub paths: &'a [PathBuf],
     /// The selection flags.
@@ -41,7 +41,7 @@ pub struct Lab<'a> {
 /// Why `--update-snapshots` is refused with `--variant`: a scenario has
 /// one snapshot file, the expected values of its suite as it is, and a
 /// variant's values differing from them is what a run of variants is for.
-pub const NO_SNAPSHOT_UPDATES: &str = "--update-snapshots cannot be combined with --variant: a \
+pub(super) const NO_SNAPSHOT_UPDATES: &str = "--update-snapshots cannot be combined with --variant: a \
     scenario has one snapshot file, which each variant would overwrite with its own values; a \
     variant whose values differ from the snapshots fails those checks, which the comparison \
     shows. Update the snapshots in a run without --variant";
@@ -52,7 +52,7 @@ const MAX_NAME: usize = 64;
 /// Parses and loads the `--variant` flags: at least two, each
 /// `NAME=FILE` with a name of letters, digits, `_`, `-` and `.` used once,
 /// and a suite file that loads (its problems at their line and column).
-pub fn parse(given: &[String]) -> Result<Vec<Variant>, String> {
+pub(super) fn parse(given: &[String]) -> Result<Vec<Variant>, String> {
     if given.len() < 2 {
         return Err(format!(
             "--variant: give at least two variants to compare (got {}), e.g. --variant \
@@ -99,7 +99,7 @@ pub fn parse(given: &[String]) -> Result<Vec<Variant>, String> {
 /// The baseline file of variant `name` for `--baseline FILE` or
 /// `--save-baseline FILE`: the name inserted before the extension
 /// (`reports/baseline.json` → `reports/baseline.tight.json`).
-pub fn baseline_file(file: &Path, name: &str) -> PathBuf {
+pub(super) fn baseline_file(file: &Path, name: &str) -> PathBuf {
     let stem = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -19,7 +19,7 @@ const SNIFF_BYTES: u64 = 1 << 20;
 
 /// What a session file looks like.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Looks {
+pub(crate) enum Looks {
     /// pi's JSON lines.
     Pi,
     /// Claude Code's JSON lines.
@@ -53,7 +53,7 @@ impl Looks {
 }
 
 /// What the file at `path` looks like, when it is clear.
-pub fn sniff(path: &Path) -> Option<Looks> {
+pub(crate) fn sniff(path: &Path) -> Option<Looks> {
     let mut head = Vec::new();
     File::open(path)
         .ok()?
@@ -101,7 +101,7 @@ pub fn sniff(path: &Path) -> Option<Looks> {
 /// Refuses a file that plainly belongs to another importer than
 /// `wanted`'s (pi and Claude Code files given to each other's importer
 /// are imported, with a problem that says so: both are JSON lines).
-pub fn check(path: &Path, wanted: Looks) -> Result<(), String> {
+pub(crate) fn check(path: &Path, wanted: Looks) -> Result<(), String> {
     let Some(looks) = sniff(path) else {
         return Ok(());
     };

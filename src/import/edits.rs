@@ -11,7 +11,7 @@ use std::ops::Range;
 
 /// One replacement for `edit`: `old` occurs exactly once in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Replacement {
+pub(crate) struct Replacement {
     /// The text replaced.
     pub old: String,
     /// Its replacement.
@@ -25,7 +25,11 @@ const MAX_WIDENINGS: usize = 64;
 /// Every occurrence of `old` in `original` replaced by `new` (left to
 /// right, not overlapping: what `replace_all` does), as replacements; and
 /// the number of occurrences. `None` when `old` is empty or not found.
-pub fn replace_all(original: &str, old: &str, new: &str) -> Option<(Vec<Replacement>, usize)> {
+pub(crate) fn replace_all(
+    original: &str,
+    old: &str,
+    new: &str,
+) -> Option<(Vec<Replacement>, usize)> {
     if old.is_empty() {
         return None;
     }
@@ -47,7 +51,7 @@ pub fn replace_all(original: &str, old: &str, new: &str) -> Option<(Vec<Replacem
 /// same text, they are kept as they are; otherwise the stretch the edits
 /// changed becomes replacements of whole lines. `Err` says why nothing
 /// could be made (an edit did not match, as it did not when recorded).
-pub fn sequential(
+pub(crate) fn sequential(
     original: &str,
     edits: &[(String, String, bool)],
 ) -> Result<Vec<Replacement>, &'static str> {
@@ -119,7 +123,7 @@ fn as_they_are(
 /// ranges of `original`, in order, not overlapping, each with its new
 /// text): each occurs once in `original`, none overlaps another. `None`
 /// when `original` is empty (no old text can be unique in it).
-pub fn replacements(
+pub(crate) fn replacements(
     original: &str,
     changes: &[(Range<usize>, String)],
 ) -> Option<Vec<Replacement>> {

@@ -330,7 +330,11 @@ fn collect_dirs(args: &Value, dirs: &mut BTreeSet<String>) {
 }
 
 /// Reads the session at `path`.
-pub fn read(path: &Path, bash_timeout: f64, sidecars: Sidecars) -> Result<Recording, String> {
+pub(crate) fn read(
+    path: &Path,
+    bash_timeout: f64,
+    sidecars: Sidecars,
+) -> Result<Recording, String> {
     let mut dirs = BTreeSet::new();
     let (hash, messages, _) = items(path, |item| {
         if let Item::Message(_, message) = item {

@@ -15,10 +15,10 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// The longest line read (64 MiB); a longer one is skipped and reported.
-pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The problem of a line longer than [`MAX_LINE_BYTES`].
-pub fn too_long() -> String {
+pub(crate) fn too_long() -> String {
     format!(
         "longer than {} MiB, the most a line may hold; skipped",
         MAX_LINE_BYTES >> 20
@@ -27,7 +27,7 @@ pub fn too_long() -> String {
 
 /// The problem of a line that is not a JSON object; `last_unterminated`:
 /// it is the file's last line, cut off.
-pub fn unreadable(err: &serde_json::Error, last_unterminated: bool) -> String {
+pub(crate) fn unreadable(err: &serde_json::Error, last_unterminated: bool) -> String {
     if last_unterminated {
         format!(
             "the last line is cut off ({err}); it was skipped — the session was probably still \
@@ -39,7 +39,7 @@ pub fn unreadable(err: &serde_json::Error, last_unterminated: bool) -> String {
 }
 
 /// One line of the file.
-pub enum Line<'a> {
+pub(crate) enum Line<'a> {
     /// Its bytes, without the newline; `last_unterminated`: the file ends
     /// inside it (a session cut off mid-write).
     Text {
@@ -53,7 +53,7 @@ pub enum Line<'a> {
 }
 
 /// Calls `each(line_number, line)` for every line of `path`, streaming.
-pub fn for_each_line(path: &Path, each: impl FnMut(usize, Line<'_>)) -> io::Result<()> {
+pub(crate) fn for_each_line(path: &Path, each: impl FnMut(usize, Line<'_>)) -> io::Result<()> {
     each_line_of(
         BufReader::with_capacity(1 << 16, File::open(path)?),
         MAX_LINE_BYTES,
@@ -203,7 +203,7 @@ impl<'de> Deserialize<'de> for MessageId {
 /// on, and the model messages (`message.id`) its entries are blocks of;
 /// `None` when the session has no tree links (every entry is followed).
 #[derive(Debug, Default)]
-pub struct Branch {
+pub(crate) struct Branch {
     ids: Option<HashMap<String, usize>>,
     messages: HashSet<String>,
     notes: Vec<(usize, String)>,
@@ -212,7 +212,7 @@ pub struct Branch {
 impl Branch {
     /// Whether the entry `id`, read on `line`, is on the branch (entries
     /// without an id are; a second line with an id already read is not).
-    pub fn contains(&self, id: Option<&str>, line: usize) -> bool {
+    pub(crate) fn contains(&self, id: Option<&str>, line: usize) -> bool {
         match (&self.ids, id) {
             (Some(ids), Some(id)) => ids.get(id) == Some(&line),
             _ => true,
@@ -222,17 +222,17 @@ impl Branch {
     /// Whether `id` is the id of a model message some entry of the branch
     /// is a block of (Claude Code writes each block of one message as an
     /// entry of its own, and they need not all be on one chain).
-    pub fn has_message(&self, id: Option<&str>) -> bool {
+    pub(crate) fn has_message(&self, id: Option<&str>) -> bool {
         id.is_some_and(|id| self.messages.contains(id))
     }
 
     /// The line of the branch's first entry.
-    pub fn first_line(&self) -> Option<usize> {
+    pub(crate) fn first_line(&self) -> Option<usize> {
         self.ids.as_ref()?.values().min().copied()
     }
 
     /// What finding the branch had to assume, by line.
-    pub fn notes(&self) -> &[(usize, String)] {
+    pub(crate) fn notes(&self) -> &[(usize, String)] {
         &self.notes
     }
 }
@@ -248,7 +248,7 @@ struct Node {
 /// The first pass over a session: every entry's links, kept by id, and
 /// what reading them had to assume.
 #[derive(Default)]
-pub struct Tree {
+pub(crate) struct Tree {
     nodes: HashMap<String, Node>,
     /// Readable entries with an id, in file order: (line, id).
     order: Vec<(usize, String)>,
@@ -263,7 +263,7 @@ pub struct Tree {
 }
 
 /// First pass: the links of every entry of `path`.
-pub fn tree(path: &Path) -> Result<Tree, String> {
+pub(crate) fn tree(path: &Path) -> Result<Tree, String> {
     let file = File::open(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
     tree_of(
         BufReader::with_capacity(1 << 16, file),
@@ -356,7 +356,7 @@ impl Tree {
     /// The branch that ends at `leaf` (default: the last entry with an id
     /// that is not a side chain; when every entry is one, a sub-agent's own
     /// transcript, the last entry).
-    pub fn branch(&self, leaf: Option<&str>) -> Result<Branch, String> {
+    pub(crate) fn branch(&self, leaf: Option<&str>) -> Result<Branch, String> {
         if self.nodes.is_empty() {
             return Ok(Branch::default());
         }
@@ -396,7 +396,7 @@ impl Tree {
     /// The side chains (Claude Code's sub-agents), each as the branch that
     /// ends at its last entry, in the order they begin; empty when the
     /// main branch is itself a side chain.
-    pub fn sidechains(&self) -> Vec<Branch> {
+    pub(crate) fn sidechains(&self) -> Vec<Branch> {
         if self.last_main.is_none() {
             return Vec::new();
         }

@@ -17,21 +17,21 @@
 //! | [`server_suite`] | a suite made from an MCP server's tools/list (`harness init --mcp`) |
 //! | [`traffic`] | the traffic `harness record` relayed, as a scenario |
 
-pub mod claude;
-pub mod detect;
-pub mod edits;
-pub mod gemini;
-pub mod lines;
-pub mod out;
-pub mod paths;
-pub mod pi;
-pub mod rerun;
-pub mod server_suite;
-pub mod session;
-pub mod shell;
-pub mod traffic;
-pub mod write;
-pub mod yaml;
+pub(crate) mod claude;
+pub(crate) mod detect;
+pub(crate) mod edits;
+pub(crate) mod gemini;
+pub(crate) mod lines;
+pub(crate) mod out;
+pub(crate) mod paths;
+pub(crate) mod pi;
+pub(crate) mod rerun;
+pub(crate) mod server_suite;
+pub(crate) mod session;
+pub(crate) mod shell;
+pub(crate) mod traffic;
+pub(crate) mod write;
+pub(crate) mod yaml;
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -40,15 +40,15 @@ use std::sync::Arc;
 use serde_json::json;
 
 use out::OutDir;
-pub use session::Recording;
+pub(crate) use session::Recording;
 use session::Sidecars;
 
 use crate::run::env::git::StartCommit;
-pub use write::Imported;
+pub(crate) use write::Imported;
 
 /// A session format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// pi's session files.
     Pi,
     /// Claude Code's transcripts.
@@ -59,7 +59,7 @@ pub enum Format {
 
 /// What to import and how.
 #[derive(Clone, Debug)]
-pub struct ImportOptions {
+pub(crate) struct ImportOptions {
     /// The format.
     pub format: Format,
     /// The session file.
@@ -90,7 +90,7 @@ pub struct ImportOptions {
 
 /// What an import did.
 #[derive(Debug)]
-pub struct ImportReport {
+pub(crate) struct ImportReport {
     /// The session as read (its main chain).
     pub recording: Recording,
     /// The commit chosen for `--git` without `--rev`.
@@ -108,7 +108,7 @@ pub struct ImportReport {
 }
 
 /// Imports one session.
-pub fn import(options: &ImportOptions) -> Result<ImportReport, String> {
+pub(crate) fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     let path = &options.session;
     session_file(path)?;
     if let Some(dir) = &options.workspace {

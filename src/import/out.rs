@@ -22,7 +22,7 @@ use crate::tools::ops::DirReplace;
 
 /// A directory of the output, by handle.
 #[derive(Debug)]
-pub struct OutDir {
+pub(crate) struct OutDir {
     dir: Dir,
     /// Its path, for messages.
     path: PathBuf,
@@ -40,7 +40,7 @@ fn link_refused(path: &Path) -> io::Error {
 impl OutDir {
     /// The output directory `path`, made if missing (it is the user's own
     /// choice, so a link there is followed).
-    pub fn open(path: &Path) -> io::Result<Self> {
+    pub(crate) fn open(path: &Path) -> io::Result<Self> {
         std::fs::create_dir_all(path)?;
         Ok(Self {
             dir: Dir::open_ambient_dir(path, ambient_authority())?,
@@ -49,14 +49,14 @@ impl OutDir {
     }
 
     /// The path of `name` in this directory, for messages.
-    pub fn show(&self, name: impl AsRef<Path>) -> PathBuf {
+    pub(crate) fn show(&self, name: impl AsRef<Path>) -> PathBuf {
         self.path.join(name)
     }
 
     /// The folder `rel` (`a/b`) below this one, made where missing; a
     /// component that is a symlink or not a folder is refused, and so is
     /// one that is not a plain name (`..`, `/`).
-    pub fn subdir(&self, rel: impl AsRef<Path>) -> io::Result<OutDir> {
+    pub(crate) fn subdir(&self, rel: impl AsRef<Path>) -> io::Result<OutDir> {
         let mut dir = self.dir.try_clone()?;
         let mut path = self.path.clone();
         for part in rel.as_ref().components() {
@@ -90,12 +90,17 @@ impl OutDir {
     /// Writes `bytes` as the file `name` of this directory: a new file
     /// (mode 0644) renamed over the old name, so that a link there is
     /// replaced, never written through, and a reader never sees half of it.
-    pub fn write(&self, name: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn write(&self, name: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
         self.write_mode(name, bytes, 0o644)
     }
 
     /// [`OutDir::write`] with the permission bits `mode`.
-    pub fn write_mode(&self, name: impl AsRef<Path>, bytes: &[u8], mode: u32) -> io::Result<()> {
+    pub(crate) fn write_mode(
+        &self,
+        name: impl AsRef<Path>,
+        bytes: &[u8],
+        mode: u32,
+    ) -> io::Result<()> {
         let name = name.as_ref();
         if self
             .dir
@@ -112,7 +117,7 @@ impl OutDir {
 
     /// Writes `bytes` as the file `name` only if nothing (not even a
     /// dangling link) has that name; `false` when something has.
-    pub fn write_new(&self, name: impl AsRef<Path>, bytes: &[u8]) -> io::Result<bool> {
+    pub(crate) fn write_new(&self, name: impl AsRef<Path>, bytes: &[u8]) -> io::Result<bool> {
         let name = name.as_ref();
         match self.dir.open_with(name, &write_new()) {
             Ok(mut file) => {
@@ -126,7 +131,7 @@ impl OutDir {
 
     /// Makes `name` a symlink to `target` (as stored, not followed),
     /// replacing a file or link of that name.
-    pub fn symlink(&self, target: &Path, name: impl AsRef<Path>) -> io::Result<()> {
+    pub(crate) fn symlink(&self, target: &Path, name: impl AsRef<Path>) -> io::Result<()> {
         let name = name.as_ref();
         if let Ok(meta) = self.dir.symlink_metadata(name) {
             if meta.is_dir() {
@@ -142,13 +147,13 @@ impl OutDir {
 
     /// Whether something (a file, a folder, a link, dangling or not) has
     /// the name `name` (`a/b`) below this directory.
-    pub fn exists(&self, name: impl AsRef<Path>) -> bool {
+    pub(crate) fn exists(&self, name: impl AsRef<Path>) -> bool {
         self.dir.symlink_metadata(name).is_ok()
     }
 
     /// Removes `name`: a file or a link (never what it leads to), or a
     /// folder with everything in it. Nothing of that name is not an error.
-    pub fn remove(&self, name: impl AsRef<Path>) -> io::Result<()> {
+    pub(crate) fn remove(&self, name: impl AsRef<Path>) -> io::Result<()> {
         let name = name.as_ref();
         match self.dir.symlink_metadata(name) {
             Ok(meta) if meta.is_dir() => self.dir.remove_dir_all(name),
@@ -160,7 +165,7 @@ impl OutDir {
 
     /// Renames `name` to an unused hidden name in this directory, which it
     /// returns (to put it back with [`OutDir::rename`] or remove it).
-    pub fn set_aside(&self, name: impl AsRef<Path>) -> io::Result<String> {
+    pub(crate) fn set_aside(&self, name: impl AsRef<Path>) -> io::Result<String> {
         for _ in 0..100 {
             let aside = format!(".harness-import-old-{:016x}", random()?);
             if self.exists(&aside) {
@@ -173,7 +178,7 @@ impl OutDir {
     }
 
     /// Renames `from` to `to`, both in this directory.
-    pub fn rename(&self, from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
+    pub(crate) fn rename(&self, from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
         self.dir.rename(from, &self.dir, to)
     }
 }

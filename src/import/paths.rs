@@ -22,7 +22,7 @@ const PATH_KEYS: [&str; 2] = ["path", "file_path"];
 
 /// Maps one session's paths.
 #[derive(Clone, Debug, Default)]
-pub struct PathMap {
+pub(crate) struct PathMap {
     cwd: Option<String>,
     /// The working directory is a Windows one (`C:\Users\me\proj`): paths
     /// below it are also spelled `C:/Users/me/proj/…` and, in Git Bash,
@@ -35,7 +35,7 @@ pub struct PathMap {
 
 impl PathMap {
     /// A map for a session whose working directory is `cwd`.
-    pub fn new(cwd: Option<&str>) -> Self {
+    pub(crate) fn new(cwd: Option<&str>) -> Self {
         let cwd = cwd
             .map(|c| c.trim_end_matches('/').to_owned())
             .filter(|c| !c.is_empty());
@@ -98,7 +98,7 @@ impl PathMap {
     }
 
     /// The arguments with paths mapped and `${` escaped.
-    pub fn args(&self, args: &Value) -> Value {
+    pub(crate) fn args(&self, args: &Value) -> Value {
         self.value(args, None)
     }
 
@@ -123,7 +123,7 @@ impl PathMap {
 
     /// A path argument: the working directory itself or a path below it
     /// becomes `${workspace}`(`/…`).
-    pub fn path(&self, path: &str) -> String {
+    pub(crate) fn path(&self, path: &str) -> String {
         match self.unredact(path, true) {
             Cow::Owned(unredacted) => {
                 let mapped = self.path_as_written(&unredacted);
@@ -157,14 +157,14 @@ impl PathMap {
     }
 
     /// The working directory, if known.
-    pub fn cwd(&self) -> Option<&str> {
+    pub(crate) fn cwd(&self) -> Option<&str> {
         self.cwd.as_deref()
     }
 
     /// A recorded path as answers name it: relative to the working
     /// directory when below it (`src/a.ts`, `.` for the directory itself),
     /// relative ones as they are (without `./`), others absolute.
-    pub fn relative(&self, path: &str) -> String {
+    pub(crate) fn relative(&self, path: &str) -> String {
         match self.unredact(path, true) {
             Cow::Owned(unredacted) => {
                 let relative = self.relative_as_written(&unredacted);
@@ -201,7 +201,7 @@ impl PathMap {
 
     /// A bash command: every occurrence of the working directory that
     /// ends there or continues with `/` becomes `${workspace}`.
-    pub fn command(&self, command: &str) -> String {
+    pub(crate) fn command(&self, command: &str) -> String {
         let escaped = escape(&self.unredact(command, false));
         let Some(cwd) = &self.cwd else {
             return escaped;
@@ -321,7 +321,7 @@ fn windows_form(path: &str) -> Option<String> {
 /// A mapped path argument (`${workspace}/src`, `src`, `/elsewhere`) as
 /// answers name it: workspace-relative (`src`, `.`), or absolute when it
 /// is outside.
-pub fn mapped_relative(mapped: &str) -> String {
+pub(crate) fn mapped_relative(mapped: &str) -> String {
     let unescaped = crate::base::vars::unescape(mapped);
     if unescaped == "${workspace}" || unescaped.is_empty() || unescaped == "." {
         return ".".to_owned();
@@ -338,7 +338,7 @@ pub fn mapped_relative(mapped: &str) -> String {
 
 /// `rel` below the workspace-relative directory `dir` (`.` is the
 /// workspace).
-pub fn join_relative(dir: &str, rel: &str) -> String {
+pub(crate) fn join_relative(dir: &str, rel: &str) -> String {
     if rel.starts_with('/') || dir == "." {
         return rel.to_owned();
     }
@@ -348,7 +348,7 @@ pub fn join_relative(dir: &str, rel: &str) -> String {
 /// A glob pattern split where its first wildcard component begins: an
 /// absolute `/p/src/**/*.ts` is the directory `/p/src` and the pattern
 /// `**/*.ts`. `None` for a pattern that is not absolute.
-pub fn split_absolute_glob(pattern: &str) -> Option<(String, String)> {
+pub(crate) fn split_absolute_glob(pattern: &str) -> Option<(String, String)> {
     if !pattern.starts_with('/') {
         return None;
     }

@@ -52,7 +52,7 @@ struct Message {
 
 /// Reads the session at `path` along `branch`; `bash_timeout` is given to
 /// bash calls recorded without a timeout.
-pub fn read(
+pub(crate) fn read(
     path: &Path,
     branch: &Branch,
     bash_timeout: f64,

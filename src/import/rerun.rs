@@ -25,7 +25,7 @@ use super::write::imported_from;
 /// What this import writes, as far as it is known before the session is
 /// read.
 #[derive(Clone, Copy, Debug)]
-pub struct Plan<'a> {
+pub(crate) struct Plan<'a> {
     /// The scenario files' stem.
     pub stem: &'a str,
     /// The session file's name, as the scenarios' header gives it.
@@ -38,7 +38,7 @@ pub struct Plan<'a> {
 
 impl Plan<'_> {
     /// The stem of chain `n`: the main chain's (0), or side chain N's.
-    pub fn chain(&self, n: usize) -> String {
+    pub(crate) fn chain(&self, n: usize) -> String {
         if n == 0 {
             self.stem.to_owned()
         } else {
@@ -49,7 +49,7 @@ impl Plan<'_> {
 
 /// What the output directory already holds of what this import writes.
 #[derive(Debug, Default)]
-pub struct Earlier {
+pub(crate) struct Earlier {
     /// Scenario files of an earlier import of the same session (their
     /// header says so), which `--force` removes when this import does not
     /// write them again.
@@ -65,7 +65,7 @@ pub struct Earlier {
 
 impl Earlier {
     /// Nothing is in the way.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.scenarios.is_empty()
             && self.others.is_empty()
             && self.sidecars.is_empty()
@@ -73,7 +73,7 @@ impl Earlier {
     }
 
     /// Every name, sorted; folders end in `/`.
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         let folders = self.sidecars.iter().chain(&self.fixture);
         let mut names: Vec<String> = self
             .scenarios
@@ -89,7 +89,7 @@ impl Earlier {
 
 /// What `out` (which may not exist yet) holds of what `plan` writes. It
 /// only looks: nothing is made or changed.
-pub fn survey(out: &Path, plan: &Plan<'_>) -> Result<Earlier, String> {
+pub(crate) fn survey(out: &Path, plan: &Plan<'_>) -> Result<Earlier, String> {
     let mut earlier = Earlier::default();
     let entries = match std::fs::read_dir(out) {
         Ok(entries) => entries,
@@ -171,7 +171,7 @@ fn first_line(path: &Path) -> String {
 
 /// The files of `names` (in `out`, not yet written by this import) that
 /// exist already and are not among `earlier`'s.
-pub fn in_the_way(out: &OutDir, names: &[String], earlier: &Earlier) -> Vec<String> {
+pub(crate) fn in_the_way(out: &OutDir, names: &[String], earlier: &Earlier) -> Vec<String> {
     names
         .iter()
         .filter(|name| !earlier.scenarios.contains(name) && !earlier.others.contains(name))
@@ -182,7 +182,7 @@ pub fn in_the_way(out: &OutDir, names: &[String], earlier: &Earlier) -> Vec<Stri
 
 /// How many files and folders `names` are (`3 files`, `1 file and 2
 /// folders`); folders end in `/`.
-pub fn count(names: &[String]) -> String {
+pub(crate) fn count(names: &[String]) -> String {
     let folders = names.iter().filter(|n| n.ends_with('/')).count();
     let files = names.len() - folders;
     let word = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
@@ -194,7 +194,7 @@ pub fn count(names: &[String]) -> String {
 }
 
 /// The error of an import that would overwrite `names` (in `out`).
-pub fn refusal(out: &Path, names: &[String]) -> String {
+pub(crate) fn refusal(out: &Path, names: &[String]) -> String {
     let shown: Vec<String> = names
         .iter()
         .map(|name| out.join(name).display().to_string())
@@ -218,14 +218,14 @@ pub fn refusal(out: &Path, names: &[String]) -> String {
 /// the session is read (its sidecars are written as it is read), and put
 /// back if the import fails before it writes a scenario.
 #[derive(Debug, Default)]
-pub struct Aside {
+pub(crate) struct Aside {
     /// Each folder's name, and the name it was given meanwhile.
     folders: Vec<(String, String)>,
 }
 
 impl Aside {
     /// Sets `folders` of `out` aside.
-    pub fn set(out: &OutDir, folders: &[String]) -> Result<Self, String> {
+    pub(crate) fn set(out: &OutDir, folders: &[String]) -> Result<Self, String> {
         let mut aside = Self::default();
         for name in folders {
             match out.set_aside(name) {
@@ -243,7 +243,7 @@ impl Aside {
     }
 
     /// Removes what was set aside: the import replaced it.
-    pub fn discard(self, out: &OutDir) -> Result<(), String> {
+    pub(crate) fn discard(self, out: &OutDir) -> Result<(), String> {
         for (name, temp) in self.folders {
             out.remove(&temp).map_err(|err| {
                 format!(
@@ -269,7 +269,7 @@ impl Aside {
 /// `out`: the sidecar folders of `plan`'s chains (which did not exist, or
 /// were set aside), the folders set aside put back, and the output
 /// directory itself when the import `made` it and it is empty again.
-pub fn undo(out: &OutDir, plan: &Plan<'_>, aside: Aside, made: Option<&Path>) {
+pub(crate) fn undo(out: &OutDir, plan: &Plan<'_>, aside: Aside, made: Option<&Path>) {
     for n in 0..=plan.sides {
         let _ = out.remove(format!("{}.recorded", plan.chain(n)));
     }

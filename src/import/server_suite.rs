@@ -35,7 +35,7 @@ const STARTUP_TIMEOUT: u64 = 30;
 /// One file of the suite: its path below the suite's directory, and its
 /// text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SuiteFile {
+pub(crate) struct SuiteFile {
     /// Relative to the suite's directory (`harness.yaml`, `echo.yaml`).
     pub path: String,
     /// Its text.
@@ -44,7 +44,7 @@ pub struct SuiteFile {
 
 /// The server's name in `servers:` for the command `program`: its file
 /// name, with every character a server name cannot hold as `_`.
-pub fn server_name(program: &str) -> String {
+pub(crate) fn server_name(program: &str) -> String {
     let file = program.rsplit('/').next().unwrap_or(program);
     let name: String = file
         .chars()
@@ -65,7 +65,7 @@ pub fn server_name(program: &str) -> String {
 
 /// The suite for the server started by `command` (program and
 /// arguments), named `server`, that listed `tools`.
-pub fn suite(server: &str, command: &[String], tools: &[Tool]) -> Vec<SuiteFile> {
+pub(crate) fn suite(server: &str, command: &[String], tools: &[Tool]) -> Vec<SuiteFile> {
     let mut files = vec![SuiteFile {
         path: "harness.yaml".to_owned(),
         text: suite_file(server, command, tools.len()),
@@ -152,7 +152,7 @@ fn scenario(server: &str, tool: &Tool) -> String {
 }
 
 /// Why a tool is not run out of the box: it is not annotated read-only.
-pub fn skip_reason(tool: &Tool) -> Option<String> {
+pub(crate) fn skip_reason(tool: &Tool) -> Option<String> {
     let hints = tool.annotations.as_ref();
     let read_only = hints.and_then(|h| h.read_only_hint);
     let destructive = hints.and_then(|h| h.destructive_hint);

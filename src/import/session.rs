@@ -22,15 +22,15 @@ use super::out::OutDir;
 use crate::scenario::replay::AnswerForm;
 
 /// The longest bash timeout a replayed call gets (a day), in seconds.
-pub const MAX_BASH_SECS: f64 = crate::base::bounds::ONE_DAY;
+pub(crate) const MAX_BASH_SECS: f64 = crate::base::bounds::ONE_DAY;
 
 /// Recorded texts longer than this (bytes) go to a sidecar file as soon
 /// as they are read, so a session's large results are not held in memory.
-pub const MAX_INLINE_TEXT: usize = 4096;
+pub(crate) const MAX_INLINE_TEXT: usize = 4096;
 
 /// Where a recorded text is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Text {
+pub(crate) enum Text {
     /// In memory (short).
     Inline(String),
     /// In a sidecar file, by its path relative to the output directory.
@@ -39,7 +39,7 @@ pub enum Text {
 
 /// A recorded tool's answer without the client's presentation.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// Its form.
     pub form: AnswerForm,
     /// Its text (lines joined by newlines for the list forms); `None`
@@ -49,7 +49,7 @@ pub struct Answer {
 
 /// What a client recorded as the result of one call.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Whether it was an error.
     pub is_error: bool,
     /// Its text blocks joined by newlines, as the model saw them.
@@ -72,7 +72,7 @@ pub struct Outcome {
 
 /// A recorded result.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordedResult {
+pub(crate) struct RecordedResult {
     /// Whether it was an error.
     pub is_error: bool,
     /// Its text blocks joined by newlines.
@@ -94,7 +94,7 @@ pub struct RecordedResult {
 
 /// Where large recorded texts are written while a session is read.
 #[derive(Debug)]
-pub struct Sidecars {
+pub(crate) struct Sidecars {
     /// The output directory.
     pub out: Arc<OutDir>,
     /// The sidecar directory's name inside it (`<stem>.recorded`).
@@ -109,7 +109,7 @@ pub struct Sidecars {
 
 impl Sidecars {
     /// Sidecars in `out`/`dir`, made when the first is written.
-    pub fn new(out: Arc<OutDir>, dir: String) -> Self {
+    pub(crate) fn new(out: Arc<OutDir>, dir: String) -> Self {
         Self {
             out,
             dir,
@@ -141,7 +141,7 @@ impl Sidecars {
 
 /// One call to replay.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Call {
+pub(crate) struct Call {
     /// The call id as recorded.
     pub id: String,
     /// Our tool's name.
@@ -171,7 +171,7 @@ pub struct Call {
 
 /// A tool-call block as recorded: its id, tool name and arguments.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RawCall {
+pub(crate) struct RawCall {
     /// The call id.
     pub id: String,
     /// The tool's name as recorded.
@@ -185,7 +185,7 @@ pub struct RawCall {
 impl RawCall {
     /// The call to replay: our `tool` with `args` (already mapped), and
     /// what the mapping could not keep.
-    pub fn replayed_as(&self, tool: &str, args: Value, note: Option<String>) -> Call {
+    pub(crate) fn replayed_as(&self, tool: &str, args: Value, note: Option<String>) -> Call {
         Call {
             id: self.id.clone(),
             tool: tool.to_owned(),
@@ -204,7 +204,7 @@ impl RawCall {
 
 /// A call left out of the replay, and why.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// The line of the call.
     pub line: usize,
     /// Its tool, as recorded.
@@ -217,7 +217,7 @@ pub struct Skipped {
 
 /// A problem in a session file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Note {
+pub(crate) struct Note {
     /// The line (1-based).
     pub line: usize,
     /// What is wrong, and what was skipped.
@@ -226,7 +226,7 @@ pub struct Note {
 
 /// The side chains (sub-agents) of a transcript.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SideChains {
+pub(crate) struct SideChains {
     /// How many there are.
     pub chains: usize,
     /// Calls in them (counted when they are not imported).
@@ -239,7 +239,7 @@ pub struct SideChains {
 
 /// A session read into calls.
 #[derive(Debug, Default)]
-pub struct Recording {
+pub(crate) struct Recording {
     /// `pi` or `claude`.
     pub format: &'static str,
     /// The working directory of the session.
@@ -280,7 +280,7 @@ pub struct Recording {
 
 impl Recording {
     /// An empty recording of `format`, large texts going to `sidecars`.
-    pub fn new(format: &'static str, sidecars: Option<Sidecars>) -> Self {
+    pub(crate) fn new(format: &'static str, sidecars: Option<Sidecars>) -> Self {
         Self {
             format,
             sidecars,
@@ -289,7 +289,7 @@ impl Recording {
     }
 
     /// Adds a problem at `line`.
-    pub fn note(&mut self, line: usize, message: impl Into<String>) {
+    pub(crate) fn note(&mut self, line: usize, message: impl Into<String>) {
         self.notes.push(Note {
             line,
             message: message.into(),
@@ -299,7 +299,12 @@ impl Recording {
     /// The call of a tool-call block (`args_key`: where its arguments
     /// are, `arguments` in pi, `input` in Claude Code) read on `line`;
     /// `None` when its id was used before (noted, and listed as skipped).
-    pub fn take_call(&mut self, line: usize, block: &Value, args_key: &str) -> Option<RawCall> {
+    pub(crate) fn take_call(
+        &mut self,
+        line: usize,
+        block: &Value,
+        args_key: &str,
+    ) -> Option<RawCall> {
         self.take_call_of(line, block, args_key, None)
     }
 
@@ -308,7 +313,7 @@ impl Recording {
     /// message, tool and arguments used before is a copy of it (as Claude
     /// Code writes the conversation again when a session is resumed):
     /// counted, said once, and the call is replayed once.
-    pub fn take_call_of(
+    pub(crate) fn take_call_of(
         &mut self,
         line: usize,
         block: &Value,
@@ -351,13 +356,13 @@ impl Recording {
 
     /// Whether call `id` was written again, with its tool and arguments
     /// (a second result for it is then the copy's, passed over quietly).
-    pub fn was_copied(&self, id: &str) -> bool {
+    pub(crate) fn was_copied(&self, id: &str) -> bool {
         self.copied.contains(id)
     }
 
     /// Leaves `call` out of the replay: `problem` is noted at its line,
     /// `reason` listed with it.
-    pub fn skip(&mut self, call: &RawCall, problem: String, reason: String) {
+    pub(crate) fn skip(&mut self, call: &RawCall, problem: String, reason: String) {
         self.note(call.line, problem);
         self.skipped.push(Skipped {
             line: call.line,
@@ -368,13 +373,13 @@ impl Recording {
     }
 
     /// Whether a call with this id was met (replayed or left out).
-    pub fn was_made(&self, id: &str) -> bool {
+    pub(crate) fn was_made(&self, id: &str) -> bool {
         self.made.contains_key(id)
     }
 
     /// A result of call `id` that does not answer it (`reason`: the user
     /// rejected or interrupted it): the call is not replayed.
-    pub fn unanswered(&mut self, line: usize, id: &str, reason: &str) {
+    pub(crate) fn unanswered(&mut self, line: usize, id: &str, reason: &str) {
         let copied = self.was_copied(id);
         match self.find(id) {
             Some(call) if call.result.is_none() && call.unanswered.is_none() => {
@@ -390,14 +395,14 @@ impl Recording {
     }
 
     /// Where the call `id` is, if it was made.
-    pub fn find(&mut self, id: &str) -> Option<&mut Call> {
+    pub(crate) fn find(&mut self, id: &str) -> Option<&mut Call> {
         let &(batch, at) = self.index.get(id)?;
         self.batches.get_mut(batch)?.get_mut(at)
     }
 
     /// Adds a batch of calls; calls of a model message (`group`) whose
     /// batch exists join it.
-    pub fn push_batch(&mut self, calls: Vec<Call>, group: Option<&str>) {
+    pub(crate) fn push_batch(&mut self, calls: Vec<Call>, group: Option<&str>) {
         if calls.is_empty() {
             return;
         }
@@ -424,7 +429,7 @@ impl Recording {
     /// text written to a sidecar at once), or a problem noted. `skipped`:
     /// A result for a call that was left out is passed over quietly (the
     /// call was reported).
-    pub fn answer(&mut self, line: usize, id: &str, outcome: Outcome) {
+    pub(crate) fn answer(&mut self, line: usize, id: &str, outcome: Outcome) {
         let skipped = self.was_made(id);
         match self
             .find(id)
@@ -491,7 +496,7 @@ impl Recording {
 
     /// Moves calls that never got a result to `skipped`, drops empty
     /// batches, and puts the problems in line order.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         let mut skipped = Vec::new();
         for batch in &mut self.batches {
             batch.retain(|call| {
@@ -535,7 +540,7 @@ impl Recording {
     /// Takes back every batch after the first `keep` (a conversation
     /// rewound): their calls were made on a branch the session left.
     /// Returns how many calls were taken back.
-    pub fn rewind(&mut self, keep: usize) -> usize {
+    pub(crate) fn rewind(&mut self, keep: usize) -> usize {
         let mut dropped = 0;
         for batch in self.batches.drain(keep.min(self.batches.len())..) {
             for call in batch {
@@ -554,7 +559,7 @@ impl Recording {
     /// other calls becomes consecutive steps, so each call sees the files
     /// as it saw them (this harness runs edits and reads of one batch side
     /// by side). After [`Recording::finish`].
-    pub fn split_around_changes(&mut self) {
+    pub(crate) fn split_around_changes(&mut self) {
         let batches = std::mem::take(&mut self.batches);
         for batch in batches {
             if batch.len() < 2
@@ -584,7 +589,7 @@ impl Recording {
     }
 
     /// Every call, in order.
-    pub fn calls(&self) -> impl Iterator<Item = &Call> {
+    pub(crate) fn calls(&self) -> impl Iterator<Item = &Call> {
         self.batches.iter().flatten()
     }
 }
@@ -593,7 +598,7 @@ impl Recording {
 /// reads as an entry `T` is handed to `each` with its line number, every
 /// other line is a problem at its line; then what finding `branch` had to
 /// assume is added to the problems.
-pub fn read_entries<T: DeserializeOwned>(
+pub(crate) fn read_entries<T: DeserializeOwned>(
     path: &Path,
     rec: &mut Recording,
     branch: &Branch,
@@ -641,7 +646,7 @@ const NOTICE_WORDS: [&str; 9] = [
 /// image's (`Read image file [image/png]`). Meant to err on the side of
 /// "not whole": a file wrongly left unsynced only drifts, a notice
 /// written into a file would be wrong.
-pub fn read_notice(text: &str) -> Option<&'static str> {
+pub(crate) fn read_notice(text: &str) -> Option<&'static str> {
     if text.starts_with("Read image file [") {
         return Some("its recorded result is an image");
     }
@@ -656,7 +661,7 @@ pub fn read_notice(text: &str) -> Option<&'static str> {
 }
 
 /// Characters of recorded arguments kept in a comment.
-pub const MAX_COMMENT_CHARS: usize = 200;
+pub(crate) const MAX_COMMENT_CHARS: usize = 200;
 
 /// `value` as one line of JSON, cut to [`MAX_COMMENT_CHARS`].
 /// A fingerprint of a call's message, tool and arguments, to tell a copy of
@@ -670,7 +675,7 @@ fn fingerprint(group: &str, name: &str, args: &Value) -> u64 {
     hasher.finish()
 }
 
-pub fn short_json(value: &Value) -> String {
+pub(crate) fn short_json(value: &Value) -> String {
     let text = value.to_string();
     match text.char_indices().nth(MAX_COMMENT_CHARS) {
         None => text,
@@ -680,7 +685,7 @@ pub fn short_json(value: &Value) -> String {
 
 /// A result's content blocks (`[{type: text, text}, {type: image}]`, or a
 /// plain string) as text and an image count.
-pub fn content_text(content: &Value) -> (String, usize) {
+pub(crate) fn content_text(content: &Value) -> (String, usize) {
     match content {
         Value::String(s) => (s.clone(), 0),
         Value::Array(blocks) => {
@@ -704,7 +709,7 @@ pub fn content_text(content: &Value) -> (String, usize) {
 }
 
 /// The entry types of pi's sessions.
-pub const PI_ENTRY_TYPES: [&str; 10] = [
+pub(crate) const PI_ENTRY_TYPES: [&str; 10] = [
     "session",
     "message",
     "compaction",
@@ -718,7 +723,7 @@ pub const PI_ENTRY_TYPES: [&str; 10] = [
 ];
 
 /// The entry types of Claude Code's transcripts.
-pub const CLAUDE_ENTRY_TYPES: [&str; 7] = [
+pub(crate) const CLAUDE_ENTRY_TYPES: [&str; 7] = [
     "user",
     "assistant",
     "summary",
@@ -731,14 +736,14 @@ pub const CLAUDE_ENTRY_TYPES: [&str; 7] = [
 /// Entries of the other format met while reading a session (a Claude Code
 /// transcript given as `pi`, or the other way round).
 #[derive(Debug, Default)]
-pub struct Foreign {
+pub(crate) struct Foreign {
     /// Their lines and entry types.
     lines: Vec<(usize, String)>,
 }
 
 impl Foreign {
     /// An entry of type `kind`, on `line`, that belongs to the other format.
-    pub fn see(&mut self, line: usize, kind: &str) {
+    pub(crate) fn see(&mut self, line: usize, kind: &str) {
         self.lines.push((line, kind.to_owned()));
     }
 
@@ -746,7 +751,7 @@ impl Foreign {
     /// `path` looks like `what` (the other format, and how to import it):
     /// nothing is imported from it. Otherwise each entry is an unknown
     /// entry type, as any other, and a problem of its own.
-    pub fn finish(self, rec: &mut Recording, path: &Path, what: &str) -> Result<(), String> {
+    pub(crate) fn finish(self, rec: &mut Recording, path: &Path, what: &str) -> Result<(), String> {
         if self.lines.is_empty() {
             return Ok(());
         }

@@ -12,7 +12,7 @@
 
 /// The shell of one session.
 #[derive(Clone, Debug, Default)]
-pub struct Shell {
+pub(crate) struct Shell {
     /// The session's working directory (the workspace).
     home: Option<String>,
     /// Where the shell stands now.
@@ -23,7 +23,7 @@ pub struct Shell {
 
 impl Shell {
     /// A shell that starts in `cwd`.
-    pub fn new(cwd: Option<&str>) -> Self {
+    pub(crate) fn new(cwd: Option<&str>) -> Self {
         let cwd = cwd.map(|c| normalize(c.trim_end_matches('/')));
         Self {
             home: cwd.clone(),
@@ -34,7 +34,7 @@ impl Shell {
 
     /// The client recorded `cwd` as its working directory; a change from
     /// what it said before moves the shell there.
-    pub fn told(&mut self, cwd: &str) {
+    pub(crate) fn told(&mut self, cwd: &str) {
         let cwd = normalize(cwd.trim_end_matches('/'));
         if self.told.as_deref() != Some(cwd.as_str()) {
             self.told = Some(cwd.clone());
@@ -44,7 +44,7 @@ impl Shell {
 
     /// A result's text: Claude Code says when it moved the shell back to
     /// the project (`Shell cwd was reset to DIR`).
-    pub fn result(&mut self, text: &str) {
+    pub(crate) fn result(&mut self, text: &str) {
         if let Some(at) = text.rfind("Shell cwd was reset to ") {
             let rest = &text[at + "Shell cwd was reset to ".len()..];
             let dir = rest.lines().next().unwrap_or("").trim();
@@ -57,7 +57,7 @@ impl Shell {
     /// Where the shell stands, when that is not the workspace: a path
     /// argument a client resolves against its working directory (Grep's
     /// and Glob's default `path`, a relative one) is resolved there.
-    pub fn moved(&self) -> Option<&str> {
+    pub(crate) fn moved(&self) -> Option<&str> {
         match (&self.dir, &self.home) {
             (Some(dir), Some(home)) if dir != home => Some(dir),
             _ => None,
@@ -66,7 +66,7 @@ impl Shell {
 
     /// A path argument as the client resolved it: a relative one against
     /// where the shell stands.
-    pub fn resolve(&self, path: &str) -> String {
+    pub(crate) fn resolve(&self, path: &str) -> String {
         match &self.dir {
             Some(dir) if !path.starts_with('/') && !path.starts_with('~') => {
                 normalize(&format!("{dir}/{path}"))
@@ -78,7 +78,7 @@ impl Shell {
     /// The command to replay for `command`: prefixed with `cd DIR && `
     /// when the shell stands elsewhere than the workspace; then the
     /// command's own plain `cd`s move the shell.
-    pub fn command(&mut self, command: &str) -> String {
+    pub(crate) fn command(&mut self, command: &str) -> String {
         let replayed = match (&self.dir, &self.home) {
             (Some(dir), Some(home)) if dir != home => format!("cd {} && {command}", quote(dir)),
             _ => command.to_owned(),

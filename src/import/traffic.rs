@@ -37,7 +37,7 @@ const STARTUP_TIMEOUT: u64 = 30;
 /// The scenario of `traffic`, relayed to the server `server` started by
 /// `command` in `cwd`, and how many calls it replays; `None` when no call
 /// can be replayed (a scenario needs a step).
-pub fn scenario(
+pub(crate) fn scenario(
     server: &str,
     command: &[String],
     cwd: &Path,

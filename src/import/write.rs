@@ -25,7 +25,7 @@ const MAX_SECS: f64 = crate::base::bounds::ONE_DAY;
 
 /// How the files are written.
 #[derive(Clone, Debug, Default)]
-pub struct WriteOptions {
+pub(crate) struct WriteOptions {
     /// The scenario files' stem (`session` → `session.yaml`).
     pub stem: String,
     /// The session file's name, for people.
@@ -40,7 +40,7 @@ pub struct WriteOptions {
 
 /// What was written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Imported {
+pub(crate) struct Imported {
     /// Scenario files, in order.
     pub scenarios: Vec<String>,
     /// Calls replayed.
@@ -66,7 +66,11 @@ fn bash_secs(call: &Call) -> f64 {
 }
 
 /// Writes the scenarios of `rec` into `dir`.
-pub fn write(rec: &Recording, dir: &OutDir, options: &WriteOptions) -> Result<Imported, String> {
+pub(crate) fn write(
+    rec: &Recording,
+    dir: &OutDir,
+    options: &WriteOptions,
+) -> Result<Imported, String> {
     let mut written = Imported {
         sidecars: rec.sidecars.as_ref().map_or(0, |s| s.written),
         ..Imported::default()
@@ -141,7 +145,7 @@ pub fn write(rec: &Recording, dir: &OutDir, options: &WriteOptions) -> Result<Im
 
 /// The scenario files [`write()`] makes of `rec`, in order, without
 /// writing them.
-pub fn files(rec: &Recording, options: &WriteOptions) -> Vec<String> {
+pub(crate) fn files(rec: &Recording, options: &WriteOptions) -> Vec<String> {
     let count = split(&rec.batches, options.split).len().max(1);
     (0..count)
         .map(|n| format!("{}.yaml", part_stem(&options.stem, n, count)))
@@ -354,7 +358,7 @@ fn header(rec: &Recording, options: &WriteOptions, first: bool) -> String {
 
 /// Whether `line`, the first line of a file, is the header [`write()`] puts
 /// on a scenario imported from the session file named `source`.
-pub fn imported_from(line: &str, source: &str) -> bool {
+pub(crate) fn imported_from(line: &str, source: &str) -> bool {
     line.strip_prefix("# Imported by `harness import ")
         .and_then(|rest| rest.split_once("` from "))
         .is_some_and(|(_, rest)| rest.starts_with(&format!("{} (", comment(source))))
@@ -364,7 +368,7 @@ pub fn imported_from(line: &str, source: &str) -> bool {
 /// character (a newline, a carriage return, an escape …) and every other
 /// line or paragraph separator written as an escape (`\n`, `\u{1b}`), so
 /// that no recorded text can end the comment and add YAML of its own.
-pub fn comment(text: &str) -> String {
+pub(crate) fn comment(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 /// `value` as a YAML document (a mapping at the top: `key: value` lines).
-pub fn to_yaml(value: &Value) -> String {
+pub(crate) fn to_yaml(value: &Value) -> String {
     let mut out = String::new();
     match value {
         Value::Object(map) if !map.is_empty() => mapping(&mut out, map, 0),

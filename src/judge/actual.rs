@@ -25,7 +25,7 @@ use serde::Serialize;
 /// check on a larger file keeps its beginning and end. 200 failures on
 /// one text then take 64 KiB of memory, and a report at most 64 KiB a
 /// failure.
-pub const MAX_ACTUAL_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_ACTUAL_BYTES: usize = 64 * 1024;
 
 /// Room kept for the line that says what was cut.
 const NOTICE_ROOM: usize = 256;

@@ -201,7 +201,7 @@ fn details_check(
 
 /// The truncation facts of a result of `tool` (the typed facts of its
 /// details, `details.truncation`), if its output was cut.
-pub fn truncation(tool: &str, result: &ToolResult) -> Option<Truncation> {
+pub(crate) fn truncation(tool: &str, result: &ToolResult) -> Option<Truncation> {
     facts_of(tool, result).truncation().cloned()
 }
 
@@ -489,7 +489,7 @@ fn snapshot_check(
 
 /// The JSON pointer of the first place where `want` is not a subset of
 /// `actual`, or `None` when it is.
-pub fn subset_mismatch(want: &Value, actual: &Value, path: String) -> Option<String> {
+pub(super) fn subset_mismatch(want: &Value, actual: &Value, path: String) -> Option<String> {
     match (want, actual) {
         (Value::Object(w), Value::Object(a)) => {
             for (key, value) in w {

@@ -40,14 +40,14 @@ use crate::tools::truncate::Truncation;
 
 /// One scenario's behaviours: calls that showed each behaviour, by area
 /// (a tool, or `loop`) and behaviour.
-pub type ScenarioCoverage = BTreeMap<String, BTreeMap<String, u64>>;
+pub(crate) type ScenarioCoverage = BTreeMap<String, BTreeMap<String, u64>>;
 
 /// The area of what the agent loop does with calls, beside the tools.
-pub const LOOP: &str = "loop";
+pub(crate) const LOOP: &str = "loop";
 
 /// What the agent loop can show of a suite's calls (the tools declare
 /// their own, next to their code: `tools::TOOL_BEHAVIOURS`).
-pub const LOOP_BEHAVIOURS: &[&str] = &[
+pub(crate) const LOOP_BEHAVIOURS: &[&str] = &[
     "one call in a message",
     "parallel batch",
     "sequential batch",
@@ -61,7 +61,7 @@ pub const LOOP_BEHAVIOURS: &[&str] = &[
 /// The behaviours a suite can show, by area, in the order reports list
 /// them: each tool's declaration in prompt order, then the loop's. A
 /// behaviour seen that is not listed here is still reported.
-pub fn catalogue() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
+pub(crate) fn catalogue() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
     TOOL_BEHAVIOURS.into_iter().chain([(LOOP, LOOP_BEHAVIOURS)])
 }
 
@@ -69,7 +69,7 @@ pub fn catalogue() -> impl Iterator<Item = (&'static str, &'static [&'static str
 /// order sent (in the run's judging pass), then completed with what the
 /// faux model reported.
 #[derive(Debug)]
-pub struct Observer<'a> {
+pub(crate) struct Observer<'a> {
     /// Each MCP server of the scenario with its active tools (as the
     /// model calls them).
     servers: &'a [(String, Vec<String>)],
@@ -83,7 +83,7 @@ pub struct Observer<'a> {
 
 impl<'a> Observer<'a> {
     /// An observer of a scenario with these MCP `servers`, none seen yet.
-    pub fn new(servers: &'a [(String, Vec<String>)]) -> Self {
+    pub(crate) fn new(servers: &'a [(String, Vec<String>)]) -> Self {
         Self {
             servers,
             out: ScenarioCoverage::new(),
@@ -102,7 +102,7 @@ impl<'a> Observer<'a> {
     }
 
     /// One answered call; `retry`: it was sent as a retry.
-    pub fn call(&mut self, record: &CallRecord, retry: bool) {
+    pub(crate) fn call(&mut self, record: &CallRecord, retry: bool) {
         let (area, behaviours) = classify(record);
         for behaviour in behaviours {
             self.add(area, &behaviour);
@@ -146,7 +146,7 @@ impl<'a> Observer<'a> {
     /// server tool with a built-in tool's name (`harness mcp`'s `read`)
     /// keeps that tool's behaviours too; the others are counted only in
     /// their server's area.
-    pub fn finish(mut self, report: &FauxReport) -> ScenarioCoverage {
+    pub(crate) fn finish(mut self, report: &FauxReport) -> ScenarioCoverage {
         self.end_batch();
         for _ in 0..report.retries_avoided {
             self.add(LOOP, "retry avoided");
@@ -174,7 +174,7 @@ impl<'a> Observer<'a> {
 
 /// The area of a scenario's MCP server `name` (`server fs`), whose
 /// behaviours are its active tools, each called or not.
-pub fn server_area(name: &str) -> String {
+pub(crate) fn server_area(name: &str) -> String {
     format!("server {name}")
 }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 /// The moment a scenario's time budget ends, and the budget it came from
 /// (for the failure that says so).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Deadline {
+pub(crate) struct Deadline {
     /// `None`: the budget reaches past what an `Instant` can hold, so it
     /// never ends.
     at: Option<Instant>,
@@ -17,7 +17,7 @@ pub struct Deadline {
 
 impl Deadline {
     /// The end of `budget` counted from `start`.
-    pub fn after(start: Instant, budget: Duration) -> Self {
+    pub(crate) fn after(start: Instant, budget: Duration) -> Self {
         Self {
             at: start.checked_add(budget),
             budget,
@@ -26,7 +26,7 @@ impl Deadline {
 
     /// A deadline that never comes (for tests of checks).
     #[cfg(test)]
-    pub fn never() -> Self {
+    pub(crate) fn never() -> Self {
         Self {
             at: None,
             budget: Duration::MAX,
@@ -34,19 +34,19 @@ impl Deadline {
     }
 
     /// Whether the time is up. Once it is, it stays up.
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.at.is_some_and(|at| Instant::now() >= at)
     }
 
     /// The budget the deadline ends.
-    pub fn budget(&self) -> Duration {
+    pub(crate) fn budget(&self) -> Duration {
         self.budget
     }
 }
 
 /// What a search returns when the deadline passed before it was done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stopped;
+pub(crate) struct Stopped;
 
 #[cfg(test)]
 mod tests {

@@ -50,7 +50,7 @@ use super::presentation;
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
-pub enum Agreement {
+pub(crate) enum Agreement {
     /// Identical text.
     Same,
     /// Identical once the recorded working directory is shown as
@@ -65,7 +65,7 @@ pub enum Agreement {
 
 impl Agreement {
     /// `same`, `paths` or `differs`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Same => "same",
             Self::Paths => "paths",
@@ -170,7 +170,7 @@ impl ReplayStats {
 
 /// One compared call, for its `calls[]` entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CallReplay {
+pub(crate) struct CallReplay {
     /// Tokens of the recorded text.
     pub recorded_tokens: u64,
     /// How the texts compare.
@@ -181,7 +181,7 @@ pub struct CallReplay {
 
 /// What the comparison found.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ReplayResult {
+pub(crate) struct ReplayResult {
     /// The scenario's `replay` section.
     pub stats: ReplayStats,
     /// Per call id.
@@ -238,7 +238,7 @@ fn read_sidecar(base: &Path, rel: &Path) -> Result<String, String> {
 
 /// The comparison of an imported scenario's results with the recorded
 /// ones, made call by call in the order the transcript holds them.
-pub struct Drift<'a> {
+pub(crate) struct Drift<'a> {
     plan: &'a ReplayPlan,
     tokens: &'a dyn TokenCounter,
     labels: &'a BTreeMap<String, String>,
@@ -254,7 +254,7 @@ pub struct Drift<'a> {
 impl<'a> Drift<'a> {
     /// A comparison for `plan`; `workspace_name` is how the model sees the
     /// workspace, `labels` name calls in failures.
-    pub fn new(
+    pub(crate) fn new(
         plan: &'a ReplayPlan,
         tokens: &'a dyn TokenCounter,
         workspace_name: &str,
@@ -278,7 +278,7 @@ impl<'a> Drift<'a> {
     /// One answered call, in the order the results were appended to the
     /// conversation: its result (presented, as the model read it) against
     /// its recorded one.
-    pub fn call(&mut self, record: &CallRecord) {
+    pub(crate) fn call(&mut self, record: &CallRecord) {
         let args = match &record.call.arguments {
             CallArguments::Json(args) => Some(args),
             CallArguments::Text(_) => None,
@@ -434,7 +434,7 @@ impl<'a> Drift<'a> {
 
     /// What was compared; `synced` is how many files `--sync-reads` wrote.
     /// Recorded calls that got no result are `not_replayed`.
-    pub fn finish(self, synced: u64) -> ReplayResult {
+    pub(crate) fn finish(self, synced: u64) -> ReplayResult {
         let mut result = self.result;
         result.stats.skipped = self.plan.skipped;
         result.stats.synced_files = synced;
@@ -483,7 +483,7 @@ fn exited_nonzero(facts: &Facts) -> bool {
 /// The drift of an imported scenario's answered `calls` (all of them, or
 /// those before a timeout) from the recorded results of `plan`; `synced`
 /// is how many files `--sync-reads` wrote.
-pub fn drift(
+pub(crate) fn drift(
     plan: &ReplayPlan,
     labels: &BTreeMap<String, String>,
     calls: &[CallRecord],

@@ -7,7 +7,7 @@ use sha2::Digest;
 use sha2::Sha256;
 
 /// The lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -27,7 +27,7 @@ fn shown(bytes: &[u8]) -> String {
 }
 
 /// `bytes_base64`: the file's bytes are exactly `want`.
-pub fn bytes(want: &[u8], got: &[u8]) -> Option<(String, String)> {
+pub(crate) fn bytes(want: &[u8], got: &[u8]) -> Option<(String, String)> {
     if want == got {
         return None;
     }
@@ -47,7 +47,7 @@ pub fn bytes(want: &[u8], got: &[u8]) -> Option<(String, String)> {
 }
 
 /// `sha256`: the file's bytes have this digest (any case).
-pub fn sha256(want: &str, got: &[u8]) -> Option<(String, String)> {
+pub(crate) fn sha256(want: &str, got: &[u8]) -> Option<(String, String)> {
     let digest = sha256_hex(got);
     (!digest.eq_ignore_ascii_case(want)).then(|| {
         (

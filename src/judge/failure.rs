@@ -39,6 +39,21 @@ pub struct Failure {
     pub focus: Option<Focus>,
 }
 
+impl std::fmt::Display for Failure {
+    /// `step 2 (grep): contains: expected …; got …`, as one line per
+    /// failure for people; the reports word it in full.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(step) = &self.step {
+            write!(f, "{step}: ")?;
+        }
+        write!(
+            f,
+            "{}: expected {}; got {}",
+            self.check, self.expected, self.actual
+        )
+    }
+}
+
 impl Failure {
     /// A failure at `step` (`None`: the whole scenario); `actual` is kept
     /// within [`super::MAX_ACTUAL_BYTES`].
@@ -98,7 +113,7 @@ impl Failure {
 
 /// A snapshot compared during the checks.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SnapshotOutcome {
+pub(crate) struct SnapshotOutcome {
     /// The key in the snapshot file.
     pub key: String,
     /// The value this run produced.
@@ -109,7 +124,7 @@ pub struct SnapshotOutcome {
 
 /// What the checks found.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct CheckOutput {
+pub(crate) struct CheckOutput {
     /// Failed checks, in scenario order.
     pub failures: Vec<Failure>,
     /// Snapshots compared (to be written when new or changed).

@@ -27,7 +27,7 @@ use super::input::variables;
 use super::kind::CheckKind;
 
 /// The largest file a file check reads.
-pub const MAX_CHECKED_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub(super) const MAX_CHECKED_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The files of `expect.files`, reached only through a handle confined to
 /// the workspace (D1): regular files only, opened without blocking, at most

@@ -33,12 +33,12 @@ use std::fmt::Write as _;
 /// Where `needle` first occurs in `text`: memchr's substring search, which
 /// is built optimised in every profile (Cargo.toml), so a check over a
 /// 20 MB text costs milliseconds in a test build too, as in a release.
-pub fn find(text: &str, needle: &str) -> Option<usize> {
+pub(crate) fn find(text: &str, needle: &str) -> Option<usize> {
     memchr::memmem::find(text.as_bytes(), needle.as_bytes())
 }
 
 /// Whether `needle` occurs in `text` ([`find`]).
-pub fn occurs(text: &str, needle: &str) -> bool {
+pub(crate) fn occurs(text: &str, needle: &str) -> bool {
     find(text, needle).is_some()
 }
 
@@ -49,7 +49,7 @@ use super::deadline::Deadline;
 use super::deadline::Stopped;
 
 /// Texts with more lines than this get a focus when a check on them fails.
-pub const FOCUS_MIN_LINES: usize = 20;
+pub(crate) const FOCUS_MIN_LINES: usize = 20;
 
 /// Lines shown before and after the line that was found.
 const CONTEXT: usize = 2;
@@ -73,21 +73,21 @@ const MAX_COMPARED_LINE: usize = 2000;
 /// 10,000 lines of 40 characters. The lines after those it had the work for are not compared,
 /// and the focus's reason says so. A number, not a time, so that the same
 /// run gives the same focus on any machine.
-pub const MAX_SIMILARITY_WORK: u64 = 1 << 24;
+pub(crate) const MAX_SIMILARITY_WORK: u64 = 1 << 24;
 
 /// The longest text a near miss (the expected text but for case or
 /// spacing) is looked for in: each of the three loosenings makes a copy of
 /// the text, so a failure on a larger text skips them (its focus still
 /// comes from the parts and lines below), and many failures on one large
 /// file stay cheap.
-pub const MAX_NEAR_MISS_BYTES: usize = 1 << 20;
+pub(crate) const MAX_NEAR_MISS_BYTES: usize = 1 << 20;
 
 /// Characters of one line of a focus window as it is shown (the console,
 /// `summary.md`, the JUnit text, and the lines a focus keeps).
-pub const MAX_LINE_CHARS: usize = 240;
+pub(crate) const MAX_LINE_CHARS: usize = 240;
 
 /// The most lines a focus keeps of a text the failure does not keep whole.
-pub const MAX_KEPT_LINES: usize = 40;
+pub(crate) const MAX_KEPT_LINES: usize = 40;
 
 /// Lines of a long text worth showing first, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -163,7 +163,7 @@ impl Focus {
 }
 
 /// `line` cut to [`MAX_LINE_CHARS`] characters, with how many more it has.
-pub fn cut_line(line: &str) -> Cow<'_, str> {
+pub(crate) fn cut_line(line: &str) -> Cow<'_, str> {
     // Four bytes a character at most: a shorter line is never cut.
     if line.len() <= MAX_LINE_CHARS {
         return Cow::Borrowed(line);
@@ -178,7 +178,7 @@ pub fn cut_line(line: &str) -> Cow<'_, str> {
 }
 
 /// The number of lines of `text` (a final newline ends the last line).
-pub fn line_count(text: &str) -> usize {
+pub(crate) fn line_count(text: &str) -> usize {
     text.split_inclusive('\n').count()
 }
 
@@ -213,7 +213,7 @@ fn at_end(total: usize, reason: &str) -> Focus {
 /// Where to look when `text` does not contain `needle`; `None` for a text
 /// short enough to show whole. The search looks at `deadline` as it goes:
 /// [`Stopped`] when the time was up before it was done.
-pub fn for_contains(
+pub(crate) fn for_contains(
     text: &str,
     needle: &str,
     deadline: &Deadline,
@@ -287,7 +287,7 @@ pub fn for_contains(
 
 /// Where to look when `text` contains `needle` and should not; `None` for
 /// a short text or when it does not contain it.
-pub fn for_occurrence(text: &str, needle: &str) -> Option<Focus> {
+pub(crate) fn for_occurrence(text: &str, needle: &str) -> Option<Focus> {
     let total = line_count(text);
     if total <= FOCUS_MIN_LINES || needle.is_empty() {
         return None;
@@ -307,7 +307,7 @@ pub fn for_occurrence(text: &str, needle: &str) -> Option<Focus> {
 
 /// Where to look when `text` did not match a regex: its end, where notices
 /// are; `None` for a short text.
-pub fn for_regex(text: &str) -> Option<Focus> {
+pub(crate) fn for_regex(text: &str) -> Option<Focus> {
     let total = line_count(text);
     (total > FOCUS_MIN_LINES).then(|| at_end(total, "the end of the text"))
 }

@@ -11,7 +11,7 @@ use crate::scenario::detail_spec::ImageChecks;
 
 /// What a check needs to know of one image block.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Block {
+pub(crate) struct Block {
     /// The MIME type the block declares.
     pub mime_type: String,
     /// The decoded bytes, or why the payload is not base64.
@@ -19,7 +19,7 @@ pub struct Block {
 }
 
 /// The image blocks of a result's content, in order.
-pub fn blocks(content: &[Content]) -> Vec<Block> {
+pub(crate) fn blocks(content: &[Content]) -> Vec<Block> {
     content
         .iter()
         .filter_map(|c| match c {
@@ -36,7 +36,7 @@ pub fn blocks(content: &[Content]) -> Vec<Block> {
 
 /// The failed checks of `block` against `want`: the check's name, what
 /// was expected, what was found.
-pub fn misses(block: &Block, want: &ImageChecks) -> Vec<(&'static str, String, String)> {
+pub(crate) fn misses(block: &Block, want: &ImageChecks) -> Vec<(&'static str, String, String)> {
     let mut out = Vec::new();
     if let Some(mime) = &want.mime_type
         && *mime != block.mime_type

@@ -15,7 +15,7 @@ use crate::scenario::load::Scenario;
 use crate::scenario::vars;
 
 /// Everything the checks look at.
-pub struct CheckInput<'a> {
+pub(crate) struct CheckInput<'a> {
     /// The scenario.
     pub scenario: &'a Scenario,
     /// What the run produced: every message, every call with its result

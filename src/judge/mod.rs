@@ -21,21 +21,21 @@
 mod actual;
 mod call;
 mod contract;
-pub mod coverage;
-pub mod deadline;
-pub mod drift;
-pub mod exact;
+pub(crate) mod coverage;
+pub(crate) mod deadline;
+pub(crate) mod drift;
+pub(crate) mod exact;
 mod expand;
 mod failure;
-pub mod figures;
+pub(crate) mod figures;
 mod files;
-pub mod focus;
-pub mod images;
+pub(crate) mod focus;
+pub(crate) mod images;
 mod input;
 mod kind;
-pub mod pointer;
-pub mod presentation;
-pub mod tally;
+pub(crate) mod pointer;
+pub(crate) mod presentation;
+pub(crate) mod tally;
 
 use std::collections::HashMap;
 
@@ -45,20 +45,20 @@ use contract::order_check;
 use contract::stats_checks;
 use files::file_checks;
 
-pub use actual::Actual;
+pub(crate) use actual::Actual;
 #[cfg(test)]
-pub use actual::MAX_ACTUAL_BYTES;
-pub use call::truncation;
-pub use failure::CheckOutput;
-pub use failure::Failure;
-pub use failure::SnapshotOutcome;
+pub(crate) use actual::MAX_ACTUAL_BYTES;
+pub(crate) use call::truncation;
+pub(crate) use failure::CheckOutput;
+pub(crate) use failure::Failure;
+pub(crate) use failure::SnapshotOutcome;
 pub use figures::Figures;
-pub use input::CheckInput;
-pub use kind::CheckKind;
+pub(crate) use input::CheckInput;
+pub(crate) use kind::CheckKind;
 
 /// Runs every check, until the deadline: once it passes, the checks not
 /// yet made are left out and a `timeout` failure says where they stopped.
-pub fn check(input: &CheckInput<'_>) -> CheckOutput {
+pub(crate) fn check(input: &CheckInput<'_>) -> CheckOutput {
     let mut out = CheckOutput::default();
     loop_contract(input, &mut out.failures);
     let results: HashMap<&str, &crate::agent::CallRecord> = input

@@ -12,13 +12,13 @@ use crate::scenario::expect::DetailMatcher;
 
 /// One matcher that did not hold: its name, what was expected, what was
 /// found.
-pub type Miss = (&'static str, String, String);
+pub(crate) type Miss = (&'static str, String, String);
 
 /// The most characters of a value a failure shows.
 const SHOWN: usize = 2000;
 
 /// A value as a failure shows it: JSON, cut after 2000 characters.
-pub fn shown(value: &Value) -> String {
+pub(crate) fn shown(value: &Value) -> String {
     let text = value.to_string();
     match text.char_indices().nth(SHOWN) {
         Some((at, _)) => format!(
@@ -31,7 +31,7 @@ pub fn shown(value: &Value) -> String {
 }
 
 /// Whether two JSON values are equal, numbers by value (`2` is `2.0`).
-pub fn same(a: &Value, b: &Value) -> bool {
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {
@@ -48,7 +48,7 @@ pub fn same(a: &Value, b: &Value) -> bool {
 
 /// The matchers of `check` that fail on the value at `pointer` in
 /// `details`.
-pub fn misses(details: Option<&Value>, pointer: &str, check: &DetailExpect) -> Vec<Miss> {
+pub(crate) fn misses(details: Option<&Value>, pointer: &str, check: &DetailExpect) -> Vec<Miss> {
     // A result without details has `null` there, as its snapshot shows.
     let found = details.unwrap_or(&Value::Null).pointer(pointer);
     let mut out = Vec::new();

@@ -29,7 +29,7 @@ const WORKSPACE: &str = "/workspace";
 /// put in that form (a failure for a change, a text that is not the
 /// tool's listing). A failure's kind (`failure`) is the one its typed
 /// facts say, never read from its words.
-pub fn answer(
+pub(crate) fn answer(
     form: AnswerForm,
     tool: &str,
     args: Option<&Value>,
@@ -99,7 +99,7 @@ pub fn answer(
 
 /// Whether two answers of `form` agree: texts compare without their
 /// trailing newlines.
-pub fn agree(form: AnswerForm, now: &str, then: &str) -> bool {
+pub(crate) fn agree(form: AnswerForm, now: &str, then: &str) -> bool {
     let (now, then) = match form {
         AnswerForm::Text => (now.trim_end_matches('\n'), then.trim_end_matches('\n')),
         _ => (now, then),

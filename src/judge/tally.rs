@@ -17,7 +17,7 @@ use super::drift::Agreement;
 
 /// One tool call's figures.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct CallStat {
+pub(crate) struct CallStat {
     /// The call id.
     pub id: String,
     /// The tool.
@@ -52,7 +52,7 @@ pub struct CallStat {
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
-pub struct TurnStat {
+pub(crate) struct TurnStat {
     /// Input tokens not served from the cache.
     pub input_tokens: u64,
     /// Output tokens.
@@ -67,7 +67,7 @@ pub struct TurnStat {
 
 /// What the pass derives.
 #[derive(Debug)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// The scenario's figures.
     pub figures: Figures,
     /// Each call's statistics, in the order sent.
@@ -80,7 +80,7 @@ pub struct Tally {
 
 /// The pass over `transcript` and the faux model's `report`; `coverage`:
 /// the behaviours are wanted, with these MCP servers' active tools.
-pub fn tally(transcript: &Transcript, coverage: Option<&[(String, Vec<String>)]>) -> Tally {
+pub(crate) fn tally(transcript: &Transcript, coverage: Option<&[(String, Vec<String>)]>) -> Tally {
     let report = &transcript.model;
     let retries = report.retry_ids();
     let mut figures = Figures::default();

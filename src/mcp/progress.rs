@@ -23,10 +23,10 @@ use crate::tools::ToolUpdate;
 use crate::tools::UpdateSink;
 
 /// The least time between two progress notifications of one call.
-pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
+pub(super) const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// The most bytes of the output's tail a progress message carries.
-pub const PROGRESS_MESSAGE_BYTES: usize = 4096;
+pub(super) const PROGRESS_MESSAGE_BYTES: usize = 4096;
 
 /// The progress notifications of one call.
 pub(super) struct Progress {

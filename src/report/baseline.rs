@@ -16,14 +16,14 @@ use crate::run::RunSummary;
 use crate::run::Status;
 
 /// The version of the baseline file format.
-pub const BASELINE_SCHEMA_VERSION: u32 = 1;
+pub(crate) const BASELINE_SCHEMA_VERSION: u32 = 1;
 
 /// The `kind` of a baseline file.
-pub const BASELINE_KIND: &str = "harness-baseline";
+pub(crate) const BASELINE_KIND: &str = "harness-baseline";
 
 /// One scenario in a baseline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BaselineScenario {
+pub(crate) struct BaselineScenario {
     /// The file it came from (for people; not compared).
     pub file: String,
     /// How it ended.
@@ -35,7 +35,7 @@ pub struct BaselineScenario {
 
 /// The per-scenario figures of a run, as `--save-baseline` writes them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Baseline {
+pub(crate) struct Baseline {
     /// [`BASELINE_SCHEMA_VERSION`].
     pub schema_version: u32,
     /// [`BASELINE_KIND`].
@@ -51,7 +51,7 @@ pub struct Baseline {
 
 /// A baseline file that cannot be read.
 #[derive(Debug, thiserror::Error)]
-pub enum BaselineError {
+pub(crate) enum BaselineError {
     /// A version this harness does not read (`None`: no version).
     #[error(
         "baseline schema_version {} is not supported (this harness reads {BASELINE_SCHEMA_VERSION})",
@@ -82,7 +82,7 @@ pub enum BaselineError {
     "the baseline was counted with the {baseline} tokenizer and this run uses {run}; run with \
      --tokenizer {baseline} or save a new baseline"
 )]
-pub struct TokenizerMismatch {
+pub(crate) struct TokenizerMismatch {
     /// The baseline's tokenizer.
     pub baseline: String,
     /// The run's tokenizer.
@@ -91,7 +91,7 @@ pub struct TokenizerMismatch {
 
 impl Baseline {
     /// The baseline of a run.
-    pub fn of(summary: &RunSummary) -> Self {
+    pub(crate) fn of(summary: &RunSummary) -> Self {
         Self {
             schema_version: BASELINE_SCHEMA_VERSION,
             kind: BASELINE_KIND.to_owned(),
@@ -115,14 +115,14 @@ impl Baseline {
     }
 
     /// The file's text: pretty JSON, scenarios sorted by name.
-    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+    pub(crate) fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
         let mut bytes = serde_json::to_vec_pretty(self)?;
         bytes.push(b'\n');
         Ok(bytes)
     }
 
     /// Whether a run counted with `tokenizer` can be compared with it.
-    pub fn counted_with(&self, tokenizer: &str) -> Result<(), TokenizerMismatch> {
+    pub(crate) fn counted_with(&self, tokenizer: &str) -> Result<(), TokenizerMismatch> {
         if self.tokenizer == tokenizer {
             return Ok(());
         }
@@ -133,12 +133,12 @@ impl Baseline {
     }
 
     /// Whether a JSON document says it is a baseline (its `kind`).
-    pub fn is_baseline(value: &serde_json::Value) -> bool {
+    pub(crate) fn is_baseline(value: &serde_json::Value) -> bool {
         value.get("kind").and_then(serde_json::Value::as_str) == Some(BASELINE_KIND)
     }
 
     /// Reads a baseline document, checking its `schema_version` first.
-    pub fn from_value(value: serde_json::Value) -> Result<Self, BaselineError> {
+    pub(crate) fn from_value(value: serde_json::Value) -> Result<Self, BaselineError> {
         let version = value.get("schema_version");
         if let Some(version) = version
             && version.as_u64().is_none()
@@ -158,7 +158,7 @@ impl Baseline {
 
 /// A JSON value described for a message: its type and, when short, the
 /// value itself (`the string "1"`, `null`, `the number 1.5`).
-pub fn describe_json(value: &serde_json::Value) -> String {
+pub(crate) fn describe_json(value: &serde_json::Value) -> String {
     use serde_json::Value;
     let text = value.to_string();
     let short = text.chars().count() <= 40;

@@ -26,7 +26,7 @@ use super::verdict::judge;
 
 /// One scenario present in both the run and the baseline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ScenarioChange {
+pub(crate) struct ScenarioChange {
     /// The scenario.
     pub name: String,
     /// Its status in the baseline.
@@ -43,7 +43,7 @@ pub struct ScenarioChange {
 
 /// A run set against a baseline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// Whether no scenario regressed and every gate held.
     pub passed: bool,
     /// The gates and how they fared, sorted by key.
@@ -66,13 +66,13 @@ pub struct Comparison {
 
 impl Comparison {
     /// Breaches of every gate.
-    pub fn breaches(&self) -> usize {
+    pub(crate) fn breaches(&self) -> usize {
         self.gates.iter().map(|g| g.breaches.len()).sum()
     }
 }
 
 /// Sets a run against a baseline and judges the gates.
-pub fn compare(summary: &RunSummary, baseline: &Baseline, gates: &[Gate]) -> Comparison {
+pub(crate) fn compare(summary: &RunSummary, baseline: &Baseline, gates: &[Gate]) -> Comparison {
     let in_run: BTreeSet<&str> = summary.scenarios.iter().map(|s| s.name.as_str()).collect();
     let mut comparison = Comparison {
         passed: true,

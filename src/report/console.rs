@@ -17,7 +17,7 @@ use crate::run::servers::ServerOutcome;
 use super::compare::Comparison;
 
 /// `PASS  name  (3 calls, 12 ms)`.
-pub fn scenario_line(outcome: &ScenarioOutcome) -> String {
+pub(crate) fn scenario_line(outcome: &ScenarioOutcome) -> String {
     let line = status_line(outcome);
     match &outcome.replay {
         Some(r) => format!(
@@ -65,7 +65,7 @@ fn status_line(outcome: &ScenarioOutcome) -> String {
 /// Whether console text carries colour (ANSI escape codes). The command
 /// line decides, from the terminal and `NO_COLOR` / `CLICOLOR_FORCE`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Colour {
+pub(crate) enum Colour {
     /// Plain text (files, pipes, `NO_COLOR`).
     #[default]
     Plain,
@@ -93,7 +93,7 @@ const QUIET: anstyle::Style = anstyle::Style::new().dimmed();
 /// The escape sequences text painted in `colour` may hold (none for plain
 /// text): what a terminal writer lets through when it shows every other
 /// control character.
-pub fn style_sequences(colour: Colour) -> Vec<String> {
+pub(crate) fn style_sequences(colour: Colour) -> Vec<String> {
     match colour {
         Colour::Plain => Vec::new(),
         Colour::Ansi => [REMOVED, ADDED, HEADER, QUIET]
@@ -104,7 +104,7 @@ pub fn style_sequences(colour: Colour) -> Vec<String> {
 }
 
 /// Every failure of the run, grouped by scenario.
-pub fn failure_details(summary: &RunSummary, colour: Colour) -> String {
+pub(crate) fn failure_details(summary: &RunSummary, colour: Colour) -> String {
     let mut out = String::new();
     for outcome in summary
         .scenarios
@@ -142,7 +142,7 @@ pub fn failure_details(summary: &RunSummary, colour: Colour) -> String {
 /// What the run did to snapshot files, one line per file with new or
 /// changed snapshots: written into the file with `update`, otherwise into
 /// its `.snap.yaml.new` for review.
-pub fn snapshot_lines(summary: &RunSummary, update: bool) -> Vec<String> {
+pub(crate) fn snapshot_lines(summary: &RunSummary, update: bool) -> Vec<String> {
     let mut changed: std::collections::BTreeMap<&std::path::Path, usize> = Default::default();
     for outcome in &summary.scenarios {
         if let Some(file) = &outcome.snapshot_file {
@@ -181,7 +181,7 @@ const MAX_SHOWN_LINES: usize = 40;
 
 #[cfg(test)]
 use crate::judge::focus::MAX_LINE_CHARS;
-pub use crate::judge::focus::cut_line;
+pub(crate) use crate::judge::focus::cut_line;
 
 fn indent(text: &str, prefix: &str) -> String {
     indent_cut(text, prefix, false)
@@ -219,14 +219,14 @@ fn indent_cut(text: &str, prefix: &str, cut: bool) -> String {
 
 /// Whether a value is long enough for a diff: more than 3 lines or 160
 /// bytes.
-pub fn is_long(text: &str) -> bool {
+pub(crate) fn is_long(text: &str) -> bool {
     text.lines().count() > 3 || text.len() > 160
 }
 
 /// For a failure with a focus: a line saying which lines of `actual` are
 /// shown and why, and those lines, numbered (`2998 │ text`). The lines are
 /// counted in the whole text, also when `actual` keeps only part of it.
-pub fn focus_window(failure: &Failure) -> Option<(String, Vec<String>)> {
+pub(crate) fn focus_window(failure: &Failure) -> Option<(String, Vec<String>)> {
     let focus = failure.focus.as_ref()?;
     let total = failure
         .actual_cut
@@ -251,7 +251,7 @@ pub fn focus_window(failure: &Failure) -> Option<(String, Vec<String>)> {
 /// The unified diff of `expected` and `actual` (3 lines of context), as
 /// `(sign, line)` pairs with `-`, `+` or ` `, at most `max` of them; the
 /// flag says whether it was cut.
-pub fn diff_lines(expected: &str, actual: &str, max: usize) -> (Vec<(char, String)>, bool) {
+pub(crate) fn diff_lines(expected: &str, actual: &str, max: usize) -> (Vec<(char, String)>, bool) {
     let diff = similar::TextDiff::from_lines(expected, actual);
     let mut lines = Vec::new();
     for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
@@ -274,7 +274,7 @@ pub fn diff_lines(expected: &str, actual: &str, max: usize) -> (Vec<(char, Strin
 /// One failure: where, which check, expected and actual (or their diff),
 /// as plain text.
 #[cfg(test)]
-pub fn render_failure(failure: &Failure) -> String {
+pub(crate) fn render_failure(failure: &Failure) -> String {
     render_failure_in(failure, Colour::Plain)
 }
 
@@ -282,7 +282,7 @@ pub fn render_failure(failure: &Failure) -> String {
 /// each; a failure whose cut `actual` (a text over the bound) is the very
 /// text of the failure before it, and that has no focus, says so instead
 /// of showing it again.
-pub fn render_failures(failures: &[Failure], colour: Colour) -> String {
+pub(crate) fn render_failures(failures: &[Failure], colour: Colour) -> String {
     (0..failures.len())
         .map(|i| render_nth(failures, i, colour))
         .collect()
@@ -319,7 +319,7 @@ fn same_as_before(failure: &Failure) -> String {
 /// text with a focus shows the lines the check points at; when both texts
 /// are long, their diff is shown instead. An actual text that was cut to
 /// its bound shows its lines cut to [`MAX_LINE_CHARS`](crate::judge::focus::MAX_LINE_CHARS) characters.
-pub fn render_failure_in(failure: &Failure, colour: Colour) -> String {
+pub(crate) fn render_failure_in(failure: &Failure, colour: Colour) -> String {
     let mut out = String::new();
     let step = failure.step.as_deref().unwrap_or("scenario");
     let cut = failure.actual_cut.is_some();
@@ -402,7 +402,7 @@ fn only_whitespace_differs(expected: &str, actual: &str) -> bool {
 }
 
 /// `60 scenarios: 58 passed, 1 failed, 1 skipped in 3.2 s`.
-pub fn summary_line(summary: &RunSummary) -> String {
+pub(crate) fn summary_line(summary: &RunSummary) -> String {
     let total = summary.scenarios.len();
     format!(
         "{total} scenario{}: {} passed, {} failed, {} skipped in {:.1} s{}",
@@ -421,7 +421,7 @@ pub fn summary_line(summary: &RunSummary) -> String {
 
 /// The replay totals of a run that replayed imported sessions:
 /// `replay: 12 calls compared (3 skipped at import) · is_error agrees on 11 · text same 8, paths 2, presentation 1, differs 1 · result tokens 1200 recorded, 1100 now (0.9167x)`.
-pub fn replay_line(summary: &RunSummary) -> Option<String> {
+pub(crate) fn replay_line(summary: &RunSummary) -> Option<String> {
     let r = summary.replay_totals()?;
     let c = &r.counts;
     let ratio = r
@@ -459,7 +459,7 @@ pub fn replay_line(summary: &RunSummary) -> Option<String> {
 ///   bash       2                2          0     1      1             0        0               26              23   0.88
 ///   total      6                6          0     4      1             0        1               73              69   0.95
 /// ```
-pub fn replay_table(summary: &RunSummary) -> Option<String> {
+pub(crate) fn replay_table(summary: &RunSummary) -> Option<String> {
     let r = summary.replay_totals()?;
     const HEADERS: [&str; 11] = [
         "tool",
@@ -517,7 +517,7 @@ pub fn replay_table(summary: &RunSummary) -> Option<String> {
 
 /// The comparison with a baseline: what was compared, new and missing
 /// scenarios, regressions, and each gate with its breaches.
-pub fn comparison_text(comparison: &Comparison) -> String {
+pub(crate) fn comparison_text(comparison: &Comparison) -> String {
     let mut out = String::new();
     let list = |names: &[String]| {
         names
@@ -567,7 +567,7 @@ pub fn comparison_text(comparison: &Comparison) -> String {
 /// One MCP server of a scenario in one line: `server fs: stdio,
 /// secure-filesystem-server 0.2.0, protocol 2025-11-25, started in 412 ms,
 /// exit status 0` (what is known of it), or why it did not start.
-pub fn server_line(server: &ServerOutcome) -> String {
+pub(crate) fn server_line(server: &ServerOutcome) -> String {
     let mut parts = vec![server.transport.clone()];
     if server.shared {
         parts.push("shared".to_owned());
@@ -601,7 +601,7 @@ pub fn server_line(server: &ServerOutcome) -> String {
 
 /// The lines of a scenario's servers, each with its last stderr lines
 /// when the report kept them, indented by `prefix`.
-pub fn server_lines(outcome: &ScenarioOutcome, prefix: &str) -> String {
+pub(crate) fn server_lines(outcome: &ScenarioOutcome, prefix: &str) -> String {
     let mut out = String::new();
     for server in &outcome.servers {
         let _ = writeln!(out, "{prefix}{}", server_line(server));
@@ -618,7 +618,7 @@ pub fn server_lines(outcome: &ScenarioOutcome, prefix: &str) -> String {
 /// `    1. read  ok, 12 result tokens, 3 ms`, and for a replayed call how
 /// it compares with the recorded one (`, replay: text same, is_error
 /// agrees`).
-pub fn call_lines(outcome: &ScenarioOutcome) -> String {
+pub(crate) fn call_lines(outcome: &ScenarioOutcome) -> String {
     let mut out = String::new();
     for (seq, call) in outcome.calls.iter().enumerate() {
         let mut notes = vec![if call.is_error { "error" } else { "ok" }.to_owned()];

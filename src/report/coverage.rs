@@ -36,7 +36,7 @@ fn headline(c: &Coverage) -> String {
 }
 
 /// The `### Coverage` section of summary.md; empty without coverage.
-pub fn markdown(summary: &RunSummary) -> String {
+pub(crate) fn markdown(summary: &RunSummary) -> String {
     let Some(c) = summarize(summary) else {
         return String::new();
     };
@@ -73,7 +73,7 @@ pub fn markdown(summary: &RunSummary) -> String {
 
 /// The coverage summary `harness run --coverage` prints: one line per
 /// area, with what it never exercised.
-pub fn console(summary: &RunSummary) -> String {
+pub(crate) fn console(summary: &RunSummary) -> String {
     let Some(c) = summarize(summary) else {
         return String::new();
     };

@@ -43,7 +43,7 @@ const BASELINE_METRICS: [Metric; 5] = [
 /// The columns of `scenarios.csv`: the scenario, its figures and
 /// `duration_ms`, `baseline_status`, the baseline figures and
 /// `gate_breaches`.
-pub fn scenario_columns() -> Vec<String> {
+pub(crate) fn scenario_columns() -> Vec<String> {
     let head = SCENARIO_HEAD.into_iter().map(str::to_owned);
     let figures = Figures::NAMES
         .into_iter()
@@ -57,7 +57,7 @@ pub fn scenario_columns() -> Vec<String> {
 }
 
 /// The columns of `calls.csv`.
-pub const CALL_COLUMNS: [&str; 14] = [
+pub(crate) const CALL_COLUMNS: [&str; 14] = [
     "scenario",
     "file",
     "seq",
@@ -140,7 +140,7 @@ fn runs<'a>(
 /// and variant, each compared with its variant's baseline (`variants[i]`
 /// for `summary.variants[i]`), with a last column `variant` (a run
 /// without variants has none).
-pub fn scenarios(
+pub(crate) fn scenarios(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
     variants: &[Option<Comparison>],
@@ -211,7 +211,7 @@ fn scenario_record(o: &ScenarioOutcome, comparison: Option<&Comparison>) -> Vec<
 
 /// `calls.csv`: a row per call; with `--variant`, of every variant, with
 /// a last column `variant` (a run without variants has none).
-pub fn calls(summary: &RunSummary) -> Result<Vec<u8>, csv::Error> {
+pub(crate) fn calls(summary: &RunSummary) -> Result<Vec<u8>, csv::Error> {
     let mut w = writer();
     let mut columns: Vec<&str> = CALL_COLUMNS.to_vec();
     if !summary.variants.is_empty() {

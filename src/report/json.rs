@@ -30,13 +30,13 @@ use super::compare::Comparison;
 use super::repeats::RepeatTotals;
 
 /// The version of the `run.json` format.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// Scenarios by status.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
-pub struct Counts {
+pub(crate) struct Counts {
     /// All scenarios in the report.
     pub scenarios: usize,
     /// Passed.
@@ -49,7 +49,7 @@ pub struct Counts {
 
 impl Counts {
     /// The counts of a run.
-    pub fn of(summary: &RunSummary) -> Self {
+    pub(crate) fn of(summary: &RunSummary) -> Self {
         Self {
             scenarios: summary.scenarios.len(),
             passed: summary.count(Status::Passed),
@@ -61,7 +61,7 @@ impl Counts {
 
 /// The `run.json` document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RunReport {
+pub(crate) struct RunReport {
     /// The version of this format: 1. Within a version fields are only
     /// added.
     #[schemars(extend("const" = 1))]
@@ -114,7 +114,7 @@ pub struct RunReport {
 
 /// One variant's run in `run.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct VariantReport {
+pub(crate) struct VariantReport {
     /// The variant's name (`--variant NAME=FILE`).
     pub name: String,
     /// Its suite file, as given.
@@ -180,14 +180,14 @@ impl VariantReport {
 impl RunReport {
     /// The report of a run without variants' comparisons.
     #[cfg(test)]
-    pub fn new(summary: &RunSummary, comparison: Option<&Comparison>) -> Self {
+    pub(crate) fn new(summary: &RunSummary, comparison: Option<&Comparison>) -> Self {
         Self::of_variants(summary, comparison, &[])
     }
 
     /// The report of a run of variants, `variants[i]` being the
     /// comparison of `summary.variants[i]` with its baseline (the first
     /// variant's falls back to `comparison`).
-    pub fn of_variants(
+    pub(crate) fn of_variants(
         summary: &RunSummary,
         comparison: Option<&Comparison>,
         variants: &[Option<Comparison>],
@@ -225,7 +225,7 @@ impl RunReport {
 
     /// The run it describes (its totals are summed again from the
     /// scenarios).
-    pub fn into_summary(self) -> RunSummary {
+    pub(crate) fn into_summary(self) -> RunSummary {
         let mut summary = RunSummary {
             scenarios: self.scenarios,
             tokenizer: self.tokenizer,
@@ -252,7 +252,7 @@ impl RunReport {
 
 /// `run.json` of a run: pretty JSON ending with a newline; with variants,
 /// each with its comparison ([`RunReport::of_variants`]).
-pub fn render(
+pub(crate) fn render(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
     variants: &[Option<Comparison>],
@@ -263,11 +263,11 @@ pub fn render(
     Ok(bytes)
 }
 
-pub use super::json_file::JsonError;
+pub(crate) use super::json_file::JsonError;
 
 /// Why a `run.json` could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// Not JSON at all.
     #[error("not valid JSON: {0}")]
     Syntax(JsonError),
@@ -296,7 +296,7 @@ pub enum ReadError {
 impl ReadError {
     /// Where in the file the problem is (line, column), when it has a
     /// place.
-    pub fn place(&self) -> Option<(usize, usize)> {
+    pub(crate) fn place(&self) -> Option<(usize, usize)> {
         match self {
             Self::Syntax(err) | Self::Shape(err) => err.place,
             Self::NotAReport | Self::VersionType { .. } | Self::Version { .. } => None,
@@ -306,7 +306,7 @@ impl ReadError {
 
 /// Reads a `run.json`, checking its `schema_version` first. A field that
 /// is wrong is named with its place in `text`.
-pub fn parse(text: &str) -> Result<RunReport, ReadError> {
+pub(crate) fn parse(text: &str) -> Result<RunReport, ReadError> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|err| ReadError::Syntax(JsonError::of(&err)))?;
     parse_report(value).map_err(|err| match err {
@@ -330,7 +330,7 @@ fn parse_report(value: serde_json::Value) -> Result<RunReport, ReadError> {
 }
 
 /// The run of a parsed `run.json` value.
-pub fn parse_value(value: serde_json::Value) -> Result<RunSummary, ReadError> {
+pub(crate) fn parse_value(value: serde_json::Value) -> Result<RunSummary, ReadError> {
     parse_report(value).map(RunReport::into_summary)
 }
 

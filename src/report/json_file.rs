@@ -5,7 +5,7 @@
 /// What serde_json found wrong with a JSON file, and where: its line and
 /// column (from 1), when the problem has a place in the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JsonError {
+pub(crate) struct JsonError {
     /// Line and column, from 1.
     pub place: Option<(usize, usize)>,
     /// What is wrong, without serde_json's own "at line L column C".
@@ -15,7 +15,7 @@ pub struct JsonError {
 impl JsonError {
     /// The problem `err` describes. serde_json numbers a line's very
     /// start as column 0 (at the end of the text); that is column 1 here.
-    pub fn of(err: &serde_json::Error) -> Self {
+    pub(crate) fn of(err: &serde_json::Error) -> Self {
         let full = err.to_string();
         if err.line() == 0 {
             return Self {
@@ -40,7 +40,11 @@ impl std::fmt::Display for JsonError {
 /// `message` about the file at `path`, at `place` when it has one:
 /// `path:line:column: message` (as scenario files' problems are shown),
 /// otherwise `path: message`.
-pub fn in_file(path: &std::path::Path, place: Option<(usize, usize)>, message: &str) -> String {
+pub(crate) fn in_file(
+    path: &std::path::Path,
+    place: Option<(usize, usize)>,
+    message: &str,
+) -> String {
     match place {
         Some((line, column)) => format!("{}:{line}:{column}: {message}", path.display()),
         None => format!("{}: {message}", path.display()),

@@ -253,7 +253,7 @@ fn gates_suite(out: &mut String, name: &str, cases: &[GateCase]) {
 /// variant's falls back to `comparison`): each variant's test cases carry
 /// its baseline's figures, and each compared variant has its gates suite,
 /// `harness gates [variant NAME]`.
-pub fn render(
+pub(crate) fn render(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
     variants: &[Option<Comparison>],

@@ -27,9 +27,9 @@ use super::console;
 use super::verdict::change_text;
 
 /// Failed scenarios shown in full.
-pub const MAX_FAILED_SCENARIOS: usize = 20;
+pub(crate) const MAX_FAILED_SCENARIOS: usize = 20;
 /// Rows of the token tables.
-pub const MAX_ROWS: usize = 15;
+pub(crate) const MAX_ROWS: usize = 15;
 /// Characters of one expected or actual text.
 const MAX_TEXT: usize = 1200;
 
@@ -500,7 +500,7 @@ fn replay(out: &mut String, summary: &RunSummary) {
 /// every variant, and after the variants' table each compared variant
 /// has its baseline section (`### Baseline, variant NAME`). Without
 /// variants, `variants` is empty.
-pub fn render(
+pub(crate) fn render(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
     variants: &[Option<Comparison>],

@@ -18,7 +18,7 @@ fn entity(c: char, attribute: bool) -> Option<&'static str> {
 }
 
 /// Text for HTML: `&`, `<`, `>`, `"` and `'` as entities.
-pub fn escape_html(text: &str) -> String {
+pub(super) fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match entity(c, true) {
@@ -32,7 +32,7 @@ pub fn escape_html(text: &str) -> String {
 /// Text for an XML attribute value (`attribute`) or element content. Line
 /// breaks and tabs in attributes become character references, so parsers
 /// keep them; characters XML 1.0 cannot hold are written as `\u{1b}`.
-pub fn escape_xml(text: &str, attribute: bool) -> String {
+pub(super) fn escape_xml(text: &str, attribute: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if let Some(entity) = entity(c, attribute) {

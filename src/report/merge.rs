@@ -25,11 +25,11 @@ use crate::run::VariantRun;
 
 /// How many missing partitions a refused merge names (the rest are
 /// counted).
-pub const MISSING_SHOWN: usize = 10;
+pub(crate) const MISSING_SHOWN: usize = 10;
 
 /// One report to merge.
 #[derive(Clone, Debug)]
-pub struct Part {
+pub(crate) struct Part {
     /// Where it came from, for messages.
     pub source: String,
     /// Its `schema_version`.
@@ -40,7 +40,7 @@ pub struct Part {
 
 /// Why reports cannot be merged.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MergeError {
+pub(crate) enum MergeError {
     /// Nothing to merge.
     #[error("no reports to merge")]
     Empty,
@@ -186,7 +186,7 @@ fn describe(p: Option<Partition>) -> String {
 }
 
 /// Merges runs; see the module doc for the rules.
-pub fn merge(parts: Vec<Part>) -> Result<RunSummary, MergeError> {
+pub(crate) fn merge(parts: Vec<Part>) -> Result<RunSummary, MergeError> {
     check(&parts)?;
     Ok(combine(parts))
 }
@@ -194,7 +194,7 @@ pub fn merge(parts: Vec<Part>) -> Result<RunSummary, MergeError> {
 /// The gates a merged run is judged by: those its partitions recorded,
 /// with `given` (`--gate` of the merge) taking a key's place; recorded in
 /// `summary.gates` too.
-pub fn with_gates(
+pub(crate) fn with_gates(
     summary: &mut RunSummary,
     given: Vec<Gate>,
 ) -> Result<Vec<Gate>, crate::run::GateError> {
@@ -352,7 +352,7 @@ fn check_alike(first: &Part, part: &Part) -> Result<(), MergeError> {
 /// `summary.md` of a merge that was refused: the verdict, why, and the
 /// files given, so that a CI step that publishes the summary shows the
 /// reason instead of failing on a missing file.
-pub fn refusal_markdown(reason: &str, files: &[String]) -> Vec<u8> {
+pub(crate) fn refusal_markdown(reason: &str, files: &[String]) -> Vec<u8> {
     let mut text = String::from("## harness: ❌ merge refused\n\n");
     text.push_str(
         "`harness report merge` refused the files below and wrote no other report, for this \

@@ -38,33 +38,33 @@
 //!
 //! [`RunSummary`]: crate::run::RunSummary
 
-pub mod baseline;
-pub mod compare;
-pub mod console;
-pub mod coverage;
-pub mod csv;
-pub mod html;
-pub mod json;
-pub mod json_file;
-pub mod junit;
-pub mod markdown;
+pub(crate) mod baseline;
+pub(crate) mod compare;
+pub(crate) mod console;
+pub(crate) mod coverage;
+pub(crate) mod csv;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod json_file;
+pub(crate) mod junit;
+pub(crate) mod markdown;
 mod markup;
-pub mod merge;
-pub mod outputs;
-pub mod repeats;
-pub mod variants;
-pub mod verdict;
+pub(crate) mod merge;
+pub(crate) mod outputs;
+pub(crate) mod repeats;
+pub(crate) mod variants;
+pub(crate) mod verdict;
 
 use crate::run::RunSummary;
 
-pub use baseline::Baseline;
-pub use baseline::BaselineError;
-pub use compare::Comparison;
-pub use compare::compare;
+pub(crate) use baseline::Baseline;
+pub(crate) use baseline::BaselineError;
+pub(crate) use compare::Comparison;
+pub(crate) use compare::compare;
 
 /// A report file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Format {
+pub(crate) enum Format {
     /// `run.json`.
     Json,
     /// `junit.xml`.
@@ -81,7 +81,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, in the order files are written.
-    pub const ALL: [Self; 6] = [
+    pub(crate) const ALL: [Self; 6] = [
         Self::Json,
         Self::Junit,
         Self::ScenariosCsv,
@@ -91,7 +91,7 @@ impl Format {
     ];
 
     /// The file name in a report directory.
-    pub fn file_name(self) -> &'static str {
+    pub(crate) fn file_name(self) -> &'static str {
         match self {
             Self::Json => "run.json",
             Self::Junit => "junit.xml",
@@ -105,7 +105,7 @@ impl Format {
 
 /// A report that could not be rendered.
 #[derive(Debug, thiserror::Error)]
-pub enum RenderError {
+pub(crate) enum RenderError {
     /// JSON serialisation failed.
     #[error("cannot render JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -119,7 +119,7 @@ pub enum RenderError {
 
 /// What `--baseline` names that cannot be read.
 #[derive(Debug, thiserror::Error)]
-pub enum BaselineReadError {
+pub(crate) enum BaselineReadError {
     /// Not JSON at all.
     #[error("not valid JSON: {0}")]
     Syntax(json::JsonError),
@@ -140,7 +140,7 @@ pub enum BaselineReadError {
 impl BaselineReadError {
     /// Where in the file the problem is (line, column), when it has a
     /// place.
-    pub fn place(&self) -> Option<(usize, usize)> {
+    pub(crate) fn place(&self) -> Option<(usize, usize)> {
         match self {
             Self::Syntax(err) | Self::Baseline(BaselineError::Shape(err)) => err.place,
             Self::RunReport(err) => err.place(),
@@ -151,7 +151,7 @@ impl BaselineReadError {
 
 /// Reads a baseline file, or a run report (`run.json`), whose figures then
 /// serve as the baseline.
-pub fn read_baseline(text: &str) -> Result<Baseline, BaselineReadError> {
+pub(crate) fn read_baseline(text: &str) -> Result<Baseline, BaselineReadError> {
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|err| BaselineReadError::Syntax(json::JsonError::of(&err)))?;
     if Baseline::is_baseline(&value) {
@@ -177,7 +177,7 @@ pub fn read_baseline(text: &str) -> Result<Baseline, BaselineReadError> {
 /// compared with its own baseline: `variants[i]` is the comparison of
 /// `summary.variants[i]` (`comparison` the first one's, as the top level
 /// is the first variant's run); without variants, `variants` is empty.
-pub fn render(
+pub(crate) fn render(
     format: Format,
     summary: &RunSummary,
     comparison: Option<&Comparison>,

@@ -16,7 +16,7 @@ use super::compare::Comparison;
 
 /// Where a run's reports go: each format's file, and the baseline file.
 #[derive(Clone, Debug, Default)]
-pub struct Outputs {
+pub(crate) struct Outputs {
     /// Each report to write, in the order they are written.
     pub files: Vec<(Format, PathBuf)>,
     /// Where the per-scenario figures go (`--save-baseline`).
@@ -25,7 +25,7 @@ pub struct Outputs {
 
 /// What [`write_outputs`] wrote, and what it could not.
 #[derive(Debug, Default)]
-pub struct Written {
+pub(crate) struct Written {
     /// The files written.
     files: Vec<String>,
     /// One message per file that could not be written.
@@ -35,7 +35,7 @@ pub struct Written {
 impl Written {
     /// Notes that `path` (a `what`: report, baseline) was written, or why
     /// it was not.
-    pub fn record(&mut self, path: &Path, what: &str, result: Result<(), String>) {
+    pub(crate) fn record(&mut self, path: &Path, what: &str, result: Result<(), String>) {
         match result {
             Ok(()) => self.files.push(path.display().to_string()),
             Err(err) => self
@@ -45,24 +45,24 @@ impl Written {
     }
 
     /// Whether every file was written.
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.errors.is_empty()
     }
 
     /// The files written.
-    pub fn files(&self) -> &[String] {
+    pub(crate) fn files(&self) -> &[String] {
         &self.files
     }
 
     /// One message per file that could not be written.
-    pub fn errors(&self) -> &[String] {
+    pub(crate) fn errors(&self) -> &[String] {
         &self.errors
     }
 }
 
 /// The reports of one run, each rendered at most once: one `run.json`
 /// serves `--report DIR`, `--json FILE` and the record of the last run.
-pub struct Reports<'a> {
+pub(crate) struct Reports<'a> {
     summary: &'a RunSummary,
     comparison: Option<&'a Comparison>,
     /// With `--variant`: each variant's comparison with its own baseline.
@@ -73,7 +73,7 @@ pub struct Reports<'a> {
 impl<'a> Reports<'a> {
     /// The reports of `summary` (compared as `comparison` says), none
     /// rendered yet.
-    pub fn new(summary: &'a RunSummary, comparison: Option<&'a Comparison>) -> Self {
+    pub(crate) fn new(summary: &'a RunSummary, comparison: Option<&'a Comparison>) -> Self {
         Self {
             summary,
             comparison,
@@ -84,7 +84,7 @@ impl<'a> Reports<'a> {
 
     /// The reports of a run of variants, `variants[i]` comparing
     /// `summary.variants[i]` with its own baseline.
-    pub fn of_variants(
+    pub(crate) fn of_variants(
         summary: &'a RunSummary,
         comparison: Option<&'a Comparison>,
         variants: &'a [Option<Comparison>],
@@ -96,7 +96,7 @@ impl<'a> Reports<'a> {
     }
 
     /// The bytes of `format`, rendered on first use.
-    pub fn bytes(&mut self, format: Format) -> Result<&[u8], String> {
+    pub(crate) fn bytes(&mut self, format: Format) -> Result<&[u8], String> {
         let (summary, comparison, variants) = (self.summary, self.comparison, self.variants);
         match self.rendered.entry(format).or_insert_with(|| {
             crate::report::render(format, summary, comparison, variants)
@@ -111,7 +111,7 @@ impl<'a> Reports<'a> {
 /// Writes every requested report and the baseline, and says which it
 /// wrote and which it could not; nothing is printed here, so that the
 /// files are written before anything reaches the console.
-pub fn write_outputs(outputs: &Outputs, reports: &mut Reports<'_>) -> Written {
+pub(crate) fn write_outputs(outputs: &Outputs, reports: &mut Reports<'_>) -> Written {
     let summary = reports.summary;
     let mut written = Written::default();
     for (format, path) in &outputs.files {
@@ -143,7 +143,7 @@ pub fn write_outputs(outputs: &Outputs, reports: &mut Reports<'_>) -> Written {
 
 /// Writes `bytes` to `path` through a temporary file in the same
 /// directory, so that a reader never sees half a report.
-pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     // A report is for everyone who can read the directory, like any file
     // the user writes.
     crate::tools::ops::write_new_over(&crate::tools::ops::LocalFs, path, bytes, 0o644)
@@ -151,7 +151,7 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// A baseline that has none of the scenarios about to run compares
 /// nothing: most likely the baseline of another suite, or a wrong path.
-pub fn shares_a_scenario<'a>(
+pub(crate) fn shares_a_scenario<'a>(
     baseline: &Baseline,
     names: impl Iterator<Item = &'a str>,
 ) -> Result<(), String> {

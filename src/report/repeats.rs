@@ -12,7 +12,7 @@ use crate::run::repeat::Repeats;
 
 /// A scenario whose figures were not the same in every run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Nondeterministic {
+pub(crate) struct Nondeterministic {
     /// The scenario.
     pub name: String,
     /// The figures that differed (run.json `stats` names).
@@ -21,7 +21,7 @@ pub struct Nondeterministic {
 
 /// run.json's `repeat`: the repeated run as a whole.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RepeatTotals {
+pub(crate) struct RepeatTotals {
     /// Runs of each scenario (`--repeat`).
     pub runs: u32,
     /// Runs a scenario must pass (`--min-pass`).
@@ -41,7 +41,7 @@ pub struct RepeatTotals {
 
 impl RepeatTotals {
     /// The totals of a repeated run (`None` for a run without `--repeat`).
-    pub fn of(summary: &RunSummary) -> Option<Self> {
+    pub(crate) fn of(summary: &RunSummary) -> Option<Self> {
         let spec = summary.repeat?;
         let repeated: Vec<(&ScenarioOutcome, &Repeats)> = repeated(summary).collect();
         Some(Self {
@@ -84,7 +84,7 @@ fn repeated(summary: &RunSummary) -> impl Iterator<Item = (&ScenarioOutcome, &Re
 const SHOWN_RUNS: usize = 3;
 
 /// The repeats section of the console (empty without `--repeat`).
-pub fn console(summary: &RunSummary) -> String {
+pub(crate) fn console(summary: &RunSummary) -> String {
     let Some(totals) = RepeatTotals::of(summary) else {
         return String::new();
     };
@@ -186,7 +186,7 @@ fn plural(n: usize) -> &'static str {
 
 /// The repeats section of summary.md (empty without `--repeat`); `cell`
 /// escapes a text for a table cell.
-pub fn markdown(summary: &RunSummary, cell: impl Fn(&str) -> String) -> String {
+pub(crate) fn markdown(summary: &RunSummary, cell: impl Fn(&str) -> String) -> String {
     let Some(totals) = RepeatTotals::of(summary) else {
         return String::new();
     };

@@ -10,7 +10,7 @@ use crate::run::VariantRun;
 
 /// The figures a variant table shows, per scenario or summed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Row {
+pub(crate) struct Row {
     /// Scenarios passed.
     pub passed: usize,
     /// Scenarios failed.
@@ -29,7 +29,7 @@ pub struct Row {
 
 /// The figures' column names, in the order every variant table shows
 /// them.
-pub const COLUMNS: [&str; 7] = [
+pub(crate) const COLUMNS: [&str; 7] = [
     "passed",
     "failed",
     "result tokens",
@@ -41,7 +41,7 @@ pub const COLUMNS: [&str; 7] = [
 
 impl Row {
     /// The figures in the order of [`COLUMNS`].
-    pub fn cells(&self) -> [u64; 7] {
+    pub(crate) fn cells(&self) -> [u64; 7] {
         [
             self.passed as u64,
             self.failed as u64,
@@ -54,7 +54,7 @@ impl Row {
     }
 
     /// The figures of one scenario.
-    pub fn of(outcome: &ScenarioOutcome) -> Self {
+    pub(crate) fn of(outcome: &ScenarioOutcome) -> Self {
         let f = &outcome.stats.figures;
         Self {
             passed: usize::from(outcome.status == Status::Passed),
@@ -68,7 +68,7 @@ impl Row {
     }
 
     /// A variant's figures, summed (saturating).
-    pub fn total(summary: &RunSummary) -> Self {
+    pub(crate) fn total(summary: &RunSummary) -> Self {
         summary
             .scenarios
             .iter()
@@ -98,7 +98,7 @@ impl Row {
 
 /// A scenario whose figures differ between the first variant and another.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Moved {
+pub(crate) struct Moved {
     /// The scenario.
     pub name: String,
     /// The other variant.
@@ -121,7 +121,7 @@ impl Moved {
     }
 
     /// `result_tokens 1200 → 800 (-400), errors 0 → 1 (+1)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
         if let Some((a, b)) = self.status {
             parts.push(format!("{} → {}", a.as_str(), b.as_str()));
@@ -134,7 +134,7 @@ impl Moved {
 }
 
 /// `+400`, `-12`, `0`.
-pub fn delta(from: u64, to: u64) -> String {
+pub(crate) fn delta(from: u64, to: u64) -> String {
     if to >= from {
         format!("+{}", to - from)
     } else {
@@ -145,7 +145,7 @@ pub fn delta(from: u64, to: u64) -> String {
 /// The scenarios whose figures or status differ between the first
 /// variant and each other one, those that moved most first (then by
 /// name and variant, so the order is stable).
-pub fn moved(variants: &[VariantRun]) -> Vec<Moved> {
+pub(crate) fn moved(variants: &[VariantRun]) -> Vec<Moved> {
     let Some((first, others)) = variants.split_first() else {
         return Vec::new();
     };
@@ -186,10 +186,10 @@ pub fn moved(variants: &[VariantRun]) -> Vec<Moved> {
 }
 
 /// The most moved scenarios the console and summary.md list.
-pub const SHOWN: usize = 15;
+pub(crate) const SHOWN: usize = 15;
 
 /// The variant section of the console (empty without variants).
-pub fn console(summary: &RunSummary) -> String {
+pub(crate) fn console(summary: &RunSummary) -> String {
     let Some(first) = summary.variants.first() else {
         return String::new();
     };
@@ -235,7 +235,7 @@ pub fn console(summary: &RunSummary) -> String {
 /// The variant section of summary.md (empty without variants): a table
 /// of the variants side by side, and the scenarios that moved most.
 /// `cell` escapes a text for a table cell.
-pub fn markdown(summary: &RunSummary, cell: impl Fn(&str) -> String) -> String {
+pub(crate) fn markdown(summary: &RunSummary, cell: impl Fn(&str) -> String) -> String {
     let Some(first) = summary.variants.first() else {
         return String::new();
     };

@@ -13,7 +13,7 @@ use crate::run::Metric;
 
 /// A figure that grew past a gate's limit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Breach {
+pub(crate) struct Breach {
     /// The scenario, or `None` for the totals.
     pub scenario: Option<String>,
     /// The figure.
@@ -26,7 +26,7 @@ pub struct Breach {
 
 impl Breach {
     /// `` `name` result_tokens 100 → 120 (+20.0%) ``.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let scope = match &self.scenario {
             Some(name) => format!("`{name}`"),
             None => "total".to_owned(),
@@ -42,7 +42,7 @@ impl Breach {
 }
 
 /// `+20.0%`, `-3.5%`, `±0`, or `+12 from 0`.
-pub fn change_text(baseline: u64, current: u64) -> String {
+pub(crate) fn change_text(baseline: u64, current: u64) -> String {
     if baseline == current {
         return "±0".to_owned();
     }
@@ -55,7 +55,7 @@ pub fn change_text(baseline: u64, current: u64) -> String {
 
 /// How one gate fared.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct GateOutcome {
+pub(crate) struct GateOutcome {
     /// The gate, as written (`tokens=+5%`).
     pub gate: String,
     /// Whether no figure breached it.
@@ -66,7 +66,7 @@ pub struct GateOutcome {
 
 /// Judges one gate: each scenario's figures (`name`, baseline, now) in
 /// order, then the totals (baseline, now).
-pub fn judge<'a>(
+pub(crate) fn judge<'a>(
     gate: &Gate,
     scenarios: impl IntoIterator<Item = (&'a str, &'a Figures, &'a Figures)>,
     totals: (&Figures, &Figures),

@@ -17,7 +17,7 @@ use super::outcome::RunSummary;
 
 /// How one behaviour fared over a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct BehaviourCoverage {
+pub(crate) struct BehaviourCoverage {
     /// The behaviour (`truncated by lines`, `error: old text not found` …).
     pub behaviour: String,
     /// Calls that showed it.
@@ -31,7 +31,7 @@ pub struct BehaviourCoverage {
 
 /// One area's coverage: a tool, or `loop`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct AreaCoverage {
+pub(crate) struct AreaCoverage {
     /// The tool's name, or `loop`.
     pub area: String,
     /// Behaviours in the catalogue.
@@ -47,7 +47,7 @@ pub struct AreaCoverage {
 
 /// The coverage of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     /// Scenarios whose calls were classified (those that ran with
     /// `--coverage`).
     pub scenarios: usize,
@@ -62,7 +62,7 @@ pub struct Coverage {
 
 /// The coverage of a run; `None` when no scenario recorded any (the run
 /// was not asked for it).
-pub fn summarize(summary: &RunSummary) -> Option<Coverage> {
+pub(crate) fn summarize(summary: &RunSummary) -> Option<Coverage> {
     let recorded: Vec<&ScenarioCoverage> = summary
         .scenarios
         .iter()

@@ -42,7 +42,7 @@ pub struct Selection {
     "{flag} `{pattern}` is not a valid regex: {reason}; escape special characters with `\\` \
      (`\\(D2\\)`), or select a whole name with --exact NAME"
 )]
-pub struct PatternError {
+pub(crate) struct PatternError {
     /// The flag.
     pub flag: &'static str,
     /// The pattern as given.
@@ -52,7 +52,7 @@ pub struct PatternError {
 }
 
 /// Compiles the patterns of `flag`, each a regex.
-pub fn patterns(flag: &'static str, given: &[String]) -> Result<Vec<Regex>, PatternError> {
+pub(crate) fn patterns(flag: &'static str, given: &[String]) -> Result<Vec<Regex>, PatternError> {
     given
         .iter()
         .map(|pattern| {
@@ -106,15 +106,34 @@ impl Selection {
 #[derive(Debug, Default)]
 pub struct Discovery {
     /// The paths searched.
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// Every valid scenario, in path order (documents in file order).
-    pub scenarios: Vec<Scenario>,
+    pub(crate) scenarios: Vec<Scenario>,
     /// Every problem found while loading.
-    pub errors: Vec<ScenarioError>,
+    pub(crate) errors: Vec<ScenarioError>,
     /// The suite files that applied, in the order first used.
-    pub suites: Vec<Suite>,
+    pub(crate) suites: Vec<Suite>,
     /// Whether selection flags narrowed what was found.
-    pub narrowed: bool,
+    pub(crate) narrowed: bool,
+}
+
+/// The suite file at `path` (`harness.yaml`), loaded and checked as
+/// discovery loads it: its run settings (`jobs`, `tokenizer`, `gates`)
+/// checked by this layer, every problem at file:line:col.
+pub fn load_suite(path: &Path) -> Result<Suite, Vec<ScenarioError>> {
+    Suite::load_all(path, &super::settings::suite_problems)
+}
+
+impl Discovery {
+    /// Every valid scenario found, in path order (documents in file order).
+    pub fn scenarios(&self) -> &[Scenario] {
+        &self.scenarios
+    }
+
+    /// Every problem found while loading, at file:line:col.
+    pub fn errors(&self) -> &[ScenarioError] {
+        &self.errors
+    }
 }
 
 /// Whether a file name is a scenario file.
@@ -325,7 +344,7 @@ fn fixtures_dir_of(dir: &Path, suites: &mut Suites) -> Option<PathBuf> {
 /// directory above it with a `.git`), or than the current directory when
 /// it is in none (the file system root when `file` is outside it). So
 /// `harness run .` in `scenarios/read/` uses `scenarios/harness.yaml`.
-pub fn suite_file_for(file: &Path) -> Option<PathBuf> {
+pub(crate) fn suite_file_for(file: &Path) -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok();
     let absolute = absolute(file, cwd.as_deref())?;
     let top = cwd.as_deref().map(|cwd| {

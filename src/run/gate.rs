@@ -281,7 +281,7 @@ impl Gate {
 
 /// Gates by key: later ones replace earlier ones with the same key (the
 /// command line overrides `harness.yaml`). Sorted by key.
-pub fn combine(gates: impl IntoIterator<Item = Gate>) -> Vec<Gate> {
+pub(crate) fn combine(gates: impl IntoIterator<Item = Gate>) -> Vec<Gate> {
     let mut by_key = BTreeMap::new();
     for gate in gates {
         by_key.insert(gate.key, gate);

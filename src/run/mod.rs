@@ -73,16 +73,21 @@ pub(crate) use outcome::ScenarioStats;
 pub use outcome::Status;
 pub(crate) use outcome::VariantRun;
 pub use partition::Partition;
-pub(crate) use partition::PartitionInfo;
+pub use partition::PartitionInfo;
 pub use repeat::RepeatSpec;
 pub use runner::RunError;
 pub use runner::RunEvent;
 pub use runner::Runner;
 
-// The scenario layer is crate-private; what a caller of the runner needs of it.
+// The scenario and judge layers are crate-private; what a caller of the
+// runner needs of them, each a type it can name and use through its
+// methods.
+pub use crate::judge::Figures;
 pub use crate::scenario::Scenario;
+pub use crate::scenario::ScenarioError;
 pub use crate::scenario::Suite;
 pub use crate::scenario::load_text;
+pub use discover::load_suite;
 pub use settings::Budget;
 pub use settings::Jobs;
 pub use settings::Tokenizer;

@@ -48,77 +48,98 @@ impl Status {
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
-pub struct ScenarioStats {
+pub(crate) struct ScenarioStats {
     /// Turns, calls, errors, retries and tokens.
     #[serde(flatten)]
-    pub figures: Figures,
+    pub(crate) figures: Figures,
     /// Wall time, in milliseconds. In the totals of a run: the sum of the
     /// scenarios' wall times (the run's own wall time is the report's
     /// top-level `duration_ms`).
-    pub duration_ms: u64,
+    pub(crate) duration_ms: u64,
 }
 
 /// One scenario's outcome.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScenarioOutcome {
     /// The scenario's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its position in the whole selection, in discovery order (0-based).
     /// A partition keeps the positions of the whole selection, so merged
     /// partitions come back in the unpartitioned order.
     #[serde(default)]
-    pub index: usize,
+    pub(crate) index: usize,
     /// The file it came from.
-    pub file: String,
+    pub(crate) file: String,
     /// Tags.
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
     /// Passed, failed or skipped.
-    pub status: Status,
+    pub(crate) status: Status,
     /// Why it was skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skip_reason: Option<String>,
+    pub(crate) skip_reason: Option<String>,
     /// Failed checks.
-    pub failures: Vec<Failure>,
+    pub(crate) failures: Vec<Failure>,
     /// Figures.
-    pub stats: ScenarioStats,
+    pub(crate) stats: ScenarioStats,
     /// Per-call figures, in the order the calls were sent.
-    pub calls: Vec<CallStat>,
+    pub(crate) calls: Vec<CallStat>,
     /// Per-request usage.
-    pub turns: Vec<TurnStat>,
+    pub(crate) turns: Vec<TurnStat>,
     /// Where the workspace was kept (`--keep-workspaces`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
+    pub(crate) workspace: Option<String>,
     /// Snapshots compared (written after the run).
     #[serde(skip)]
-    pub snapshots: Vec<SnapshotOutcome>,
+    pub(crate) snapshots: Vec<SnapshotOutcome>,
     /// The snapshot file of the scenario.
     #[serde(skip)]
-    pub snapshot_file: Option<std::path::PathBuf>,
+    pub(crate) snapshot_file: Option<std::path::PathBuf>,
     /// An imported session's comparison with its recording.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<ReplayStats>,
+    pub(crate) replay: Option<ReplayStats>,
     /// With `--coverage`: calls that showed each behaviour, by area (a
     /// tool, or `loop`) and behaviour (`run::coverage`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub coverage:
+    pub(crate) coverage:
         Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>>,
     /// The MCP servers it used, each named with what it said of itself
     /// and how it ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub servers: Vec<super::servers::ServerOutcome>,
+    pub(crate) servers: Vec<super::servers::ServerOutcome>,
     /// What the model saw and did, turn by turn, within the bounds of
     /// `run::transcript::Bounds`; absent for a scenario that did not
     /// reach its loop (skipped, or its workspace could not be built).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<KeptTranscript>,
+    pub(crate) transcript: Option<KeptTranscript>,
     /// With `--repeat`: the scenario's runs summed up (its figures,
     /// failures and transcript are those of one run, its `duration_ms`
     /// the median).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeats: Option<super::repeat::Repeats>,
+    pub(crate) repeats: Option<super::repeat::Repeats>,
 }
 
 impl ScenarioOutcome {
+    /// The scenario's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How it ended.
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// Each failure as the console words it: where (the step), which
+    /// check, what was expected and what happened.
+    pub fn failures(&self) -> Vec<String> {
+        self.failures.iter().map(ToString::to_string).collect()
+    }
+
+    /// Its figures: turns, calls, errors, retries, tokens.
+    pub fn figures(&self) -> &Figures {
+        &self.stats.figures
+    }
+
     /// An outcome with no figures.
     pub fn empty(name: &str, file: &str, tags: &[String], status: Status) -> Self {
         Self {
@@ -172,52 +193,52 @@ impl ScenarioOutcome {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
     /// Every scenario, in discovery order.
-    pub scenarios: Vec<ScenarioOutcome>,
+    pub(crate) scenarios: Vec<ScenarioOutcome>,
     /// The tokenizer the figures were counted with.
-    pub tokenizer: String,
+    pub(crate) tokenizer: String,
     /// Wall time of the whole run, in milliseconds; for merged partitions,
     /// the longest partition's (they run side by side).
-    pub duration_ms: u64,
+    pub(crate) duration_ms: u64,
     /// Whether the run was interrupted.
     #[serde(default)]
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
     /// The partition this run was, if it was one.
     #[serde(default)]
-    pub partition: Option<PartitionInfo>,
+    pub(crate) partition: Option<PartitionInfo>,
     /// Scenario files (or parts of them) that could not be loaded.
     #[serde(default)]
-    pub load_errors: Vec<LoadError>,
+    pub(crate) load_errors: Vec<LoadError>,
     /// The gates configured for the run (`harness.yaml` and `--gate`), as
     /// written (`tokens=+5%`); they apply when a baseline is given, also
     /// later, to merged partitions.
     #[serde(default)]
-    pub gates: Vec<String>,
+    pub(crate) gates: Vec<String>,
     /// With `--repeat`: the runs of each scenario and the runs that must
     /// pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<super::repeat::RepeatSpec>,
+    pub(crate) repeat: Option<super::repeat::RepeatSpec>,
     /// With `--variant`: every variant's run, the first one's also being
     /// this run's `scenarios`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub variants: Vec<VariantRun>,
+    pub(crate) variants: Vec<VariantRun>,
 }
 
 /// One variant's run (`harness run --variant NAME=FILE`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct VariantRun {
+pub(crate) struct VariantRun {
     /// The variant's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its suite file, as given.
-    pub file: String,
+    pub(crate) file: String,
     /// Its run (without variants of its own).
-    pub summary: RunSummary,
+    pub(crate) summary: RunSummary,
 }
 
 /// A scenario file problem that kept scenarios from running.
 #[derive(
     Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
 )]
-pub struct LoadError {
+pub(crate) struct LoadError {
     /// The file.
     pub file: String,
     /// 1-based line.
@@ -250,6 +271,26 @@ impl std::fmt::Display for LoadError {
 }
 
 impl RunSummary {
+    /// Each scenario's outcome, in discovery order.
+    pub fn scenarios(&self) -> &[ScenarioOutcome] {
+        &self.scenarios
+    }
+
+    /// The figures of every scenario, summed.
+    pub fn figures(&self) -> Figures {
+        self.totals().figures
+    }
+
+    /// Whether a signal stopped the run before every scenario ended.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+
+    /// The tokenizer the figures were counted with.
+    pub fn tokenizer(&self) -> &str {
+        &self.tokenizer
+    }
+
     /// The `replay` sections of the scenarios summed (`None` when no
     /// scenario replayed a session).
     pub fn replay_totals(&self) -> Option<ReplayStats> {
@@ -266,7 +307,7 @@ impl RunSummary {
     /// other total; the run's wall time is [`RunSummary::duration_ms`]. A
     /// sum does not depend on how the scenarios were partitioned, so merged
     /// partitions have the totals of the whole run.
-    pub fn totals(&self) -> ScenarioStats {
+    pub(crate) fn totals(&self) -> ScenarioStats {
         ScenarioStats {
             figures: Figures::sum(self.scenarios.iter().map(|s| &s.stats.figures)),
             duration_ms: self

@@ -60,7 +60,7 @@ macro_rules! as_text {
 
 /// The most partitions a suite may be split into (`N`): more than any CI
 /// matrix runs, few enough that a merge can name each one.
-pub const MAX_PARTITIONS: u64 = 1000;
+pub(crate) const MAX_PARTITIONS: u64 = 1000;
 
 /// How scenarios are assigned to partitions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -154,7 +154,7 @@ as_text!(
 );
 
 /// FNV-1a, 64 bit: the partition hash. Fixed constants, no seed.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     bytes.iter().fold(OFFSET, |hash, &byte| {

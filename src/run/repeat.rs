@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::judge::Failure;
 
 /// The most runs `--repeat` takes.
-pub const MAX_RUNS: u32 = 1000;
+pub(crate) const MAX_RUNS: u32 = 1000;
 
 /// How often each scenario runs, and how many runs must pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -46,7 +46,7 @@ impl RepeatSpec {
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
-pub struct DurationStats {
+pub(crate) struct DurationStats {
     /// The shortest run.
     pub min: u64,
     /// The median run.
@@ -57,7 +57,7 @@ pub struct DurationStats {
 
 impl DurationStats {
     /// The statistics of these durations (all 0 for none).
-    pub fn of(durations: &[u64]) -> Self {
+    pub(crate) fn of(durations: &[u64]) -> Self {
         let mut sorted = durations.to_vec();
         sorted.sort_unstable();
         let at = |i: usize| sorted.get(i).copied().unwrap_or(0);
@@ -71,7 +71,7 @@ impl DurationStats {
 
 /// One failed run of a repeated scenario.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct FailedRun {
+pub(crate) struct FailedRun {
     /// The run, 1-based, in the order runs were started.
     pub run: u32,
     /// Its failed checks.
@@ -80,7 +80,7 @@ pub struct FailedRun {
 
 /// A call of a repeated scenario whose figures differed between runs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct NondeterministicCall {
+pub(crate) struct NondeterministicCall {
     /// The call id (`calls[].id`).
     pub id: String,
     /// The tool, as the first run called it.
@@ -93,7 +93,7 @@ pub struct NondeterministicCall {
 /// A repeated scenario's runs, summed up (`scenarios[].repeats` in
 /// run.json).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Repeats {
+pub(crate) struct Repeats {
     /// Runs made (those a `--fail-fast` or an interruption kept from
     /// starting are not counted).
     pub runs: u32,

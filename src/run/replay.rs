@@ -20,7 +20,7 @@ use crate::tools::ops::FsOps;
 /// `--sync-reads`: before a read marked `sync`, its recorded text is
 /// written into the file it reads, through the same confined handle the
 /// tools use (a path outside the workspace is never written).
-pub struct Syncer<'a> {
+pub(crate) struct Syncer<'a> {
     plan: &'a ReplayPlan,
     root: PathBuf,
     presenter: &'a Presenter,
@@ -31,7 +31,7 @@ pub struct Syncer<'a> {
 
 impl<'a> Syncer<'a> {
     /// A syncer for the workspace at `root` (its real path).
-    pub fn new(plan: &'a ReplayPlan, root: &Path, presenter: &'a Presenter) -> Self {
+    pub(crate) fn new(plan: &'a ReplayPlan, root: &Path, presenter: &'a Presenter) -> Self {
         let wanted = plan.recorded.values().any(|r| r.sync);
         Self {
             plan,
@@ -44,7 +44,7 @@ impl<'a> Syncer<'a> {
 
     /// Sees an event of the loop; a call start is seen before the call is
     /// prepared.
-    pub fn see(&mut self, event: &AgentEvent) {
+    pub(crate) fn see(&mut self, event: &AgentEvent) {
         let AgentEvent::ToolExecutionStart {
             call_id,
             tool_name,

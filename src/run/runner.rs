@@ -68,7 +68,7 @@ pub enum RunError {
 }
 
 /// What to say when nothing was selected in `paths`.
-pub fn no_scenarios(paths: &[PathBuf], narrowed: bool) -> String {
+pub(crate) fn no_scenarios(paths: &[PathBuf], narrowed: bool) -> String {
     let paths = paths
         .iter()
         .map(|p| p.display().to_string())

@@ -33,7 +33,7 @@ use crate::tools::AnyTool;
 
 /// What a report says of one server of a scenario.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ServerOutcome {
+pub(crate) struct ServerOutcome {
     /// Its name in the scenario.
     pub name: String,
     /// `stdio` (started from `command`) or `streamable_http` (`url`).
@@ -87,7 +87,7 @@ pub struct ServerOutcome {
 /// The servers of a run shared between scenarios (`share: run`): idle ones
 /// by what starts them, at most one per worker in use.
 #[derive(Debug, Default)]
-pub struct ServerPool {
+pub(crate) struct ServerPool {
     idle: Mutex<HashMap<String, Vec<Arc<McpClient>>>>,
 }
 
@@ -113,7 +113,7 @@ impl ServerPool {
     }
 
     /// Stops every idle server (at the end of a run).
-    pub async fn stop_all(&self) {
+    pub(crate) async fn stop_all(&self) {
         let clients: Vec<Arc<McpClient>> = self
             .idle
             .lock()

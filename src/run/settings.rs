@@ -172,7 +172,7 @@ impl fmt::Display for Tokenizer {
 /// name, not loaded) and `gates` (each key and limit where it is written,
 /// as `harness run` would refuse them). The suite loader places them at
 /// file:line:col with the file's other problems.
-pub fn suite_problems(doc: &SuiteDoc) -> Vec<SettingProblem> {
+pub(crate) fn suite_problems(doc: &SuiteDoc) -> Vec<SettingProblem> {
     let mut out = Vec::new();
     let mut problem = |at: Vec<Seg>, at_key: bool, message: String| {
         out.push(SettingProblem {
@@ -219,13 +219,13 @@ fn gate_problem(err: &GateError) -> String {
 }
 
 /// The `jobs` of a suite file checked by [`suite_problems`].
-pub fn suite_jobs(doc: &SuiteDoc) -> Option<Jobs> {
+pub(crate) fn suite_jobs(doc: &SuiteDoc) -> Option<Jobs> {
     doc.jobs.and_then(|n| Jobs::new(n).ok())
 }
 
 /// The `gates` of a suite file checked by [`suite_problems`], sorted by
 /// key.
-pub fn suite_gates(doc: &SuiteDoc) -> Vec<Gate> {
+pub(crate) fn suite_gates(doc: &SuiteDoc) -> Vec<Gate> {
     combine(
         doc.gates
             .iter()

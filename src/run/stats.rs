@@ -22,7 +22,7 @@ use super::outcome::RunSummary;
 
 /// One tool's figures across a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ToolStats {
+pub(crate) struct ToolStats {
     /// The tool.
     pub tool: String,
     /// Calls made to it.
@@ -49,7 +49,7 @@ pub struct ToolStats {
 
 /// The value at `percent` of `sorted` (ascending) by nearest rank; 0 when
 /// empty.
-pub fn percentile(sorted: &[u64], percent: u64) -> u64 {
+pub(crate) fn percentile(sorted: &[u64], percent: u64) -> u64 {
     if sorted.is_empty() {
         return 0;
     }
@@ -66,7 +66,7 @@ fn rate(part: u64, whole: u64) -> f64 {
 }
 
 /// Per-tool figures over every call of the run, sorted by tool name.
-pub fn per_tool(summary: &RunSummary) -> Vec<ToolStats> {
+pub(crate) fn per_tool(summary: &RunSummary) -> Vec<ToolStats> {
     let mut results: BTreeMap<&str, (ToolStats, Vec<u64>)> = BTreeMap::new();
     for call in summary.scenarios.iter().flat_map(|s| s.calls.iter()) {
         let (stats, sizes) = results.entry(&call.tool).or_insert_with(|| {
@@ -102,7 +102,7 @@ pub fn per_tool(summary: &RunSummary) -> Vec<ToolStats> {
 
 /// What one tool definition costs in every request that carries it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DefinitionCost {
+pub(crate) struct DefinitionCost {
     /// The tool.
     pub tool: String,
     /// Tokens of the description text.
@@ -116,7 +116,7 @@ pub struct DefinitionCost {
 
 /// What the active tool definitions cost.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DefinitionCosts {
+pub(crate) struct DefinitionCosts {
     /// The tokenizer.
     pub tokenizer: String,
     /// One entry per tool, in registry order.
@@ -128,7 +128,7 @@ pub struct DefinitionCosts {
 }
 
 /// The token cost of each tool definition, as sent to a model.
-pub fn definition_costs<'a>(
+pub(crate) fn definition_costs<'a>(
     specs: impl IntoIterator<Item = &'a ToolSpec>,
     tokens: &dyn TokenCounter,
 ) -> DefinitionCosts {

@@ -33,7 +33,7 @@ use crate::tools::Content;
 
 /// How much of a transcript is kept, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bounds {
+pub(crate) struct Bounds {
     /// One text block (an assistant text, a result block, arguments).
     pub text: usize,
     /// One image's base64 payload.
@@ -61,7 +61,7 @@ impl Default for Bounds {
 /// A text as kept: all of it, or its beginning and its end with the number
 /// of bytes left out between them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Clip {
+pub(crate) struct Clip {
     /// The text, or its beginning.
     pub text: String,
     /// Bytes left out after `text` (0: the text is whole).
@@ -79,7 +79,7 @@ fn is_zero(n: &u64) -> bool {
 /// One block of a result, as the model read it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Block {
+pub(crate) enum Block {
     /// Text.
     Text {
         /// The text as kept.
@@ -100,7 +100,7 @@ pub enum Block {
 
 /// One tool call and its result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct TranscriptCall {
+pub(crate) struct TranscriptCall {
     /// The call id (the `id` of the matching `calls[]` entry).
     pub id: String,
     /// The tool as called.
@@ -145,7 +145,7 @@ pub struct TranscriptCall {
 /// first and of the last, which do not depend on timing (bash sends an
 /// empty one as it starts and, at the end, one with the final tail).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Updates {
+pub(crate) struct Updates {
     /// The first one's text (its text blocks joined by newlines).
     pub first: Clip,
     /// The last one's text, when more than one arrived.
@@ -155,7 +155,7 @@ pub struct Updates {
 
 /// One model turn: its message and the calls it carried.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct TranscriptTurn {
+pub(crate) struct TranscriptTurn {
     /// The turn (from 1); `turns[turn - 1]` of the scenario has its usage.
     pub turn: u64,
     /// Why the message ended: `stop`, `tool_use`, `length`, `error` or
@@ -172,7 +172,7 @@ pub struct TranscriptTurn {
 /// it (`Transcript` in the report's schema).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(rename = "Transcript")]
-pub struct KeptTranscript {
+pub(crate) struct KeptTranscript {
     /// Every turn whose message arrived, in order.
     pub turns: Vec<TranscriptTurn>,
     /// Why the loop ended early (a provider error, the turn limit, a
@@ -187,7 +187,7 @@ pub struct KeptTranscript {
 
 impl KeptTranscript {
     /// Every call, in the order sent (the order of the scenario's `calls`).
-    pub fn calls(&self) -> impl Iterator<Item = &TranscriptCall> {
+    pub(crate) fn calls(&self) -> impl Iterator<Item = &TranscriptCall> {
         self.turns.iter().flat_map(|t| t.calls.iter())
     }
 }
@@ -373,7 +373,7 @@ impl KeptTranscript {
     /// answered call's result, details and updates. A call sent but not
     /// answered is kept unfinished. Retries are linked from the faux
     /// provider's `report`.
-    pub fn of(run: &agent::Transcript, bounds: Bounds) -> Self {
+    pub(crate) fn of(run: &agent::Transcript, bounds: Bounds) -> Self {
         let report = &run.model;
         let mut keeper = Keeper {
             bounds,
@@ -416,7 +416,7 @@ fn stop_reason(reason: StopReason) -> &'static str {
 
 /// `text` cut to at most `limit` bytes: three quarters from its beginning,
 /// a quarter from its end, on character boundaries.
-pub fn clip(text: &str, limit: usize) -> Clip {
+pub(crate) fn clip(text: &str, limit: usize) -> Clip {
     if text.len() <= limit {
         return Clip {
             text: text.to_owned(),
@@ -436,7 +436,7 @@ pub fn clip(text: &str, limit: usize) -> Clip {
 /// A kept text cut again to at most `limit` bytes of kept text: the
 /// beginning keeps up to three quarters, the end the rest (either takes
 /// what the other does not need), and the bytes left out add up.
-pub fn reclip(kept: &Clip, limit: usize) -> Clip {
+pub(crate) fn reclip(kept: &Clip, limit: usize) -> Clip {
     if kept.text.len() + kept.tail.len() <= limit {
         return kept.clone();
     }
@@ -486,7 +486,7 @@ impl Spend {
 impl KeptTranscript {
     /// The bytes it keeps: every text's kept parts, every image's data and
     /// every `details` as compact JSON.
-    pub fn kept_bytes(&self) -> usize {
+    pub(crate) fn kept_bytes(&self) -> usize {
         let mut bytes = 0;
         for turn in &self.turns {
             bytes += turn.text.iter().map(cost).sum::<usize>();
@@ -514,7 +514,7 @@ impl KeptTranscript {
     /// and details only their sizes) and the transcript is marked `cut`.
     /// The HTML report uses it to keep a large suite's page within its
     /// bound; `within(t.kept_bytes())` is `t` itself.
-    pub fn within(&self, bytes: usize) -> KeptTranscript {
+    pub(crate) fn within(&self, bytes: usize) -> KeptTranscript {
         let mut spend = Spend {
             left: bytes,
             cut: false,

@@ -31,12 +31,12 @@ use super::yaml::Seg;
 use super::yaml::resolve;
 
 /// Problems listed per document at most; the rest are not searched for.
-pub const MAX_PROBLEMS: usize = 50;
+pub(crate) const MAX_PROBLEMS: usize = 50;
 
 /// Where an error is: the node's position, its path, and the indices
 /// that lead to the entry or item holding it (for removing it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Located {
+pub(crate) struct Located {
     /// The node's position.
     pub pos: Pos,
     /// The path shown in the message.
@@ -51,7 +51,7 @@ pub struct Located {
 /// A deserialisation error, located once it passes through the node it
 /// concerns.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Error {
+pub(crate) struct Error {
     /// What is wrong.
     pub message: String,
     /// Where (set by the innermost node the error passes).
@@ -587,7 +587,7 @@ impl<'de> de::Deserializer<'de> for NodeDe<'de, '_> {
 
 /// A problem found by [`deserialize_all`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeProblem {
+pub(crate) struct DeProblem {
     /// What is wrong.
     pub message: String,
     /// Where.
@@ -613,7 +613,7 @@ pub struct DeProblem {
 /// Only the first problem of a node is said: a key found missing once
 /// its entry was removed for a problem of its own, or once an unknown
 /// key was taken for a misspelling of it, is not reported again.
-pub fn deserialize_all<T: for<'de> Deserialize<'de>>(
+pub(crate) fn deserialize_all<T: for<'de> Deserialize<'de>>(
     root: &mut Node,
     problems: &mut Vec<DeProblem>,
     mut recover: impl FnMut(&mut Node, &Error) -> bool,
@@ -738,7 +738,7 @@ fn with_hint(message: &str) -> (String, Option<String>) {
 
 /// The keys a struct of the model takes, as serde's derive declares them
 /// (empty for a type that is not a struct).
-pub fn fields_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+pub(crate) fn fields_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
     /// A deserializer that only notes the fields it is asked for.
     struct Probe<'a>(&'a std::cell::Cell<&'static [&'static str]>);
 
@@ -772,7 +772,10 @@ pub fn fields_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
 }
 
 /// The candidate closest to `wanted`, if any is close.
-pub fn closest<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(
+    wanted: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
     let mut best: Option<(f64, &str)> = None;
     for candidate in candidates {
         let distance = strsim::damerau_levenshtein(wanted, candidate);

@@ -20,7 +20,7 @@ use super::two_way::two_way;
 /// One `details_at` entry: a bare value (it must equal the value at the
 /// pointer) or an object of matchers.
 #[derive(Clone, Debug, PartialEq)]
-pub enum DetailCheck {
+pub(crate) enum DetailCheck {
     /// A bare scalar or list: the value equals it.
     Equals(Value),
     /// The object form.
@@ -32,7 +32,7 @@ pub enum DetailCheck {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("minProperties" = 1))]
-pub struct DetailMatchers {
+pub(crate) struct DetailMatchers {
     /// The value equals this (numbers by value; `null` too).
     #[serde(default, deserialize_with = "present")]
     pub equals: Option<Value>,
@@ -58,7 +58,7 @@ pub struct DetailMatchers {
 
 /// `image: true | false | { mime_type, width, height, max_bytes }`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ImageExpect {
+pub(crate) enum ImageExpect {
     /// The content holds (or does not hold) an image block.
     Flag(bool),
     /// It holds one, and every image block passes these checks.
@@ -68,7 +68,7 @@ pub enum ImageExpect {
 /// Checks on one image block.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ImageChecks {
+pub(crate) struct ImageChecks {
     /// The block's MIME type, e.g. `image/png`.
     pub mime_type: Option<String>,
     /// The width in pixels, read from the image's header.
@@ -81,7 +81,7 @@ pub struct ImageChecks {
 
 /// `images: N` or `images: [ {checks}, … ]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ImagesExpect {
+pub(crate) enum ImagesExpect {
     /// Exactly this many image blocks.
     Count(usize),
     /// Exactly these image blocks, in order.

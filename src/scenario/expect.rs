@@ -19,7 +19,7 @@ use crate::scenario::model::TruncatedExpect;
 
 /// A regex of an expectation.
 #[derive(Clone, Debug)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     /// As written (once expanded, with its variables' values).
     pub text: String,
     /// The compiled regex; `None` while the text holds `${var}` (it is
@@ -36,7 +36,7 @@ impl PartialEq for Pattern {
 
 /// The checks of one call.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CallCheck {
+pub(crate) struct CallCheck {
     /// Where the call is, for messages: `step 2 (grep)` or
     /// `step 2 (grep), retry 1`.
     pub label: String,
@@ -55,7 +55,7 @@ pub struct CallCheck {
 
 /// One check of a call's result, as `expect:` writes it.
 #[derive(Clone, Debug, PartialEq)]
-pub enum CallExpectation {
+pub(crate) enum CallExpectation {
     /// `ok`: whether the result is a success.
     Ok(bool),
     /// `error: true|false`: whether the result is an error.
@@ -112,7 +112,7 @@ pub enum CallExpectation {
 
 /// What the value at a `details_at` pointer must be.
 #[derive(Clone, Debug, PartialEq)]
-pub enum DetailExpect {
+pub(crate) enum DetailExpect {
     /// A bare value: the value equals it (numbers by value).
     Equals(Value),
     /// An object of matchers, in the order they are judged.
@@ -121,7 +121,7 @@ pub enum DetailExpect {
 
 /// One matcher of a `details_at` entry.
 #[derive(Clone, Debug, PartialEq)]
-pub enum DetailMatcher {
+pub(crate) enum DetailMatcher {
     /// `exists`: whether there is a value.
     Exists(bool),
     /// `absent`: whether there is none.
@@ -140,7 +140,7 @@ pub enum DetailMatcher {
 
 /// Which side of a number bound a value must be on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bound {
+pub(crate) enum Bound {
     /// `lt`.
     Below,
     /// `le`.
@@ -153,7 +153,7 @@ pub enum Bound {
 
 impl Bound {
     /// The key that writes it.
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Self::Below => "lt",
             Self::AtMost => "le",
@@ -163,7 +163,7 @@ impl Bound {
     }
 
     /// How an expectation words it: `a number {words} 3`.
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Self::Below => "below",
             Self::AtMost => "at most",
@@ -173,7 +173,7 @@ impl Bound {
     }
 
     /// Whether `value` is on the right side of `bound`.
-    pub fn holds(self, value: f64, bound: f64) -> bool {
+    pub(crate) fn holds(self, value: f64, bound: f64) -> bool {
         match self {
             Self::Below => value < bound,
             Self::AtMost => value <= bound,
@@ -186,7 +186,7 @@ impl Bound {
 impl DetailExpect {
     /// A `details_at` entry as written, with its `matches` compiled
     /// (`None`: it holds `${var}`, or has no `matches`).
-    pub fn new(check: &DetailCheck, regex: Option<Arc<Regex>>) -> Self {
+    pub(crate) fn new(check: &DetailCheck, regex: Option<Arc<Regex>>) -> Self {
         let m = match check {
             DetailCheck::Equals(value) => return Self::Equals(value.clone()),
             DetailCheck::Matchers(m) => m,
@@ -222,7 +222,7 @@ impl DetailExpect {
 
 /// The run's checks.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunCheck {
+pub(crate) struct RunCheck {
     /// `files`, in path order.
     pub files: Vec<FileCheck>,
     /// `order`: the tools called, in order.
@@ -233,7 +233,7 @@ pub struct RunCheck {
 
 /// The checks of one file of `expect.files`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FileCheck {
+pub(crate) struct FileCheck {
     /// The path, relative to the workspace.
     pub path: String,
     /// What it must be.
@@ -244,7 +244,7 @@ pub struct FileCheck {
 
 /// What a checked file must be.
 #[derive(Clone, Debug, PartialEq)]
-pub enum FileExpectation {
+pub(crate) enum FileExpectation {
     /// A bare string: the file's text (as the model would read it).
     Equals(String),
     /// An object of checks.
@@ -255,7 +255,7 @@ pub enum FileExpectation {
 /// presence (a failure ends the file's checks), the symlink, what the
 /// file holds (read once), its mode.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FileChecks {
+pub(crate) struct FileChecks {
     /// `absent` and `exists`, in that order.
     pub presence: Vec<Presence>,
     /// `symlink`: the target, as written.
@@ -268,7 +268,7 @@ pub struct FileChecks {
 
 /// `absent` or `exists`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Presence {
+pub(crate) enum Presence {
     /// `absent`.
     Absent(bool),
     /// `exists`.
@@ -277,7 +277,7 @@ pub enum Presence {
 
 /// A check of what a file holds.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ContentCheck {
+pub(crate) enum ContentCheck {
     /// `equals`: its text.
     Equals(String),
     /// `contains`.
@@ -298,7 +298,7 @@ pub enum ContentCheck {
 
 /// `mode`: a file's permission bits.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ModeCheck {
+pub(crate) struct ModeCheck {
     /// As written.
     pub written: String,
     /// The bits, in octal as a failure shows them.
@@ -307,7 +307,7 @@ pub struct ModeCheck {
 
 /// One check of `stats`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StatCheck {
+pub(crate) struct StatCheck {
     /// Its key in `stats:`: `retries`, `max_errors` …
     pub key: &'static str,
     /// The figure it looks at.
@@ -318,7 +318,7 @@ pub struct StatCheck {
 
 /// What a `stats` figure must be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StatBound {
+pub(crate) enum StatBound {
     /// Exactly this.
     Exactly(u64),
     /// At most this.
@@ -327,7 +327,7 @@ pub enum StatBound {
 
 /// A figure of a run that `stats` checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Figure {
+pub(crate) enum Figure {
     /// Retries sent.
     Retries,
     /// Error results.

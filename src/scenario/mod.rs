@@ -19,27 +19,27 @@
 //! | [`template`] | the `repeat` template of generated files |
 //! | [`replay`] | `recorded:`, `replay:` and `git_checkout` of imported sessions |
 
-pub mod de;
-pub mod detail_spec;
-pub mod expect;
-pub mod load;
-pub mod model;
-pub mod replay;
-pub mod setup;
-pub mod snapshot;
-pub mod template;
-pub mod text_file;
-pub mod two_way;
-pub mod vars;
-pub mod yaml;
+pub(crate) mod de;
+pub(crate) mod detail_spec;
+pub(crate) mod expect;
+pub(crate) mod load;
+pub(crate) mod model;
+pub(crate) mod replay;
+pub(crate) mod setup;
+pub(crate) mod snapshot;
+pub(crate) mod template;
+pub(crate) mod text_file;
+pub(crate) mod two_way;
+pub(crate) mod vars;
+pub(crate) mod yaml;
 
-pub use load::DEFAULT_TIMEOUT;
+pub(crate) use load::DEFAULT_TIMEOUT;
 pub use load::Scenario;
 pub use load::ScenarioError;
-pub use load::ServerLaunch;
-pub use load::ServerPlan;
-pub use load::SettingProblem;
+pub(crate) use load::ServerLaunch;
+pub(crate) use load::ServerPlan;
+pub(crate) use load::SettingProblem;
 pub use load::Suite;
-pub use load::ToolEntry;
-pub use load::load_file;
+pub(crate) use load::ToolEntry;
+pub(crate) use load::load_file;
 pub use load::load_text;

@@ -33,7 +33,7 @@ use super::two_way::two_way;
 /// One scenario document.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ScenarioDoc {
+pub(crate) struct ScenarioDoc {
     /// One line, unique in the suite (default: the file's path without
     /// extension).
     pub name: Option<String>,
@@ -84,7 +84,7 @@ pub struct ScenarioDoc {
 /// The suite file, `harness.yaml`: defaults for every scenario below it.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SuiteDoc {
+pub(crate) struct SuiteDoc {
     /// Where fixtures live, relative to this file (default `fixtures/`).
     pub fixtures: Option<String>,
     /// Default active tools.
@@ -137,18 +137,18 @@ macro_rules! limits_spec {
         /// Overrides of the tool limits.
         #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
         #[serde(deny_unknown_fields)]
-        pub struct LimitsSpec {
+        pub(crate) struct LimitsSpec {
             $(
                 $(#[doc = $doc])*
                 #[schemars($($schema)*)]
-                pub $name: Option<$ty>,
+                pub(crate) $name: Option<$ty>,
             )*
         }
 
         impl LimitsSpec {
             /// The keys this spec sets, in the order declared, each with its
             /// value as the kind of number it is.
-            pub fn values(&self) -> Vec<(&'static str, LimitValue)> {
+            pub(crate) fn values(&self) -> Vec<(&'static str, LimitValue)> {
                 let mut values = Vec::new();
                 $(
                     if let Some(value) = self.$name {
@@ -159,7 +159,7 @@ macro_rules! limits_spec {
             }
 
             /// `limits` with every key this spec sets over it.
-            pub fn apply(&self, limits: &mut Limits) {
+            pub(crate) fn apply(&self, limits: &mut Limits) {
                 $(
                     if let Some(value) = self.$name {
                         limits.$name = value.into();
@@ -168,14 +168,15 @@ macro_rules! limits_spec {
             }
 
             /// Every key a file may set, in the order declared.
-            pub const KEYS: &[&str] = &[$(stringify!($name)),*];
+            #[cfg(test)]
+            pub(crate) const KEYS: &[&str] = &[$(stringify!($name)),*];
         }
     };
 }
 
 /// The value of one key of `limits:`, as the kind of number it is.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LimitValue {
+pub(crate) enum LimitValue {
     /// A count or a size: 1 to `u32::MAX`.
     Count(usize),
     /// Seconds: more than 0, at most a day.
@@ -217,7 +218,7 @@ limits_spec! {
 /// What the workspace holds.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WorkspaceSpec {
+pub(crate) struct WorkspaceSpec {
     /// A directory under the fixtures root copied into the workspace.
     pub fixture: Option<String>,
     /// Files by relative path (inside the workspace, no `..`).
@@ -236,7 +237,7 @@ pub struct WorkspaceSpec {
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = step_rules)]
-pub struct StepSpec {
+pub(crate) struct StepSpec {
     /// A message with one call to this tool.
     pub call: Option<String>,
     /// A message with several calls (at least one).
@@ -268,7 +269,7 @@ pub struct StepSpec {
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = args_or_raw_args)]
-pub struct CallSpec {
+pub(crate) struct CallSpec {
     /// The tool.
     pub call: String,
     /// The call id.
@@ -294,7 +295,7 @@ pub struct CallSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = call_expect_rules)]
-pub struct CallExpect {
+pub(crate) struct CallExpect {
     /// The result is not an error.
     pub ok: Option<bool>,
     /// The result is an error (and its text matches the regex).
@@ -334,7 +335,7 @@ pub struct CallExpect {
 /// `updates: { min, max, contains, last_contains }`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct UpdatesExpect {
+pub(crate) struct UpdatesExpect {
     /// At least this many updates.
     pub min: Option<usize>,
     /// At most this many updates.
@@ -348,7 +349,7 @@ pub struct UpdatesExpect {
 /// Checks on the whole run.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RunExpect {
+pub(crate) struct RunExpect {
     /// Checks on workspace files after the run, by relative path (inside
     /// the workspace, no `..`).
     #[serde(default)]
@@ -363,7 +364,7 @@ pub struct RunExpect {
 /// Bounds on a run's statistics.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct StatsExpect {
+pub(crate) struct StatsExpect {
     /// Exactly this many retries sent.
     pub retries: Option<u64>,
     /// Exactly this many error results.
@@ -384,7 +385,7 @@ pub struct StatsExpect {
 
 /// Checks on one file: exact content, or an object of checks.
 #[derive(Clone, Debug, PartialEq)]
-pub enum FileExpect {
+pub(crate) enum FileExpect {
     /// The file's exact content.
     Equals(String),
     /// Individual checks.
@@ -394,7 +395,7 @@ pub enum FileExpect {
 /// The object form of [`FileExpect`].
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FileChecks {
+pub(crate) struct FileChecks {
     /// Exact content.
     pub equals: Option<String>,
     /// Contains each string.
@@ -426,7 +427,7 @@ pub struct FileChecks {
 /// Line endings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Eol {
+pub(crate) enum Eol {
     /// `\n` only.
     Lf,
     /// `\r\n` only.
@@ -436,7 +437,7 @@ pub enum Eol {
 /// A workspace file: a UTF-8 string, or an object with exactly one of
 /// `text`, `base64`, `repeat` (+ `times`), `symlink`, `dir: true`.
 #[derive(Clone, Debug, PartialEq)]
-pub enum FileSpec {
+pub(crate) enum FileSpec {
     /// Plain UTF-8 text.
     Text(String),
     /// The object form.
@@ -447,7 +448,7 @@ pub enum FileSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = file_object_rules)]
-pub struct FileObject {
+pub(crate) struct FileObject {
     /// Exact text.
     pub text: Option<String>,
     /// Bytes, base64-encoded.
@@ -472,7 +473,7 @@ pub struct FileObject {
 
 /// `error: true` or `error: REGEX`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ErrorExpect {
+pub(crate) enum ErrorExpect {
     /// Whether the result must be an error.
     Flag(bool),
     /// The result is an error and its text matches.
@@ -481,7 +482,7 @@ pub enum ErrorExpect {
 
 /// `truncated: false | true | lines | bytes`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TruncatedExpect {
+pub(crate) enum TruncatedExpect {
     /// Truncated or not.
     Flag(bool),
     /// Truncated by the line cap.
@@ -493,7 +494,7 @@ pub enum TruncatedExpect {
 /// One MCP tool server: a command to start, or a URL to reach.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ServerSpec {
+pub(crate) struct ServerSpec {
     /// The program and its arguments (`${workspace}`, `${dir}`,
     /// `${harness}` are expanded); the program is looked up on `PATH`.
     #[schemars(length(min = 1))]
@@ -524,7 +525,7 @@ pub struct ServerSpec {
 
 /// Active tools: a preset name or a list of names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ToolsSpec {
+pub(crate) enum ToolsSpec {
     /// `coding`, `readonly` or `all`.
     Preset(String),
     /// Tool names.
@@ -533,13 +534,13 @@ pub enum ToolsSpec {
 
 /// One call or a list of calls.
 #[derive(Clone, Debug, Default)]
-pub struct CallList(pub Vec<CallSpec>);
+pub(crate) struct CallList(pub Vec<CallSpec>);
 
 /// One injected fault: which operations, and what happens to them.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = fault_rules)]
-pub struct FaultSpec {
+pub(crate) struct FaultSpec {
     /// The operation: read, write, create, rename, remove, list,
     /// metadata, exec.
     #[schemars(extend("enum" = ["read", "write", "create", "rename", "remove", "list", "metadata", "exec"]))]
@@ -565,7 +566,7 @@ pub struct FaultSpec {
 /// How bash runs its commands in a scenario.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct BashSpec {
+pub(crate) struct BashSpec {
     /// Environment variables set for every command.
     #[serde(default)]
     pub env: BTreeMap<String, String>,

@@ -17,7 +17,7 @@ use serde::Serialize;
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = text_or_file)]
-pub struct RecordedSpec {
+pub(crate) struct RecordedSpec {
     /// Whether the recorded result was an error.
     pub is_error: bool,
     /// The recorded result's text (its text blocks joined by newlines).
@@ -54,7 +54,7 @@ pub struct RecordedSpec {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = text_or_file)]
-pub struct AnswerSpec {
+pub(crate) struct AnswerSpec {
     /// What the answer is.
     pub form: AnswerForm,
     /// Its text (the recorded `text` when neither this nor `file` is given).
@@ -67,7 +67,7 @@ pub struct AnswerSpec {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = text_or_file)]
-pub struct TextSpec {
+pub(crate) struct TextSpec {
     /// The text.
     pub text: Option<String>,
     /// Instead of `text`: a file holding it, relative to the scenario file.
@@ -79,7 +79,7 @@ pub struct TextSpec {
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, PartialOrd, Ord,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum AnswerForm {
+pub(crate) enum AnswerForm {
     /// The tool's text itself: a read's lines, a command's output
     /// (trailing newlines and today's notices and exit status left out).
     #[default]
@@ -100,7 +100,7 @@ pub enum AnswerForm {
 
 impl AnswerForm {
     /// Its name in the scenario (`recorded.answer.form`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Text => "text",
             Self::Done => "done",
@@ -116,7 +116,7 @@ impl AnswerForm {
 /// The kinds of failure an answer of form `failure` names, the same for
 /// every client: what went wrong, whatever the words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailureKind {
+pub(crate) enum FailureKind {
     /// An edit's old text is not in the file.
     TextNotFound,
     /// An edit's old text is in the file more than once.
@@ -131,7 +131,7 @@ pub enum FailureKind {
 
 impl FailureKind {
     /// Its words in `recorded.answer.text`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::TextNotFound => "text not found",
             Self::TextNotUnique => "text not unique",
@@ -144,7 +144,7 @@ impl FailureKind {
 
 /// A recorded answer, validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordedAnswer {
+pub(crate) struct RecordedAnswer {
     /// Its form.
     pub form: AnswerForm,
     /// Its text (`None`: the recorded text).
@@ -164,7 +164,7 @@ fn text_or_file(schema: &mut schemars::Schema) {
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, PartialOrd, Ord,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum Require {
+pub(crate) enum Require {
     /// Every replayed call's `is_error` agrees with the recorded one
     /// (the default).
     #[default]
@@ -175,21 +175,10 @@ pub enum Require {
     None,
 }
 
-impl Require {
-    /// `error`, `text` or `none`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Error => "error",
-            Self::Text => "text",
-            Self::None => "none",
-        }
-    }
-}
-
 /// `replay:` in a scenario.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReplaySpec {
+pub(crate) struct ReplaySpec {
     /// The recorded session's working directory: recorded texts are
     /// compared with it shown as `/workspace`.
     pub cwd: Option<String>,
@@ -209,7 +198,7 @@ pub struct ReplaySpec {
 /// `replay:` in `harness.yaml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SuiteReplaySpec {
+pub(crate) struct SuiteReplaySpec {
     /// What must agree for imported scenarios to pass (default `error`).
     pub require: Option<Require>,
 }
@@ -217,7 +206,7 @@ pub struct SuiteReplaySpec {
 /// `workspace: { git_checkout: { repo, rev } }`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GitCheckoutSpec {
+pub(crate) struct GitCheckoutSpec {
     /// The repository, relative to the scenario file (or absolute).
     #[schemars(length(min = 1))]
     pub repo: String,
@@ -228,7 +217,7 @@ pub struct GitCheckoutSpec {
 
 /// The text of a recorded result: inline, or in a sidecar file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RecordedText {
+pub(crate) enum RecordedText {
     /// Written in the scenario.
     Inline(String),
     /// In the file `rel` below the directory `base` (the scenario's),
@@ -244,7 +233,7 @@ pub enum RecordedText {
 
 /// One recorded result, validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// Whether it was an error.
     pub is_error: bool,
     /// Its text.
@@ -264,7 +253,7 @@ pub struct Recorded {
 
 /// What the run needs to compare an imported scenario's results.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ReplayPlan {
+pub(crate) struct ReplayPlan {
     /// The recorded working directory, shown as `/workspace`.
     pub cwd: Option<String>,
     /// What must agree.
@@ -277,7 +266,7 @@ pub struct ReplayPlan {
 
 /// The largest sidecar file the run reads (64 MiB): larger means it was
 /// not written by the importer.
-pub const MAX_RECORDED_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_RECORDED_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 #[cfg(test)]
 mod tests {

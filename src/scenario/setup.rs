@@ -21,7 +21,7 @@ use crate::tools::ops::WriteStep;
 /// (`faults:`), bash's configuration (`bash:`), scripted cancellations
 /// (`cancel_after_ms:`).
 #[derive(Clone, Debug, Default)]
-pub struct Conditions {
+pub(crate) struct Conditions {
     /// Injected faults, in order.
     pub faults: Vec<FaultRule>,
     /// How bash runs its commands.
@@ -33,11 +33,11 @@ pub struct Conditions {
 }
 
 /// The longest stall a rule may ask for: ten minutes.
-pub const MAX_FAULT_DELAY: Duration = Duration::from_secs(600);
+pub(crate) const MAX_FAULT_DELAY: Duration = Duration::from_secs(600);
 
 /// An operation a rule applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FaultOp {
+pub(crate) enum FaultOp {
     /// Opening a file for reading, and reading it ([`FsOps::open`],
     /// [`FsOps::read`], [`FsOps::read_capped`]).
     Read,
@@ -69,7 +69,7 @@ pub enum FaultOp {
 
 impl FaultOp {
     /// Every operation, in the order the names are listed.
-    pub const ALL: [FaultOp; 8] = [
+    pub(crate) const ALL: [FaultOp; 8] = [
         FaultOp::Read,
         FaultOp::Write,
         FaultOp::Create,
@@ -82,7 +82,7 @@ impl FaultOp {
 
     /// The operation's name: `read`, `write`, `create`, `rename`,
     /// `remove`, `list`, `metadata`, `exec`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             FaultOp::Read => "read",
             FaultOp::Write => "write",
@@ -96,14 +96,14 @@ impl FaultOp {
     }
 
     /// The operation named `name`.
-    pub fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|op| op.name() == name)
     }
 
     /// Whether `after_bytes` means something for this operation: a stream
     /// that stops part of the way (reading, writing a created file, and
     /// the bytes of a write).
-    pub fn streams(self) -> bool {
+    pub(crate) fn streams(self) -> bool {
         matches!(self, FaultOp::Read | FaultOp::Create | FaultOp::Write)
     }
 
@@ -146,7 +146,7 @@ const ERRNOS: [(&str, i32); 16] = [
 
 /// What a failing operation returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FaultError {
+pub(crate) enum FaultError {
     /// The OS error with this number (`libc::ENOSPC`): the same
     /// `io::Error` kind and text as the real failure.
     Os(i32),
@@ -156,13 +156,13 @@ pub enum FaultError {
 
 impl FaultError {
     /// The names accepted by [`FaultError::errno`], in a fixed order.
-    pub fn errno_names() -> impl Iterator<Item = &'static str> {
+    pub(crate) fn errno_names() -> impl Iterator<Item = &'static str> {
         ERRNOS.iter().map(|(name, _)| *name)
     }
 
     /// The error number called `name` (`"ENOSPC"`), if it is one of
     /// [`FaultError::errno_names`].
-    pub fn errno(name: &str) -> Option<Self> {
+    pub(crate) fn errno(name: &str) -> Option<Self> {
         ERRNOS
             .iter()
             .find(|(known, _)| *known == name)
@@ -170,7 +170,7 @@ impl FaultError {
     }
 
     /// The error, as the operation returns it.
-    pub fn to_io(&self) -> io::Error {
+    pub(crate) fn to_io(&self) -> io::Error {
         match self {
             FaultError::Os(n) => io::Error::from_raw_os_error(*n),
             FaultError::Message(text) => io::Error::other(text.clone()),
@@ -180,7 +180,7 @@ impl FaultError {
 
 /// One rule: which operations, and what happens to them.
 #[derive(Clone, Debug)]
-pub struct FaultRule {
+pub(crate) struct FaultRule {
     op: FaultOp,
     glob: Option<(String, GlobMatcher)>,
     /// The error the operation fails with.
@@ -195,7 +195,7 @@ pub struct FaultRule {
 
 impl FaultRule {
     /// A rule for every `op` that changes nothing until told what to do.
-    pub fn new(op: FaultOp) -> Self {
+    pub(crate) fn new(op: FaultOp) -> Self {
         Self {
             op,
             glob: None,
@@ -209,7 +209,7 @@ impl FaultRule {
     /// Only paths matching `glob`, relative to the workspace root (`*`
     /// stays inside one directory, `**` crosses them, `.` is the root).
     /// Paths outside the workspace never match a rule with a glob.
-    pub fn with_path(mut self, glob: &str) -> Result<Self, globset::Error> {
+    pub(crate) fn with_path(mut self, glob: &str) -> Result<Self, globset::Error> {
         let matcher = GlobBuilder::new(glob)
             .literal_separator(true)
             .build()?
@@ -220,14 +220,14 @@ impl FaultRule {
 
     /// The operation fails with `error` (after the stall, and after
     /// `after_bytes` for a stream).
-    pub fn with_error(mut self, error: FaultError) -> Self {
+    pub(crate) fn with_error(mut self, error: FaultError) -> Self {
         self.error = Some(error);
         self
     }
 
     /// The operation stalls this long first (at most
     /// [`MAX_FAULT_DELAY`]).
-    pub fn with_delay(mut self, delay: Duration) -> Self {
+    pub(crate) fn with_delay(mut self, delay: Duration) -> Self {
         self.delay = Some(delay.min(MAX_FAULT_DELAY));
         self
     }
@@ -235,24 +235,19 @@ impl FaultRule {
     /// A read, a created file's writes or a write's bytes stop after this
     /// many bytes with the rule's error (EIO when none is given); ignored
     /// by the other operations.
-    pub fn with_after_bytes(mut self, bytes: u64) -> Self {
+    pub(crate) fn with_after_bytes(mut self, bytes: u64) -> Self {
         self.after_bytes = Some(bytes);
         self
     }
 
     /// The rule applies to the first `times` matching operations only.
-    pub fn with_times(mut self, times: u64) -> Self {
+    pub(crate) fn with_times(mut self, times: u64) -> Self {
         self.times = Some(times);
         self
     }
 
-    /// The operation.
-    pub fn op(&self) -> FaultOp {
-        self.op
-    }
-
     /// The glob as written.
-    pub fn path(&self) -> Option<&str> {
+    pub(crate) fn path(&self) -> Option<&str> {
         self.glob.as_ref().map(|(text, _)| text.as_str())
     }
 

@@ -23,7 +23,7 @@ static HEX_RUN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[0-9a-f]{12,}").unwrap_or_else(|_| unreachable!()));
 
 /// The snapshot form of a result (as presented to the model).
-pub fn snapshot_value(result: &ToolResult) -> Value {
+pub(crate) fn snapshot_value(result: &ToolResult) -> Value {
     let mut value = serde_json::json!({
         "is_error": result.is_error,
         "text": result.text(),
@@ -65,7 +65,7 @@ fn redact(value: &mut Value) {
 
 /// Replaces temporary paths with `$TMP`, masking random hex names inside
 /// them.
-pub fn redact_text(text: &str) -> String {
+pub(crate) fn redact_text(text: &str) -> String {
     let mut out = text.to_owned();
     let tmp = std::env::temp_dir().display().to_string();
     let tmp = tmp.trim_end_matches('/');
@@ -93,7 +93,7 @@ pub fn redact_text(text: &str) -> String {
 /// like a scenario file ([`super::yaml`]): the same nesting and alias
 /// limits, a key written twice refused, and a problem named at
 /// `file:line:col`.
-pub fn load(path: &Path) -> Result<BTreeMap<String, Value>, String> {
+pub(crate) fn load(path: &Path) -> Result<BTreeMap<String, Value>, String> {
     match super::text_file::read_regular(path) {
         Ok(text) => parse(&text).map_err(|(pos, message)| {
             format!(
@@ -168,7 +168,7 @@ fn parse(text: &str) -> Result<BTreeMap<String, Value>, (super::yaml::Pos, Strin
 /// Writes a snapshot file (keys sorted) as a new file renamed over the
 /// old name: a link there (a planted `.snap.yaml.new` leading out of the
 /// suite) is replaced, never written through.
-pub fn save(path: &Path, entries: &BTreeMap<String, Value>) -> Result<(), String> {
+pub(crate) fn save(path: &Path, entries: &BTreeMap<String, Value>) -> Result<(), String> {
     let text = serde_yaml::to_string(entries)
         .map_err(|err| format!("cannot encode snapshots for {}: {err}", path.display()))?;
     let cannot = |err: std::io::Error| format!("cannot write {}: {err}", path.display());
@@ -177,7 +177,7 @@ pub fn save(path: &Path, entries: &BTreeMap<String, Value>) -> Result<(), String
 }
 
 /// The `.snap.yaml.new` path written on a mismatch.
-pub fn new_path(path: &Path) -> std::path::PathBuf {
+pub(crate) fn new_path(path: &Path) -> std::path::PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".new");
     name.into()

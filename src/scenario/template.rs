@@ -7,11 +7,11 @@
 //! `times` is refused before anything is made.
 
 /// The widest zero-padded counter, `{n:020}` (a `u64` has 20 digits).
-pub const MAX_WIDTH: usize = 20;
+pub(crate) const MAX_WIDTH: usize = 20;
 
 /// One piece of a parsed template.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     /// Text written as it is.
     Text(String),
     /// The copy's number, at least this many digits (zero-padded).
@@ -20,14 +20,14 @@ pub enum Piece {
 
 /// A parsed `repeat` template.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Template {
+pub(crate) struct Template {
     pieces: Vec<Piece>,
 }
 
 impl Template {
     /// Parses a template; an error names a `{n:0W}` whose width is out of
     /// range.
-    pub fn parse(template: &str) -> Result<Self, String> {
+    pub(crate) fn parse(template: &str) -> Result<Self, String> {
         let mut pieces = Vec::new();
         let mut text = String::new();
         let mut rest = template;
@@ -64,7 +64,7 @@ impl Template {
 
     /// The bytes `times` copies make, joined by `join`, computed without
     /// making them; `None` when the number overflows.
-    pub fn len(&self, times: u64, join: &str) -> Option<u64> {
+    pub(crate) fn len(&self, times: u64, join: &str) -> Option<u64> {
         let mut total: u64 = 0;
         for piece in &self.pieces {
             let bytes = match piece {
@@ -78,7 +78,8 @@ impl Template {
     }
 
     /// The `times` copies joined by `join` (nothing after the last).
-    pub fn render(&self, times: usize, join: &str) -> String {
+    #[cfg(test)]
+    pub(crate) fn render(&self, times: usize, join: &str) -> String {
         let mut out = String::new();
         self.render_into(&mut out, times, join);
         out
@@ -86,7 +87,7 @@ impl Template {
 
     /// [`Self::render`], appended to `out` (room for all of it is made
     /// once, up front).
-    pub fn render_into(&self, out: &mut String, times: usize, join: &str) {
+    pub(crate) fn render_into(&self, out: &mut String, times: usize, join: &str) {
         use std::fmt::Write as _;
         let size = self.len(times as u64, join).unwrap_or(0);
         out.reserve(usize::try_from(size).unwrap_or(0));

@@ -14,7 +14,7 @@ use std::path::Path;
 
 /// What a file that is not a regular file is (`a FIFO (named pipe)`, `a
 /// directory` …); `None` for a regular file.
-pub fn not_regular(kind: std::fs::FileType) -> Option<&'static str> {
+pub(crate) fn not_regular(kind: std::fs::FileType) -> Option<&'static str> {
     if kind.is_file() {
         return None;
     }
@@ -33,7 +33,7 @@ pub fn not_regular(kind: std::fs::FileType) -> Option<&'static str> {
 
 /// The text of the regular file at `path` (symlinks followed). Anything
 /// else is an `InvalidInput` error that names what it is.
-pub fn read_regular(path: &Path) -> io::Result<String> {
+pub(crate) fn read_regular(path: &Path) -> io::Result<String> {
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)

@@ -66,7 +66,7 @@ pub(crate) use schema;
 
 /// One string or a list of strings.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StringList(pub Vec<String>);
+pub(crate) struct StringList(pub Vec<String>);
 
 two_way!(StringList, "a string or a list of strings", {
     fn visit_str<E: de::Error>(self, v: &str) -> Result<StringList, E> {

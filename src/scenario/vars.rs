@@ -24,10 +24,10 @@ use super::two_way::StringList;
 use super::yaml::Seg;
 
 /// Variables by name.
-pub type Vars = BTreeMap<String, String>;
+pub(crate) type Vars = BTreeMap<String, String>;
 
 /// A reference and the path (below the `expect` it is in) of its string.
-pub type Ref = (String, Vec<Seg>);
+pub(crate) type Ref = (String, Vec<Seg>);
 
 fn key(name: &str) -> Seg {
     Seg::Key(name.to_owned())
@@ -55,7 +55,7 @@ fn list_refs(list: Option<&StringList>, name: &str, out: &mut Vec<Ref>) {
 }
 
 /// The `${name}` references in JSON strings, with their paths.
-pub fn value_refs(value: &Value, path: Vec<Seg>, out: &mut Vec<Ref>) {
+pub(crate) fn value_refs(value: &Value, path: Vec<Seg>, out: &mut Vec<Ref>) {
     match value {
         Value::String(s) => text_refs(s, path, out),
         Value::Array(items) => {
@@ -77,7 +77,7 @@ pub fn value_refs(value: &Value, path: Vec<Seg>, out: &mut Vec<Ref>) {
 }
 
 /// Every reference in a call's expectations.
-pub fn call_expect_refs(e: &CallExpect) -> Vec<Ref> {
+pub(crate) fn call_expect_refs(e: &CallExpect) -> Vec<Ref> {
     let mut out = Vec::new();
     if let Some(ErrorExpect::Matches(p)) = &e.error {
         text_refs(p, vec![key("error")], &mut out);
@@ -142,7 +142,7 @@ fn details_at_refs(e: &CallExpect, out: &mut Vec<Ref>) {
 }
 
 /// Every reference in one file's checks.
-pub fn file_expect_refs(e: &FileExpect) -> Vec<Ref> {
+pub(crate) fn file_expect_refs(e: &FileExpect) -> Vec<Ref> {
     let mut out = Vec::new();
     match e {
         FileExpect::Equals(t) => text_refs(t, Vec::new(), &mut out),
@@ -182,7 +182,7 @@ fn value_has_vars(value: &Value) -> bool {
 }
 
 /// Whether a call's expectations change when expanded.
-pub fn call_expect_has_vars(e: &CallExpect) -> bool {
+pub(crate) fn call_expect_has_vars(e: &CallExpect) -> bool {
     matches!(&e.error, Some(ErrorExpect::Matches(p)) if has_vars(p))
         || list_has_vars(e.contains.as_ref())
         || list_has_vars(e.not_contains.as_ref())
@@ -204,7 +204,7 @@ pub fn call_expect_has_vars(e: &CallExpect) -> bool {
 }
 
 /// Whether one file's checks change when expanded.
-pub fn file_expect_has_vars(e: &FileExpect) -> bool {
+pub(crate) fn file_expect_has_vars(e: &FileExpect) -> bool {
     match e {
         FileExpect::Equals(t) => has_vars(t),
         FileExpect::Checks(c) => {
@@ -218,7 +218,7 @@ pub fn file_expect_has_vars(e: &FileExpect) -> bool {
 }
 
 /// A regex with its variables expanded as literal text.
-pub fn expand_pattern(pattern: &str, vars: &Vars) -> String {
+pub(crate) fn expand_pattern(pattern: &str, vars: &Vars) -> String {
     substitute_with(pattern, vars, |value, out| {
         out.push_str(&regex::escape(value));
     })
@@ -226,7 +226,7 @@ pub fn expand_pattern(pattern: &str, vars: &Vars) -> String {
 
 /// A regex as it will be compiled whatever the variables hold: every
 /// reference replaced by a literal, to check its syntax when it loads.
-pub fn placeholder_pattern(pattern: &str) -> String {
+pub(crate) fn placeholder_pattern(pattern: &str) -> String {
     let vars: Vars = var_refs(pattern)
         .into_iter()
         .map(|name| (name, "x".to_owned()))
@@ -235,7 +235,7 @@ pub fn placeholder_pattern(pattern: &str) -> String {
 }
 
 /// A JSON value with every string in it expanded.
-pub fn expand_value(value: &Value, vars: &Vars) -> Value {
+pub(crate) fn expand_value(value: &Value, vars: &Vars) -> Value {
     match value {
         Value::String(s) => Value::String(substitute(s, vars)),
         Value::Array(items) => Value::Array(items.iter().map(|v| expand_value(v, vars)).collect()),

@@ -28,13 +28,13 @@ use saphyr_parser::Tag;
 
 /// Mappings and sequences nest at most this deep; deeper is refused as
 /// soon as the parser reaches it.
-pub const MAX_DEPTH: usize = 128;
+pub(crate) const MAX_DEPTH: usize = 128;
 /// Aliases may add at most this many nodes to a document in all.
-pub const MAX_ALIAS_NODES: usize = 100_000;
+pub(crate) const MAX_ALIAS_NODES: usize = 100_000;
 
 /// Where a node is written: 1-based line and column (in characters).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Pos {
+pub(crate) struct Pos {
     /// 1-based line.
     pub line: usize,
     /// 1-based column.
@@ -43,7 +43,7 @@ pub struct Pos {
 
 impl Pos {
     /// The start of a file.
-    pub const START: Pos = Pos { line: 1, column: 1 };
+    pub(crate) const START: Pos = Pos { line: 1, column: 1 };
 
     fn of(span: &Span) -> Self {
         Self {
@@ -55,7 +55,7 @@ impl Pos {
 
 /// A scalar's core-schema tag, when one is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CoreTag {
+pub(crate) enum CoreTag {
     /// `!!str`
     Str,
     /// `!!int`
@@ -70,7 +70,7 @@ pub enum CoreTag {
 
 /// A scalar as written.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Scalar {
+pub(crate) struct Scalar {
     /// The text, after YAML's escapes and folding.
     pub text: String,
     /// Written without quotes or block indicators: only plain scalars are
@@ -82,7 +82,7 @@ pub struct Scalar {
 
 /// What a node holds.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A scalar.
     Scalar(Scalar),
     /// A sequence.
@@ -93,7 +93,7 @@ pub enum Kind {
 
 /// One node of a document, with where it is written.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Node {
+pub(crate) struct Node {
     /// Its position.
     pub pos: Pos,
     /// Its content.
@@ -103,7 +103,7 @@ pub struct Node {
 impl Node {
     /// Whether the node is a null scalar (empty, `~`, `null`), as a whole
     /// document that holds nothing is.
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         match &self.kind {
             Kind::Scalar(s) => match s.tag {
                 Some(CoreTag::Null) => true,
@@ -115,7 +115,7 @@ impl Node {
     }
 
     /// The scalar text, if the node is a scalar.
-    pub fn text(&self) -> Option<&str> {
+    pub(crate) fn text(&self) -> Option<&str> {
         match &self.kind {
             Kind::Scalar(s) => Some(&s.text),
             _ => None,
@@ -123,12 +123,12 @@ impl Node {
     }
 
     /// The value of `key`, when the node is a mapping that has it.
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
         self.entry(key).map(|(_, v)| v)
     }
 
     /// The key and value nodes of `key`.
-    pub fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
+    pub(crate) fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
         match &self.kind {
             Kind::Map(entries) => entries
                 .iter()
@@ -139,7 +139,7 @@ impl Node {
     }
 
     /// The `index`-th item, when the node is a sequence.
-    pub fn item(&self, index: usize) -> Option<&Node> {
+    pub(crate) fn item(&self, index: usize) -> Option<&Node> {
         match &self.kind {
             Kind::Seq(items) => items.get(index),
             _ => None,
@@ -148,7 +148,7 @@ impl Node {
 
     /// Where the node at `path` is written (its key for [`Seg::Key`] when
     /// `key` is set), or the deepest ancestor of it that exists.
-    pub fn locate(&self, path: &[Seg], key: bool) -> Pos {
+    pub(crate) fn locate(&self, path: &[Seg], key: bool) -> Pos {
         let mut node = self;
         let mut pos = self.pos;
         for (i, seg) in path.iter().enumerate() {
@@ -175,7 +175,7 @@ impl Node {
 
     /// Removes the map entry or sequence item at `steps` (indices into
     /// each level); false when there is none (or `steps` is empty).
-    pub fn remove(&mut self, steps: &[usize]) -> bool {
+    pub(crate) fn remove(&mut self, steps: &[usize]) -> bool {
         let Some((last, parents)) = steps.split_last() else {
             return false;
         };
@@ -217,7 +217,7 @@ impl Node {
 
     /// The tree as JSON (keys as their text), for validating a document
     /// against the JSON Schema.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         use serde_json::Value;
         match &self.kind {
             Kind::Scalar(s) => match resolve(s) {
@@ -244,7 +244,7 @@ impl Node {
 
 /// One step of a path in a document: a mapping key or a sequence index.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Seg {
+pub(crate) enum Seg {
     /// A mapping key.
     Key(String),
     /// A sequence index (0-based).
@@ -252,7 +252,7 @@ pub enum Seg {
 }
 
 /// A path written the way errors show it: `model[3].expect.contains`.
-pub struct PathText<'a>(pub &'a [Seg]);
+pub(crate) struct PathText<'a>(pub &'a [Seg]);
 
 impl fmt::Display for PathText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -278,7 +278,7 @@ impl fmt::Display for PathText<'_> {
 /// What a plain scalar means under the YAML 1.2 core schema, as
 /// serde_yaml 0.9 read it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Resolved {
+pub(crate) enum Resolved {
     /// Null.
     Null,
     /// A boolean.
@@ -302,7 +302,7 @@ fn is_null_text(text: &str) -> bool {
 /// The meaning of a scalar: quoted and block scalars are strings; plain
 /// ones are null, booleans, integers (decimal, `0x`, `0o`, `0b`) or
 /// floats when they read as one, else strings; a core tag forces its type.
-pub fn resolve(scalar: &Scalar) -> Resolved {
+pub(crate) fn resolve(scalar: &Scalar) -> Resolved {
     let text = scalar.text.as_str();
     match scalar.tag {
         Some(CoreTag::Str) => return Resolved::Str,
@@ -416,7 +416,7 @@ fn parse_float(text: &str) -> Option<f64> {
 
 /// One document of a file.
 #[derive(Clone, Debug)]
-pub struct Document {
+pub(crate) struct Document {
     /// Its place in the file, from 0 (empty documents counted).
     pub index: usize,
     /// Where it starts.
@@ -430,7 +430,7 @@ pub struct Document {
 
 /// A problem found while building the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TreeProblem {
+pub(crate) struct TreeProblem {
     /// Where.
     pub pos: Pos,
     /// The path of the node concerned, written as errors show it.
@@ -442,7 +442,7 @@ pub struct TreeProblem {
 /// The documents of a file, and the problem that stopped reading it, if
 /// any (the documents before it are whole).
 #[derive(Clone, Debug, Default)]
-pub struct Stream {
+pub(crate) struct Stream {
     /// Every complete document.
     pub documents: Vec<Document>,
     /// A syntax error, a nesting or alias limit, an unsupported tag: the
@@ -654,7 +654,7 @@ fn unsupported_tag(written: &str) -> String {
 }
 
 /// Parses every document of `text`.
-pub fn parse(text: &str) -> Stream {
+pub(crate) fn parse(text: &str) -> Stream {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut parser = Parser::new_from_str(text);
     let mut stream = Stream::default();

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 /// What normalisation changed, for `details`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Normalization {
+pub(crate) struct Normalization {
     /// JSON pointers of properties that were dropped as unknown.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ignored_fields: Vec<String>,
@@ -36,13 +36,13 @@ pub struct Normalization {
 
 impl Normalization {
     /// Whether nothing was changed.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.ignored_fields.is_empty() && self.coerced_fields.is_empty()
     }
 }
 
 /// Normalises `value` against `schema` in place.
-pub fn normalize(schema: &Value, value: &mut Value) -> Normalization {
+pub(crate) fn normalize(schema: &Value, value: &mut Value) -> Normalization {
     let mut notes = Normalization::default();
     normalize_at(schema, value, &mut String::new(), &mut notes);
     notes
@@ -193,7 +193,7 @@ fn pointer_or_root(pointer: &str) -> String {
 
 /// One validation problem.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// JSON pointer of the offending value (`/` for the arguments object).
     pub path: String,
     /// What the schema wants there.
@@ -210,7 +210,7 @@ pub(crate) struct ValidationDetails<'a> {
 }
 
 /// A schema compiled once, with the tool name for messages.
-pub struct ArgsValidator {
+pub(crate) struct ArgsValidator {
     tool: String,
     validator: jsonschema::Validator,
 }
@@ -226,7 +226,7 @@ impl std::fmt::Debug for ArgsValidator {
 impl ArgsValidator {
     /// Compiles `schema`; a broken schema is a programming error reported at
     /// registry build time.
-    pub fn new(tool: &str, schema: &Value) -> Result<Self, String> {
+    pub(crate) fn new(tool: &str, schema: &Value) -> Result<Self, String> {
         let validator = jsonschema::validator_for(schema)
             .map_err(|err| format!("the parameter schema of tool {tool} is invalid: {err}"))?;
         Ok(Self {
@@ -255,7 +255,7 @@ impl ArgsValidator {
     }
 
     /// Every problem of `value`, sorted by path.
-    pub fn problems(&self, value: &Value) -> Vec<Problem> {
+    pub(crate) fn problems(&self, value: &Value) -> Vec<Problem> {
         let mut problems: Vec<Problem> = self
             .validator
             .iter_errors(value)
@@ -267,7 +267,7 @@ impl ArgsValidator {
     }
 
     /// The model-facing message for a failed validation.
-    pub fn message(&self, problems: &[Problem], raw: &Value) -> String {
+    pub(crate) fn message(&self, problems: &[Problem], raw: &Value) -> String {
         let mut text = format!("Validation failed for tool \"{}\":\n", self.tool);
         for problem in problems {
             text.push_str(&format!(
@@ -360,7 +360,7 @@ fn article(kind: &str) -> String {
 }
 
 /// `string "abc"`, `number 2.5`, `null`, `object {…}` — shortened.
-pub fn describe_value(value: &Value) -> String {
+pub(crate) fn describe_value(value: &Value) -> String {
     let kind = match value {
         Value::Null => return "null".to_owned(),
         Value::Bool(_) => "boolean",
@@ -373,7 +373,7 @@ pub fn describe_value(value: &Value) -> String {
 }
 
 /// Cuts `text` to about `max` characters, marking the cut.
-pub fn shorten(text: &str, max: usize) -> String {
+pub(crate) fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         None => text.to_owned(),
         Some((cut, _)) => format!(

@@ -3,7 +3,7 @@
 
 /// An image format `read` recognises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ImageKind {
+pub(crate) enum ImageKind {
     /// PNG (not animated).
     Png,
     /// JPEG.
@@ -18,7 +18,7 @@ pub enum ImageKind {
 
 impl ImageKind {
     /// The MIME type.
-    pub fn mime_type(self) -> &'static str {
+    pub(crate) fn mime_type(self) -> &'static str {
         match self {
             Self::Png => "image/png",
             Self::Jpeg => "image/jpeg",
@@ -33,7 +33,7 @@ const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 
 /// Recognises an image from its first bytes (at least the first 4100 are
 /// needed to see an animated PNG's `acTL` chunk).
-pub fn sniff_image(head: &[u8]) -> Option<ImageKind> {
+pub(crate) fn sniff_image(head: &[u8]) -> Option<ImageKind> {
     if head.len() >= 4 && head[..3] == [0xFF, 0xD8, 0xFF] && head[3] != 0xF7 {
         return Some(ImageKind::Jpeg);
     }
@@ -176,7 +176,7 @@ pub(crate) fn jpeg_frame(data: &[u8]) -> Option<JpegFrame> {
 
 /// A non-image binary format (D2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinaryKind {
+pub(crate) enum BinaryKind {
     /// An ELF executable or library.
     Elf,
     /// A Mach-O binary.
@@ -211,7 +211,7 @@ pub enum BinaryKind {
 
 impl BinaryKind {
     /// A name for people and models.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Elf => "ELF executable",
             Self::MachO => "Mach-O executable",
@@ -232,7 +232,7 @@ impl BinaryKind {
     }
 
     /// A shell command that shows something useful about such a file.
-    pub fn suggestion(self, quoted_path: &str) -> String {
+    pub(crate) fn suggestion(self, quoted_path: &str) -> String {
         match self {
             Self::Pdf => format!("pdftotext {quoted_path} - | head -n 200"),
             Self::Zip => format!("unzip -l {quoted_path}"),
@@ -254,7 +254,7 @@ impl BinaryKind {
 /// Recognises a binary file from its first bytes: a known format, or NUL
 /// bytes / invalid UTF-8 anywhere in `head` (an incomplete character at the
 /// very end of `head` is not counted, since `head` may cut it).
-pub fn sniff_binary(head: &[u8]) -> Option<BinaryKind> {
+pub(crate) fn sniff_binary(head: &[u8]) -> Option<BinaryKind> {
     let magic: &[(&[u8], BinaryKind)] = &[
         (b"\x7fELF", BinaryKind::Elf),
         (b"\xCF\xFA\xED\xFE", BinaryKind::MachO),
@@ -297,7 +297,7 @@ pub fn sniff_binary(head: &[u8]) -> Option<BinaryKind> {
 }
 
 /// Quotes a path for a shell command shown to a model, only when needed.
-pub fn shell_quote(text: &str) -> String {
+pub(crate) fn shell_quote(text: &str) -> String {
     let plain = !text.is_empty()
         && text
             .bytes()

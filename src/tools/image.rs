@@ -46,20 +46,20 @@ use super::file_kind::ImageKind;
 use super::file_kind::jpeg_frame;
 
 /// Largest base64 payload sent as an image (pi's 4.5 MiB).
-pub const MAX_IMAGE_BASE64: usize = 4_718_592;
+pub(super) const MAX_IMAGE_BASE64: usize = 4_718_592;
 
 /// The longest side of a sent image, in pixels (pi's 2000).
-pub const MAX_DIMENSION: u32 = 2000;
+pub(super) const MAX_DIMENSION: u32 = 2000;
 
 /// The largest image file decoded to convert or resize it: 64 MiB.
-pub const MAX_DECODE_BYTES: u64 = 64 * 1024 * 1024;
+pub(super) const MAX_DECODE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The longest side of an image decoded to convert or resize it.
-pub const MAX_DECODE_SIDE: u32 = 20_000;
+pub(super) const MAX_DECODE_SIDE: u32 = 20_000;
 
 /// The most memory image decoding holds at once in the whole process,
 /// file bytes included: 256 MiB.
-pub const MAX_DECODE_ALLOC: u64 = 256 * 1024 * 1024;
+pub(super) const MAX_DECODE_ALLOC: u64 = 256 * 1024 * 1024;
 
 /// What the budget counts in: one permit is a KiB.
 const UNIT: u64 = 1024;
@@ -89,7 +89,7 @@ pub(crate) struct Hold<'a> {
 
 impl Hold<'_> {
     /// The bytes held (rounded up to whole KiB).
-    pub fn bytes(&self) -> u64 {
+    pub(super) fn bytes(&self) -> u64 {
         self.permit.num_permits() as u64 * UNIT
     }
 }
@@ -206,7 +206,7 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     /// The file's bytes, sent as they are.
-    pub fn as_is(kind: ImageKind, data: Vec<u8>) -> Self {
+    pub(super) fn as_is(kind: ImageKind, data: Vec<u8>) -> Self {
         Self {
             data,
             mime: kind.mime_type(),
@@ -217,7 +217,7 @@ impl Prepared {
 
     /// The lines after `Read image file [MIME]`: the conversion note, then
     /// the resize note (pi's wording).
-    pub fn notes(&self) -> Vec<String> {
+    pub(super) fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
         if let Some(from) = self.converted_from {
             notes.push(format!("[Image converted from {from} to {}.]", self.mime));
@@ -246,7 +246,7 @@ pub(crate) enum Omitted {
 
 impl Omitted {
     /// The reason for an image of `kind` that cannot be decoded.
-    pub fn of(kind: ImageKind) -> Self {
+    pub(crate) fn of(kind: ImageKind) -> Self {
         if kind == ImageKind::Bmp {
             Omitted::NotConverted
         } else {
@@ -255,7 +255,7 @@ impl Omitted {
     }
 
     /// The note after `Read image file [MIME]` (pi's wording).
-    pub fn note(&self) -> &'static str {
+    pub(crate) fn note(&self) -> &'static str {
         match self {
             Omitted::NotConverted => {
                 "[Image omitted: could not be converted to a supported inline image format.]"

@@ -424,7 +424,7 @@ mod peak {
 
     /// Runs `f`; returns its result and the most memory this thread held
     /// at once meanwhile, above what it held when `f` started.
-    pub fn peak_of<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    pub(super) fn peak_of<T>(f: impl FnOnce() -> T) -> (T, u64) {
         let start = LIVE.with(Cell::get);
         PEAK.with(|peak| peak.set(start));
         let out = f();

@@ -41,7 +41,7 @@ use super::visible::show_name;
 use super::workspace::Lookup;
 
 /// The text for a directory without entries.
-pub const EMPTY_DIRECTORY: &str = "(empty directory)";
+pub(super) const EMPTY_DIRECTORY: &str = "(empty directory)";
 
 /// The `ls` tool.
 #[derive(Clone, Copy, Debug, Default)]
@@ -98,7 +98,7 @@ impl Tool for LsTool {
 
 /// What a call of `ls` can show, as `harness run --coverage` counts it
 /// (docs/reports.md, "Coverage").
-pub const BEHAVIOURS: &[&str] = &[
+pub(super) const BEHAVIOURS: &[&str] = &[
     "entries",
     "empty directory",
     "entry limit reached",

@@ -20,14 +20,14 @@ use tokio::sync::oneshot;
 
 /// Serialises mutations per real path. Cloning shares the queue.
 #[derive(Clone, Debug, Default)]
-pub struct MutationQueue {
+pub(crate) struct MutationQueue {
     tails: Arc<Mutex<HashMap<PathBuf, oneshot::Receiver<()>>>>,
 }
 
 /// A place in the queue of one path. Wait with [`Ticket::ready`]; drop it to
 /// let the next one go.
 #[derive(Debug)]
-pub struct Ticket {
+pub(crate) struct Ticket {
     previous: Option<oneshot::Receiver<()>>,
     // Never sent: dropping it is the release signal.
     _release: oneshot::Sender<()>,
@@ -35,7 +35,7 @@ pub struct Ticket {
 
 impl Ticket {
     /// Waits until every earlier ticket of the same path was dropped.
-    pub async fn ready(&mut self) {
+    pub(crate) async fn ready(&mut self) {
         if let Some(previous) = self.previous.take() {
             // Err means the sender was dropped: exactly the release we want.
             let _ = previous.await;
@@ -45,12 +45,12 @@ impl Ticket {
 
 impl MutationQueue {
     /// A new, empty queue.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Takes the next place in the queue of `real_path`.
-    pub fn ticket(&self, real_path: &Path) -> Ticket {
+    pub(crate) fn ticket(&self, real_path: &Path) -> Ticket {
         let (release, tail) = oneshot::channel();
         // A poisoned lock only means another thread panicked between two
         // statements that each leave the map consistent.

@@ -35,7 +35,7 @@ const UNICODE_SPACES: &[char] = &[
 /// Applies the normalisation steps of §common.3.1 in order: unicode spaces
 /// to ASCII spaces, one leading `@` dropped, `~` and `~/…` expanded with
 /// `home`, and a `file://` URL turned into a path. Whitespace is not trimmed.
-pub fn normalize_input(raw: &str, home: Option<&Path>) -> String {
+pub(crate) fn normalize_input(raw: &str, home: Option<&Path>) -> String {
     let mut path: String = raw
         .chars()
         .map(|c| if UNICODE_SPACES.contains(&c) { ' ' } else { c })
@@ -78,7 +78,7 @@ fn percent_decode(text: &str) -> String {
 }
 
 /// Collapses `.` and `..` lexically; `..` never climbs above `/`.
-pub fn clean(path: &Path) -> PathBuf {
+pub(crate) fn clean(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -160,7 +160,7 @@ pub enum PathError {
 
 /// Where paths resolve and whether they are confined.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PathPolicy {
+pub(crate) struct PathPolicy {
     root: PathBuf,
     confine: bool,
     home: Option<PathBuf>,
@@ -168,7 +168,7 @@ pub struct PathPolicy {
 
 impl PathPolicy {
     /// A policy rooted at the real path of `root`.
-    pub fn new(fs: &dyn FsOps, root: &Path, confine: bool) -> io::Result<Self> {
+    pub(crate) fn new(fs: &dyn FsOps, root: &Path, confine: bool) -> io::Result<Self> {
         let root = fs.canonicalize(root).map_err(|err| {
             io::Error::new(
                 err.kind(),
@@ -200,17 +200,17 @@ impl PathPolicy {
     }
 
     /// Whether paths outside the root are refused.
-    pub fn confines(&self) -> bool {
+    pub(crate) fn confines(&self) -> bool {
         self.confine
     }
 
     /// The workspace root (a real path).
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// The lexical absolute path of an argument, without touching the disk.
-    pub fn absolute(&self, raw: &str) -> PathBuf {
+    pub(crate) fn absolute(&self, raw: &str) -> PathBuf {
         let normalized = normalize_input(raw, self.home.as_deref());
         let path = Path::new(&normalized);
         if path.is_absolute() {
@@ -221,12 +221,12 @@ impl PathPolicy {
     }
 
     /// Resolves an argument and applies confinement.
-    pub fn resolve(&self, fs: &dyn FsOps, raw: &str) -> Result<ResolvedPath, PathError> {
+    pub(crate) fn resolve(&self, fs: &dyn FsOps, raw: &str) -> Result<ResolvedPath, PathError> {
         self.resolve_absolute(fs, raw, self.absolute(raw))
     }
 
     /// Applies confinement to an absolute path computed from `raw`.
-    pub fn resolve_absolute(
+    pub(crate) fn resolve_absolute(
         &self,
         fs: &dyn FsOps,
         raw: &str,
@@ -295,7 +295,7 @@ impl PathPolicy {
 
     /// How messages show `abs`: relative to the root when inside it, its
     /// names as tools show names ([`show_path`]: control pictures, `\xNN`).
-    pub fn display(&self, abs: &Path) -> String {
+    pub(crate) fn display(&self, abs: &Path) -> String {
         match abs.strip_prefix(&self.root) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
             Ok(rel) => show_path(rel).into_owned(),
@@ -306,7 +306,7 @@ impl PathPolicy {
     /// The path `abs` stands for when it is written as tools show names
     /// (`\xNN`, control pictures; [`unshow`]): only the part below the
     /// root is read that way. `None` when it holds no such spelling.
-    pub fn unshown(&self, abs: &Path) -> Option<PathBuf> {
+    pub(crate) fn unshown(&self, abs: &Path) -> Option<PathBuf> {
         use std::os::unix::ffi::OsStrExt;
         let (base, rest) = match abs.strip_prefix(&self.root) {
             Ok(rel) => (self.root.as_path(), rel),
@@ -319,7 +319,7 @@ impl PathPolicy {
     /// Existing paths with names close to a missing one, for "did you
     /// mean" hints (D6): corrects each missing component against its
     /// directory's entries. At most three, as display paths.
-    pub fn suggest(&self, fs: &dyn FsOps, abs: &Path) -> Vec<String> {
+    pub(crate) fn suggest(&self, fs: &dyn FsOps, abs: &Path) -> Vec<String> {
         let Ok(rel) = abs.strip_prefix(&self.root) else {
             return Vec::new();
         };
@@ -362,7 +362,7 @@ impl PathPolicy {
 /// (§common.3.4), in order: a narrow no-break space (U+202F) before `AM.` /
 /// `PM.` as in macOS screenshot names, the path in Unicode NFD, ASCII
 /// apostrophes as U+2019, and NFD with curly apostrophes.
-pub fn read_variants(abs: &Path) -> Vec<PathBuf> {
+pub(crate) fn read_variants(abs: &Path) -> Vec<PathBuf> {
     use unicode_normalization::UnicodeNormalization;
     let text = abs.to_string_lossy();
     let mut am_pm = String::with_capacity(text.len());
@@ -482,7 +482,7 @@ fn real_path_hops(fs: &dyn FsOps, abs: &Path, hops: usize) -> io::Result<PathBuf
 
 /// A sentence for a missing path: the path, the suggestions if any, or a
 /// hint to use `find` (D6).
-pub fn not_found_message(what: &str, display: &str, suggestions: &[String]) -> String {
+pub(crate) fn not_found_message(what: &str, display: &str, suggestions: &[String]) -> String {
     match suggestions {
         [] => {
             let name = Path::new(display)

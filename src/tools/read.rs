@@ -54,7 +54,7 @@ use super::truncate::format_size;
 use super::workspace::Lookup;
 
 /// Bytes examined to tell text from binary (D2).
-pub const SNIFF_BYTES: usize = 8 * 1024;
+pub(super) const SNIFF_BYTES: usize = 8 * 1024;
 const CHUNK: usize = 256 * 1024;
 
 /// The `read` tool.
@@ -129,7 +129,7 @@ const LOOKUP: Lookup = Lookup {
 
 /// What a call of `read` can show, as `harness run --coverage` counts it
 /// (docs/reports.md, "Coverage").
-pub const BEHAVIOURS: &[&str] = &[
+pub(super) const BEHAVIOURS: &[&str] = &[
     "text",
     "offset",
     "limit",

@@ -25,7 +25,7 @@ use super::registry::Registry;
 use super::workspace::Workspace;
 
 /// A registry with every tool active over a workspace, plus file helpers.
-pub struct Harness {
+pub(crate) struct Harness {
     pub registry: Registry,
     pub root: PathBuf,
     memory: Option<MemoryFs>,
@@ -34,12 +34,12 @@ pub struct Harness {
 
 impl Harness {
     /// An in-memory workspace rooted at `/ws`.
-    pub fn memory() -> Self {
+    pub(crate) fn memory() -> Self {
         Self::memory_with(Limits::default())
     }
 
     /// An in-memory workspace with custom limits.
-    pub fn memory_with(limits: Limits) -> Self {
+    pub(crate) fn memory_with(limits: Limits) -> Self {
         let fs = MemoryFs::new();
         fs.add_dir("/ws");
         let workspace = Workspace::new(
@@ -59,12 +59,12 @@ impl Harness {
     }
 
     /// A workspace in a fresh temporary directory on disk.
-    pub fn local() -> Self {
+    pub(crate) fn local() -> Self {
         Self::local_with(Limits::default())
     }
 
     /// A temporary on-disk workspace with custom limits.
-    pub fn local_with(limits: Limits) -> Self {
+    pub(crate) fn local_with(limits: Limits) -> Self {
         let temp = tempfile::tempdir().unwrap();
         let workspace = Workspace::local(temp.path()).unwrap();
         let root = workspace.root().to_path_buf();
@@ -93,19 +93,19 @@ impl Harness {
 
     /// Removes the on-disk workspace, root and all (a working directory
     /// that vanished).
-    pub fn remove_root(&mut self) {
+    pub(crate) fn remove_root(&mut self) {
         if let Some(temp) = self.temp.take() {
             temp.close().unwrap();
         }
     }
 
-    pub fn add_file(&self, rel: &str, data: impl AsRef<[u8]>) {
+    pub(crate) fn add_file(&self, rel: &str, data: impl AsRef<[u8]>) {
         self.add_file_with_mode(rel, data, 0o644);
     }
 
     /// A file whose name is any bytes (not UTF-8, control characters), at
     /// the workspace root.
-    pub fn add_file_named(&self, name: &[u8], data: impl AsRef<[u8]>) {
+    pub(crate) fn add_file_named(&self, name: &[u8], data: impl AsRef<[u8]>) {
         use std::os::unix::ffi::OsStrExt;
         let path = self.root.join(std::ffi::OsStr::from_bytes(name));
         match &self.memory {
@@ -116,7 +116,7 @@ impl Harness {
         }
     }
 
-    pub fn add_file_with_mode(&self, rel: &str, data: impl AsRef<[u8]>, mode: u32) {
+    pub(crate) fn add_file_with_mode(&self, rel: &str, data: impl AsRef<[u8]>, mode: u32) {
         let path = self.abs(rel);
         match &self.memory {
             Some(fs) => {
@@ -131,7 +131,7 @@ impl Harness {
         }
     }
 
-    pub fn add_dir(&self, rel: &str) {
+    pub(crate) fn add_dir(&self, rel: &str) {
         let path = self.abs(rel);
         match &self.memory {
             Some(fs) => {
@@ -141,7 +141,7 @@ impl Harness {
         }
     }
 
-    pub fn add_symlink(&self, rel: &str, target: &str) {
+    pub(crate) fn add_symlink(&self, rel: &str, target: &str) {
         let path = self.abs(rel);
         match &self.memory {
             Some(fs) => {
@@ -155,23 +155,23 @@ impl Harness {
         }
     }
 
-    pub fn bytes(&self, rel: &str) -> Vec<u8> {
+    pub(crate) fn bytes(&self, rel: &str) -> Vec<u8> {
         self.fs().read(&self.abs(rel)).unwrap()
     }
 
-    pub fn file(&self, rel: &str) -> String {
+    pub(crate) fn file(&self, rel: &str) -> String {
         String::from_utf8(self.bytes(rel)).unwrap()
     }
 
-    pub fn exists(&self, rel: &str) -> bool {
+    pub(crate) fn exists(&self, rel: &str) -> bool {
         self.fs().symlink_metadata(&self.abs(rel)).is_ok()
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
-    pub async fn call(&self, name: &str, args: Value) -> ToolResult {
+    pub(crate) async fn call(&self, name: &str, args: Value) -> ToolResult {
         self.registry
             .dispatch(
                 &ToolCall::new("call_1", name, args),
@@ -181,7 +181,11 @@ impl Harness {
             .await
     }
 
-    pub async fn call_recording(&self, name: &str, args: Value) -> (ToolResult, Vec<ToolUpdate>) {
+    pub(crate) async fn call_recording(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> (ToolResult, Vec<ToolUpdate>) {
         let (sink, updates) = recording_sink();
         let result = self
             .registry
@@ -195,7 +199,7 @@ impl Harness {
         (result, updates)
     }
 
-    pub fn prepare(&self, name: &str, args: Value) -> PreparedCall {
+    pub(crate) fn prepare(&self, name: &str, args: Value) -> PreparedCall {
         self.registry
             .prepare(&ToolCall::new("call_1", name, args))
             .unwrap()
@@ -203,7 +207,7 @@ impl Harness {
 }
 
 /// A sink that keeps every update.
-pub fn recording_sink() -> (UpdateSink, Arc<Mutex<Vec<ToolUpdate>>>) {
+pub(crate) fn recording_sink() -> (UpdateSink, Arc<Mutex<Vec<ToolUpdate>>>) {
     let updates = Arc::new(Mutex::new(Vec::new()));
     let kept = Arc::clone(&updates);
     (
@@ -216,7 +220,7 @@ pub fn recording_sink() -> (UpdateSink, Arc<Mutex<Vec<ToolUpdate>>>) {
 /// explicit `PROPTEST_CASES` always wins (proptest reads it into
 /// [`ProptestConfig::default`]); without it, expensive properties keep a
 /// modest count and cheap ones a larger one.
-pub fn cases(cases: u32) -> ProptestConfig {
+pub(crate) fn cases(cases: u32) -> ProptestConfig {
     let config = ProptestConfig::default();
     if std::env::var_os("PROPTEST_CASES").is_some() {
         config
@@ -227,7 +231,7 @@ pub fn cases(cases: u32) -> ProptestConfig {
 
 /// [`cases`] for a property run by hand (outside `proptest!`, which knows
 /// the source file to keep failing seeds next to): no persistence.
-pub fn manual_cases(count: u32) -> ProptestConfig {
+pub(crate) fn manual_cases(count: u32) -> ProptestConfig {
     ProptestConfig {
         failure_persistence: None,
         ..cases(count)
@@ -237,7 +241,7 @@ pub fn manual_cases(count: u32) -> ProptestConfig {
 /// The local disk through the ops layer ([`LocalFs`]: the process's own
 /// reach, for paths outside any workspace such as `/proc` and bash's
 /// full-output files), for tests that look at what tools left there.
-pub mod disk {
+pub(crate) mod disk {
     use std::io;
     use std::path::Path;
     use std::path::PathBuf;
@@ -247,45 +251,45 @@ pub mod disk {
     use super::LocalFs;
     use crate::tools::ops::Metadata;
 
-    pub fn read(path: impl AsRef<Path>) -> Vec<u8> {
+    pub(crate) fn read(path: impl AsRef<Path>) -> Vec<u8> {
         LocalFs.read(path.as_ref()).unwrap()
     }
 
-    pub fn read_string(path: impl AsRef<Path>) -> String {
+    pub(crate) fn read_string(path: impl AsRef<Path>) -> String {
         String::from_utf8(read(path)).unwrap()
     }
 
     /// The text of a file that may not be there (any more).
-    pub fn try_read_string(path: impl AsRef<Path>) -> Option<String> {
+    pub(crate) fn try_read_string(path: impl AsRef<Path>) -> Option<String> {
         String::from_utf8(LocalFs.read(path.as_ref()).ok()?).ok()
     }
 
-    pub fn write(path: impl AsRef<Path>, data: impl AsRef<[u8]>) {
+    pub(crate) fn write(path: impl AsRef<Path>, data: impl AsRef<[u8]>) {
         LocalFs.write(path.as_ref(), data.as_ref()).unwrap();
     }
 
-    pub fn create_dir_all(path: impl AsRef<Path>) {
+    pub(crate) fn create_dir_all(path: impl AsRef<Path>) {
         LocalFs.create_dir_all(path.as_ref()).unwrap();
     }
 
-    pub fn metadata(path: impl AsRef<Path>) -> Metadata {
+    pub(crate) fn metadata(path: impl AsRef<Path>) -> Metadata {
         LocalFs.metadata(path.as_ref()).unwrap()
     }
 
-    pub fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
+    pub(crate) fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
         LocalFs.symlink_metadata(path.as_ref())
     }
 
-    pub fn read_link(path: impl AsRef<Path>) -> io::Result<PathBuf> {
+    pub(crate) fn read_link(path: impl AsRef<Path>) -> io::Result<PathBuf> {
         LocalFs.read_link(path.as_ref())
     }
 
-    pub fn canonicalize(path: impl AsRef<Path>) -> PathBuf {
+    pub(crate) fn canonicalize(path: impl AsRef<Path>) -> PathBuf {
         LocalFs.canonicalize(path.as_ref()).unwrap()
     }
 
     /// The names in a directory, in no particular order.
-    pub fn names(dir: impl AsRef<Path>) -> Vec<String> {
+    pub(crate) fn names(dir: impl AsRef<Path>) -> Vec<String> {
         LocalFs
             .read_dir(dir.as_ref())
             .unwrap()
@@ -295,7 +299,7 @@ pub mod disk {
     }
 
     /// Removes a file, if it is there, through its directory's handle.
-    pub fn remove_file(path: impl AsRef<Path>) {
+    pub(crate) fn remove_file(path: impl AsRef<Path>) {
         let path = path.as_ref();
         if let Some(dir) = path.parent()
             && let Ok(fs) = ConfinedFs::new(dir)

@@ -112,7 +112,7 @@ mod optional_cap {
     use serde::Deserializer;
     use serde::Serializer;
 
-    pub fn serialize<S: Serializer>(value: &usize, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(value: &usize, s: S) -> Result<S::Ok, S::Error> {
         if *value == usize::MAX {
             s.serialize_none()
         } else {
@@ -120,7 +120,7 @@ mod optional_cap {
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
         let value = Option::<u64>::deserialize(d)?;
         Ok(value.map_or(usize::MAX, |v| usize::try_from(v).unwrap_or(usize::MAX)))
     }

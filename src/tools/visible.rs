@@ -35,7 +35,7 @@ const C0_PICTURES: [&str; 32] = [
 const DEL_PICTURE: &str = "\u{2421}";
 
 /// The visible form of a control character (`None` for any other byte).
-pub fn control_picture(byte: u8) -> Option<&'static str> {
+pub(crate) fn control_picture(byte: u8) -> Option<&'static str> {
     match byte {
         DEL => Some(DEL_PICTURE),
         _ => C0_PICTURES.get(usize::from(byte)).copied(),

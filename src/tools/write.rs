@@ -84,7 +84,7 @@ impl Tool for WriteTool {
 
 /// What a call of `write` can show, as `harness run --coverage` counts it
 /// (docs/reports.md, "Coverage").
-pub const BEHAVIOURS: &[&str] = &[
+pub(super) const BEHAVIOURS: &[&str] = &[
     "created",
     "overwritten",
     "arguments normalised",

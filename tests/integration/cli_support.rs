@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// A `harness` process in `dir` whose temporary files go to `tmp` and whose
 /// last run is recorded in `state`; stdin is empty.
-pub fn harness(dir: &Path, tmp: &Path, state: &Path) -> Command {
+pub(crate) fn harness(dir: &Path, tmp: &Path, state: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
     cmd.current_dir(dir)
         .env("TMPDIR", tmp)
@@ -23,7 +23,7 @@ pub fn harness(dir: &Path, tmp: &Path, state: &Path) -> Command {
 }
 
 /// Writes `files` (path, text) under `dir`, creating directories.
-pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
+pub(crate) fn write_files(dir: &Path, files: &[(&str, &str)]) {
     for (path, text) in files {
         let target = dir.join(path);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
@@ -33,7 +33,7 @@ pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
 
 /// A scenario named `name` that runs one bash `command` and expects an
 /// `ok` result (a command that exits non-zero fails it).
-pub fn bash_scenario(name: &str, command: &str) -> String {
+pub(crate) fn bash_scenario(name: &str, command: &str) -> String {
     format!(
         "name: {name}\nmodel:\n  - call: bash\n    args: {{ command: {} }}\n    expect: {{ ok: true }}\n",
         serde_json::to_string(command).unwrap()
@@ -43,7 +43,7 @@ pub fn bash_scenario(name: &str, command: &str) -> String {
 /// Waits for the command's output, at most `limit`; a command still running
 /// then is killed and the test fails. The wait is a channel receive with a
 /// deadline, not a sleep.
-pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
+pub(crate) fn output_within(mut cmd: Command, limit: Duration) -> Output {
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -66,7 +66,7 @@ pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
 }
 
 /// stdout and stderr as text.
-pub fn texts(out: &Output) -> (String, String) {
+pub(crate) fn texts(out: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),

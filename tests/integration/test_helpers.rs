@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 /// One character of ordinary text, multibyte and `\r` included, never `\n`.
 /// Weighted towards ASCII so lines look like code.
-pub fn arb_text_char() -> impl Strategy<Value = char> {
+pub(crate) fn arb_text_char() -> impl Strategy<Value = char> {
     prop_oneof![
         12 => prop::char::range('a', 'z'),
         3 => Just(' '),
@@ -41,12 +41,12 @@ pub fn arb_text_char() -> impl Strategy<Value = char> {
 }
 
 /// A line (without its `\n`) of up to `max_chars` characters.
-pub fn arb_line(max_chars: usize) -> impl Strategy<Value = String> {
+pub(crate) fn arb_line(max_chars: usize) -> impl Strategy<Value = String> {
     prop::collection::vec(arb_text_char(), 0..=max_chars).prop_map(|c| c.into_iter().collect())
 }
 
 /// Lines joined by `\n`, with or without a final newline.
-pub fn arb_text(max_lines: usize, max_chars: usize) -> impl Strategy<Value = String> {
+pub(crate) fn arb_text(max_lines: usize, max_chars: usize) -> impl Strategy<Value = String> {
     (
         prop::collection::vec(arb_line(max_chars), 0..=max_lines),
         any::<bool>(),
@@ -56,7 +56,7 @@ pub fn arb_text(max_lines: usize, max_chars: usize) -> impl Strategy<Value = Str
 
 /// Text for the truncation kernels: usually many short lines, sometimes a
 /// few long ones, sometimes one line with no newline at all.
-pub fn arb_truncation_text() -> impl Strategy<Value = String> {
+pub(crate) fn arb_truncation_text() -> impl Strategy<Value = String> {
     prop_oneof![
         6 => arb_text(40, 12),
         2 => arb_text(6, 80),
@@ -68,7 +68,7 @@ pub fn arb_truncation_text() -> impl Strategy<Value = String> {
 
 /// Caps small enough to cut the texts above, including the degenerate
 /// zero caps and "no line cap".
-pub fn arb_limits() -> impl Strategy<Value = TruncationLimits> {
+pub(crate) fn arb_limits() -> impl Strategy<Value = TruncationLimits> {
     let lines = prop_oneof![4 => 0usize..12, 1 => Just(usize::MAX)];
     let bytes = prop_oneof![1 => 0usize..4, 4 => 0usize..160, 1 => 160usize..2000];
     (lines, bytes).prop_map(|(max_lines, max_bytes)| TruncationLimits {
@@ -81,7 +81,7 @@ pub fn arb_limits() -> impl Strategy<Value = TruncationLimits> {
 /// head truncation always makes progress), and limits that fit it. Mostly
 /// small files cut into many pages; sometimes files of tens of kilobytes,
 /// so that reading crosses the 8 KB sniffing buffer.
-pub fn arb_pageable() -> impl Strategy<Value = (String, TruncationLimits)> {
+pub(crate) fn arb_pageable() -> impl Strategy<Value = (String, TruncationLimits)> {
     let small = (1usize..8, 8usize..96, Just(60usize));
     let large = (20usize..200, 96usize..4096, Just(400usize));
     prop_oneof![4 => small, 1 => large].prop_flat_map(|(max_lines, max_bytes, lines)| {
@@ -98,7 +98,7 @@ pub fn arb_pageable() -> impl Strategy<Value = (String, TruncationLimits)> {
 }
 
 /// `lines` joined by `\n`, plus a final `\n` when asked and there is text.
-pub fn join_lines(lines: &[String], final_newline: bool) -> String {
+pub(crate) fn join_lines(lines: &[String], final_newline: bool) -> String {
     let mut text = lines.join("\n");
     if final_newline && !lines.is_empty() {
         text.push('\n');
@@ -109,7 +109,7 @@ pub fn join_lines(lines: &[String], final_newline: bool) -> String {
 /// The lines of `text` as the truncation module counts them: none for the
 /// empty string, and a final `\n` ends the last line instead of starting
 /// another one.
-pub fn lines_of(text: &str) -> Vec<&str> {
+pub(crate) fn lines_of(text: &str) -> Vec<&str> {
     if text.is_empty() {
         return Vec::new();
     }
@@ -120,7 +120,7 @@ pub fn lines_of(text: &str) -> Vec<&str> {
 }
 
 /// Byte offset where each line of `text` starts (as [`lines_of`] counts).
-pub fn line_starts(text: &str) -> Vec<usize> {
+pub(crate) fn line_starts(text: &str) -> Vec<usize> {
     let mut starts = Vec::new();
     let mut at = 0;
     for line in lines_of(text) {
@@ -145,7 +145,7 @@ const FUZZY_CHARS: &[char] = &[
 /// One character of a line body in an anchored file: ASCII, a few
 /// multibyte letters and the characters fuzzy matching rewrites. Never
 /// `@` or `#` (anchors and replacement markers) or `\r`/`\n`.
-pub fn arb_body_char() -> impl Strategy<Value = char> {
+pub(crate) fn arb_body_char() -> impl Strategy<Value = char> {
     prop_oneof![
         10 => prop::char::range('a', 'z'),
         3 => Just(' '),
@@ -160,7 +160,7 @@ pub fn arb_body_char() -> impl Strategy<Value = char> {
 /// `{indent}@{i}@{body}{trailing whitespace}`, so every anchor `@i@` occurs
 /// exactly once, even after fuzzy normalisation.
 #[derive(Clone, Debug)]
-pub struct AnchoredFile {
+pub(crate) struct AnchoredFile {
     /// The lines, without line endings.
     pub lines: Vec<String>,
     /// Whether the last line ends with a line ending.
@@ -169,12 +169,12 @@ pub struct AnchoredFile {
 
 impl AnchoredFile {
     /// The content with `\n` line endings.
-    pub fn lf(&self) -> String {
+    pub(crate) fn lf(&self) -> String {
         join_lines(&self.lines, self.final_newline)
     }
 
     /// Byte range of the anchor of line `i` inside that line.
-    pub fn anchor_range(&self, i: usize) -> std::ops::Range<usize> {
+    pub(crate) fn anchor_range(&self, i: usize) -> std::ops::Range<usize> {
         let anchor = format!("@{i}@");
         let start = self.lines[i].find(&anchor).unwrap_or(0);
         start..start + anchor.len()
@@ -182,7 +182,7 @@ impl AnchoredFile {
 }
 
 /// An [`AnchoredFile`] of 1 to `max_lines` lines.
-pub fn arb_anchored_file(max_lines: usize) -> impl Strategy<Value = AnchoredFile> {
+pub(crate) fn arb_anchored_file(max_lines: usize) -> impl Strategy<Value = AnchoredFile> {
     let line = (
         prop::sample::select(vec!["", "  ", "\t", "    "]),
         prop::collection::vec(arb_body_char(), 0..16),
@@ -205,7 +205,7 @@ pub fn arb_anchored_file(max_lines: usize) -> impl Strategy<Value = AnchoredFile
 
 /// Replacement text: never empty, never containing an anchor, always
 /// holding the marker `#{tag}#` so it is unique in the result.
-pub fn replacement(tag: usize, filler: &str, newline: bool) -> String {
+pub(crate) fn replacement(tag: usize, filler: &str, newline: bool) -> String {
     let mut text = format!("#{tag}#{filler}");
     if newline {
         text.push('\n');
@@ -214,7 +214,7 @@ pub fn replacement(tag: usize, filler: &str, newline: bool) -> String {
 }
 
 /// Filler for replacement texts (may hold newlines and fuzzy characters).
-pub fn arb_filler() -> impl Strategy<Value = String> {
+pub(crate) fn arb_filler() -> impl Strategy<Value = String> {
     prop::collection::vec(prop_oneof![8 => arb_body_char(), 1 => Just('\n')], 0..10)
         .prop_map(|c| c.into_iter().collect())
 }
@@ -226,7 +226,7 @@ pub fn arb_filler() -> impl Strategy<Value = String> {
 /// explicit `PROPTEST_CASES` always wins (proptest reads it into
 /// [`ProptestConfig::default`]); without it, expensive properties keep a
 /// modest count and cheap ones a larger one.
-pub fn cases(cases: u32) -> ProptestConfig {
+pub(crate) fn cases(cases: u32) -> ProptestConfig {
     let config = ProptestConfig::default();
     if std::env::var_os("PROPTEST_CASES").is_some() {
         config
@@ -237,7 +237,7 @@ pub fn cases(cases: u32) -> ProptestConfig {
 
 /// A registry on a temporary local workspace, with a current-thread
 /// runtime to call it from synchronous property tests.
-pub struct ToolBench {
+pub(crate) struct ToolBench {
     /// Keeps the directory alive.
     pub dir: tempfile::TempDir,
     /// The registry.
@@ -247,12 +247,12 @@ pub struct ToolBench {
 
 impl ToolBench {
     /// A registry with default limits.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with_limits(Limits::default())
     }
 
     /// A registry with these limits.
-    pub fn with_limits(limits: Limits) -> Self {
+    pub(crate) fn with_limits(limits: Limits) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let registry = Registry::builder(Workspace::local(dir.path()).unwrap())
             .limits(limits)
@@ -270,12 +270,12 @@ impl ToolBench {
     }
 
     /// The absolute path of a workspace file.
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
     /// Calls a tool and returns its one result.
-    pub fn call(&self, tool: &str, args: Value) -> ToolResult {
+    pub(crate) fn call(&self, tool: &str, args: Value) -> ToolResult {
         let call = ToolCall::new("prop", tool, args);
         self.runtime.block_on(self.registry.dispatch(
             &call,
@@ -293,7 +293,7 @@ impl ToolBench {
 /// the next header to the last line, so it shows in the snapshot too
 /// (insta ignores trailing whitespace at the end of a snapshot). The exit
 /// code is asserted on its own, before the snapshot.
-pub fn printed(out: &std::process::Output) -> String {
+pub(crate) fn printed(out: &std::process::Output) -> String {
     format!(
         "--- stdout\n{}--- stderr\n{}--- end\n",
         String::from_utf8_lossy(&out.stdout),
@@ -307,7 +307,7 @@ pub fn printed(out: &std::process::Output) -> String {
 /// even with `--jobs 1`, so the snapshot holds them sorted. Everything
 /// after them (failures, summary, baseline, gates) is in discovery order
 /// and kept as printed.
-pub fn printed_run(out: &std::process::Output) -> String {
+pub(crate) fn printed_run(out: &std::process::Output) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let is_result = |line: &&str| {
         ["PASS  ", "FAIL  ", "SKIP  "]
@@ -327,7 +327,7 @@ pub fn printed_run(out: &std::process::Output) -> String {
 
 /// A file's text for a snapshot, with an end marker so that its final
 /// newline (or the lack of one) is part of the snapshot.
-pub fn file_text(text: &str) -> String {
+pub(crate) fn file_text(text: &str) -> String {
     format!("{text}--- end of file\n")
 }
 
@@ -346,7 +346,7 @@ pub fn file_text(text: &str) -> String {
 /// Token figures are not redacted: the model sees the workspace as
 /// `/workspace` and never a temporary path, so token counts do not depend
 /// on where the run happens (tests/integration/determinism.rs).
-pub fn redacting(temp_dirs: &[&Path]) -> insta::Settings {
+pub(crate) fn redacting(temp_dirs: &[&Path]) -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.set_omit_expression(true);
     let mut dirs: Vec<String> = Vec::new();

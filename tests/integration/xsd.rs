@@ -32,7 +32,7 @@ struct Element {
     content: Content,
 }
 
-pub struct Schema {
+pub(crate) struct Schema {
     elements: BTreeMap<String, Element>,
 }
 
@@ -56,7 +56,7 @@ fn attributes(node: roxmltree::Node<'_, '_>) -> Vec<Attribute> {
 }
 
 impl Schema {
-    pub fn parse(text: &str) -> Self {
+    pub(crate) fn parse(text: &str) -> Self {
         let doc = roxmltree::Document::parse(text).unwrap();
         let root = doc.root_element();
         assert!(xs(root, "schema"));
@@ -118,7 +118,7 @@ impl Schema {
     }
 
     /// Every problem of `xml` against the schema (empty when valid).
-    pub fn validate(&self, xml: &str) -> Vec<String> {
+    pub(crate) fn validate(&self, xml: &str) -> Vec<String> {
         let doc = match roxmltree::Document::parse(xml) {
             Ok(doc) => doc,
             Err(err) => return vec![format!("not well-formed: {err}")],

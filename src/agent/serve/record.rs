@@ -39,7 +39,7 @@ pub struct Exchange {
 }
 
 /// The longest path kept.
-pub const MAX_PATH_BYTES: usize = 2048;
+pub(super) const MAX_PATH_BYTES: usize = 2048;
 
 impl Exchange {
     /// Whether it was a side call (a request without tools).
@@ -91,7 +91,7 @@ impl Exchange {
 }
 
 /// The largest index at most `max` that is a character boundary of `text`.
-pub fn floor_char_boundary(text: &str, max: usize) -> usize {
+pub(super) fn floor_char_boundary(text: &str, max: usize) -> usize {
     if max >= text.len() {
         return text.len();
     }

@@ -37,7 +37,7 @@ use super::request::WireError;
 use super::request::WireRequest;
 
 /// Reads a Messages request body.
-pub fn parse(body: &Value) -> Result<WireRequest, WireError> {
+pub(super) fn parse(body: &Value) -> Result<WireRequest, WireError> {
     let root = At::root(body);
     let model = root.opt_str("model")?.unwrap_or_default().to_owned();
     let stream = root.opt_bool("stream")?.unwrap_or(false);
@@ -233,7 +233,7 @@ fn message_id(envelope: &Envelope) -> String {
 }
 
 /// The answer as a Messages event stream.
-pub fn stream(reply: &WireReply, envelope: &Envelope) -> String {
+pub(super) fn stream(reply: &WireReply, envelope: &Envelope) -> String {
     let mut sse = Sse::default();
     let start_usage = ReplyUsage {
         output: 0,
@@ -298,7 +298,7 @@ pub fn stream(reply: &WireReply, envelope: &Envelope) -> String {
 }
 
 /// The answer as one Messages response.
-pub fn json(reply: &WireReply, envelope: &Envelope) -> Value {
+pub(super) fn json(reply: &WireReply, envelope: &Envelope) -> Value {
     let mut content = Vec::new();
     if let Some(text) = &reply.text {
         content.push(json!({"type": "text", "text": text}));
@@ -324,6 +324,6 @@ pub fn json(reply: &WireReply, envelope: &Envelope) -> Value {
 }
 
 /// An error body in the format's shape.
-pub fn error(kind: &str, message: &str) -> Value {
+pub(super) fn error(kind: &str, message: &str) -> Value {
     json!({"type": "error", "error": {"type": kind, "message": message}})
 }

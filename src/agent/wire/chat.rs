@@ -35,7 +35,7 @@ use super::request::WireError;
 use super::request::WireRequest;
 
 /// Reads a Chat Completions request body.
-pub fn parse(body: &Value) -> Result<WireRequest, WireError> {
+pub(super) fn parse(body: &Value) -> Result<WireRequest, WireError> {
     let root = At::root(body);
     let model = root.opt_str("model")?.unwrap_or_default().to_owned();
     let stream = root.opt_bool("stream")?.unwrap_or(false);
@@ -175,7 +175,7 @@ fn call_json(reply: &WireReply) -> Vec<Value> {
 }
 
 /// The answer as a Chat Completions stream.
-pub fn stream(reply: &WireReply, envelope: &Envelope) -> String {
+pub(super) fn stream(reply: &WireReply, envelope: &Envelope) -> String {
     let mut sse = Sse::default();
     let chunk = |choices: Value| {
         json!({
@@ -217,7 +217,7 @@ pub fn stream(reply: &WireReply, envelope: &Envelope) -> String {
 }
 
 /// The answer as one Chat Completions response.
-pub fn json(reply: &WireReply, envelope: &Envelope) -> Value {
+pub(super) fn json(reply: &WireReply, envelope: &Envelope) -> Value {
     let mut message = json!({"role": "assistant", "content": reply.text});
     let calls = call_json(reply);
     if !calls.is_empty()
@@ -236,6 +236,6 @@ pub fn json(reply: &WireReply, envelope: &Envelope) -> Value {
 }
 
 /// An error body in the format's shape.
-pub fn error(kind: &str, message: &str) -> Value {
+pub(super) fn error(kind: &str, message: &str) -> Value {
     json!({"error": {"type": kind, "message": message, "code": null, "param": null}})
 }

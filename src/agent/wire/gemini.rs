@@ -38,7 +38,7 @@ use super::request::WireError;
 use super::request::WireRequest;
 
 /// Reads a Gemini request body; `model` and `stream` come from the path.
-pub fn parse(body: &Value, model: &str, stream: bool) -> Result<WireRequest, WireError> {
+pub(super) fn parse(body: &Value, model: &str, stream: bool) -> Result<WireRequest, WireError> {
     let root = At::root(body);
     let system = match root.get("systemInstruction")? {
         None => String::new(),
@@ -196,7 +196,7 @@ fn model_parts(content: &At<'_>, history: &mut Vec<Item>) -> Result<(), WireErro
 }
 
 /// The answer as one `GenerateContentResponse`.
-pub fn json(reply: &WireReply, envelope: &Envelope) -> Value {
+pub(super) fn json(reply: &WireReply, envelope: &Envelope) -> Value {
     let mut parts = Vec::new();
     if let Some(text) = &reply.text {
         parts.push(json!({"text": text}));
@@ -231,13 +231,13 @@ pub fn json(reply: &WireReply, envelope: &Envelope) -> Value {
 }
 
 /// The answer streamed: one `data:` line.
-pub fn stream(reply: &WireReply, envelope: &Envelope) -> String {
+pub(super) fn stream(reply: &WireReply, envelope: &Envelope) -> String {
     let mut sse = Sse::default();
     sse.data(&json(reply, envelope));
     sse.finish()
 }
 
 /// An error body in the format's shape.
-pub fn error(code: u16, status: &str, message: &str) -> Value {
+pub(super) fn error(code: u16, status: &str, message: &str) -> Value {
     json!({"error": {"code": code, "message": message, "status": status}})
 }

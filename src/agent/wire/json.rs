@@ -11,7 +11,7 @@ use super::request::WireLimits;
 /// The body as a JSON object, within the limits: too large, not JSON
 /// (nesting past serde_json's 128 levels included) or not an object is an
 /// error.
-pub fn parse_body(body: &[u8], limits: WireLimits) -> Result<Value, WireError> {
+pub(super) fn parse_body(body: &[u8], limits: WireLimits) -> Result<Value, WireError> {
     if body.len() > limits.max_body_bytes {
         return Err(WireError::new(format!(
             "the request body has {} bytes, more than the {} this server reads",
@@ -31,7 +31,7 @@ pub fn parse_body(body: &[u8], limits: WireLimits) -> Result<Value, WireError> {
 }
 
 /// What a value is, in words.
-pub fn kind(value: &Value) -> &'static str {
+pub(super) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -44,14 +44,14 @@ pub fn kind(value: &Value) -> &'static str {
 
 /// A value and where it is in the body.
 #[derive(Clone, Debug)]
-pub struct At<'a> {
+pub(super) struct At<'a> {
     value: &'a Value,
     path: String,
 }
 
 impl<'a> At<'a> {
     /// The body itself.
-    pub fn root(value: &'a Value) -> Self {
+    pub(super) fn root(value: &'a Value) -> Self {
         Self {
             value,
             path: String::new(),
@@ -59,7 +59,7 @@ impl<'a> At<'a> {
     }
 
     /// The value.
-    pub fn value(&self) -> &'a Value {
+    pub(super) fn value(&self) -> &'a Value {
         self.value
     }
 
@@ -72,7 +72,7 @@ impl<'a> At<'a> {
     }
 
     /// An error at this place.
-    pub fn error(&self, what: impl std::fmt::Display) -> WireError {
+    pub(super) fn error(&self, what: impl std::fmt::Display) -> WireError {
         WireError::new(format!("{}: {what}", self.place()))
     }
 
@@ -89,14 +89,14 @@ impl<'a> At<'a> {
     }
 
     /// The object.
-    pub fn object(&self) -> Result<&'a Map<String, Value>, WireError> {
+    pub(super) fn object(&self) -> Result<&'a Map<String, Value>, WireError> {
         self.value
             .as_object()
             .ok_or_else(|| self.expected("an object"))
     }
 
     /// The field `key`, absent when missing or null.
-    pub fn get(&self, key: &str) -> Result<Option<At<'a>>, WireError> {
+    pub(super) fn get(&self, key: &str) -> Result<Option<At<'a>>, WireError> {
         Ok(match self.object()?.get(key) {
             None | Some(Value::Null) => None,
             Some(value) => Some(At {
@@ -107,35 +107,35 @@ impl<'a> At<'a> {
     }
 
     /// The field `key`, which must be there.
-    pub fn field(&self, key: &str) -> Result<At<'a>, WireError> {
+    pub(super) fn field(&self, key: &str) -> Result<At<'a>, WireError> {
         self.get(key)?
             .ok_or_else(|| self.error(format!("`{key}` is missing")))
     }
 
     /// The string.
-    pub fn str(&self) -> Result<&'a str, WireError> {
+    pub(super) fn str(&self) -> Result<&'a str, WireError> {
         self.value.as_str().ok_or_else(|| self.expected("a string"))
     }
 
     /// The string field `key`, which must be there.
-    pub fn str_field(&self, key: &str) -> Result<&'a str, WireError> {
+    pub(super) fn str_field(&self, key: &str) -> Result<&'a str, WireError> {
         self.field(key)?.str()
     }
 
     /// The string field `key`, if there.
-    pub fn opt_str(&self, key: &str) -> Result<Option<&'a str>, WireError> {
+    pub(super) fn opt_str(&self, key: &str) -> Result<Option<&'a str>, WireError> {
         self.get(key)?.map(|at| at.str()).transpose()
     }
 
     /// The boolean field `key`, if there.
-    pub fn opt_bool(&self, key: &str) -> Result<Option<bool>, WireError> {
+    pub(super) fn opt_bool(&self, key: &str) -> Result<Option<bool>, WireError> {
         self.get(key)?
             .map(|at| at.value.as_bool().ok_or_else(|| at.expected("a boolean")))
             .transpose()
     }
 
     /// The elements of the array.
-    pub fn items(&self) -> Result<Vec<At<'a>>, WireError> {
+    pub(super) fn items(&self) -> Result<Vec<At<'a>>, WireError> {
         let items = self
             .value
             .as_array()
@@ -151,7 +151,7 @@ impl<'a> At<'a> {
     }
 
     /// The elements of the array field `key` (none when it is missing).
-    pub fn items_of(&self, key: &str) -> Result<Vec<At<'a>>, WireError> {
+    pub(super) fn items_of(&self, key: &str) -> Result<Vec<At<'a>>, WireError> {
         match self.get(key)? {
             Some(at) => at.items(),
             None => Ok(Vec::new()),
@@ -164,7 +164,7 @@ const SHOWN_CHARS: usize = 64;
 
 /// A text from the request as an error quotes it: at most
 /// [`SHOWN_CHARS`] characters, then `…`.
-pub fn shown(text: &str) -> String {
+pub(super) fn shown(text: &str) -> String {
     let mut out: String = text.chars().take(SHOWN_CHARS).collect();
     if out.len() < text.len() {
         out.push('…');
@@ -173,7 +173,7 @@ pub fn shown(text: &str) -> String {
 }
 
 /// Texts joined by newlines, empty ones left out.
-pub fn join_texts(texts: Vec<&str>) -> String {
+pub(super) fn join_texts(texts: Vec<&str>) -> String {
     texts
         .into_iter()
         .filter(|t| !t.is_empty())
@@ -183,7 +183,7 @@ pub fn join_texts(texts: Vec<&str>) -> String {
 
 /// A `data:` URL's media type and base64 data (`data:image/png;base64,…`);
 /// `None` for any other URL.
-pub fn data_url(url: &str) -> Option<(&str, &str)> {
+pub(super) fn data_url(url: &str) -> Option<(&str, &str)> {
     let rest = url.strip_prefix("data:")?;
     let (head, data) = rest.split_once(',')?;
     let media_type = head.strip_suffix(";base64")?;

@@ -67,13 +67,13 @@ pub struct Envelope {
 /// Server-sent events being written: `event:` lines where the format
 /// names its events, one `data:` line of compact JSON each.
 #[derive(Debug, Default)]
-pub struct Sse {
+pub(super) struct Sse {
     out: String,
 }
 
 impl Sse {
     /// An event with a name.
-    pub fn event(&mut self, name: &str, data: &Value) {
+    pub(super) fn event(&mut self, name: &str, data: &Value) {
         self.out.push_str("event: ");
         self.out.push_str(name);
         self.out.push('\n');
@@ -81,21 +81,21 @@ impl Sse {
     }
 
     /// A `data:` line alone.
-    pub fn data(&mut self, data: &Value) {
+    pub(super) fn data(&mut self, data: &Value) {
         self.out.push_str("data: ");
         self.out.push_str(&data.to_string());
         self.out.push_str("\n\n");
     }
 
     /// A `data:` line of literal text (`[DONE]`).
-    pub fn data_text(&mut self, text: &str) {
+    pub(super) fn data_text(&mut self, text: &str) {
         self.out.push_str("data: ");
         self.out.push_str(text);
         self.out.push_str("\n\n");
     }
 
     /// The stream written.
-    pub fn finish(self) -> String {
+    pub(super) fn finish(self) -> String {
         self.out
     }
 }

@@ -43,7 +43,7 @@ use super::request::WireError;
 use super::request::WireRequest;
 
 /// Reads a Responses request body.
-pub fn parse(body: &Value) -> Result<WireRequest, WireError> {
+pub(super) fn parse(body: &Value) -> Result<WireRequest, WireError> {
     let root = At::root(body);
     let model = root.opt_str("model")?.unwrap_or_default().to_owned();
     let stream = root.opt_bool("stream")?.unwrap_or(false);
@@ -254,7 +254,7 @@ impl Events {
 }
 
 /// The answer as a Responses event stream.
-pub fn stream(reply: &WireReply, envelope: &Envelope) -> String {
+pub(super) fn stream(reply: &WireReply, envelope: &Envelope) -> String {
     let mut events = Events {
         sse: Sse::default(),
         next: 0,
@@ -347,11 +347,11 @@ pub fn stream(reply: &WireReply, envelope: &Envelope) -> String {
 }
 
 /// The answer as one Responses response.
-pub fn json(reply: &WireReply, envelope: &Envelope) -> Value {
+pub(super) fn json(reply: &WireReply, envelope: &Envelope) -> Value {
     response(reply, envelope, "completed", output_items(reply, envelope))
 }
 
 /// An error body in the format's shape.
-pub fn error(kind: &str, message: &str) -> Value {
+pub(super) fn error(kind: &str, message: &str) -> Value {
     json!({"error": {"type": kind, "message": message, "code": null, "param": null}})
 }

@@ -20,8 +20,8 @@
 //! - Side chains (`isSidechain`, Task sub-agents) are chains of their own:
 //!   counted, and with `--sidechains` imported as scenarios of their own.
 
-pub mod results;
-pub mod tools;
+pub(crate) mod results;
+pub(crate) mod tools;
 
 use std::collections::HashMap;
 use std::collections::HashSet;
@@ -69,7 +69,7 @@ struct Message {
 }
 
 /// How to read a transcript.
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// The branch of the main chain to follow.
     pub main: Branch,
     /// The side chains to import (empty: none is imported).
@@ -103,7 +103,7 @@ impl Chain {
 
 /// Reads the transcript at `path`: its main chain, then its side chains
 /// (as many as `options.sides` names), each a recording.
-pub fn read(path: &Path, options: Options<'_>) -> Result<Vec<Recording>, String> {
+pub(crate) fn read(path: &Path, options: Options<'_>) -> Result<Vec<Recording>, String> {
     let mut chains: Vec<Chain> = Vec::with_capacity(1 + options.sides.len());
     chains.push(Chain::new(options.main, (options.sidecars)(0)));
     for (n, side) in options.sides.into_iter().enumerate() {

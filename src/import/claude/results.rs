@@ -59,7 +59,7 @@ const NOT_ANSWERS: [(&str, &str); 9] = [
 ];
 
 /// Why a recorded result does not answer its call, if it does not.
-pub fn not_an_answer(text: &str) -> Option<&'static str> {
+pub(crate) fn not_an_answer(text: &str) -> Option<&'static str> {
     let t = text.trim_start();
     let t = t.strip_prefix("Error: ").unwrap_or(t);
     let t = t.strip_prefix("<tool_use_error>").unwrap_or(t);
@@ -87,7 +87,7 @@ pub fn not_an_answer(text: &str) -> Option<&'static str> {
 /// The result of a call of Claude Code's `tool` (as recorded) whose
 /// arguments, as replayed, are `args`: the text the model saw, and the
 /// answer and file texts `toolUseResult` (when given) records.
-pub fn outcome(
+pub(crate) fn outcome(
     tool: &str,
     args: &Value,
     (text, images): (String, usize),
@@ -233,7 +233,7 @@ fn exit_output(text: &str) -> Option<String> {
 /// A read's text without Claude Code's line numbers (`   12→text` or
 /// `    12\ttext`) and the `<system-reminder>` blocks after it; `None`
 /// when a line is not numbered.
-pub fn unnumbered(text: &str) -> Option<String> {
+pub(crate) fn unnumbered(text: &str) -> Option<String> {
     let body = without_reminders(text);
     if body.is_empty() {
         return Some(String::new());

@@ -13,7 +13,7 @@ use crate::import::session::MAX_BASH_SECS;
 
 /// A Claude Code call as one of ours.
 #[derive(Debug)]
-pub struct Mapped {
+pub(crate) struct Mapped {
     /// Our tool.
     pub tool: &'static str,
     /// Its arguments, paths as recorded (mapped afterwards).
@@ -27,7 +27,7 @@ pub struct Mapped {
 
 /// A bash timeout as recorded (milliseconds) in seconds, if it is one a
 /// call can have: a positive number of milliseconds, at most a day.
-pub fn bash_timeout(ms: Option<&Value>) -> Result<Option<f64>, String> {
+pub(crate) fn bash_timeout(ms: Option<&Value>) -> Result<Option<f64>, String> {
     let Some(value) = ms.filter(|v| !v.is_null()) else {
         return Ok(None);
     };
@@ -108,7 +108,7 @@ fn no_counterpart(name: &str) -> String {
 }
 
 /// A Claude Code call mapped onto one of ours, or why it is not replayed.
-pub fn map_call(name: &str, input: &Value, default_timeout: f64) -> Result<Mapped, String> {
+pub(crate) fn map_call(name: &str, input: &Value, default_timeout: f64) -> Result<Mapped, String> {
     let get = |k: &str| input.get(k).cloned().filter(|v| !v.is_null());
     let mut args = Map::new();
     let mut put = |k: &str, v: Option<Value>| {
@@ -232,7 +232,7 @@ pub fn map_call(name: &str, input: &Value, default_timeout: f64) -> Result<Mappe
 }
 
 /// What an import says of `replace_all` before it knows the file.
-pub const REPLACE_ALL_UNKNOWN: &str = "replace_all: the file's text before the call is not \
+pub(crate) const REPLACE_ALL_UNKNOWN: &str = "replace_all: the file's text before the call is not \
      recorded, so the occurrences are not known; replayed as one replacement, which fails when \
      the text occurs more than once";
 
@@ -333,7 +333,7 @@ fn grep(input: &Value) -> Mapped {
 /// The edits of a recorded `Edit {replace_all}` or `MultiEdit` once the
 /// file's text before the call (`original`) is known: the `edits` value
 /// for our edit (paths untouched) and what to say of it.
-pub fn refine(name: &str, input: &Value, original: &str) -> Option<(Value, Option<String>)> {
+pub(crate) fn refine(name: &str, input: &Value, original: &str) -> Option<(Value, Option<String>)> {
     let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     let as_value = |reps: &[edits::Replacement]| {
         Value::Array(

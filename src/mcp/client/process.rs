@@ -66,7 +66,7 @@ pub struct Command {
 
 /// Why a process could not be started.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SpawnError {
+pub(super) enum SpawnError {
     /// No such program on `PATH`.
     #[error("program `{program}` not found on PATH ({path})")]
     NotFound {
@@ -87,7 +87,7 @@ pub enum SpawnError {
 
 /// The bounded end of a server's stderr, and how much there was.
 #[derive(Debug, Default)]
-pub struct StderrTail {
+pub(super) struct StderrTail {
     state: Mutex<TailState>,
 }
 
@@ -108,7 +108,7 @@ impl StderrTail {
     }
 
     /// How many bytes the server wrote to stderr in all.
-    pub fn total_bytes(&self) -> u64 {
+    pub(super) fn total_bytes(&self) -> u64 {
         self.state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -117,7 +117,7 @@ impl StderrTail {
 
     /// Its last lines (at most ten, from the last 16 KiB), control
     /// characters shown as control pictures; empty when it wrote nothing.
-    pub fn last_lines(&self) -> String {
+    pub(super) fn last_lines(&self) -> String {
         let bytes: Vec<u8> = {
             let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.kept.iter().copied().collect()
@@ -134,7 +134,7 @@ impl StderrTail {
 }
 
 /// A started server process.
-pub struct Spawned {
+pub(super) struct Spawned {
     /// The protocol's way in.
     pub stdin: ChildStdin,
     /// The protocol's way out.
@@ -145,7 +145,7 @@ pub struct Spawned {
 
 /// How a process ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Exit {
+pub(super) struct Exit {
     /// `exit status 3`, `killed by signal 9 (SIGKILL)`…
     pub status: String,
     /// The exit code, when it exited by itself.
@@ -219,7 +219,7 @@ pub enum Stopped {
 }
 
 /// A running (or ended) server process and its group.
-pub struct ServerProcess {
+pub(super) struct ServerProcess {
     pgid: i32,
     exit: watch::Receiver<Option<Exit>>,
     stderr: Arc<StderrTail>,
@@ -235,7 +235,7 @@ impl std::fmt::Debug for ServerProcess {
 }
 
 /// The `PATH` a server gets: the harness's own, or the system's default.
-pub fn server_path(env: &[(String, String)]) -> String {
+pub(super) fn server_path(env: &[(String, String)]) -> String {
     env.iter()
         .rev()
         .find(|(name, _)| name == "PATH")
@@ -246,7 +246,7 @@ pub fn server_path(env: &[(String, String)]) -> String {
 
 /// The program's file: `program` itself when it holds a `/` (relative to
 /// `cwd`), else the first executable of that name on `path`.
-pub fn find_program(program: &str, path: &str, cwd: &Path) -> Option<PathBuf> {
+pub(super) fn find_program(program: &str, path: &str, cwd: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let executable = |candidate: &Path| {
         std::fs::metadata(candidate)
@@ -278,7 +278,7 @@ pub fn find_program(program: &str, path: &str, cwd: &Path) -> Option<PathBuf> {
 }
 
 /// Starts `command` (see the module documentation).
-pub fn spawn(command: &Command) -> Result<Spawned, SpawnError> {
+pub(super) fn spawn(command: &Command) -> Result<Spawned, SpawnError> {
     let path = server_path(&command.env);
     let Some(program) = find_program(&command.program, &path, &command.cwd) else {
         return Err(SpawnError::NotFound {
@@ -359,17 +359,17 @@ async fn drain(mut stderr: ChildStderr, tail: Arc<StderrTail>, done: watch::Send
 
 impl ServerProcess {
     /// How it ended, if it has.
-    pub fn exit(&self) -> Option<Exit> {
+    pub(super) fn exit(&self) -> Option<Exit> {
         self.exit.borrow().clone()
     }
 
     /// The process's stderr so far.
-    pub fn stderr(&self) -> &StderrTail {
+    pub(super) fn stderr(&self) -> &StderrTail {
         &self.stderr
     }
 
     /// Waits, at most `limit`, for the process to end; its exit when it has.
-    pub async fn ended_within(&self, limit: Duration) -> Option<Exit> {
+    pub(super) async fn ended_within(&self, limit: Duration) -> Option<Exit> {
         let mut exit = self.exit.clone();
         let _ = tokio::time::timeout(limit, exit.wait_for(Option::is_some)).await;
         self.exit()
@@ -377,7 +377,7 @@ impl ServerProcess {
 
     /// Waits, at most `limit`, until stderr is read to its end (after the
     /// process ended, so the tail holds its last words).
-    pub async fn stderr_read_within(&self, limit: Duration) {
+    pub(super) async fn stderr_read_within(&self, limit: Duration) {
         let mut done = self.stderr_done.clone();
         let _ = tokio::time::timeout(limit, done.wait_for(|done| *done)).await;
     }
@@ -385,7 +385,7 @@ impl ServerProcess {
     /// Ends the process (its input closed already by the caller): `grace`
     /// to exit, then `SIGTERM` to the group, `grace` again, then `SIGKILL`.
     /// Returns how it ended and its exit.
-    pub async fn stop(&self, grace: Duration) -> (Stopped, Exit) {
+    pub(super) async fn stop(&self, grace: Duration) -> (Stopped, Exit) {
         if let Some(exit) = self.exit() {
             return (Stopped::AlreadyEnded, exit);
         }
@@ -405,13 +405,13 @@ impl ServerProcess {
     }
 
     /// Kills the group at once and waits (bounded) for the process to end.
-    pub async fn kill(&self) {
+    pub(super) async fn kill(&self) {
         signal_group(self.pgid, libc::SIGKILL);
         let _ = self.ended_within(KILL_WAIT).await;
     }
 
     /// The process group's id (the server's pid).
-    pub fn pgid(&self) -> i32 {
+    pub(super) fn pgid(&self) -> i32 {
         self.pgid
     }
 }

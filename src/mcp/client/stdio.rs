@@ -38,7 +38,7 @@ const JUNK_SAMPLE_CHARS: usize = 200;
 
 /// The junk lines of a server's stdout.
 #[derive(Debug, Default)]
-pub struct Junk {
+pub(super) struct Junk {
     state: Mutex<JunkState>,
 }
 
@@ -63,7 +63,7 @@ impl Junk {
     }
 
     /// How many lines were junk.
-    pub fn lines(&self) -> u64 {
+    pub(super) fn lines(&self) -> u64 {
         self.state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -71,7 +71,7 @@ impl Junk {
     }
 
     /// The first junk lines (at most three, each at most 200 characters).
-    pub fn samples(&self) -> Vec<String> {
+    pub(super) fn samples(&self) -> Vec<String> {
         self.state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -83,7 +83,7 @@ impl Junk {
 type Writer = Arc<tokio::sync::Mutex<Option<Box<dyn AsyncWrite + Send + Unpin>>>>;
 
 /// rmcp's client transport over a server's stdin and stdout.
-pub struct LineTransport {
+pub(super) struct LineTransport {
     write: Writer,
     incoming: mpsc::Receiver<ServerJsonRpcMessage>,
 }
@@ -91,7 +91,7 @@ pub struct LineTransport {
 impl LineTransport {
     /// A transport writing to `stdin` and reading `stdout`; junk lines go
     /// to `junk`.
-    pub fn new<R, W>(stdout: R, stdin: W, junk: Arc<Junk>) -> Self
+    pub(super) fn new<R, W>(stdout: R, stdin: W, junk: Arc<Junk>) -> Self
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,

@@ -19,7 +19,7 @@ const MAX_DIFF_LINES: usize = 400;
 /// The most bytes of the page's data island (base64 of the gzip'd JSON);
 /// with the rest of the page (a few hundred KB at most: the overview's
 /// lists are bounded) the page stays under 30 MB.
-pub const MAX_ISLAND_BYTES: usize = 26 * 1024 * 1024;
+pub(super) const MAX_ISLAND_BYTES: usize = 26 * 1024 * 1024;
 /// A failure text keeps at least this many bytes in a trimmed page.
 const MIN_FAILURE_BYTES: usize = 512;
 /// And at most this many.
@@ -72,7 +72,7 @@ struct PageData<'a> {
 
 /// How a page too large for [`MAX_ISLAND_BYTES`] was trimmed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Trim {
+pub(super) struct Trim {
     /// The most bytes of text, images and details each scenario's
     /// transcript keeps in the page (0: only their sizes).
     pub transcript_bytes: usize,
@@ -84,7 +84,7 @@ pub struct Trim {
 
 /// Why a page could not be rendered.
 #[derive(Debug, thiserror::Error)]
-pub enum HtmlError {
+pub(crate) enum HtmlError {
     /// The run could not be serialised.
     #[error("cannot render the HTML report's data: {0}")]
     Json(#[from] serde_json::Error),
@@ -223,7 +223,7 @@ fn cut_text(text: &str, bytes: usize) -> String {
 
 /// The data island's text: `json` gzip-compressed (no file name, no
 /// time, so the same run gives the same bytes), in base64.
-pub fn pack(json: &[u8]) -> std::io::Result<String> {
+pub(super) fn pack(json: &[u8]) -> std::io::Result<String> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(json)?;
     Ok(base64::engine::general_purpose::STANDARD.encode(gz.finish()?))

@@ -49,8 +49,8 @@ mod data;
 mod page;
 mod sections;
 
-pub use data::HtmlError;
-pub use page::render;
+pub(crate) use data::HtmlError;
+pub(crate) use page::render;
 
 #[cfg(test)]
 mod tests;

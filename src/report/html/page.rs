@@ -22,7 +22,7 @@ const SCRIPT: &str = include_str!("app.js");
 
 /// A rendered page and how it was trimmed, if it was.
 #[derive(Debug)]
-pub struct Page {
+pub(super) struct Page {
     /// The page.
     pub bytes: Vec<u8>,
     /// `None` when the island holds the run whole.
@@ -38,7 +38,7 @@ pub struct Page {
 
 /// The page of a run; with variants, each compared with its own baseline
 /// (`variants[i]` for `summary.variants[i]`).
-pub fn render(
+pub(crate) fn render(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
     variants: &[Option<Comparison>],
@@ -50,7 +50,7 @@ pub fn render(
 /// (whatever the outputs: only the scenarios' names, figures and calls
 /// are never trimmed).
 #[cfg(test)]
-pub fn render_within(
+pub(super) fn render_within(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
     island_bytes: usize,
@@ -63,7 +63,7 @@ pub fn render_within(
 /// level's), and they share its bound with the run's as every scenario
 /// does: the island trims each (scenario, variant) transcript to the
 /// same share.
-pub fn render_within_variants(
+pub(super) fn render_within_variants(
     summary: &RunSummary,
     comparison: Option<&Comparison>,
     variants: &[Option<Comparison>],

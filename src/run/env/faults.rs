@@ -80,7 +80,7 @@ impl Fault {
 /// The rules of one run, their uses so far, and the switch that ends
 /// stalls.
 #[derive(Debug)]
-pub struct FaultPlan {
+pub(crate) struct FaultPlan {
     root: PathBuf,
     rules: Vec<(FaultRule, AtomicU64)>,
     interrupted: Mutex<bool>,
@@ -91,7 +91,7 @@ pub struct FaultPlan {
 impl FaultPlan {
     /// The plan of `rules` over the workspace at `root` (its real path:
     /// globs match paths relative to it).
-    pub fn new(root: impl Into<PathBuf>, rules: Vec<FaultRule>) -> Arc<Self> {
+    pub(crate) fn new(root: impl Into<PathBuf>, rules: Vec<FaultRule>) -> Arc<Self> {
         let rules = rules
             .into_iter()
             .map(|rule| {
@@ -111,13 +111,13 @@ impl FaultPlan {
     /// Every stall, now and later, ends by `deadline` at the latest: a
     /// stall can block the very thread that would call
     /// [`FaultPlan::interrupt`] when a run's time is up.
-    pub fn set_deadline(&self, deadline: Instant) {
+    pub(crate) fn set_deadline(&self, deadline: Instant) {
         *self.deadline.lock().unwrap_or_else(PoisonError::into_inner) = Some(deadline);
     }
 
     /// Ends every stall, now and later: the stalled operations go on at
     /// once.
-    pub fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         *self
             .interrupted
             .lock()
@@ -189,14 +189,14 @@ impl FaultPlan {
 /// File-system operations that fail per a [`FaultPlan`], and otherwise
 /// are `inner`'s.
 #[derive(Debug)]
-pub struct FaultFs {
+pub(crate) struct FaultFs {
     inner: Arc<dyn FsOps>,
     plan: Arc<FaultPlan>,
 }
 
 impl FaultFs {
     /// `inner` with `plan`'s faults.
-    pub fn new(inner: Arc<dyn FsOps>, plan: Arc<FaultPlan>) -> Self {
+    pub(crate) fn new(inner: Arc<dyn FsOps>, plan: Arc<FaultPlan>) -> Self {
         Self { inner, plan }
     }
 
@@ -383,14 +383,14 @@ fn copy_error(err: &io::Error) -> io::Error {
 /// Process operations that fail or stall per a [`FaultPlan`] (rules of
 /// [`FaultOp::Exec`]), and otherwise are `inner`'s.
 #[derive(Debug)]
-pub struct FaultProcess {
+pub(crate) struct FaultProcess {
     inner: Arc<dyn ProcessOps>,
     plan: Arc<FaultPlan>,
 }
 
 impl FaultProcess {
     /// `inner` with `plan`'s faults.
-    pub fn new(inner: Arc<dyn ProcessOps>, plan: Arc<FaultPlan>) -> Self {
+    pub(crate) fn new(inner: Arc<dyn ProcessOps>, plan: Arc<FaultPlan>) -> Self {
         Self { inner, plan }
     }
 }

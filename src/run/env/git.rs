@@ -57,7 +57,7 @@ fn run_git(mut command: Command, what: &str) -> Result<String, String> {
 /// reads) names in `repo`, which must itself be a git repository (not a
 /// directory inside one): what `git_checkout` checks out, and what
 /// `harness import --git REPO --rev REV` checks before it writes anything.
-pub fn resolve_rev(repo: &Path, rev: &str) -> Result<String, String> {
+pub(crate) fn resolve_rev(repo: &Path, rev: &str) -> Result<String, String> {
     let git = Repo::open(repo)?;
     git.commit_of(rev).ok_or_else(|| {
         format!(
@@ -72,7 +72,7 @@ pub fn resolve_rev(repo: &Path, rev: &str) -> Result<String, String> {
 /// The commit `harness import --git REPO` checks out when no `--rev` is
 /// given: the last one before the session began.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StartCommit {
+pub(crate) struct StartCommit {
     /// The commit.
     pub commit: String,
     /// Where it was looked for: the session's branch (`refs/heads/B`, or
@@ -86,7 +86,7 @@ pub struct StartCommit {
 /// The last commit of `branch` (else `HEAD`) in `repo` whose commit time is
 /// before `started`, the session's first recorded time (RFC 3339, as
 /// clients write it: `2026-01-10T03:45:54.863Z`).
-pub fn commit_before(
+pub(crate) fn commit_before(
     repo: &Path,
     branch: Option<&str>,
     started: &str,

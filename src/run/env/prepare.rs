@@ -31,12 +31,12 @@ use super::workspace;
 /// The name under which the model sees a scenario's workspace: results
 /// show it instead of the real path, `${workspace}` expands to it, and
 /// arguments that name it execute in the real workspace.
-pub const WORKSPACE_NAME: &str = "/workspace";
+pub(crate) const WORKSPACE_NAME: &str = "/workspace";
 
 /// The name under which the model sees a scenario's scratch directory, the
 /// private directory beside the workspace that holds bash's full-output
 /// files during the run.
-pub const SCRATCH_NAME: &str = "/scratch";
+pub(crate) const SCRATCH_NAME: &str = "/scratch";
 
 /// How long after a run's time is up its stalled operations end: past the
 /// timeout, so that the timeout, not the stalled call, ends the run.

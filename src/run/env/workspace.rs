@@ -34,7 +34,7 @@ const PERMISSION_BITS: u32 = 0o777;
 /// of the files it wrote (a git checkout's are not counted).
 /// With `fixtures`, the fixture is taken from there (read into it by the
 /// first workspace that uses it) when it is small enough to be kept.
-pub fn build(
+pub(crate) fn build(
     plan: &WorkspacePlan,
     dir: &Path,
     fixtures: Option<&FixtureCache>,
@@ -114,7 +114,7 @@ fn write_entry(fs: &ConfinedFs, rel: &str, content: &FileContent) -> io::Result<
 /// [`MAX_KEPT_BYTES`] of kept fixtures in all is copied from the disk by
 /// each workspace.
 #[derive(Debug, Default)]
-pub struct FixtureCache {
+pub(crate) struct FixtureCache {
     kept: std::sync::Mutex<Kept>,
 }
 
@@ -126,13 +126,13 @@ struct Kept {
 }
 
 /// The most bytes of files one kept fixture holds.
-pub const MAX_KEPT_FIXTURE_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_KEPT_FIXTURE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The most entries (files, directories, symlinks) of one kept fixture.
-pub const MAX_KEPT_FIXTURE_ENTRIES: usize = 4096;
+pub(crate) const MAX_KEPT_FIXTURE_ENTRIES: usize = 4096;
 
 /// The most bytes of files all kept fixtures of a run hold.
-pub const MAX_KEPT_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_KEPT_BYTES: u64 = 64 * 1024 * 1024;
 
 impl FixtureCache {
     /// The entries of the fixture at `path`, read now if no workspace read

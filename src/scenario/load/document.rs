@@ -36,7 +36,7 @@ use super::validator::k;
 /// Loads every scenario of a file: the valid ones, and every problem of
 /// the others, each located. A valid document still runs when another
 /// document of the same file is broken.
-pub fn load_file(path: &Path, suite: &Suite) -> (Vec<Scenario>, Vec<ScenarioError>) {
+pub(crate) fn load_file(path: &Path, suite: &Suite) -> (Vec<Scenario>, Vec<ScenarioError>) {
     match read_regular(path) {
         Ok(text) => load_text(path, &text, suite),
         Err(err) => (
@@ -254,13 +254,6 @@ impl Validator<'_> {
             name_at: self.root.locate(&[k("name")], false),
             description: doc.description,
             tags: doc.tags,
-            tools: tool_entries
-                .iter()
-                .filter_map(|entry| match entry {
-                    ToolEntry::Builtin(name) => Some(name.clone()),
-                    _ => None,
-                })
-                .collect(),
             tool_entries,
             servers: used,
             open_calls: std::mem::take(&mut self.open_calls),
@@ -278,7 +271,6 @@ impl Validator<'_> {
             run_check,
             skip: doc.skip,
             timeout,
-            tokenizer: suite.doc.tokenizer.clone(),
             replay,
             conditions,
             max_turns,
@@ -342,7 +334,7 @@ fn tools_text(tools: &ToolsSpec) -> String {
 }
 
 /// `dir/name.yaml` → `dir/name.snap.yaml`.
-pub fn snapshot_path(path: &Path) -> PathBuf {
+pub(super) fn snapshot_path(path: &Path) -> PathBuf {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

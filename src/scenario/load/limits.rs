@@ -20,15 +20,15 @@ use super::validator::join;
 use super::validator::k;
 
 /// The largest integer tool limit a file may set.
-pub const MAX_LIMIT: usize = u32::MAX as usize;
+pub(super) const MAX_LIMIT: usize = u32::MAX as usize;
 /// The most `limits.max_log_bytes` may be set to (4 GiB).
-pub const MAX_LOG_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+pub(super) const MAX_LOG_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
 /// Reads a file of `limits:` keys (what a scenario's or a suite's `limits:`
 /// holds, at the top level of the file; `harness mcp --limits FILE`): pi's
 /// limits with the file's over them, or every problem of the file, each
 /// located as in a scenario file.
-pub fn load_limits(path: &Path) -> Result<Limits, Vec<ScenarioError>> {
+pub(crate) fn load_limits(path: &Path) -> Result<Limits, Vec<ScenarioError>> {
     let text = read_regular(path).map_err(|err| {
         vec![ScenarioError::at_start(
             path,
@@ -39,7 +39,7 @@ pub fn load_limits(path: &Path) -> Result<Limits, Vec<ScenarioError>> {
 }
 
 /// The limits file `text`, as if read from `path` (see [`load_limits`]).
-pub fn limits_from_text(path: &Path, text: &str) -> Result<Limits, Vec<ScenarioError>> {
+pub(super) fn limits_from_text(path: &Path, text: &str) -> Result<Limits, Vec<ScenarioError>> {
     let stream = yaml::parse(text);
     let mut problems: Vec<Problem> = stream.fatal.map(Problem::from).into_iter().collect();
     let mut documents = stream.documents.into_iter().filter(|d| !d.root.is_null());

@@ -41,21 +41,21 @@ mod setup;
 mod suite;
 mod validator;
 
-pub use document::load_file;
+pub(crate) use document::load_file;
 pub use document::load_text;
 pub use error::ScenarioError;
-pub use limits::load_limits;
-pub use scenario::FileContent;
-pub use scenario::GitCheckout;
+pub(crate) use limits::load_limits;
+pub(crate) use scenario::FileContent;
+pub(crate) use scenario::GitCheckout;
 pub use scenario::Scenario;
-pub use scenario::ServerLaunch;
-pub use scenario::ServerPlan;
-pub use scenario::ToolEntry;
-pub use scenario::WorkspacePlan;
-pub use suite::SUITE_FILE;
-pub use suite::SettingProblem;
+pub(crate) use scenario::ServerLaunch;
+pub(crate) use scenario::ServerPlan;
+pub(crate) use scenario::ToolEntry;
+pub(crate) use scenario::WorkspacePlan;
+pub(crate) use suite::SUITE_FILE;
+pub(crate) use suite::SettingProblem;
 pub use suite::Suite;
-pub use validator::DEFAULT_TIMEOUT;
+pub(crate) use validator::DEFAULT_TIMEOUT;
 
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@ use crate::tools::Limits;
 
 /// What the temporary workspace is built from.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct WorkspacePlan {
+pub(crate) struct WorkspacePlan {
     /// A fixture directory to copy first.
     pub fixture: Option<PathBuf>,
     /// Files to create, by relative path.
@@ -28,7 +28,7 @@ pub struct WorkspacePlan {
 
 /// A repository checked out at a revision into the workspace.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GitCheckout {
+pub(crate) struct GitCheckout {
     /// The repository's directory.
     pub repo: PathBuf,
     /// The revision.
@@ -37,7 +37,7 @@ pub struct GitCheckout {
 
 /// One file to create.
 #[derive(Clone, Debug, PartialEq)]
-pub enum FileContent {
+pub(crate) enum FileContent {
     /// Bytes (BOM already added), with an optional mode.
     Bytes {
         /// The bytes.
@@ -68,7 +68,7 @@ pub enum FileContent {
 impl FileContent {
     /// The bytes of a file (`None` for a symlink or a directory), made now
     /// for a generated one.
-    pub fn bytes(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+    pub(crate) fn bytes(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
         match self {
             Self::Bytes { data, .. } => Some(std::borrow::Cow::Borrowed(data)),
             Self::Generated {
@@ -92,7 +92,7 @@ impl FileContent {
 
 /// How a scenario reaches one MCP server.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ServerLaunch {
+pub(crate) enum ServerLaunch {
     /// Start this program (`argv[0]`, looked up on `PATH`) with these
     /// arguments; `${dir}` is expanded, `${workspace}` and `${harness}`
     /// are expanded when the scenario runs.
@@ -113,7 +113,7 @@ pub enum ServerLaunch {
 
 /// One MCP server as a scenario uses it (`servers:`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServerPlan {
+pub(crate) struct ServerPlan {
     /// Its name.
     pub name: String,
     /// How to reach it.
@@ -133,7 +133,7 @@ pub struct ServerPlan {
 
 /// One entry of `tools`, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ToolEntry {
+pub(crate) enum ToolEntry {
     /// A built-in tool.
     Builtin(String),
     /// Every tool of a server, in its `tools/list` order.
@@ -150,7 +150,7 @@ pub enum ToolEntry {
 /// A scripted call whose name only a whole server's tools can hold: it is
 /// checked against their `tools/list` when the scenario starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OpenCall {
+pub(crate) struct OpenCall {
     /// The call's id.
     pub id: String,
     /// Where it is (`step 2 (read_text_file)`).
@@ -163,61 +163,79 @@ pub struct OpenCall {
 #[derive(Clone, Debug)]
 pub struct Scenario {
     /// Unique name.
-    pub name: String,
+    pub(crate) name: String,
     /// The file it came from.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Which document of the file (0-based).
-    pub document: usize,
+    pub(crate) document: usize,
     /// Whether the file holds other scenarios too.
-    pub in_multi_document_file: bool,
+    pub(crate) in_multi_document_file: bool,
     /// Where the name is written (the document's start when the name
     /// comes from the file's).
-    pub name_at: crate::scenario::yaml::Pos,
+    pub(crate) name_at: crate::scenario::yaml::Pos,
     /// Free text.
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// Tags.
-    pub tags: Vec<String>,
-    /// Active built-in tool names, in order.
-    pub tools: Vec<String>,
+    pub(crate) tags: Vec<String>,
     /// Every entry of `tools` in order: built-in tools, servers and
     /// server tools.
-    pub tool_entries: Vec<ToolEntry>,
+    pub(crate) tool_entries: Vec<ToolEntry>,
     /// The MCP servers the scenario uses, in the order `tools` first
     /// names them.
-    pub servers: Vec<ServerPlan>,
+    pub(crate) servers: Vec<ServerPlan>,
     /// Calls to names no built-in tool has, checked when it starts.
-    pub open_calls: Vec<OpenCall>,
+    pub(crate) open_calls: Vec<OpenCall>,
     /// Limits in force.
-    pub limits: Limits,
+    pub(crate) limits: Limits,
     /// Confinement.
-    pub confine: bool,
+    pub(crate) confine: bool,
     /// The system prompt text before the tool section.
-    pub system: String,
+    pub(crate) system: String,
     /// What the workspace holds.
-    pub workspace: WorkspacePlan,
+    pub(crate) workspace: WorkspacePlan,
     /// The faux model's script.
-    pub script: FauxScript,
+    pub(crate) script: FauxScript,
     /// Checks by call id.
-    pub call_checks: BTreeMap<String, Box<CallCheck>>,
+    pub(crate) call_checks: BTreeMap<String, Box<CallCheck>>,
     /// Labels by call id (every scripted call, checked or not).
-    pub call_labels: BTreeMap<String, String>,
+    pub(crate) call_labels: BTreeMap<String, String>,
     /// Run checks.
-    pub run_check: RunCheck,
+    pub(crate) run_check: RunCheck,
     /// Why it is skipped.
-    pub skip: Option<String>,
+    pub(crate) skip: Option<String>,
     /// The snapshot file beside the scenario.
-    pub snapshot_file: PathBuf,
+    pub(crate) snapshot_file: PathBuf,
     /// Snapshot key prefix (files with several scenarios).
-    pub snapshot_prefix: Option<String>,
+    pub(crate) snapshot_prefix: Option<String>,
     /// Time budget.
-    pub timeout: Duration,
-    /// The suite's tokenizer, if set.
-    pub tokenizer: Option<String>,
+    pub(crate) timeout: Duration,
     /// For an imported session: the recorded results to compare with.
-    pub replay: Option<ReplayPlan>,
+    pub(crate) replay: Option<ReplayPlan>,
     /// The conditions it runs under: faults, bash, cancellations.
-    pub conditions: Conditions,
+    pub(crate) conditions: Conditions,
     /// Turns the model may take before the loop stops it (`None`: no
     /// limit).
-    pub max_turns: Option<usize>,
+    pub(crate) max_turns: Option<usize>,
+}
+
+impl Scenario {
+    /// Its name, unique in its suite.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The file it came from.
+    pub fn file(&self) -> &std::path::Path {
+        &self.file
+    }
+
+    /// Its tags.
+    pub fn tags(&self) -> &[String] {
+        &self.tags
+    }
+
+    /// Its `description`, if it has one.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
 }

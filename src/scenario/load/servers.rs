@@ -25,7 +25,7 @@ use super::validator::join;
 use super::validator::k;
 
 /// The variables of a server's `command` and `env`.
-pub const SERVER_VARS: [&str; 3] = ["workspace", "dir", "harness"];
+pub(super) const SERVER_VARS: [&str; 3] = ["workspace", "dir", "harness"];
 
 /// Whether `name` can name a server: letters, digits, `_` and `-`.
 fn is_server_name(name: &str) -> bool {

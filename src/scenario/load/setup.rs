@@ -122,16 +122,16 @@ impl Validator<'_> {
 }
 
 /// A problem: where (below the document root) and what.
-pub type Problem = (Vec<Seg>, String);
+pub(super) type Problem = (Vec<Seg>, String);
 
 /// The largest `cancel_after_ms`: one day.
-pub const MAX_CANCEL_AFTER_MS: u64 = crate::base::bounds::ONE_DAY_MS;
+pub(super) const MAX_CANCEL_AFTER_MS: u64 = crate::base::bounds::ONE_DAY_MS;
 
 /// The largest `after_bytes`: 4 GiB.
-pub const MAX_AFTER_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+pub(super) const MAX_AFTER_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
 /// The largest `times`.
-pub const MAX_FAULT_TIMES: u64 = 1_000_000_000;
+pub(super) const MAX_FAULT_TIMES: u64 = 1_000_000_000;
 
 fn at(base: &[Seg], key: &str) -> Vec<Seg> {
     let mut path = base.to_vec();
@@ -140,7 +140,7 @@ fn at(base: &[Seg], key: &str) -> Vec<Seg> {
 }
 
 /// `faults:`: the rules, in order, or the problems found.
-pub fn faults(specs: &[FaultSpec]) -> (Vec<FaultRule>, Vec<Problem>) {
+pub(super) fn faults(specs: &[FaultSpec]) -> (Vec<FaultRule>, Vec<Problem>) {
     let mut rules = Vec::new();
     let mut problems = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
@@ -291,7 +291,7 @@ fn fault_error(text: &str) -> Result<FaultError, String> {
 /// `bash:`: the tool layer's configuration and the shell to use, or the
 /// problems found. `inside` says whether a relative path stays inside the
 /// workspace.
-pub fn bash(
+pub(super) fn bash(
     spec: &BashSpec,
     inside: impl Fn(&str) -> bool,
 ) -> (BashConfig, Option<PathBuf>, Vec<Problem>) {
@@ -378,7 +378,7 @@ fn shell_problem(shell: &Path) -> Option<String> {
 }
 
 /// `cancel_after_ms:` as a duration, or why not.
-pub fn cancel_after(ms: u64) -> Result<Duration, String> {
+pub(super) fn cancel_after(ms: u64) -> Result<Duration, String> {
     if (1..=MAX_CANCEL_AFTER_MS).contains(&ms) {
         Ok(Duration::from_millis(ms))
     } else {

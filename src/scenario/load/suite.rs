@@ -22,27 +22,27 @@ use super::validator::Validator;
 use super::validator::k;
 
 /// The name of the suite file.
-pub const SUITE_FILE: &str = "harness.yaml";
+pub(crate) const SUITE_FILE: &str = "harness.yaml";
 
 /// The largest `max_turns` a scenario or suite may give.
-pub const MAX_TURNS: usize = 1_000_000_000;
+pub(super) const MAX_TURNS: usize = 1_000_000_000;
 /// Bytes of inline workspace files one scenario may generate, unless the
 /// suite file's `max_generated_bytes` says otherwise (256 MiB).
-pub const DEFAULT_MAX_GENERATED_BYTES: u64 = 256 * 1024 * 1024;
+pub(super) const DEFAULT_MAX_GENERATED_BYTES: u64 = 256 * 1024 * 1024;
 /// The most `max_generated_bytes` may be set to (4 GiB).
-pub const MAX_GENERATED_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+pub(super) const MAX_GENERATED_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
 /// A loaded `harness.yaml`.
 #[derive(Clone, Debug, Default)]
 pub struct Suite {
     /// The directory holding the suite file (`None`: no suite file).
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
     /// Its contents.
-    pub doc: SuiteDoc,
+    pub(crate) doc: SuiteDoc,
     /// `timeout`, checked: every scenario's budget unless it has its own.
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// Its MCP servers, checked (`${dir}` is the suite file's directory).
-    pub servers: BTreeMap<String, ServerPlan>,
+    pub(crate) servers: BTreeMap<String, ServerPlan>,
 }
 
 /// A problem of a suite file's run settings (`jobs`, `tokenizer`,
@@ -50,7 +50,7 @@ pub struct Suite {
 /// by the loader with the file's other problems: the path of the value,
 /// whether the problem is at its key rather than its value, and what.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SettingProblem {
+pub(crate) struct SettingProblem {
     /// The path of the value (`gates.tokens`).
     pub at: Vec<Seg>,
     /// The problem is the key's (an unknown gate key), not the value's.
@@ -61,12 +61,15 @@ pub struct SettingProblem {
 
 /// The check of a suite file's run settings, given by the layer that
 /// types them (`run::settings::suite_problems`).
-pub type SettingsCheck<'a> = &'a dyn Fn(&SuiteDoc) -> Vec<SettingProblem>;
+pub(super) type SettingsCheck<'a> = &'a dyn Fn(&SuiteDoc) -> Vec<SettingProblem>;
 
 impl Suite {
     /// Loads a suite file, or lists every problem of it (never empty), its
     /// run settings checked by `check`.
-    pub fn load_all(path: &Path, check: SettingsCheck<'_>) -> Result<Self, Vec<ScenarioError>> {
+    pub(crate) fn load_all(
+        path: &Path,
+        check: SettingsCheck<'_>,
+    ) -> Result<Self, Vec<ScenarioError>> {
         let text = read_regular(path).map_err(|err| {
             vec![ScenarioError::at_start(
                 path,
@@ -77,7 +80,7 @@ impl Suite {
     }
 
     /// The suite file `text`, as if read from `path`.
-    pub fn from_text(
+    pub(crate) fn from_text(
         path: &Path,
         text: &str,
         check: SettingsCheck<'_>,
@@ -130,18 +133,18 @@ impl Suite {
     /// The fixtures root: the suite's `fixtures` key (relative to the suite
     /// file), else `fixtures/` beside the suite file, else `fixtures/` in
     /// the current directory.
-    pub fn fixtures_root(&self) -> PathBuf {
+    pub(crate) fn fixtures_root(&self) -> PathBuf {
         self.fixtures_in(self.dir.as_deref().unwrap_or(Path::new("")))
     }
 
     /// The fixtures root of this suite's file were it in `dir` (the
     /// same directory named another way, as a directory search names it).
-    pub fn fixtures_in(&self, dir: &Path) -> PathBuf {
+    pub(crate) fn fixtures_in(&self, dir: &Path) -> PathBuf {
         dir.join(self.doc.fixtures.as_deref().unwrap_or("fixtures"))
     }
 
     /// Bytes of inline files one scenario may generate.
-    pub fn max_generated_bytes(&self) -> u64 {
+    pub(crate) fn max_generated_bytes(&self) -> u64 {
         self.doc
             .max_generated_bytes
             .unwrap_or(DEFAULT_MAX_GENERATED_BYTES)

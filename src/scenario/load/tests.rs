@@ -22,7 +22,7 @@ fn a_complete_scenario_becomes_a_script_and_checks() {
     assert_eq!(errors, Vec::<String>::new());
     let s = &scenarios[0];
     assert_eq!(s.name, "chain");
-    assert_eq!(s.tools, vec!["read", "grep", "find", "ls"]);
+    assert_eq!(builtins(s), vec!["read", "grep", "find", "ls"]);
     assert_eq!(s.limits.max_lines, 10);
     assert_eq!(s.limits.max_bytes, 51200);
     assert_eq!(s.script.steps.len(), 3);
@@ -79,7 +79,7 @@ fn defaults_name_tools_ids_and_timeout() {
     let (scenarios, errors) = load("model:\n  - call: read\n    args: { path: a }\n");
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(scenarios[0].name, "s/x");
-    assert_eq!(scenarios[0].tools.len(), 7);
+    assert_eq!(builtins(&scenarios[0]).len(), 7);
     assert!(scenarios[0].confine);
     assert_eq!(scenarios[0].timeout, Duration::from_secs(60));
     assert_eq!(scenarios[0].system, crate::agent::DEFAULT_SYSTEM_PROMPT);
@@ -390,7 +390,7 @@ fn servers_become_plans_and_tools_entries_in_order() {
     );
     assert_eq!(errors, Vec::<String>::new());
     let s = &scenarios[0];
-    assert_eq!(s.tools, ["read"]);
+    assert_eq!(builtins(s), ["read"]);
     assert_eq!(
         s.tool_entries,
         [
@@ -793,4 +793,15 @@ fn dir_of_a_file_named_without_a_directory_is_the_current_one() {
             env: vec![],
         }
     );
+}
+
+/// The built-in tools a scenario activates, in `tools` order.
+fn builtins(s: &Scenario) -> Vec<&str> {
+    s.tool_entries
+        .iter()
+        .filter_map(|entry| match entry {
+            super::ToolEntry::Builtin(name) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect()
 }

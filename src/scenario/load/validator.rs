@@ -220,7 +220,7 @@ pub(super) fn seconds_problem(seconds: f64) -> String {
 
 /// The time budget of a scenario that neither it nor its suite sets: a
 /// minute.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Most distinct patterns whose compiled form is kept for sharing.
 const MAX_SHARED_REGEXES: usize = 4096;
@@ -228,7 +228,7 @@ const MAX_SHARED_REGEXES: usize = 4096;
 /// `pattern` compiled, shared with every scenario of the process that
 /// uses the same pattern (a compiled regex is about 15 KB; a suite of
 /// thousands of scenarios repeats its captures and checks).
-pub fn shared_regex(pattern: &str) -> Result<Arc<Regex>, regex::Error> {
+pub(super) fn shared_regex(pattern: &str) -> Result<Arc<Regex>, regex::Error> {
     use std::sync::Mutex;
     use std::sync::PoisonError;
     static SHARED: Mutex<Option<HashMap<String, Arc<Regex>>>> = Mutex::new(None);

@@ -52,7 +52,7 @@ const DEL: u8 = 0x7f;
 
 /// The longest escape sequence or control string honoured, in bytes after
 /// its `ESC`: real ones (colours, titles, hyperlinks) are far shorter.
-pub const MAX_SEQUENCE_BYTES: usize = 4096;
+pub(crate) const MAX_SEQUENCE_BYTES: usize = 4096;
 
 /// Whether `byte` is shown as a control picture when it appears as text:
 /// a C0 control other than tab, `\n`, `\r` and ESC (which have their own
@@ -72,7 +72,7 @@ fn next_special(bytes: &[u8], from: usize) -> usize {
 
 /// One piece of cleaned output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Piece<'a> {
+pub(crate) enum Piece<'a> {
     /// Visible text. It may contain `\n` (each one ends a line), never `\r`
     /// or `ESC`.
     Text(&'a str),
@@ -102,7 +102,7 @@ enum State {
 
 /// Streaming cleaner; see the module documentation.
 #[derive(Clone, Debug)]
-pub struct Cleaner {
+pub(crate) struct Cleaner {
     state: State,
     /// A `\r` was seen and it is not yet known whether `\n` (a line ending)
     /// or more text (a redraw) follows.
@@ -120,7 +120,7 @@ impl Default for Cleaner {
 
 impl Cleaner {
     /// A cleaner at the start of a stream.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             state: State::Ground,
             pending_cr: false,
@@ -130,12 +130,12 @@ impl Cleaner {
     }
 
     /// Whether anything has been removed or collapsed so far.
-    pub fn removed_anything(&self) -> bool {
+    pub(crate) fn removed_anything(&self) -> bool {
         self.removed
     }
 
     /// Cleans the next piece of the stream.
-    pub fn push(&mut self, text: &str, out: &mut impl FnMut(Piece<'_>)) {
+    pub(crate) fn push(&mut self, text: &str, out: &mut impl FnMut(Piece<'_>)) {
         let bytes = text.as_bytes();
         let mut i = 0;
         while i < bytes.len() {
@@ -311,7 +311,7 @@ impl Cleaner {
 
     /// Ends the stream: an unfinished escape sequence is dropped, and a
     /// final `\r` (with nothing after it) leaves its line as it was.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if self.pending_cr {
             self.pending_cr = false;
             self.removed = true;

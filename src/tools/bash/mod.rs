@@ -83,16 +83,16 @@ use output::OutputAccumulator;
 use output::Snapshot;
 
 /// At most one partial result per this interval (`BASH_UPDATE_THROTTLE_MS`).
-pub const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
+pub(super) const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
 
 /// The largest timeout accepted, in seconds (pi's limit: 2^31 - 1 ms).
-pub const MAX_TIMEOUT_SECS: f64 = 2_147_483.647;
+pub(super) const MAX_TIMEOUT_SECS: f64 = 2_147_483.647;
 
 /// The text of a finished command that printed nothing.
-pub const NO_OUTPUT: &str = "(no output)";
+pub(super) const NO_OUTPUT: &str = "(no output)";
 
 /// The text of a cancelled command.
-pub const ABORTED: &str = "Command aborted";
+pub(super) const ABORTED: &str = "Command aborted";
 
 /// The `bash` tool.
 #[derive(Clone, Copy, Debug, Default)]
@@ -414,7 +414,7 @@ async fn drive(
 
 /// What a call of `bash` can show, as `harness run --coverage` counts it
 /// (docs/reports.md, "Coverage").
-pub const BEHAVIOURS: &[&str] = &[
+pub(super) const BEHAVIOURS: &[&str] = &[
     "exit code 0",
     "exit code non-zero",
     "killed by a signal",

@@ -28,7 +28,7 @@ use super::matching::Change;
 pub(crate) const CONTEXT_LINES: usize = 4;
 
 /// The most bytes of the display diff, and of the patch, kept in `details`.
-pub const MAX_DIFF_BYTES: usize = 256 * 1024;
+pub(super) const MAX_DIFF_BYTES: usize = 256 * 1024;
 
 /// How long one region's line diff may search for a minimal result before
 /// it settles for a correct but longer one (only huge rewrites get near).

@@ -27,7 +27,7 @@ pub(crate) fn detect_line_ending(text: &str) -> LineEnding {
 }
 
 /// `\r\n` to `\n`, then every lone `\r` to `\n`.
-pub fn to_lf(text: &str) -> Cow<'_, str> {
+pub(super) fn to_lf(text: &str) -> Cow<'_, str> {
     let bytes = text.as_bytes();
     let Some(first) = memchr::memchr(b'\r', bytes) else {
         return Cow::Borrowed(text);

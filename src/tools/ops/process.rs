@@ -56,7 +56,7 @@ use super::ExecSetupError;
 use super::ProcessOps;
 
 /// How long to keep reading after the shell exited, re-armed on every chunk.
-pub const OUTPUT_GRACE: Duration = Duration::from_millis(100);
+pub(crate) const OUTPUT_GRACE: Duration = Duration::from_millis(100);
 
 /// The size of one read from the output pipe.
 const READ_CHUNK: usize = 64 * 1024;
@@ -461,7 +461,7 @@ mod proc {
 
     impl Entry {
         /// Not a zombie waiting to be reaped, nor dead.
-        pub fn is_running(&self) -> bool {
+        pub(super) fn is_running(&self) -> bool {
             !matches!(self.state, b'Z' | b'X' | b'x')
         }
     }

@@ -48,7 +48,7 @@ use crate::tools::visible::show_name;
 use crate::tools::workspace::Lookup;
 
 /// The text of a search without results.
-pub const NO_FILES: &str = "No files found matching pattern";
+pub(crate) const NO_FILES: &str = "No files found matching pattern";
 
 /// The `find` tool.
 #[derive(Clone, Copy, Debug, Default)]
@@ -119,7 +119,7 @@ const LOOKUP: Lookup = Lookup::new("Path", "search");
 
 /// What a call of `find` can show, as `harness run --coverage` counts it
 /// (docs/reports.md, "Coverage").
-pub const BEHAVIOURS: &[&str] = &[
+pub(crate) const BEHAVIOURS: &[&str] = &[
     "results",
     "no results",
     "result limit reached",

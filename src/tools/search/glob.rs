@@ -115,7 +115,7 @@ pub(crate) struct FileFilter {
 
 impl FileFilter {
     /// Compiles a filter; the error names what is wrong with the glob.
-    pub fn new(glob: &str) -> Result<Self, globset::Error> {
+    pub(super) fn new(glob: &str) -> Result<Self, globset::Error> {
         let (negated, rest) = match glob.strip_prefix('!') {
             Some(rest) => (true, rest),
             None => (false, glob),
@@ -139,20 +139,20 @@ impl FileFilter {
     /// Whether [`FileFilter::allows`] looks only at the file's name (a
     /// pattern without `/` that selects): then it may be given the name
     /// alone.
-    pub fn names_only(&self) -> bool {
+    pub(super) fn names_only(&self) -> bool {
         matches!(self.target, Target::Name(_)) && !self.negated && !self.dirs_only
     }
 
     /// Whether [`FileFilter::allows`] is surely false for every file
     /// named `name` (raw bytes, as listed), known without the text it is
     /// given (see `Glob::surely_misses`); `false` means only "not known".
-    pub fn surely_rejects(&self, name: &[u8]) -> bool {
+    pub(super) fn surely_rejects(&self, name: &[u8]) -> bool {
         !self.negated && !self.dirs_only && self.target.glob().surely_misses(name)
     }
 
     /// Whether the file at `rel` (relative to the search directory, `/`
     /// separators) is searched.
-    pub fn allows(&self, rel: &str) -> bool {
+    pub(super) fn allows(&self, rel: &str) -> bool {
         let ancestors = || {
             rel.match_indices('/')
                 .map(|(i, _)| &rel[..i])
@@ -187,7 +187,7 @@ pub(crate) struct NamePattern {
 
 impl NamePattern {
     /// Compiles a pattern; the error names what is wrong with the glob.
-    pub fn new(pattern: &str) -> Result<Self, globset::Error> {
+    pub(super) fn new(pattern: &str) -> Result<Self, globset::Error> {
         let case_insensitive = !pattern.chars().any(char::is_uppercase);
         let (dirs_only, rest) = match pattern.strip_suffix('/') {
             Some(stripped) if !stripped.is_empty() => (true, stripped),
@@ -216,7 +216,7 @@ impl NamePattern {
 
     /// Whether [`NamePattern::matches`] looks only at the entry's name (a
     /// pattern without `/`): then it may be given the name alone.
-    pub fn names_only(&self) -> bool {
+    pub(super) fn names_only(&self) -> bool {
         matches!(self.target, Target::Name(_))
     }
 
@@ -224,7 +224,7 @@ impl NamePattern {
     /// named `name` (raw bytes, as listed), known without the text it is
     /// given (see `Glob::surely_misses`; an absolute path ends with the
     /// name too); `false` means only "not known".
-    pub fn surely_misses(&self, name: &[u8]) -> bool {
+    pub(super) fn surely_misses(&self, name: &[u8]) -> bool {
         self.target.glob().surely_misses(name)
             && self
                 .absolute
@@ -233,7 +233,7 @@ impl NamePattern {
     }
 
     /// Whether the entry at `abs` (shown as `rel`) is a result.
-    pub fn matches(&self, abs: &Path, rel: &str, is_dir: bool) -> bool {
+    pub(super) fn matches(&self, abs: &Path, rel: &str, is_dir: bool) -> bool {
         if self.dirs_only && !is_dir {
             return false;
         }

@@ -129,7 +129,7 @@ pub(crate) struct Entry<'a> {
 impl Entry<'_> {
     /// What a glob is matched against, as tools show it ([`show_name`]):
     /// the name alone, or the path relative to the walk root.
-    pub fn shown(&self, name_only: bool) -> std::borrow::Cow<'_, str> {
+    pub(super) fn shown(&self, name_only: bool) -> std::borrow::Cow<'_, str> {
         show_name(if name_only {
             self.name.as_bytes()
         } else {
@@ -465,7 +465,7 @@ impl<T> Ordered<T> {
     /// between names, raw bytes: [`show_name`] makes the text tools show),
     /// its kind and what its visitor said; with a cap, up to and including
     /// the result whose weight reaches it.
-    pub fn each(mut self, mut each: impl FnMut(&[u8], FileKind, T)) {
+    pub(super) fn each(mut self, mut each: impl FnMut(&[u8], FileKind, T)) {
         let Some(root) = self.nodes.first_mut().and_then(Option::take) else {
             return;
         };
@@ -499,7 +499,7 @@ impl<T> Ordered<T> {
     }
 
     /// The results in path order, each path as tools show it.
-    pub fn into_vec(self) -> Vec<Found<T>> {
+    pub(super) fn into_vec(self) -> Vec<Found<T>> {
         let mut results = Vec::new();
         self.each(|rel, kind, value| {
             results.push(Found {

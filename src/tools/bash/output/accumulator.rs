@@ -19,7 +19,7 @@ const MIN_WINDOW: usize = 1024;
 
 /// What a snapshot shows and the facts about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// The cleaned tail the model reads (without any notice).
     pub content: String,
     /// Tail-truncation facts with whole-stream totals (cleaned text).
@@ -94,7 +94,7 @@ impl OutputAccumulator {
 
     /// Adds the next raw chunk. Chunks after [`finish`](Self::finish) are
     /// ignored.
-    pub fn append(&mut self, chunk: &[u8]) {
+    pub(crate) fn append(&mut self, chunk: &[u8]) {
         debug_assert!(!self.finished, "append after finish");
         if self.finished || chunk.is_empty() {
             return;
@@ -119,7 +119,7 @@ impl OutputAccumulator {
     /// unfinished escape sequence or a final `\r` is dropped, and the
     /// full-output file is flushed. Returns whether the shown text or the
     /// facts changed.
-    pub fn finish(&mut self) -> bool {
+    pub(crate) fn finish(&mut self) -> bool {
         if self.finished {
             return false;
         }
@@ -147,7 +147,7 @@ impl OutputAccumulator {
 
     /// Raw lines received (a final newline ends a line, it does not start
     /// one).
-    pub fn raw_lines(&self) -> u64 {
+    pub(crate) fn raw_lines(&self) -> u64 {
         self.raw_newlines + u64::from(self.raw_bytes > 0 && !self.raw_ends_with_newline)
     }
 
@@ -170,7 +170,7 @@ impl OutputAccumulator {
 
     /// The tail truncated to the limits, with whole-stream facts. Flushes
     /// the full-output file so that its path can be handed out.
-    pub fn snapshot(&mut self) -> Snapshot {
+    pub(crate) fn snapshot(&mut self) -> Snapshot {
         self.full.flush();
         let lines = &self.lines;
         let text: Cow<'_, str> = if lines.current.is_empty() {

@@ -57,7 +57,7 @@ mod tail;
 mod utf8;
 
 pub(crate) use accumulator::OutputAccumulator;
-pub use accumulator::Snapshot;
+pub(super) use accumulator::Snapshot;
 pub(crate) use full_log::BASH_FILE_PREFIX;
 
 #[cfg(test)]

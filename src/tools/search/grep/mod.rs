@@ -96,18 +96,18 @@ use files::selects;
 use files::visitor;
 
 /// The text of a search without results.
-pub const NO_MATCHES: &str = "No matches found";
+pub(crate) const NO_MATCHES: &str = "No matches found";
 
 /// The largest compiled pattern (grep-regex's default is 100 MiB): one
 /// regex call on one line cannot be interrupted, and its time grows with
 /// the compiled size, so `a{65536}` is refused instead of running for
 /// minutes on a long line.
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub(crate) const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// The lazy DFA's cache per search thread (grep-regex's default is
 /// 1000 MiB): past it the engine clears its cache or falls back to a
 /// slower one, instead of growing.
-pub const REGEX_DFA_SIZE_LIMIT: usize = 10 << 20;
+pub(crate) const REGEX_DFA_SIZE_LIMIT: usize = 10 << 20;
 
 /// The `grep` tool.
 #[derive(Clone, Copy, Debug, Default)]
@@ -312,7 +312,7 @@ const LOOKUP: Lookup = Lookup::new("Path", "search");
 
 /// What a call of `grep` can show, as `harness run --coverage` counts it
 /// (docs/reports.md, "Coverage").
-pub const BEHAVIOURS: &[&str] = &[
+pub(crate) const BEHAVIOURS: &[&str] = &[
     "matches",
     "no matches",
     "match limit reached",
