@@ -54,6 +54,7 @@ use super::ExecRequest;
 use super::ExecSetup;
 use super::ExecSetupError;
 use super::ProcessOps;
+use super::sandbox::Sandbox;
 
 /// How long to keep reading after the shell exited, re-armed on every chunk.
 pub const OUTPUT_GRACE: Duration = Duration::from_millis(100);
@@ -65,11 +66,12 @@ const READ_CHUNK: usize = 64 * 1024;
 /// stuck in uninterruptible I/O dies only when the I/O ends).
 const KILL_WAIT: Duration = Duration::from_secs(2);
 
-/// Runs commands on this machine.
+/// Runs commands on this machine, in a [`Sandbox`] when given one.
 #[derive(Debug, Default)]
 pub struct LocalProcess {
     shell: Option<PathBuf>,
     groups: Groups,
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 /// The process groups started and possibly still alive.
@@ -81,7 +83,18 @@ impl LocalProcess {
         Self {
             shell: Some(shell.into()),
             groups: Arc::default(),
+            sandbox: None,
         }
+    }
+
+    /// Runs every command in `sandbox` (shared with whatever else runs in
+    /// it, an MCP server of the same scenario for one): its writes, network
+    /// and processes confined as its report says. The sandbox lives at
+    /// least as long as this; what a command leaves running in it is
+    /// killed when the last owner drops it.
+    pub fn with_sandbox(mut self, sandbox: Arc<Sandbox>) -> Self {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     fn shell(&self) -> io::Result<PathBuf> {
@@ -132,7 +145,12 @@ impl ProcessOps for LocalProcess {
     ) -> BoxFuture<'static, io::Result<ExecEnd>> {
         let shell = self.shell();
         let groups = Arc::clone(&self.groups);
-        Box::pin(async move { run(shell?, groups, request, on_data, cancel).await })
+        let sandbox = self.sandbox.clone();
+        Box::pin(async move { run(shell?, groups, sandbox, request, on_data, cancel).await })
+    }
+
+    fn sandbox(&self) -> Option<&Arc<Sandbox>> {
+        self.sandbox.as_ref()
     }
 }
 
@@ -154,6 +172,7 @@ impl From<Stop> for ExecEnd {
 async fn run(
     shell: PathBuf,
     groups: Groups,
+    sandbox: Option<Arc<Sandbox>>,
     request: ExecRequest,
     mut on_data: DataSink,
     cancel: CancellationToken,
@@ -199,6 +218,11 @@ async fn run(
     }
     for (key, value) in &request.env {
         command.env(key, value);
+    }
+    if let Some(sandbox) = &sandbox {
+        sandbox
+            .prepare(command.as_std_mut())
+            .map_err(|err| ExecSetupError::to_io(ExecSetup::Sandbox, err))?;
     }
     let spawned = command.spawn();
     // The command holds our copies of the write ends; they must go, or the
