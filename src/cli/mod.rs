@@ -21,6 +21,7 @@ mod mcp_fixture;
 mod record;
 mod report;
 mod run;
+mod sandbox;
 mod schema;
 mod select;
 mod tokens;
@@ -156,14 +157,22 @@ fn usage_error(message: impl std::fmt::Display) -> u8 {
 fn workspace(
     cwd: Option<std::path::PathBuf>,
     no_confine: bool,
+    sandbox: sandbox::SandboxFlags,
 ) -> Result<crate::tools::Workspace, String> {
     let root = match cwd {
         Some(dir) => dir,
         None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
     };
-    crate::tools::Workspace::local(&root)
+    let workspace = crate::tools::Workspace::local(&root)
         .map(|ws| ws.with_confine(!no_confine))
-        .map_err(|err| format!("--cwd {}: {err}", root.display()))
+        .map_err(|err| format!("--cwd {}: {err}", root.display()))?;
+    Ok(match sandbox.sandbox(workspace.root())? {
+        Some(sandbox) => {
+            let process = crate::tools::LocalProcess::default().with_sandbox(sandbox);
+            workspace.with_process(std::sync::Arc::new(process))
+        }
+        None => workspace,
+    })
 }
 
 /// The registry of `workspace` with the tools `--tools` names (all

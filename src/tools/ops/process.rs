@@ -54,7 +54,10 @@ use super::ExecRequest;
 use super::ExecSetup;
 use super::ExecSetupError;
 use super::ProcessOps;
+use super::sandbox::Program;
 use super::sandbox::Sandbox;
+use super::sandbox::SandboxChild;
+use super::sandbox::SpawnError;
 
 /// How long to keep reading after the shell exited, re-armed on every chunk.
 pub const OUTPUT_GRACE: Duration = Duration::from_millis(100);
@@ -185,8 +188,138 @@ async fn run(
 
     let pipe_error = |err| ExecSetupError::to_io(ExecSetup::Pipe, err);
     let (reader, writer) = io::pipe().map_err(pipe_error)?;
+    let mut child = match &sandbox {
+        Some(sandbox) => Shell::Sandboxed(spawn_sandboxed(sandbox, &shell, &request, writer)?),
+        None => Shell::Plain(spawn_plain(&shell, &request, writer)?),
+    };
+    let pgid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .ok_or_else(|| io::Error::other("The shell exited before it got a process id"))?;
+    // From here on, an early return or a dropped future kills the group.
+    let guard = GroupGuard::new(pgid, Arc::clone(&groups));
+    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())?;
+    let mut buf = vec![0u8; READ_CHUNK];
+    let deadline = request
+        .timeout
+        .and_then(|timeout| Instant::now().checked_add(timeout));
+    follow(
+        &mut child,
+        guard,
+        &mut pipe,
+        &mut buf,
+        &mut on_data,
+        &cancel,
+        deadline,
+    )
+    .await
+}
+
+/// The shell's process: started by Tokio's `Command`, or in a sandbox
+/// (without copying this process, see sandbox/spawn.rs).
+enum Shell {
+    Plain(tokio::process::Child),
+    Sandboxed(SandboxChild),
+}
+
+impl Shell {
+    fn id(&self) -> Option<u32> {
+        match self {
+            Shell::Plain(child) => child.id(),
+            Shell::Sandboxed(child) => Some(child.id()),
+        }
+    }
+
+    async fn wait(&mut self) -> io::Result<std::process::ExitStatus> {
+        match self {
+            Shell::Plain(child) => child.wait().await,
+            Shell::Sandboxed(child) => child.wait().await,
+        }
+    }
+
+    fn start_kill(&mut self) -> io::Result<()> {
+        match self {
+            Shell::Plain(child) => child.start_kill(),
+            Shell::Sandboxed(child) => child.start_kill(),
+        }
+    }
+}
+
+/// Starts the shell in `sandbox`: the inherited environment, then the
+/// request's, `PWD` and the sandbox's `TMPDIR`.
+fn spawn_sandboxed(
+    sandbox: &Sandbox,
+    shell: &Path,
+    request: &ExecRequest,
+    writer: io::PipeWriter,
+) -> io::Result<SandboxChild> {
+    use std::os::fd::AsRawFd;
+    let null = std::fs::File::open("/dev/null")
+        .map_err(|err| ExecSetupError::to_io(ExecSetup::Pipe, err))?;
+    let mut env: std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString> =
+        std::env::vars_os().collect();
+    env.insert("PWD".into(), request.cwd.clone().into_os_string());
+    for (key, value) in &request.env {
+        env.insert(key.clone(), value.clone());
+    }
+    env.insert("TMPDIR".into(), sandbox.tmpdir().as_os_str().to_owned());
+    let env: Vec<(&std::ffi::OsStr, &std::ffi::OsStr)> = env
+        .iter()
+        .map(|(key, value)| (key.as_os_str(), value.as_os_str()))
+        .collect();
+    let path = program_path(shell);
+    let args = [
+        shell.as_os_str(),
+        std::ffi::OsStr::new("-c"),
+        std::ffi::OsStr::new(&request.command),
+    ];
+    let program = Program {
+        path: path.as_os_str(),
+        args: &args,
+        env: &env,
+        cwd: request.cwd.as_os_str(),
+        stdio: [null.as_raw_fd(), writer.as_raw_fd(), writer.as_raw_fd()],
+        new_session: has_controlling_terminal(),
+    };
+    sandbox.spawn(&program).map_err(|err| match err {
+        SpawnError::Exec(cause) => {
+            ExecSetupError::to_io(ExecSetup::Spawn(shell.to_path_buf()), cause)
+        }
+        SpawnError::Setup(cause) => ExecSetupError::to_io(ExecSetup::Sandbox, cause),
+    })
+    // `writer` and `null` close here: the shell holds its own copies.
+}
+
+/// The file `execve` needs for `shell`: a name without `/` looked up on
+/// `PATH` (as `Command` does), a relative path made absolute against this
+/// process's directory (the shell starts in another).
+fn program_path(shell: &Path) -> PathBuf {
+    if shell.components().count() == 1 && !shell.as_os_str().is_empty() && !shell.is_absolute() {
+        if let Some(paths) = std::env::var_os("PATH") {
+            for dir in std::env::split_paths(&paths) {
+                let candidate = dir.join(shell);
+                if candidate.is_file() {
+                    return candidate;
+                }
+            }
+        }
+        return shell.to_path_buf();
+    }
+    match std::env::current_dir() {
+        Ok(dir) if shell.is_relative() => dir.join(shell),
+        _ => shell.to_path_buf(),
+    }
+}
+
+/// Starts the shell with Tokio's `Command` (no sandbox).
+fn spawn_plain(
+    shell: &Path,
+    request: &ExecRequest,
+    writer: io::PipeWriter,
+) -> io::Result<tokio::process::Child> {
+    let pipe_error = |err| ExecSetupError::to_io(ExecSetup::Pipe, err);
     let writer_err = writer.try_clone().map_err(pipe_error)?;
-    let mut command = tokio::process::Command::new(&shell);
+    let mut command = tokio::process::Command::new(shell);
     command
         .arg("-c")
         .arg(&request.command)
@@ -219,36 +352,30 @@ async fn run(
     for (key, value) in &request.env {
         command.env(key, value);
     }
-    if let Some(sandbox) = &sandbox {
-        sandbox
-            .prepare(command.as_std_mut())
-            .map_err(|err| ExecSetupError::to_io(ExecSetup::Sandbox, err))?;
-    }
     let spawned = command.spawn();
     // The command holds our copies of the write ends; they must go, or the
     // pipe never reports end-of-file.
     drop(command);
-    let mut child =
-        spawned.map_err(|err| ExecSetupError::to_io(ExecSetup::Spawn(shell.clone()), err))?;
-    let pgid = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .ok_or_else(|| io::Error::other("The shell exited before it got a process id"))?;
-    // From here on, an early return or a dropped future kills the group.
-    let guard = GroupGuard::new(pgid, Arc::clone(&groups));
-    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())?;
-    let mut buf = vec![0u8; READ_CHUNK];
-    let deadline = request
-        .timeout
-        .and_then(|timeout| Instant::now().checked_add(timeout));
+    spawned.map_err(|err| ExecSetupError::to_io(ExecSetup::Spawn(shell.to_path_buf()), err))
+}
 
+/// Reads the command's output until it ends, is stopped, or times out.
+async fn follow(
+    child: &mut Shell,
+    guard: GroupGuard,
+    pipe: &mut tokio::net::unix::pipe::Receiver,
+    buf: &mut [u8],
+    on_data: &mut DataSink,
+    cancel: &CancellationToken,
+    deadline: Option<Instant>,
+) -> io::Result<ExecEnd> {
     let mut pipe_open = true;
     let waited = loop {
         tokio::select! {
             biased;
             () = cancel.cancelled() => break Err(Stop::Cancelled),
             () = sleep_until(deadline) => break Err(Stop::TimedOut),
-            read = pipe.read(&mut buf), if pipe_open => match read {
+            read = pipe.read(buf), if pipe_open => match read {
                 Ok(0) => pipe_open = false,
                 Ok(n) => on_data(&buf[..n]),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -260,8 +387,8 @@ async fn run(
     let status = match waited {
         Ok(status) => status,
         Err(stop) => {
-            guard.kill_and_wait(&mut child).await;
-            drain_buffered(&pipe, &mut buf, &mut on_data);
+            guard.kill_and_wait(child).await;
+            drain_buffered(pipe, buf, on_data);
             return Ok(stop.into());
         }
     };
@@ -273,7 +400,7 @@ async fn run(
             biased;
             () = cancel.cancelled() => Some(Stop::Cancelled),
             () = sleep_until(deadline) => Some(Stop::TimedOut),
-            read = tokio::time::timeout(OUTPUT_GRACE, pipe.read(&mut buf)) => {
+            read = tokio::time::timeout(OUTPUT_GRACE, pipe.read(buf)) => {
                 match read {
                     Ok(Ok(n)) if n > 0 => on_data(&buf[..n]),
                     Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -283,8 +410,8 @@ async fn run(
             }
         };
         if let Some(stop) = stop {
-            guard.kill_and_wait(&mut child).await;
-            drain_buffered(&pipe, &mut buf, &mut on_data);
+            guard.kill_and_wait(child).await;
+            drain_buffered(pipe, buf, on_data);
             return Ok(stop.into());
         }
     }
@@ -376,7 +503,7 @@ impl GroupGuard {
 
     /// Kills the tree, reaps the shell and waits until every killed process
     /// is dead.
-    async fn kill_and_wait(mut self, child: &mut tokio::process::Child) {
+    async fn kill_and_wait(mut self, child: &mut Shell) {
         self.armed = false;
         let killed = kill_tree(self.pgid);
         // In case the shell itself left its group; an already reaped child

@@ -198,6 +198,40 @@ async fn a_loopback_listener_outside_is_unreachable_when_the_network_is_cut() {
     );
     // The command has ended: a connection would be queued by now.
     assert_eq!(arrived_now(&listener), None);
+    // Nothing beyond loopback is routed (a documentation address, which
+    // would otherwise wait for an answer that never comes).
+    let r = h_call(
+        &registry,
+        "exec 3<>/dev/tcp/192.0.2.1/80 || echo refused",
+        10.0,
+    )
+    .await;
+    assert_eq!(
+        r.text(),
+        "/bin/bash: connect: Network is unreachable\n/bin/bash: line 1: \
+         /dev/tcp/192.0.2.1/80: Network is unreachable\nrefused\n"
+    );
+}
+
+async fn h_call(registry: &Registry, command: &str, timeout: f64) -> ToolResult {
+    let call = ToolCall::new(
+        "c2",
+        "bash",
+        json!({ "command": command, "timeout": timeout }),
+    );
+    registry
+        .dispatch(&call, CancellationToken::new(), UpdateSink::discard())
+        .await
+}
+
+#[tokio::test]
+async fn a_command_in_a_sandbox_holds_no_descriptor_of_the_harness() {
+    let layout = Layout::new();
+    let (registry, _sandbox) = layout.registry(Network::None);
+    // Its standard streams, and the directory being listed; not the
+    // init's control socket, its pidfd or the Landlock ruleset.
+    let r = run(&registry, "cd /proc/self/fd && echo *").await;
+    assert_eq!(r.text(), format!("0 1 2 3\n\n\n{NOTICE}"));
 }
 
 // The relay runs on the runtime: a worker of its own, while this test

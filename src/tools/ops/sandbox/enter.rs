@@ -13,7 +13,8 @@
 //!    way it ended (its exit code, or the same signal). The caller's view
 //!    does not change: the pid it has ends when the program does, with
 //!    its status, and the program is in its process group.
-//! 3. Enforce the Landlock ruleset (with `no_new_privs`).
+//! 3. Enforce the Landlock ruleset (with `no_new_privs`), and mark every
+//!    descriptor but the standard streams close-on-exec.
 
 use std::ffi::CString;
 use std::io;
@@ -64,6 +65,10 @@ impl Enter {
         if let Some(ruleset) = &self.landlock {
             sys::landlock_restrict(ruleset.as_raw_fd())?;
         }
+        // Only the standard streams reach the program (and the standard
+        // library's own report pipe, close-on-exec already): an inherited
+        // descriptor would carry access Landlock never checks again.
+        sys::cloexec_from(3);
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 
 use std::ffi::CString;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
@@ -26,6 +27,10 @@ use super::report::FsGuard;
 use super::report::NetGuard;
 use super::report::ProcessGuard;
 use super::report::SandboxReport;
+use super::spawn::Program;
+use super::spawn::SandboxChild;
+use super::spawn::SpawnError;
+use super::spawn::Where;
 use super::support::support;
 
 /// The Landlock ABI that brought TCP rules.
@@ -189,6 +194,26 @@ impl Sandbox {
             command.pre_exec(move || enter.run());
         }
         Ok(())
+    }
+
+    /// Starts `program` in the sandbox without copying this process
+    /// (spawn.rs): what [`LocalProcess`](super::super::LocalProcess) does
+    /// for bash's commands. `program.env` is the whole environment (with
+    /// `TMPDIR` set to [`Sandbox::tmpdir`] by the caller). Must be called
+    /// inside a Tokio runtime.
+    pub(crate) fn spawn(&self, program: &Program<'_>) -> Result<SandboxChild, SpawnError> {
+        let join = match self.spaces {
+            Some(spaces) => Some((self.started()?, spaces.flags())),
+            None => None,
+        };
+        let place = Where {
+            join: join
+                .as_ref()
+                .map(|(pidfd, flags)| (pidfd.as_raw_fd(), *flags)),
+            landlock: self.ruleset.as_ref().map(|fd| fd.as_raw_fd()),
+        };
+        // `join` holds the pidfd open until the program has joined.
+        super::spawn::spawn(program, place)
     }
 
     /// The init's pidfd, starting it if it is not running yet.

@@ -30,7 +30,8 @@
 //! support.rs  the probe of the kernel
 //! landlock.rs the Landlock ruleset
 //! relay.rs    loopback ports relayed into the network namespace
-//! enter.rs    what a program does between fork and exec
+//! enter.rs    what a program does between fork and exec (a Command's)
+//! spawn.rs    starting bash's commands in it without copying this process
 //! jail.rs     Sandbox: the policy planned, the ruleset, the init, prepare
 //! ```
 
@@ -41,6 +42,7 @@ mod landlock;
 mod policy;
 mod relay;
 mod report;
+mod spawn;
 mod support;
 mod sys;
 
@@ -52,5 +54,11 @@ pub use report::FsGuard;
 pub use report::NetGuard;
 pub use report::ProcessGuard;
 pub use report::SandboxReport;
+pub(crate) use spawn::Program;
+pub(crate) use spawn::SandboxChild;
+pub(crate) use spawn::SpawnError;
 pub use support::SandboxSupport;
 pub use support::support;
+
+#[cfg(test)]
+mod tests;

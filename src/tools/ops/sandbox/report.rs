@@ -1,5 +1,6 @@
 //! What a sandbox enforces, by what, or why not: for the console, for a
-//! run's report, and for callers that must refuse to run unsandboxed.
+//! run's report (with `cli`, the types have a JSON Schema for run.json's),
+//! and for callers that must refuse to run unsandboxed.
 
 use std::fmt;
 
@@ -7,6 +8,7 @@ use serde::Serialize;
 
 /// How writes are confined.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum FsGuard {
     /// By Landlock, at this ABI version of the kernel.
@@ -24,6 +26,7 @@ pub enum FsGuard {
 
 /// How the network is cut.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum NetGuard {
     /// A network namespace with only a loopback interface; these ports of
@@ -52,6 +55,7 @@ pub enum NetGuard {
 
 /// How processes are contained.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum ProcessGuard {
     /// A PID namespace: when the sandbox ends, the kernel kills every
@@ -70,6 +74,7 @@ pub enum ProcessGuard {
 
 /// What a sandbox enforces.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct SandboxReport {
     /// Writes.
     pub fs: FsGuard,

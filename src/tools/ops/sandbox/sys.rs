@@ -262,3 +262,37 @@ pub(super) fn pidfd_kill(pidfd: RawFd, signal: libc::c_int) -> io::Result<()> {
         )
     })
 }
+
+/// A pidfd for `pid` (close-on-exec).
+pub(super) fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    // SAFETY: plain system call.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_open,
+            libc::c_long::from(pid),
+            0 as libc::c_long,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let fd = RawFd::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+    // SAFETY: the kernel just made this descriptor for us.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Marks every descriptor from `first` on close-on-exec
+/// (`close_range(first, ~0, CLOSE_RANGE_CLOEXEC)`, Linux 5.11); errors are
+/// ignored.
+pub(super) fn cloexec_from(first: u32) {
+    const CLOSE_RANGE_CLOEXEC: libc::c_long = 1 << 2;
+    // SAFETY: only descriptor flags change.
+    unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            libc::c_long::from(first),
+            libc::c_long::from(u32::MAX),
+            CLOSE_RANGE_CLOEXEC,
+        );
+    }
+}
