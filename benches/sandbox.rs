@@ -170,6 +170,40 @@ fn main() {
     group.finish();
     criterion.final_summary();
 
+    // What one sandbox costs to make, use once and end, by the
+    // namespaces it needs (printed: what a scenario with bash pays).
+    let starts = if test_mode { 5 } else { 100 };
+    for (name, network, contain) in [
+        ("plain", None, false),
+        ("landlock only", Some(Network::Full), false),
+        ("+ network namespace", Some(Network::None), false),
+        ("+ PID and mount namespaces", Some(Network::Full), true),
+        ("all", Some(Network::None), true),
+    ] {
+        let started = Instant::now();
+        for _ in 0..starts {
+            let registry = match network.clone() {
+                None => registry(&root, None),
+                Some(network) => {
+                    let policy = SandboxPolicy {
+                        contain_processes: contain,
+                        ..SandboxPolicy::workspace(root.clone()).with_network(network)
+                    };
+                    let sandbox = Arc::new(Sandbox::new(policy).unwrap());
+                    let workspace = Workspace::local(&root)
+                        .unwrap()
+                        .with_process(Arc::new(LocalProcess::default().with_sandbox(sandbox)));
+                    Registry::builder(workspace).build().unwrap()
+                }
+            };
+            black_box(echo(&rt, &registry));
+        }
+        eprintln!(
+            "sandbox bench: a sandbox made, one echo call, ended ({name}): {:.3} ms",
+            started.elapsed().as_secs_f64() * 1e3 / f64::from(starts)
+        );
+    }
+
     let calls = if test_mode { 50 } else { 1000 };
     let means = interleaved(
         &rt,

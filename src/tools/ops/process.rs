@@ -30,9 +30,15 @@
 //!   background processes keep running; their groups are killed when the
 //!   [`LocalProcess`] is dropped, so an evaluation run leaves nothing behind.
 //!
+//! In a [`Sandbox`] (`with_sandbox`), the shell starts through the
+//! sandbox (sandbox/spawn.rs: in its namespaces, under its Landlock rules,
+//! with its `TMPDIR`, without copying this process), and is otherwise
+//! followed, stopped and killed the same way.
+//!
 //! Known limit: a process that both leaves the group and is orphaned before
-//! the kill (a daemon's double fork) cannot be found and survives, as it
-//! would in a terminal.
+//! the kill (a daemon's double fork) cannot be found by the call and
+//! survives it: in a sandbox with a PID namespace, until the sandbox ends;
+//! without one, for good, as it would in a terminal.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -262,7 +268,10 @@ fn spawn_sandboxed(
     for (key, value) in &request.env {
         env.insert(key.clone(), value.clone());
     }
-    env.insert("TMPDIR".into(), sandbox.tmpdir().as_os_str().to_owned());
+    let tmpdir = sandbox
+        .tmpdir()
+        .map_err(|err| ExecSetupError::to_io(ExecSetup::Sandbox, err))?;
+    env.insert("TMPDIR".into(), tmpdir.as_os_str().to_owned());
     let env: Vec<(&std::ffi::OsStr, &std::ffi::OsStr)> = env
         .iter()
         .map(|(key, value)| (key.as_os_str(), value.as_os_str()))

@@ -129,7 +129,7 @@ async fn writes_in_the_workspace_and_the_private_tmpdir_work_and_it_is_said_once
          && cat in.txt sub/b.txt \"$f\" && dirname \"$f\"",
     )
     .await;
-    let tmpdir = sandbox.tmpdir().display().to_string();
+    let tmpdir = sandbox.tmpdir().unwrap().display().to_string();
     assert_eq!(r.text(), format!("a\nb\nt\n{tmpdir}\n\n\n{NOTICE}"));
     assert!(!r.is_error);
     assert_eq!(disk::read_string(layout.ws.join("sub/b.txt")), "b\n");

@@ -29,6 +29,7 @@ use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::raw;
 use super::sys;
 
 /// The most loopback ports one sandbox lets through.
@@ -93,6 +94,8 @@ pub(super) struct Init {
     listeners: Vec<(u16, OwnedFd)>,
     /// The namespaces the init holds.
     spaces: Spaces,
+    /// The init's own stack, when it shares this process's memory.
+    stack: Option<sys::Stack>,
     ended: bool,
 }
 
@@ -126,22 +129,7 @@ impl Init {
             proc_dir: c"/proc",
             proc_type: c"proc",
         };
-        // SAFETY: the child runs `child_main`, which only makes raw system
-        // calls on data made above, and ends with `_exit`.
-        let cloned = unsafe { sys::clone(spaces.flags() as u64, true) }
-            .map_err(|err| failed("a process in new namespaces (clone3)", err))?;
-        let (pid, pidfd) = match cloned {
-            sys::Cloned::Child => child_main(&plan),
-            sys::Cloned::Parent(pid, Some(pidfd)) => (pid, pidfd),
-            sys::Cloned::Parent(pid, None) => {
-                // Not reached: the kernel returns a pidfd when asked.
-                let _ = sys::wait_for(pid);
-                return Err(failed(
-                    "a pidfd",
-                    io::Error::from_raw_os_error(libc::EINVAL),
-                ));
-            }
-        };
+        let (pid, pidfd, stack) = clone_init(&plan)?;
         drop(theirs);
         let mut init = Init {
             pid,
@@ -149,6 +137,7 @@ impl Init {
             control: Some(ours),
             listeners: Vec::new(),
             spaces,
+            stack,
             ended: false,
         };
         write_id_maps(pid).map_err(|err| failed("its user and group id maps", err))?;
@@ -243,12 +232,21 @@ impl Init {
         let mut status = 0;
         // SAFETY: reaps our own child if it has ended.
         let reaped = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-        if reaped != self.pid {
-            let pid = self.pid;
-            let _ = std::thread::Builder::new()
-                .name("sandbox-reaper".to_owned())
-                .spawn(move || sys::wait_for(pid));
+        if reaped == self.pid {
+            self.stack = None;
+            return;
         }
+        // Still ending: a thread waits for it, and only then lets go of
+        // the stack it may still run on (without a thread, the stack
+        // stays mapped rather than pulled from under a running process).
+        let pid = self.pid;
+        let stack = std::mem::ManuallyDrop::new(self.stack.take());
+        let _ = std::thread::Builder::new()
+            .name("sandbox-reaper".to_owned())
+            .spawn(move || {
+                let _ = sys::wait_for(pid);
+                drop(std::mem::ManuallyDrop::into_inner(stack));
+            });
     }
 }
 
@@ -362,168 +360,286 @@ fn receive_report(control: RawFd) -> io::Result<(u32, i32, Vec<OwnedFd>)> {
     Ok((report.step, report.errno, fds))
 }
 
-/// The init itself, in the child: never returns.
+/// Starts the init: sharing this process's memory on a stack of its own
+/// where the architecture allows (nothing is copied, and nothing is torn
+/// down when it ends), else as a copy of this process. Its pid, its pidfd
+/// and its stack.
+fn clone_init(plan: &Plan<'_>) -> io::Result<(libc::pid_t, OwnedFd, Option<sys::Stack>)> {
+    let what = "a process in new namespaces";
+    if raw::SHARES_MEMORY {
+        let stack = sys::Stack::new().map_err(|err| failed(what, err))?;
+        let mut pidfd: libc::c_int = -1;
+        let pid = {
+            // No handler of this process may run in the init before it
+            // resets them.
+            let _blocked = sys::SignalsBlocked::new();
+            // SAFETY: the init runs `init_main` on its own stack with a
+            // pointer to `plan`, which it reads only until it reports
+            // (while `start` waits for that report); it makes only the
+            // raw system calls of raw.rs, which leave this thread's errno
+            // alone, and ends with exit_group. CLONE_PIDFD writes the
+            // pidfd into `pidfd`.
+            unsafe {
+                libc::clone(
+                    init_main,
+                    stack.top(),
+                    libc::CLONE_VM | libc::CLONE_PIDFD | spaces_flags(plan) | libc::SIGCHLD,
+                    std::ptr::from_ref(plan).cast_mut().cast(),
+                    std::ptr::addr_of_mut!(pidfd),
+                )
+            }
+        };
+        if pid == -1 {
+            return Err(failed(what, io::Error::last_os_error()));
+        }
+        // SAFETY: the kernel made this descriptor for us (CLONE_PIDFD).
+        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+        return Ok((pid, pidfd, Some(stack)));
+    }
+    // SAFETY: the child runs `child_main`, which only makes raw system
+    // calls on its copy of the data made above, and ends with exit_group.
+    match unsafe { sys::clone(spaces_flags(plan) as u64, true) }.map_err(|err| failed(what, err))? {
+        sys::Cloned::Child => child_main(plan),
+        sys::Cloned::Parent(pid, Some(pidfd)) => Ok((pid, pidfd, None)),
+        sys::Cloned::Parent(pid, None) => {
+            // Not reached: the kernel returns a pidfd when asked.
+            let _ = sys::wait_for(pid);
+            Err(failed(what, io::Error::from_raw_os_error(libc::EINVAL)))
+        }
+    }
+}
+
+fn spaces_flags(plan: &Plan<'_>) -> libc::c_int {
+    plan.spaces.flags()
+}
+
+/// The init's entry when it shares this process's memory.
+extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the plan `start` made, alive until the init reports.
+    let plan = unsafe { &*arg.cast_const().cast::<Plan<'_>>() };
+    child_main(plan)
+}
+
+/// A system call of the init: raw.rs's, without errno.
+fn call(nr: libc::c_long, args: [usize; 6]) -> Result<usize, i32> {
+    // SAFETY: each caller below passes arguments valid for `nr`.
+    unsafe { raw::call(nr, args) }
+}
+
+/// The descriptor the init keeps its control socket on.
+const CONTROL: RawFd = 3;
+
+/// The init itself: never returns. Raw system calls only (raw.rs).
 fn child_main(plan: &Plan<'_>) -> ! {
+    use raw::int;
+    use raw::ptr;
     // Keep only the control socket, as descriptor 3: nothing of the
     // parent's (its standard streams, other sandboxes' control sockets)
     // stays open here.
-    const CONTROL: RawFd = 3;
-    // SAFETY: raw system calls on descriptor numbers.
-    unsafe {
-        if plan.sock != CONTROL && libc::dup3(plan.sock, CONTROL, libc::O_CLOEXEC) == -1 {
-            sys::exit(1);
-        }
+    if plan.sock != CONTROL
+        && call(
+            libc::SYS_dup3,
+            [int(plan.sock), int(CONTROL), int(libc::O_CLOEXEC), 0, 0, 0],
+        )
+        .is_err()
+    {
+        raw::exit(1);
     }
-    sys::close_range(0, 2);
-    sys::close_range(4, u32::MAX);
-    sys::set_all_signals(libc::SIG_DFL, 0);
-    let signals = match child_signalfd() {
-        Ok(fd) => fd,
-        Err(errno) => child_fail(CONTROL, STEP_SIGNALS, errno),
+    let _ = call(libc::SYS_close_range, [0, 2, 0, 0, 0, 0]);
+    let _ = call(libc::SYS_close_range, [4, u32::MAX as usize, 0, 0, 0, 0]);
+    // Every handler back to the default (a zeroed kernel sigaction is
+    // SIG_DFL with no flags on every architecture), then only SIGCHLD
+    // blocked, read from a signalfd.
+    let default = [0u64; 4];
+    for signal in 1..=64usize {
+        let _ = call(
+            libc::SYS_rt_sigaction,
+            [signal, ptr(default.as_ptr()), 0, 8, 0, 0],
+        );
+    }
+    let chld: u64 = 1 << (libc::SIGCHLD - 1);
+    let signals = match call(
+        libc::SYS_rt_sigprocmask,
+        [int(libc::SIG_SETMASK), ptr(&chld), 0, 8, 0, 0],
+    )
+    .and_then(|_| {
+        call(
+            libc::SYS_signalfd4,
+            [int(-1), ptr(&chld), 8, int(libc::SFD_CLOEXEC), 0, 0],
+        )
+    }) {
+        Ok(fd) => int_of(fd),
+        Err(errno) => child_fail(STEP_SIGNALS, errno),
     };
     // Wait for the parent to write the id maps.
     let mut byte = 0u8;
-    // SAFETY: one byte into a valid buffer.
-    if unsafe { libc::read(CONTROL, std::ptr::addr_of_mut!(byte).cast(), 1) } != 1 {
-        sys::exit(0);
+    if call(
+        libc::SYS_read,
+        [int(CONTROL), ptr(&raw mut byte), 1, 0, 0, 0],
+    ) != Ok(1)
+    {
+        raw::exit(0);
     }
     if plan.spaces.pid {
-        // SAFETY: valid C strings; mount(2) is a plain system call.
-        unsafe {
-            let none = std::ptr::null::<libc::c_char>();
-            if libc::mount(
-                none,
-                plan.slash.as_ptr(),
-                none,
-                libc::MS_REC | libc::MS_SLAVE,
-                std::ptr::null(),
-            ) != 0
-            {
-                child_fail(CONTROL, STEP_SLAVE, sys::errno());
-            }
-            if libc::mount(
-                plan.proc_type.as_ptr(),
-                plan.proc_dir.as_ptr(),
-                plan.proc_type.as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                std::ptr::null(),
-            ) != 0
-            {
-                child_fail(CONTROL, STEP_PROC, sys::errno());
-            }
+        let flags = (libc::MS_REC | libc::MS_SLAVE) as usize;
+        if let Err(errno) = call(
+            libc::SYS_mount,
+            [0, ptr(plan.slash.as_ptr()), 0, flags, 0, 0],
+        ) {
+            child_fail(STEP_SLAVE, errno);
+        }
+        let flags = (libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC) as usize;
+        let proc_type = ptr(plan.proc_type.as_ptr());
+        if let Err(errno) = call(
+            libc::SYS_mount,
+            [
+                proc_type,
+                ptr(plan.proc_dir.as_ptr()),
+                proc_type,
+                flags,
+                0,
+                0,
+            ],
+        ) {
+            child_fail(STEP_PROC, errno);
         }
     }
     let mut listeners = [-1; MAX_PORTS];
+    let count = plan.ports.len().min(MAX_PORTS);
     if plan.spaces.net {
         if let Err(errno) = loopback_up() {
-            child_fail(CONTROL, STEP_LOOPBACK, errno);
+            child_fail(STEP_LOOPBACK, errno);
         }
         for (slot, &port) in listeners.iter_mut().zip(plan.ports) {
             match listen_loopback(port) {
                 Ok(fd) => *slot = fd,
-                Err(errno) => child_fail(CONTROL, STEP_PORT, errno),
+                Err(errno) => child_fail(STEP_PORT, errno),
             }
         }
     }
-    let count = plan.ports.len().min(MAX_PORTS);
-    if send_report(CONTROL, Report::default(), &listeners[..count]).is_err() {
-        sys::exit(1);
+    if send_report(Report::default(), &listeners[..count]).is_err() {
+        raw::exit(1);
     }
-    for fd in &listeners[..count] {
-        // SAFETY: our own descriptors, sent already.
-        unsafe { libc::close(*fd) };
+    for &fd in &listeners[..count] {
+        let _ = call(libc::SYS_close, [int(fd), 0, 0, 0, 0, 0]);
     }
-    child_loop(CONTROL, signals)
+    child_loop(signals)
 }
 
-/// Blocks `SIGCHLD` and returns a signalfd for it.
-fn child_signalfd() -> Result<RawFd, i32> {
-    // SAFETY: a zeroed sigset is valid for sigemptyset; plain calls.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGCHLD);
-        if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
-            return Err(sys::errno());
-        }
-        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC);
-        if fd < 0 {
-            return Err(sys::errno());
-        }
-        Ok(fd)
-    }
+/// A descriptor returned by a system call.
+fn int_of(value: usize) -> RawFd {
+    RawFd::try_from(value).unwrap_or(-1)
 }
 
 /// Brings `lo` up in the new network namespace.
 fn loopback_up() -> Result<(), i32> {
-    // SAFETY: a zeroed ifreq is valid; the name is copied in bounds; the
-    // ioctls read and write that ifreq.
-    unsafe {
-        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        if sock < 0 {
-            return Err(sys::errno());
-        }
-        let mut request: libc::ifreq = std::mem::zeroed();
-        for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
-            *slot = *byte as libc::c_char;
-        }
-        let mut result = Ok(());
-        if libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut request) != 0 {
-            result = Err(sys::errno());
-        } else {
-            request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-            if libc::ioctl(sock, libc::SIOCSIFFLAGS, &mut request) != 0 {
-                result = Err(sys::errno());
-            }
-        }
-        libc::close(sock);
-        result
+    use raw::int;
+    use raw::ptr;
+    let sock = int_of(call(
+        libc::SYS_socket,
+        [
+            int(libc::AF_INET),
+            int(libc::SOCK_DGRAM | libc::SOCK_CLOEXEC),
+            0,
+            0,
+            0,
+            0,
+        ],
+    )?);
+    // SAFETY: a zeroed ifreq is a valid value.
+    let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+        *slot = *byte as libc::c_char;
     }
+    let result = call(
+        libc::SYS_ioctl,
+        [
+            int(sock),
+            libc::SIOCGIFFLAGS as usize,
+            ptr(&raw mut request),
+            0,
+            0,
+            0,
+        ],
+    )
+    .and_then(|_| {
+        // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+        unsafe { request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
+        call(
+            libc::SYS_ioctl,
+            [
+                int(sock),
+                libc::SIOCSIFFLAGS as usize,
+                ptr(&raw mut request),
+                0,
+                0,
+                0,
+            ],
+        )
+    });
+    let _ = call(libc::SYS_close, [int(sock), 0, 0, 0, 0, 0]);
+    result.map(drop)
 }
 
 /// A TCP socket listening on 127.0.0.1:`port`.
 fn listen_loopback(port: u16) -> Result<RawFd, i32> {
-    // SAFETY: a zeroed sockaddr_in is valid; plain socket calls.
-    unsafe {
-        let sock = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        if sock < 0 {
-            return Err(sys::errno());
-        }
-        let one: libc::c_int = 1;
-        libc::setsockopt(
-            sock,
-            libc::SOL_SOCKET,
-            libc::SO_REUSEADDR,
-            std::ptr::addr_of!(one).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-        let mut address: libc::sockaddr_in = std::mem::zeroed();
-        address.sin_family = libc::AF_INET as libc::sa_family_t;
-        address.sin_port = port.to_be();
-        address.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
-        if libc::bind(
-            sock,
-            std::ptr::addr_of!(address).cast(),
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        ) != 0
-            || libc::listen(sock, 128) != 0
-        {
-            let errno = sys::errno();
-            libc::close(sock);
-            return Err(errno);
-        }
-        Ok(sock)
+    use raw::int;
+    use raw::ptr;
+    let sock = int_of(call(
+        libc::SYS_socket,
+        [
+            int(libc::AF_INET),
+            int(libc::SOCK_STREAM | libc::SOCK_CLOEXEC),
+            0,
+            0,
+            0,
+            0,
+        ],
+    )?);
+    let one: libc::c_int = 1;
+    let _ = call(
+        libc::SYS_setsockopt,
+        [
+            int(sock),
+            int(libc::SOL_SOCKET),
+            int(libc::SO_REUSEADDR),
+            ptr(&one),
+            std::mem::size_of::<libc::c_int>(),
+            0,
+        ],
+    );
+    // SAFETY: a zeroed sockaddr_in is a valid value.
+    let mut address: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    address.sin_family = libc::AF_INET as libc::sa_family_t;
+    address.sin_port = port.to_be();
+    address.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+    let bound = call(
+        libc::SYS_bind,
+        [
+            int(sock),
+            ptr(&address),
+            std::mem::size_of::<libc::sockaddr_in>(),
+            0,
+            0,
+            0,
+        ],
+    )
+    .and_then(|_| call(libc::SYS_listen, [int(sock), 128, 0, 0, 0, 0]));
+    if let Err(errno) = bound {
+        let _ = call(libc::SYS_close, [int(sock), 0, 0, 0, 0, 0]);
+        return Err(errno);
     }
+    Ok(sock)
 }
 
 /// Reports a failed step to the parent and ends.
-fn child_fail(control: RawFd, step: u32, errno: i32) -> ! {
-    let _ = send_report(control, Report { step, errno }, &[]);
-    sys::exit(1)
+fn child_fail(step: u32, errno: i32) -> ! {
+    let _ = send_report(Report { step, errno }, &[]);
+    raw::exit(1)
 }
 
 /// Sends the report, with `fds` attached.
-fn send_report(control: RawFd, mut report: Report, fds: &[RawFd]) -> Result<(), i32> {
+fn send_report(mut report: Report, fds: &[RawFd]) -> Result<(), i32> {
     let mut iov = libc::iovec {
         iov_base: std::ptr::addr_of_mut!(report).cast(),
         iov_len: std::mem::size_of::<Report>(),
@@ -531,8 +647,8 @@ fn send_report(control: RawFd, mut report: Report, fds: &[RawFd]) -> Result<(), 
     let mut space = [0u64; CMSG_WORDS];
     // SAFETY: a zeroed msghdr is valid; the control buffer has room for
     // MAX_PORTS descriptors and `fds` is at most that long; the CMSG
-    // macros stay within it.
-    unsafe {
+    // helpers only compute addresses within it.
+    let message = unsafe {
         let mut message: libc::msghdr = std::mem::zeroed();
         message.msg_iov = &mut iov;
         message.msg_iovlen = 1;
@@ -549,19 +665,30 @@ fn send_report(control: RawFd, mut report: Report, fds: &[RawFd]) -> Result<(), 
                 std::ptr::write_unaligned(data.add(index), fd);
             }
         }
-        if libc::sendmsg(control, &message, libc::MSG_NOSIGNAL) < 0 {
-            return Err(sys::errno());
-        }
-    }
-    Ok(())
+        message
+    };
+    call(
+        libc::SYS_sendmsg,
+        [
+            raw::int(CONTROL),
+            raw::ptr(&message),
+            raw::int(libc::MSG_NOSIGNAL),
+            0,
+            0,
+            0,
+        ],
+    )
+    .map(drop)
 }
 
 /// Reaps whatever is re-parented to the init, until the control socket
 /// closes (the sandbox was dropped, or the harness died).
-fn child_loop(control: RawFd, signals: RawFd) -> ! {
+fn child_loop(signals: RawFd) -> ! {
+    use raw::int;
+    use raw::ptr;
     let mut polls = [
         libc::pollfd {
-            fd: control,
+            fd: CONTROL,
             events: libc::POLLIN,
             revents: 0,
         },
@@ -572,21 +699,26 @@ fn child_loop(control: RawFd, signals: RawFd) -> ! {
         },
     ];
     let mut buf = [0u8; 128];
+    let reap = int(libc::WNOHANG | libc::__WALL);
     loop {
-        // SAFETY: valid pollfds and buffers; plain system calls.
-        unsafe {
-            if libc::poll(polls.as_mut_ptr(), 2, -1) < 0 {
-                continue;
+        if call(libc::SYS_ppoll, [ptr(polls.as_mut_ptr()), 2, 0, 0, 8, 0]).is_err() {
+            continue;
+        }
+        if polls[0].revents != 0 {
+            match call(
+                libc::SYS_read,
+                [int(CONTROL), ptr(buf.as_mut_ptr()), buf.len(), 0, 0, 0],
+            ) {
+                Ok(0) | Err(_) => raw::exit(0),
+                Ok(_) => {}
             }
-            if polls[0].revents != 0 {
-                let got = libc::read(control, buf.as_mut_ptr().cast(), buf.len());
-                if got <= 0 {
-                    sys::exit(0);
-                }
-            }
-            if polls[1].revents != 0 {
-                libc::read(signals, buf.as_mut_ptr().cast(), buf.len());
-                while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) > 0 {}
+        }
+        if polls[1].revents != 0 {
+            let _ = call(
+                libc::SYS_read,
+                [int(signals), ptr(buf.as_mut_ptr()), buf.len(), 0, 0, 0],
+            );
+            while matches!(call(libc::SYS_wait4, [int(-1), 0, reap, 0, 0, 0]), Ok(pid) if pid > 0) {
             }
         }
     }

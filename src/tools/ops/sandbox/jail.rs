@@ -11,6 +11,7 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::OnceLock;
 use std::sync::PoisonError;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
@@ -54,12 +55,21 @@ const LANDLOCK_SCOPE_ABI: u32 = 6;
 pub struct Sandbox {
     policy: SandboxPolicy,
     report: SandboxReport,
-    tmpdir: PathBuf,
-    own_tmpdir: bool,
-    ruleset: Option<Arc<OwnedFd>>,
     spaces: Option<Spaces>,
+    /// The temporary directory and the ruleset, made with the first
+    /// program (a sandbox that never starts one costs nothing more).
+    made: OnceLock<Result<Made, String>>,
     state: Mutex<State>,
     told: AtomicBool,
+}
+
+/// What the first program needs made.
+#[derive(Debug)]
+struct Made {
+    tmpdir: PathBuf,
+    /// The directory was made here, and goes with the sandbox.
+    own_tmpdir: bool,
+    ruleset: Option<Arc<OwnedFd>>,
 }
 
 /// The namespaces' holder, started with the first program.
@@ -73,46 +83,64 @@ enum State {
 
 impl Sandbox {
     /// Makes the policy into a sandbox: checks its paths (absolute and
-    /// existing), makes the private temporary directory unless the policy
-    /// names one, probes the kernel ([`support`]) and makes the Landlock
-    /// ruleset. Nothing is started until the first program is.
+    /// existing) and ports, and probes the kernel ([`support`], once per
+    /// process) for what it can enforce. Nothing is made or started
+    /// until the first program is: then the private temporary directory
+    /// (unless the policy names one), the Landlock ruleset and the
+    /// namespaces.
     ///
     /// # Errors
     ///
     /// A path that is relative or does not exist, more than 16 ports or
-    /// port 0, or a temporary directory or ruleset that cannot be made.
+    /// port 0.
     pub fn new(mut policy: SandboxPolicy) -> io::Result<Self> {
         policy.writable = policy
             .writable
             .iter()
             .map(|path| checked_path(path, "writable path"))
             .collect::<io::Result<Vec<_>>>()?;
+        if let Some(dir) = &policy.tmpdir {
+            policy.tmpdir = Some(checked_path(dir, "temporary directory")?);
+        }
         check_ports(policy.network.ports())?;
         if let Network::Loopback(ports) = &mut policy.network {
             ports.sort_unstable();
             ports.dedup();
         }
-        let writable = policy.writable.clone();
-        let (tmpdir, own_tmpdir) = match &policy.tmpdir {
-            Some(dir) => (checked_path(dir, "temporary directory")?, false),
+        let report = plan(&policy);
+        Ok(Self {
+            spaces: spaces_of(&report),
+            report,
+            policy,
+            made: OnceLock::new(),
+            state: Mutex::new(State::Idle),
+            told: AtomicBool::new(false),
+        })
+    }
+
+    /// The temporary directory and the ruleset, made on the first call.
+    fn made(&self) -> io::Result<&Made> {
+        let made = self
+            .made
+            .get_or_init(|| self.make().map_err(|err| err.to_string()));
+        made.as_ref()
+            .map_err(|message| io::Error::other(message.clone()))
+    }
+
+    fn make(&self) -> io::Result<Made> {
+        let (tmpdir, own_tmpdir) = match &self.policy.tmpdir {
+            Some(dir) => (dir.clone(), false),
             None => (make_private_tmpdir()?, true),
         };
-        let mut sandbox = Self {
-            report: plan(&policy),
-            policy,
+        let mut made = Made {
             tmpdir,
             own_tmpdir,
             ruleset: None,
-            spaces: None,
-            state: Mutex::new(State::Idle),
-            told: AtomicBool::new(false),
         };
-        // From here on a failure removes the directory (Drop).
-        sandbox.spaces = spaces_of(&sandbox.report);
-        if let FsGuard::Landlock { abi } = sandbox.report.fs {
-            let mut paths = writable;
-            paths.push(sandbox.tmpdir.clone());
-            let tcp = match &sandbox.report.network {
+        if let FsGuard::Landlock { abi } = self.report.fs {
+            let mut paths = self.policy.writable.clone();
+            paths.push(made.tmpdir.clone());
+            let tcp = match &self.report.network {
                 NetGuard::Landlock { ports, .. } => Some(ports.clone()),
                 _ => None,
             };
@@ -121,9 +149,15 @@ impl Sandbox {
                 scope_abstract_sockets: tcp.is_some() && abi >= LANDLOCK_SCOPE_ABI,
                 tcp,
             };
-            sandbox.ruleset = Some(Arc::new(super::landlock::ruleset(&rules)?));
+            match super::landlock::ruleset(&rules) {
+                Ok(ruleset) => made.ruleset = Some(Arc::new(ruleset)),
+                Err(err) => {
+                    remove_own(&made);
+                    return Err(err);
+                }
+            }
         }
-        Ok(sandbox)
+        Ok(made)
     }
 
     /// What the sandbox enforces, by what, or why not.
@@ -136,9 +170,14 @@ impl Sandbox {
         &self.policy
     }
 
-    /// The private temporary directory (`TMPDIR` of every program).
-    pub fn tmpdir(&self) -> &Path {
-        &self.tmpdir
+    /// The private temporary directory (`TMPDIR` of every program), made
+    /// now if no program has started yet.
+    ///
+    /// # Errors
+    ///
+    /// When it (or the ruleset) cannot be made.
+    pub fn tmpdir(&self) -> io::Result<&Path> {
+        Ok(&self.made()?.tmpdir)
     }
 
     /// Applies the sandbox to `command`, which must be spawned next (its
@@ -158,7 +197,8 @@ impl Sandbox {
     /// When the namespaces could not be started (the report promised
     /// them, so this is not silently skipped), or the sandbox has ended.
     pub fn prepare(&self, command: &mut std::process::Command) -> io::Result<()> {
-        command.env("TMPDIR", &self.tmpdir);
+        let made = self.made()?;
+        command.env("TMPDIR", &made.tmpdir);
         let join = match self.spaces {
             Some(spaces) => Some((self.started()?, spaces.flags())),
             None => None,
@@ -182,7 +222,7 @@ impl Sandbox {
             join,
             fork,
             cwd,
-            landlock: self.ruleset.clone(),
+            landlock: made.ruleset.clone(),
         };
         if enter.join.is_none() && enter.landlock.is_none() {
             return Ok(());
@@ -202,6 +242,7 @@ impl Sandbox {
     /// `TMPDIR` set to [`Sandbox::tmpdir`] by the caller). Must be called
     /// inside a Tokio runtime.
     pub(crate) fn spawn(&self, program: &Program<'_>) -> Result<SandboxChild, SpawnError> {
+        let made = self.made()?;
         let join = match self.spaces {
             Some(spaces) => Some((self.started()?, spaces.flags())),
             None => None,
@@ -210,7 +251,7 @@ impl Sandbox {
             join: join
                 .as_ref()
                 .map(|(pidfd, flags)| (pidfd.as_raw_fd(), *flags)),
-            landlock: self.ruleset.as_ref().map(|fd| fd.as_raw_fd()),
+            landlock: made.ruleset.as_ref().map(|fd| fd.as_raw_fd()),
         };
         // `join` holds the pidfd open until the program has joined.
         super::spawn::spawn(program, place)
@@ -339,9 +380,16 @@ impl Sandbox {
 impl Drop for Sandbox {
     fn drop(&mut self) {
         self.end();
-        if self.own_tmpdir {
-            let _ = std::fs::remove_dir_all(&self.tmpdir);
+        if let Some(Ok(made)) = self.made.get() {
+            remove_own(made);
         }
+    }
+}
+
+/// Removes the temporary directory if it was made here.
+fn remove_own(made: &Made) {
+    if made.own_tmpdir {
+        let _ = std::fs::remove_dir_all(&made.tmpdir);
     }
 }
 

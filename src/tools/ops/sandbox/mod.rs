@@ -26,6 +26,7 @@
 //! policy.rs   SandboxPolicy, Network, DEVICES
 //! report.rs   SandboxReport: what is enforced, by what, or why not
 //! sys.rs      the raw system calls (the only ones a forked child makes)
+//! raw.rs      system calls without errno, for the init beside this process
 //! init.rs     the process that holds the namespaces, and its start
 //! support.rs  the probe of the kernel
 //! landlock.rs the Landlock ruleset
@@ -40,6 +41,7 @@ mod init;
 mod jail;
 mod landlock;
 mod policy;
+mod raw;
 mod relay;
 mod report;
 mod spawn;

@@ -47,10 +47,6 @@ use tokio::io::unix::AsyncFd;
 
 use super::sys;
 
-/// The stack of the helper, and of the program's process until it
-/// executes: raw system calls only, a few hundred bytes deep.
-const STACK_BYTES: usize = 64 * 1024;
-
 /// What to start: made by the caller, checked and laid out by [`spawn`].
 #[derive(Debug)]
 pub(crate) struct Program<'a> {
@@ -133,47 +129,6 @@ struct Plan {
     errno: libc::c_int,
 }
 
-/// A stack mapped for a clone, unmapped when dropped.
-struct Stack {
-    base: *mut libc::c_void,
-}
-
-impl Stack {
-    fn new() -> io::Result<Self> {
-        // SAFETY: an anonymous private mapping; checked below.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                STACK_BYTES,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Self { base })
-    }
-
-    /// The top (stacks grow down on the architectures Linux runs on here).
-    fn top(&self) -> *mut libc::c_void {
-        // SAFETY: one past the end of the mapping, which is page-aligned.
-        unsafe { self.base.cast::<u8>().add(STACK_BYTES).cast() }
-    }
-}
-
-impl Drop for Stack {
-    fn drop(&mut self) {
-        // SAFETY: our own mapping, no longer used (the clones have ended
-        // or executed).
-        unsafe {
-            libc::munmap(self.base, STACK_BYTES);
-        }
-    }
-}
-
 fn c_string(text: &OsStr, what: &str) -> io::Result<CString> {
     CString::new(text.as_bytes()).map_err(|_| {
         io::Error::new(
@@ -227,8 +182,8 @@ pub(super) fn spawn(program: &Program<'_>, place: Where) -> Result<SandboxChild,
             *fd = copy;
         }
     }
-    let helper_stack = Stack::new()?;
-    let program_stack = Stack::new()?;
+    let helper_stack = sys::Stack::new()?;
+    let program_stack = sys::Stack::new()?;
     let (join_fd, join_flags) = place.join.unwrap_or((-1, 0));
     let mut plan = Plan {
         path: path.as_ptr(),
@@ -246,7 +201,7 @@ pub(super) fn spawn(program: &Program<'_>, place: Where) -> Result<SandboxChild,
         errno: 0,
     };
     let helper = {
-        let _blocked = SignalsBlocked::new();
+        let _blocked = sys::SignalsBlocked::new();
         // SAFETY: the helper runs `helper_main` on its own stack with a
         // pointer to `plan`, which outlives it (CLONE_VFORK: this call
         // returns once the helper has ended); see the module
@@ -313,35 +268,6 @@ fn watch(pidfd: OwnedFd) -> Result<AsyncFd<OwnedFd>, SpawnError> {
     // OwnedFd always gives the same one.
     unsafe { AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE) }
         .map_err(|err| SpawnError::Setup(err.into_parts().1))
-}
-
-/// Every signal blocked on this thread while it lives (so that no handler
-/// of this process runs on a clone's stack before it resets them).
-struct SignalsBlocked {
-    old: libc::sigset_t,
-}
-
-impl SignalsBlocked {
-    fn new() -> Self {
-        // SAFETY: zeroed sigsets are valid for sigfillset and as
-        // out-parameters.
-        unsafe {
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-            Self { old }
-        }
-    }
-}
-
-impl Drop for SignalsBlocked {
-    fn drop(&mut self) {
-        // SAFETY: restores the mask saved above.
-        unsafe {
-            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut());
-        }
-    }
 }
 
 /// Records a failed step and the `errno`.

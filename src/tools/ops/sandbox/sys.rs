@@ -296,3 +296,83 @@ pub(super) fn cloexec_from(first: u32) {
         );
     }
 }
+
+/// The stack of a clone that shares this process's memory (spawn.rs's
+/// helper and program, the init): raw system calls only, a few hundred
+/// bytes deep.
+const STACK_BYTES: usize = 64 * 1024;
+
+/// A stack mapped for a clone, unmapped when dropped.
+#[derive(Debug)]
+pub(super) struct Stack {
+    base: *mut libc::c_void,
+}
+
+impl Stack {
+    pub(super) fn new() -> io::Result<Self> {
+        // SAFETY: an anonymous private mapping; checked below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                STACK_BYTES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self { base })
+    }
+
+    /// The top (stacks grow down on the architectures Linux runs on here).
+    pub(super) fn top(&self) -> *mut libc::c_void {
+        // SAFETY: one past the end of the mapping, which is page-aligned.
+        unsafe { self.base.cast::<u8>().add(STACK_BYTES).cast() }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping, no longer used (the clones have ended
+        // or executed).
+        unsafe {
+            libc::munmap(self.base, STACK_BYTES);
+        }
+    }
+}
+
+// SAFETY: the mapping belongs to whoever holds the Stack; moving that to
+// another thread (the init's reaper) moves the ownership.
+unsafe impl Send for Stack {}
+
+/// Every signal blocked on this thread while it lives (so that no handler
+/// of this process runs on a clone's stack before it resets them).
+pub(super) struct SignalsBlocked {
+    old: libc::sigset_t,
+}
+
+impl SignalsBlocked {
+    pub(super) fn new() -> Self {
+        // SAFETY: zeroed sigsets are valid for sigfillset and as
+        // out-parameters.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            Self { old }
+        }
+    }
+}
+
+impl Drop for SignalsBlocked {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved above.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut());
+        }
+    }
+}

@@ -138,8 +138,13 @@ fn the_notice_names_the_writable_places_and_the_network() {
 #[test]
 fn a_temporary_directory_of_its_own_goes_with_the_sandbox_and_a_given_one_stays() {
     let (_dir, base) = base();
+    // Nothing is made before it is needed.
+    let temp = std::env::temp_dir();
+    let before = sandbox_dirs(&temp);
+    drop(Sandbox::new(SandboxPolicy::workspace(&base)).unwrap());
+    assert_eq!(sandbox_dirs(&temp), before);
     let own = Sandbox::new(SandboxPolicy::workspace(&base)).unwrap();
-    let made = own.tmpdir().to_path_buf();
+    let made = own.tmpdir().unwrap().to_path_buf();
     let name = made.file_name().unwrap().to_string_lossy().into_owned();
     assert!(
         name.starts_with("harness-sandbox-") && name.len() == "harness-sandbox-".len() + 16,
@@ -160,7 +165,81 @@ fn a_temporary_directory_of_its_own_goes_with_the_sandbox_and_a_given_one_stays(
         ..SandboxPolicy::workspace(&base)
     })
     .unwrap();
-    assert_eq!(sandbox.tmpdir(), given.as_path());
+    assert_eq!(sandbox.tmpdir().unwrap(), given.as_path());
     drop(sandbox);
     assert!(Path::new(&given).is_dir());
+}
+
+/// The names of the sandboxes' directories in `dir`.
+fn sandbox_dirs(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.starts_with("harness-sandbox-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The names of the sandboxes' directories in `dir`.
+fn sandbox_dirs(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.starts_with("harness-sandbox-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn zz_timing_probe() {
+    use super::init::Init;
+    use super::init::Spaces;
+    for (name, spaces) in [
+        (
+            "user only",
+            Spaces {
+                pid: false,
+                net: false,
+            },
+        ),
+        (
+            "net",
+            Spaces {
+                pid: false,
+                net: true,
+            },
+        ),
+        (
+            "pid+mnt",
+            Spaces {
+                pid: true,
+                net: false,
+            },
+        ),
+        (
+            "all",
+            Spaces {
+                pid: true,
+                net: true,
+            },
+        ),
+    ] {
+        let mut start_total = std::time::Duration::ZERO;
+        let mut end_total = std::time::Duration::ZERO;
+        for _ in 0..20 {
+            let t = std::time::Instant::now();
+            let mut init = Init::start(spaces, &[]).unwrap();
+            let t2 = std::time::Instant::now();
+            init.end();
+            end_total += t2.elapsed();
+            start_total += t2 - t;
+        }
+        eprintln!(
+            "TIMING {name}: start {:?} end {:?}",
+            start_total / 20,
+            end_total / 20
+        );
+    }
 }
