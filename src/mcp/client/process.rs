@@ -17,7 +17,7 @@
 //!   grace, then `SIGKILL`. Dropping a [`ServerProcess`] kills the group at
 //!   once.
 //!
-//! - **Sandbox** ([`spawn_in`]): the caller's [`Sandbox`] is applied before
+//! - **Sandbox** ([`spawn`]): the caller's [`Sandbox`] is applied before
 //!   the spawn (writes, network, a PID namespace), and the process holds
 //!   it: what the server left in the sandbox's PID namespace dies when the
 //!   last holder drops it.
@@ -295,14 +295,9 @@ pub fn find_program(program: &str, path: &str, cwd: &Path) -> Option<PathBuf> {
         .find(|candidate| executable(candidate))
 }
 
-/// Starts `command` (see the module documentation).
-pub fn spawn(command: &Command) -> Result<Spawned, SpawnError> {
-    spawn_in(command, None)
-}
-
-/// Starts `command` in `sandbox`, when given one (see the module
+/// Starts `command`, in `sandbox` when given one (see the module
 /// documentation); the process holds the sandbox until it is dropped.
-pub fn spawn_in(command: &Command, sandbox: Option<Arc<Sandbox>>) -> Result<Spawned, SpawnError> {
+pub fn spawn(command: &Command, sandbox: Option<Arc<Sandbox>>) -> Result<Spawned, SpawnError> {
     let path = server_path(&command.env);
     let Some(program) = find_program(&command.program, &path, &command.cwd) else {
         return Err(SpawnError::NotFound {

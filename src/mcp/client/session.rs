@@ -56,7 +56,7 @@ use super::process::Command;
 use super::process::Exit;
 use super::process::ServerProcess;
 use super::process::Stopped;
-use super::process::spawn_in;
+use super::process::spawn;
 use super::stdio::Junk;
 use super::stdio::LineTransport;
 use crate::tools::Sandbox;
@@ -300,7 +300,7 @@ impl McpClient {
         let (serving, process, url, transport) = match &config.launch {
             Launch::Command(command) => {
                 let spawned =
-                    spawn_in(command, sandbox.clone()).map_err(|err| fail(err.to_string()))?;
+                    spawn(command, sandbox.clone()).map_err(|err| fail(err.to_string()))?;
                 let transport =
                     LineTransport::new(spawned.stdout, spawned.stdin, Arc::clone(&junk));
                 let serving = tokio::time::timeout_at(deadline, client_config().serve(transport));
