@@ -1,7 +1,10 @@
-//! `harness call TOOL [ARGS_JSON] [--cwd DIR] [--no-confine]`.
+//! `harness call TOOL [ARGS_JSON] [--cwd DIR] [--no-confine] [--no-sandbox]
+//! [--no-network]`.
 //!
 //! Ctrl-C, SIGTERM and SIGHUP cancel the call (a running bash command's
 //! process group is killed), and the aborted result is printed as usual.
+//! bash runs in a sandbox (sandbox.rs) unless `--no-sandbox`: when the call
+//! ends, what its command left running is killed and its `TMPDIR` removed.
 
 use std::path::PathBuf;
 
@@ -26,6 +29,8 @@ pub(super) struct CallArgs {
     /// Let paths reach outside the workspace (pi's behaviour).
     #[arg(long)]
     no_confine: bool,
+    #[command(flatten)]
+    sandbox: super::sandbox::SandboxFlags,
     /// Active tools: a preset (coding, readonly, all) or a comma list.
     #[arg(long, value_name = "TOOLS")]
     tools: Option<String>,
@@ -51,7 +56,13 @@ pub(super) fn run(args: CallArgs) -> u8 {
         }
         Some(text) => text.to_owned(),
     };
-    let workspace = match super::common::workspace(args.cwd, args.no_confine) {
+    // Only bash starts programs.
+    let sandbox = if args.tool == "bash" {
+        args.sandbox
+    } else {
+        args.sandbox.unused()
+    };
+    let workspace = match super::common::workspace(args.cwd, args.no_confine, sandbox) {
         Ok(ws) => ws,
         Err(err) => return super::common::usage_error(err),
     };

@@ -35,18 +35,27 @@ pub(super) fn usage_error(message: impl std::fmt::Display) -> u8 {
 }
 
 /// The workspace of `--cwd DIR` (the current directory without it),
-/// confined unless `--no-confine`, or what is wrong with it.
+/// confined unless `--no-confine`, its programs in the sandbox the flags
+/// ask for, or what is wrong with it.
 pub(super) fn workspace(
     cwd: Option<std::path::PathBuf>,
     no_confine: bool,
+    sandbox: super::sandbox::SandboxFlags,
 ) -> Result<crate::tools::Workspace, String> {
     let root = match cwd {
         Some(dir) => dir,
         None => std::env::current_dir().map_err(|err| format!("no current directory: {err}"))?,
     };
-    crate::tools::Workspace::local(&root)
+    let workspace = crate::tools::Workspace::local(&root)
         .map(|ws| ws.with_confine(!no_confine))
-        .map_err(|err| format!("--cwd {}: {err}", root.display()))
+        .map_err(|err| format!("--cwd {}: {err}", root.display()))?;
+    Ok(match sandbox.sandbox(workspace.root())? {
+        Some(sandbox) => {
+            let process = crate::tools::LocalProcess::default().with_sandbox(sandbox);
+            workspace.with_process(std::sync::Arc::new(process))
+        }
+        None => workspace,
+    })
 }
 
 /// The registry of `workspace` with the tools `--tools` names (all

@@ -1,6 +1,7 @@
 //! `harness mcp [--cwd DIR] [--tools PRESET|LIST] [--no-confine]
-//! [--limits FILE]`: the tool registry served over MCP on standard input
-//! and output (docs/mcp.md).
+//! [--limits FILE] [--no-sandbox] [--no-network]`: the tool registry served
+//! over MCP on standard input and output (docs/mcp.md), bash in a sandbox
+//! (sandbox.rs) for the whole session unless `--no-sandbox`.
 //!
 //! Only MCP goes to standard output; problems go to standard error. The
 //! session ends when the client closes standard input (calls still running
@@ -34,6 +35,8 @@ pub(super) struct McpArgs {
     /// Let paths reach outside the workspace (pi's behaviour).
     #[arg(long)]
     no_confine: bool,
+    #[command(flatten)]
+    sandbox: super::sandbox::SandboxFlags,
     /// A YAML file of `limits:` keys (max_lines, max_bytes, …), as in a
     /// scenario.
     #[arg(long, value_name = "FILE")]
@@ -53,7 +56,7 @@ pub(super) fn run(args: McpArgs) -> u8 {
         },
         None => Limits::default(),
     };
-    let workspace = match super::common::workspace(args.cwd, args.no_confine) {
+    let workspace = match super::common::workspace(args.cwd, args.no_confine, args.sandbox) {
         Ok(ws) => ws,
         Err(err) => return super::common::usage_error(err),
     };

@@ -23,6 +23,7 @@ mod outputs;
 mod record;
 mod report;
 mod run;
+mod sandbox;
 mod schema;
 mod select;
 mod serve_model;

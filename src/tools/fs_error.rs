@@ -554,10 +554,10 @@ pub(crate) fn classed_failure(
 /// failed): what happened and what to do next.
 pub fn describe_exec_error(err: &io::Error) -> String {
     let found = cause(err);
-    let setup = err
+    let setup_error = err
         .get_ref()
-        .and_then(|inner| inner.downcast_ref::<ExecSetupError>())
-        .map(|s| &s.step);
+        .and_then(|inner| inner.downcast_ref::<ExecSetupError>());
+    let setup = setup_error.map(|s| &s.step);
     let cannot_run = "The shell or the working directory cannot be used: tell the user; commands \
                       cannot run until it is fixed.";
     let next: Cow<'static, str> = match found.class {
@@ -592,6 +592,12 @@ pub fn describe_exec_error(err: &io::Error) -> String {
         ),
         Some(ExecSetup::Pipe) => format!(
             "Could not start the command: its output pipe could not be made: {reason}. {next}"
+        ),
+        // The sandbox's own words say which step failed.
+        Some(ExecSetup::Sandbox) => format!(
+            "Could not start the command: its sandbox could not be set up ({}). Tell the user; \
+             commands cannot run until the sandbox works or is turned off.",
+            setup_error.map_or_else(|| reason.to_string(), |s| s.cause.to_string())
         ),
         // pi's words for a directory that is missing or is a file.
         Some(ExecSetup::WorkingDir(dir)) => match found.class {

@@ -64,6 +64,7 @@ fn the_steps_of_starting_a_command_are_named() {
         ExecSetup::Spawn(PathBuf::from("/bin/bash")),
         ExecSetup::Pipe,
         ExecSetup::WorkingDir(PathBuf::from("/workspace/sub")),
+        ExecSetup::Sandbox,
     ]
     .into_iter()
     .map(|step| describe_exec_error(&ExecSetupError::to_io(step, eacces())))
@@ -86,6 +87,10 @@ fn the_steps_of_starting_a_command_are_named() {
             "Working directory cannot be used (permission denied): /workspace/sub\nCannot \
              execute bash commands. The shell or the working directory cannot be used: tell the \
              user; commands cannot run until it is fixed."
+                .to_owned(),
+            "Could not start the command: its sandbox could not be set up (Permission denied \
+             (os error 13)). Tell the user; commands cannot run until the sandbox works or is \
+             turned off."
                 .to_owned(),
         ]
     );

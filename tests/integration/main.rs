@@ -34,6 +34,7 @@ mod replay;
 mod reports;
 mod robustness;
 mod run;
+mod sandbox;
 mod selection;
 mod serve_model;
 mod starter;

@@ -375,11 +375,15 @@ struct Wire {
 }
 
 impl Wire {
+    /// `harness mcp` without bash's sandbox: these tests follow commands by
+    /// the pids they print, which a sandbox's PID namespace would number
+    /// its own way (tests/integration/sandbox.rs covers the sandbox).
     fn start(workspace: &Path) -> Self {
         let mut child = harness()
             .arg("mcp")
             .arg("--cwd")
             .arg(workspace)
+            .arg("--no-sandbox")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -91,7 +91,7 @@ fn a_command_that_reads_the_terminal_fails_at_once_instead_of_stopping() {
         result_of(&out),
         json!({
             "is_error": true,
-            "content": [{"type": "text", "text": "cat: /dev/tty: No such device or address\nnot a tty\n\n\nCommand exited with code 1"}],
+            "content": [{"type": "text", "text": "cat: /dev/tty: No such device or address\nnot a tty\n\n\nCommand exited with code 1\n\n[Sandboxed: commands may write only in the workspace and $TMPDIR; a write anywhere else fails with \"Permission denied\".]"}],
             "details": {"exit_code": 1, "cleaned": false}
         })
     );
@@ -212,11 +212,15 @@ fn call_killed_by_sigterm_or_sighup_kills_its_command_group_and_exits() {
         )
         .unwrap();
         let mut command = harness();
+        // Without the sandbox: the test follows the command by the pids
+        // it prints, which a sandbox's PID namespace would number its own
+        // way (tests/integration/sandbox.rs covers the sandbox).
         command
             .args([
                 "call",
                 "bash",
                 r#"{"command": "sleep 1000 & echo $$ $! > pids; sleep 1000"}"#,
+                "--no-sandbox",
                 "--cwd",
             ])
             .arg(dir.path())

@@ -17,8 +17,14 @@
 //!   grace, then `SIGKILL`. Dropping a [`ServerProcess`] kills the group at
 //!   once.
 //!
-//! Known limit, as for bash's commands: a process that leaves the group
-//! (`setsid`) and is orphaned before the kill survives.
+//! - **Sandbox** ([`spawn`]): the caller's [`Sandbox`] is applied before
+//!   the spawn (writes, network, a PID namespace), and the process holds
+//!   it: what the server left in the sandbox's PID namespace dies when the
+//!   last holder drops it.
+//!
+//! Known limit without a sandbox's PID namespace, as for bash's commands:
+//! a process that leaves the group (`setsid`) and is orphaned before the
+//! kill survives.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -37,6 +43,7 @@ use tokio::process::ChildStdout;
 use tokio::sync::watch;
 
 use super::visible::visible_text;
+use crate::tools::Sandbox;
 
 /// The variables a server inherits from the harness (when set); all the
 /// others come from its `env`.
@@ -81,6 +88,14 @@ pub(super) enum SpawnError {
         /// The program as given (or as found).
         program: String,
         /// The system's error.
+        message: String,
+    },
+    /// Its sandbox could not be set up.
+    #[error("cannot start `{program}` in its sandbox: {message}")]
+    Sandbox {
+        /// The program as found.
+        program: String,
+        /// What failed.
         message: String,
     },
 }
@@ -224,6 +239,9 @@ pub(super) struct ServerProcess {
     exit: watch::Receiver<Option<Exit>>,
     stderr: Arc<StderrTail>,
     stderr_done: watch::Receiver<bool>,
+    /// The sandbox it runs in, if any: dropped after the group is killed,
+    /// it kills what is left in its PID namespace.
+    _sandbox: Option<Arc<Sandbox>>,
 }
 
 impl std::fmt::Debug for ServerProcess {
@@ -277,8 +295,9 @@ pub(super) fn find_program(program: &str, path: &str, cwd: &Path) -> Option<Path
         .find(|candidate| executable(candidate))
 }
 
-/// Starts `command` (see the module documentation).
-pub(super) fn spawn(command: &Command) -> Result<Spawned, SpawnError> {
+/// Starts `command`, in `sandbox` when given one (see the module
+/// documentation); the process holds the sandbox until it is dropped.
+pub(super) fn spawn(command: &Command, sandbox: Option<Arc<Sandbox>>) -> Result<Spawned, SpawnError> {
     let path = server_path(&command.env);
     let Some(program) = find_program(&command.program, &path, &command.cwd) else {
         return Err(SpawnError::NotFound {
@@ -303,6 +322,14 @@ pub(super) fn spawn(command: &Command) -> Result<Spawned, SpawnError> {
     cmd.env("PATH", &path);
     for (name, value) in &command.env {
         cmd.env(name, value);
+    }
+    if let Some(sandbox) = &sandbox {
+        sandbox
+            .prepare(cmd.as_std_mut())
+            .map_err(|err| SpawnError::Sandbox {
+                program: program.display().to_string(),
+                message: err.to_string(),
+            })?;
     }
     let mut child = cmd.spawn().map_err(|err| SpawnError::Os {
         program: program.display().to_string(),
@@ -342,6 +369,7 @@ pub(super) fn spawn(command: &Command) -> Result<Spawned, SpawnError> {
             exit,
             stderr: tail,
             stderr_done,
+            _sandbox: sandbox,
         },
     })
 }

@@ -59,6 +59,7 @@ use super::process::Stopped;
 use super::process::spawn;
 use super::stdio::Junk;
 use super::stdio::LineTransport;
+use crate::tools::Sandbox;
 use crate::tools::ToolError;
 use crate::tools::ToolResult;
 
@@ -272,6 +273,18 @@ fn header_map(
 impl McpClient {
     /// Starts (or reaches) the server, and lists its tools.
     pub async fn start(config: ServerConfig) -> Result<Self, StartError> {
+        Self::start_in(config, None).await
+    }
+
+    /// [`McpClient::start`], with a command's server started in `sandbox`
+    /// (shared with the caller's other programs, or one of its own): its
+    /// writes, network and processes confined as the sandbox's report
+    /// says; the sandbox lives at least as long as the server. A `url`
+    /// server is not started here, so the sandbox does not apply to it.
+    pub async fn start_in(
+        config: ServerConfig,
+        sandbox: Option<Arc<Sandbox>>,
+    ) -> Result<Self, StartError> {
         let started = Instant::now();
         let started_at_ms = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -286,7 +299,8 @@ impl McpClient {
         };
         let (serving, process, url, transport) = match &config.launch {
             Launch::Command(command) => {
-                let spawned = spawn(command).map_err(|err| fail(err.to_string()))?;
+                let spawned =
+                    spawn(command, sandbox.clone()).map_err(|err| fail(err.to_string()))?;
                 let transport =
                     LineTransport::new(spawned.stdout, spawned.stdin, Arc::clone(&junk));
                 let serving = tokio::time::timeout_at(deadline, client_config().serve(transport));

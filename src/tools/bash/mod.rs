@@ -24,8 +24,9 @@
 //! Differences from pi: the model reads cleaned text (D12), notices are right
 //! in every case (D13), errors keep `details` (D14), the tool is sequential
 //! (D15), the full-output file is private (D18), stdout and stderr share one
-//! pipe (D20), and a command killed by a signal is reported as such instead
-//! of as success.
+//! pipe (D20), a command killed by a signal is reported as such instead
+//! of as success, and the first command run in a sandbox says what the
+//! sandbox allows (D21).
 //!
 //! Facts in notices and in `details.truncation` describe the cleaned text
 //! the model reads; see [`output`] for why line numbers also hold
@@ -207,10 +208,66 @@ impl Tool for BashTool {
             .workspace
             .process()
             .exec(request, on_data, ctx.cancel.clone());
+        // Said once per sandbox, on the first command that ran in it (D21).
+        let notice = ctx
+            .workspace
+            .process()
+            .sandbox()
+            .filter(|sandbox| sandbox.first_notice())
+            .and_then(|sandbox| sandbox.describe(ctx.workspace.root()));
         let end = drive(exec, &live, &wake).await;
         let snapshot = lock(&live).finish();
         let end = end.map_err(|err| exec_failure(&err))?;
-        outcome(end, snapshot, timeout)
+        with_notice(outcome(end, snapshot, timeout), notice)
+    }
+}
+
+/// The result with `notice` (what the sandbox allows, D21) after its text,
+/// a blank line between.
+fn with_notice(
+    result: Result<ToolOutput, ToolError>,
+    notice: Option<String>,
+) -> Result<ToolOutput, ToolError> {
+    let Some(notice) = notice else {
+        return result;
+    };
+    let append = |text: &mut String| {
+        text.push_str("\n\n");
+        text.push_str(&notice);
+    };
+    match result {
+        Ok(mut output) => {
+            match output.content.last_mut() {
+                Some(Content::Text { text }) => append(text),
+                _ => output.content.push(Content::text(notice.clone())),
+            }
+            Ok(output)
+        }
+        Err(ToolError::Failed {
+            mut message,
+            details,
+            facts,
+        }) => {
+            append(&mut message);
+            Err(ToolError::Failed {
+                message,
+                details,
+                facts,
+            })
+        }
+        Err(ToolError::Cancelled {
+            mut message,
+            details,
+            facts,
+        }) => {
+            append(&mut message);
+            Err(ToolError::Cancelled {
+                message,
+                details,
+                facts,
+            })
+        }
+        Err(other) => Err(other),
     }
 }
 

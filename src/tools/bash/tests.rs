@@ -27,6 +27,7 @@ mod cancel;
 mod config;
 mod notices;
 mod results;
+mod sandbox;
 mod timeout;
 mod updates;
 

@@ -24,6 +24,7 @@ mod local;
 mod memory;
 pub(crate) mod process;
 mod replace;
+pub mod sandbox;
 
 use std::ffi::OsStr;
 use std::ffi::OsString;
@@ -161,6 +162,8 @@ pub(crate) enum ExecSetup {
     /// The working directory cannot be used: it does not exist, is not a
     /// directory, or cannot be entered.
     WorkingDir(PathBuf),
+    /// The command's sandbox could not be set up.
+    Sandbox,
 }
 
 /// A command that could not be started by [`LocalProcess`]: which step
@@ -187,6 +190,11 @@ impl fmt::Display for ExecSetupError {
                 write!(f, "Custom shell path not found: {}", shell.display())
             }
             ExecSetup::Pipe => write!(f, "Could not create a pipe: {}", self.cause),
+            ExecSetup::Sandbox => write!(
+                f,
+                "Could not start the command in its sandbox: {}",
+                self.cause
+            ),
             ExecSetup::Spawn(shell) => {
                 write!(
                     f,
@@ -553,4 +561,11 @@ pub trait ProcessOps: Send + Sync + fmt::Debug {
         on_data: DataSink,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, io::Result<ExecEnd>>;
+
+    /// The sandbox commands run in, if any (bash says once that its
+    /// commands run sandboxed, D21). A wrapper forwards its inner
+    /// operations' answer.
+    fn sandbox(&self) -> Option<&std::sync::Arc<sandbox::Sandbox>> {
+        None
+    }
 }

@@ -30,9 +30,15 @@
 //!   background processes keep running; their groups are killed when the
 //!   [`LocalProcess`] is dropped, so an evaluation run leaves nothing behind.
 //!
+//! In a [`Sandbox`] (`with_sandbox`), the shell starts through the
+//! sandbox (sandbox/spawn.rs: in its namespaces, under its Landlock rules,
+//! with its `TMPDIR`, without copying this process), and is otherwise
+//! followed, stopped and killed the same way.
+//!
 //! Known limit: a process that both leaves the group and is orphaned before
-//! the kill (a daemon's double fork) cannot be found and survives, as it
-//! would in a terminal.
+//! the kill (a daemon's double fork) cannot be found by the call and
+//! survives it: in a sandbox with a PID namespace, until the sandbox ends;
+//! without one, for good, as it would in a terminal.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -54,6 +60,10 @@ use super::ExecRequest;
 use super::ExecSetup;
 use super::ExecSetupError;
 use super::ProcessOps;
+use super::sandbox::Program;
+use super::sandbox::Sandbox;
+use super::sandbox::SandboxChild;
+use super::sandbox::SpawnError;
 
 /// How long to keep reading after the shell exited, re-armed on every chunk.
 pub(crate) const OUTPUT_GRACE: Duration = Duration::from_millis(100);
@@ -65,11 +75,12 @@ const READ_CHUNK: usize = 64 * 1024;
 /// stuck in uninterruptible I/O dies only when the I/O ends).
 const KILL_WAIT: Duration = Duration::from_secs(2);
 
-/// Runs commands on this machine.
+/// Runs commands on this machine, in a [`Sandbox`] when given one.
 #[derive(Debug, Default)]
 pub struct LocalProcess {
     shell: Option<PathBuf>,
     groups: Groups,
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 /// The process groups started and possibly still alive.
@@ -81,7 +92,18 @@ impl LocalProcess {
         Self {
             shell: Some(shell.into()),
             groups: Arc::default(),
+            sandbox: None,
         }
+    }
+
+    /// Runs every command in `sandbox` (shared with whatever else runs in
+    /// it, an MCP server of the same scenario for one): its writes, network
+    /// and processes confined as its report says. The sandbox lives at
+    /// least as long as this; what a command leaves running in it is
+    /// killed when the last owner drops it.
+    pub fn with_sandbox(mut self, sandbox: Arc<Sandbox>) -> Self {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     fn shell(&self) -> io::Result<PathBuf> {
@@ -132,7 +154,12 @@ impl ProcessOps for LocalProcess {
     ) -> BoxFuture<'static, io::Result<ExecEnd>> {
         let shell = self.shell();
         let groups = Arc::clone(&self.groups);
-        Box::pin(async move { run(shell?, groups, request, on_data, cancel).await })
+        let sandbox = self.sandbox.clone();
+        Box::pin(async move { run(shell?, groups, sandbox, request, on_data, cancel).await })
+    }
+
+    fn sandbox(&self) -> Option<&Arc<Sandbox>> {
+        self.sandbox.as_ref()
     }
 }
 
@@ -154,6 +181,7 @@ impl From<Stop> for ExecEnd {
 async fn run(
     shell: PathBuf,
     groups: Groups,
+    sandbox: Option<Arc<Sandbox>>,
     request: ExecRequest,
     mut on_data: DataSink,
     cancel: CancellationToken,
@@ -166,8 +194,141 @@ async fn run(
 
     let pipe_error = |err| ExecSetupError::to_io(ExecSetup::Pipe, err);
     let (reader, writer) = io::pipe().map_err(pipe_error)?;
+    let mut child = match &sandbox {
+        Some(sandbox) => Shell::Sandboxed(spawn_sandboxed(sandbox, &shell, &request, writer)?),
+        None => Shell::Plain(spawn_plain(&shell, &request, writer)?),
+    };
+    let pgid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .ok_or_else(|| io::Error::other("The shell exited before it got a process id"))?;
+    // From here on, an early return or a dropped future kills the group.
+    let guard = GroupGuard::new(pgid, Arc::clone(&groups));
+    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())?;
+    let mut buf = vec![0u8; READ_CHUNK];
+    let deadline = request
+        .timeout
+        .and_then(|timeout| Instant::now().checked_add(timeout));
+    follow(
+        &mut child,
+        guard,
+        &mut pipe,
+        &mut buf,
+        &mut on_data,
+        &cancel,
+        deadline,
+    )
+    .await
+}
+
+/// The shell's process: started by Tokio's `Command`, or in a sandbox
+/// (without copying this process, see sandbox/spawn.rs).
+enum Shell {
+    Plain(tokio::process::Child),
+    Sandboxed(SandboxChild),
+}
+
+impl Shell {
+    fn id(&self) -> Option<u32> {
+        match self {
+            Shell::Plain(child) => child.id(),
+            Shell::Sandboxed(child) => Some(child.id()),
+        }
+    }
+
+    async fn wait(&mut self) -> io::Result<std::process::ExitStatus> {
+        match self {
+            Shell::Plain(child) => child.wait().await,
+            Shell::Sandboxed(child) => child.wait().await,
+        }
+    }
+
+    fn start_kill(&mut self) -> io::Result<()> {
+        match self {
+            Shell::Plain(child) => child.start_kill(),
+            Shell::Sandboxed(child) => child.start_kill(),
+        }
+    }
+}
+
+/// Starts the shell in `sandbox`: the inherited environment, then the
+/// request's, `PWD` and the sandbox's `TMPDIR`.
+fn spawn_sandboxed(
+    sandbox: &Sandbox,
+    shell: &Path,
+    request: &ExecRequest,
+    writer: io::PipeWriter,
+) -> io::Result<SandboxChild> {
+    use std::os::fd::AsRawFd;
+    let null = std::fs::File::open("/dev/null")
+        .map_err(|err| ExecSetupError::to_io(ExecSetup::Pipe, err))?;
+    let mut env: std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString> =
+        std::env::vars_os().collect();
+    env.insert("PWD".into(), request.cwd.clone().into_os_string());
+    for (key, value) in &request.env {
+        env.insert(key.clone(), value.clone());
+    }
+    let tmpdir = sandbox
+        .tmpdir()
+        .map_err(|err| ExecSetupError::to_io(ExecSetup::Sandbox, err))?;
+    env.insert("TMPDIR".into(), tmpdir.as_os_str().to_owned());
+    let env: Vec<(&std::ffi::OsStr, &std::ffi::OsStr)> = env
+        .iter()
+        .map(|(key, value)| (key.as_os_str(), value.as_os_str()))
+        .collect();
+    let path = program_path(shell);
+    let args = [
+        shell.as_os_str(),
+        std::ffi::OsStr::new("-c"),
+        std::ffi::OsStr::new(&request.command),
+    ];
+    let program = Program {
+        path: path.as_os_str(),
+        args: &args,
+        env: &env,
+        cwd: request.cwd.as_os_str(),
+        stdio: [null.as_raw_fd(), writer.as_raw_fd(), writer.as_raw_fd()],
+        new_session: has_controlling_terminal(),
+    };
+    sandbox.spawn(&program).map_err(|err| match err {
+        SpawnError::Exec(cause) => {
+            ExecSetupError::to_io(ExecSetup::Spawn(shell.to_path_buf()), cause)
+        }
+        SpawnError::Setup(cause) => ExecSetupError::to_io(ExecSetup::Sandbox, cause),
+    })
+    // `writer` and `null` close here: the shell holds its own copies.
+}
+
+/// The file `execve` needs for `shell`: a name without `/` looked up on
+/// `PATH` (as `Command` does), a relative path made absolute against this
+/// process's directory (the shell starts in another).
+fn program_path(shell: &Path) -> PathBuf {
+    if shell.components().count() == 1 && !shell.as_os_str().is_empty() && !shell.is_absolute() {
+        if let Some(paths) = std::env::var_os("PATH") {
+            for dir in std::env::split_paths(&paths) {
+                let candidate = dir.join(shell);
+                if candidate.is_file() {
+                    return candidate;
+                }
+            }
+        }
+        return shell.to_path_buf();
+    }
+    match std::env::current_dir() {
+        Ok(dir) if shell.is_relative() => dir.join(shell),
+        _ => shell.to_path_buf(),
+    }
+}
+
+/// Starts the shell with Tokio's `Command` (no sandbox).
+fn spawn_plain(
+    shell: &Path,
+    request: &ExecRequest,
+    writer: io::PipeWriter,
+) -> io::Result<tokio::process::Child> {
+    let pipe_error = |err| ExecSetupError::to_io(ExecSetup::Pipe, err);
     let writer_err = writer.try_clone().map_err(pipe_error)?;
-    let mut command = tokio::process::Command::new(&shell);
+    let mut command = tokio::process::Command::new(shell);
     command
         .arg("-c")
         .arg(&request.command)
@@ -204,27 +365,26 @@ async fn run(
     // The command holds our copies of the write ends; they must go, or the
     // pipe never reports end-of-file.
     drop(command);
-    let mut child =
-        spawned.map_err(|err| ExecSetupError::to_io(ExecSetup::Spawn(shell.clone()), err))?;
-    let pgid = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .ok_or_else(|| io::Error::other("The shell exited before it got a process id"))?;
-    // From here on, an early return or a dropped future kills the group.
-    let guard = GroupGuard::new(pgid, Arc::clone(&groups));
-    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())?;
-    let mut buf = vec![0u8; READ_CHUNK];
-    let deadline = request
-        .timeout
-        .and_then(|timeout| Instant::now().checked_add(timeout));
+    spawned.map_err(|err| ExecSetupError::to_io(ExecSetup::Spawn(shell.to_path_buf()), err))
+}
 
+/// Reads the command's output until it ends, is stopped, or times out.
+async fn follow(
+    child: &mut Shell,
+    guard: GroupGuard,
+    pipe: &mut tokio::net::unix::pipe::Receiver,
+    buf: &mut [u8],
+    on_data: &mut DataSink,
+    cancel: &CancellationToken,
+    deadline: Option<Instant>,
+) -> io::Result<ExecEnd> {
     let mut pipe_open = true;
     let waited = loop {
         tokio::select! {
             biased;
             () = cancel.cancelled() => break Err(Stop::Cancelled),
             () = sleep_until(deadline) => break Err(Stop::TimedOut),
-            read = pipe.read(&mut buf), if pipe_open => match read {
+            read = pipe.read(buf), if pipe_open => match read {
                 Ok(0) => pipe_open = false,
                 Ok(n) => on_data(&buf[..n]),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -236,8 +396,8 @@ async fn run(
     let status = match waited {
         Ok(status) => status,
         Err(stop) => {
-            guard.kill_and_wait(&mut child).await;
-            drain_buffered(&pipe, &mut buf, &mut on_data);
+            guard.kill_and_wait(child).await;
+            drain_buffered(pipe, buf, on_data);
             return Ok(stop.into());
         }
     };
@@ -249,7 +409,7 @@ async fn run(
             biased;
             () = cancel.cancelled() => Some(Stop::Cancelled),
             () = sleep_until(deadline) => Some(Stop::TimedOut),
-            read = tokio::time::timeout(OUTPUT_GRACE, pipe.read(&mut buf)) => {
+            read = tokio::time::timeout(OUTPUT_GRACE, pipe.read(buf)) => {
                 match read {
                     Ok(Ok(n)) if n > 0 => on_data(&buf[..n]),
                     Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -259,8 +419,8 @@ async fn run(
             }
         };
         if let Some(stop) = stop {
-            guard.kill_and_wait(&mut child).await;
-            drain_buffered(&pipe, &mut buf, &mut on_data);
+            guard.kill_and_wait(child).await;
+            drain_buffered(pipe, buf, on_data);
             return Ok(stop.into());
         }
     }
@@ -352,7 +512,7 @@ impl GroupGuard {
 
     /// Kills the tree, reaps the shell and waits until every killed process
     /// is dead.
-    async fn kill_and_wait(mut self, child: &mut tokio::process::Child) {
+    async fn kill_and_wait(mut self, child: &mut Shell) {
         self.armed = false;
         let killed = kill_tree(self.pgid);
         // In case the shell itself left its group; an already reaped child
