@@ -7,7 +7,9 @@
 //!             bounded tail, the exit watched, the stop (grace, SIGTERM,
 //!             SIGKILL to the group)
 //! stdio.rs    the stdio transport: newline-delimited JSON-RPC, junk lines
-//!             counted and ignored
+//!             counted and ignored, an answer that cannot be read made an
+//!             error that says why
+//! ids.rs      answers matched to requests by exact id, type included
 //! answers.rs  a server's answer as a ToolResult: content, isError,
 //!             structuredContent and _meta in details, harness mcp's own
 //!             details, JSON-RPC errors
@@ -21,6 +23,7 @@
 //! ```
 
 mod answers;
+mod ids;
 mod process;
 mod session;
 mod stdio;

@@ -57,8 +57,10 @@ use super::process::Exit;
 use super::process::ServerProcess;
 use super::process::Stopped;
 use super::process::spawn;
+use super::ids::ExactIds;
 use super::stdio::Junk;
 use super::stdio::LineTransport;
+use super::stdio::unreadable;
 use crate::tools::ToolError;
 use crate::tools::ToolResult;
 
@@ -287,16 +289,21 @@ impl McpClient {
         let (serving, process, url, transport) = match &config.launch {
             Launch::Command(command) => {
                 let spawned = spawn(command).map_err(|err| fail(err.to_string()))?;
-                let transport =
-                    LineTransport::new(spawned.stdout, spawned.stdin, Arc::clone(&junk));
+                let transport = ExactIds::new(
+                    LineTransport::new(spawned.stdout, spawned.stdin, Arc::clone(&junk)),
+                    Arc::clone(&junk),
+                );
                 let serving = tokio::time::timeout_at(deadline, client_config().serve(transport));
                 (futures_boxed(serving), Some(spawned.process), None, "stdio")
             }
             Launch::Url { url, headers } => {
                 let headers = header_map(headers).map_err(fail)?;
-                let transport = StreamableHttpClientTransport::from_config(
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                        .custom_headers(headers),
+                let transport = ExactIds::new(
+                    StreamableHttpClientTransport::from_config(
+                        StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                            .custom_headers(headers),
+                    ),
+                    Arc::clone(&junk),
                 );
                 let serving = tokio::time::timeout_at(deadline, client_config().serve(transport));
                 (
@@ -320,6 +327,11 @@ impl McpClient {
                     _ if closed => {
                         "it closed the connection before it answered `initialize`".to_owned()
                     }
+                    ClientInitializeError::JsonRpcError(ref error)
+                        if let Some(why) = unreadable(error) =>
+                    {
+                        format!("its answer to `initialize` could not be read: {why}")
+                    }
                     ClientInitializeError::JsonRpcError(error) => format!(
                         "it answered `initialize` with JSON-RPC error {}: {}",
                         error.code.0, error.message
@@ -339,6 +351,9 @@ impl McpClient {
             Ok(Err(err)) => {
                 let closed = matches!(err, ServiceError::TransportClosed);
                 let message = match err {
+                    ServiceError::McpError(ref error) if let Some(why) = unreadable(error) => {
+                        format!("its answer to `tools/list` could not be read: {why}")
+                    }
                     ServiceError::McpError(error) => format!(
                         "it answered `tools/list` with JSON-RPC error {}: {}",
                         error.code.0, error.message
@@ -531,6 +546,16 @@ impl McpClient {
     /// The error result of a call whose request or answer failed.
     async fn failed(&self, tool: &str, err: ServiceError) -> ToolResult {
         match err {
+            ServiceError::McpError(ref error) if let Some(why) = unreadable(error) => {
+                ToolResult::error(
+                    format!(
+                        "MCP server `{}` answered the call to `{tool}`, but its answer could not \
+                         be read: {why}.",
+                        self.name
+                    ),
+                    Some(json!({ "error_class": TRANSPORT_CLASS, "reason": why })),
+                )
+            }
             ServiceError::McpError(error) => {
                 jsonrpc_error(error.code.0, &error.message, error.data.as_ref())
             }

@@ -1,0 +1,178 @@
+//! The harness against hostile MCP peers (issue 42): as a client, the
+//! servers of `tests/fixtures/mcp/hostile_server.py` (answers under the
+//! wrong id, answers nested past what can be read, tool names with line
+//! breaks); as `harness mcp`, clients that flood it without reading. Every
+//! wait is bounded; none is a sleep.
+
+use std::path::Path;
+use std::time::Duration;
+use std::time::Instant;
+
+use harness::mcp::client::Command;
+use harness::mcp::client::Launch;
+use harness::mcp::client::McpClient;
+use harness::mcp::client::ServerConfig;
+use harness::tools::ToolResult;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+const HARNESS: &str = env!("CARGO_BIN_EXE_harness");
+
+/// The longest any one exchange may take before the test fails.
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// The hostile server's script.
+fn script() -> String {
+    format!(
+        "{}/tests/fixtures/mcp/hostile_server.py",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// The hostile server in `mode` (with its argument), as a client starts it.
+fn hostile(mode: &[&str], cwd: &Path) -> ServerConfig {
+    let mut args = vec![script()];
+    args.extend(mode.iter().map(|m| (*m).to_owned()));
+    let mut config = ServerConfig::new(
+        "hostile",
+        Launch::Command(Command {
+            program: "python3".to_owned(),
+            args,
+            env: Vec::new(),
+            cwd: cwd.to_path_buf(),
+        }),
+    );
+    config.startup_timeout = LIMIT;
+    config.stop_grace = Duration::from_millis(300);
+    config
+}
+
+async fn call(client: &McpClient, tool: &str) -> ToolResult {
+    let cancel = CancellationToken::new();
+    tokio::time::timeout(LIMIT, client.call(tool, json!({}), &cancel))
+        .await
+        .expect("the call ends within the limit")
+}
+
+/// Issue 42, item 9: an answer whose id is the string `"2"` does not
+/// answer request `2`; it is a junk line, and the answer under the
+/// request's own id is the one taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_under_an_id_of_another_type_answers_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = McpClient::start(hostile(&["string-id"], dir.path()))
+        .await
+        .unwrap();
+    let first = call(&client, "echo").await;
+    let second = call(&client, "echo").await;
+    assert_eq!(
+        (first.text(), second.text(), client.junk_lines()),
+        (
+            "answered under the request's id".to_owned(),
+            "answered under the request's id".to_owned(),
+            2
+        )
+    );
+    let report = client.stop().await;
+    assert_eq!(report.junk_samples.len(), 2, "{report:?}");
+    assert!(
+        report.junk_samples[0].starts_with("{\"jsonrpc\":\"2.0\",\"id\":\""),
+        "{report:?}"
+    );
+}
+
+/// Issue 42, item 8: a `tools/list` answer nested deeper than the
+/// 127 levels a message is read to fails the start at once, saying so
+/// (it was dropped as junk, and the start waited out its whole timeout
+/// to blame the server for not answering).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_list_answer_nested_too_deep_fails_the_start_at_once_saying_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let err = match McpClient::start(hostile(&["deep-list", "130"], dir.path())).await {
+        Ok(client) => panic!("started: {:?}", client.facts()),
+        Err(err) => err,
+    };
+    assert_eq!(
+        (err.message.as_str(), err.exit_status.as_deref()),
+        (
+            "its answer to `tools/list` could not be read: it is nested 135 levels deep (arrays \
+             and objects inside one another), and a message may be nested 127 at most",
+            None
+        )
+    );
+    // Not the start-up timeout: the answer was judged when it came.
+    assert!(started.elapsed() < LIMIT, "{:?}", started.elapsed());
+}
+
+/// The same for the answer to a call: the call ends at once with an
+/// error result that says why, instead of waiting for an answer that came.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_answer_nested_too_deep_is_an_error_result_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = McpClient::start(hostile(&["deep-call", "200"], dir.path()))
+        .await
+        .unwrap();
+    let result = call(&client, "echo").await;
+    let why = "it is nested 202 levels deep (arrays and objects inside one another), and a \
+               message may be nested 127 at most";
+    assert_eq!(
+        (result.is_error, result.text(), result.details),
+        (
+            true,
+            format!(
+                "MCP server `hostile` answered the call to `echo`, but its answer could not be \
+                 read: {why}."
+            ),
+            Some(json!({ "error_class": "mcp_transport_error", "reason": why }))
+        )
+    );
+    // Not a junk line: it was an answer, and said so.
+    assert_eq!(client.junk_lines(), 0);
+    client.stop().await;
+}
+
+fn harness_output(args: &[&str]) -> (i32, String, String) {
+    let output = std::process::Command::new(HARNESS)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+/// Issue 42, item 10: a tool name with a line break is shown on one line
+/// (its control characters as pictures), in the listing and the token
+/// table alike.
+#[test]
+fn a_tool_name_with_a_line_break_is_shown_on_one_line() {
+    let script = script();
+    let mcp = ["--mcp", "python3", script.as_str(), "name-newline"];
+    let (code, out, err) = harness_output(&[&["tools"][..], &mcp].concat());
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            0,
+            "line\u{240a}break (line\u{240a}break, Parallel)\n  A tool of the hostile server.\n\n\
+             bell\u{2407} (bell\u{2407}, Parallel)\n  A tool of the hostile server.\n\n",
+            ""
+        )
+    );
+    let (code, out, _) = harness_output(&[&["tools", "--tokens"][..], &mcp].concat());
+    assert_eq!(code, 0);
+    let rows: Vec<&str> = out.lines().take(4).collect();
+    assert_eq!(
+        rows,
+        [
+            "tool        description  schema  definition",
+            "line␊break            7       9          27",
+            "bell␇                 7       9          28",
+            "total                14      18          56",
+        ]
+    );
+}
