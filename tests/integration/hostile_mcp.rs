@@ -176,3 +176,83 @@ fn a_tool_name_with_a_line_break_is_shown_on_one_line() {
         ]
     );
 }
+
+/// The hostile HTTP server in `mode`, its port read from its first line;
+/// it ends when the returned child's input closes (dropping the child).
+fn hostile_http(mode: &str) -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new("python3")
+        .arg(format!(
+            "{}/tests/fixtures/mcp/hostile_http.py",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .arg(mode)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (child, line.trim().parse().unwrap())
+}
+
+fn url_server(url: String) -> ServerConfig {
+    let mut config = ServerConfig::new(
+        "web",
+        Launch::Url {
+            url,
+            headers: Vec::new(),
+        },
+    );
+    config.startup_timeout = LIMIT;
+    config
+}
+
+/// Issue 42, item 10: what an HTTP server's failures are called names no
+/// Rust type of the MCP library (`Transport [rmcp::transport::…<…>]`), in
+/// a start that fails and in calls that do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_failures_are_worded_plainly() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let unreachable =
+        match McpClient::start(url_server(format!("http://127.0.0.1:{port}/mcp"))).await {
+            Ok(client) => panic!("started: {:?}", client.facts()),
+            Err(err) => err.message.replace(&port.to_string(), "PORT"),
+        };
+    let mut called = Vec::new();
+    for mode in ["status-500", "html", "not-json"] {
+        let (mut child, port) = hostile_http(mode);
+        let client = McpClient::start(url_server(format!("http://127.0.0.1:{port}/mcp")))
+            .await
+            .unwrap();
+        let result = call(&client, "echo").await;
+        called.push(result.text().replace(&port.to_string(), "PORT"));
+        client.stop().await;
+        drop(child.stdin.take());
+        child.wait().unwrap();
+    }
+    assert_eq!(
+        (unreachable.as_str(), called),
+        (
+            "`initialize` failed: error sending request for url (http://127.0.0.1:PORT/mcp): \
+             client error (Connect): tcp connect error: Connection refused (os error 111)",
+            [
+                "it answered with HTTP status 500",
+                "it answered with content type `text/html`, not JSON or an event stream",
+                "it answered with something that is not the JSON-RPC message expected",
+            ]
+            .map(|why| {
+                format!(
+                    "The call to `echo` on MCP server `web` at http://127.0.0.1:PORT/mcp failed: \
+                     {why}."
+                )
+            })
+            .to_vec()
+        )
+    );
+}

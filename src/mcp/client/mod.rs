@@ -20,6 +20,8 @@
 //! tool.rs     ServerTool: a server's tool in the registry, through the
 //!             same erased trait as the built-ins
 //! visible.rs  what a server wrote (stderr, junk), made safe to show
+//! wording.rs  rmcp's transport and protocol failures in plain words (no
+//!             Rust type names)
 //! ```
 
 mod answers;
@@ -29,6 +31,7 @@ mod session;
 mod stdio;
 mod tool;
 mod visible;
+mod wording;
 
 pub use answers::JSONRPC_ERROR_CLASS;
 pub use answers::content_block;

@@ -52,15 +52,17 @@ use tokio_util::sync::CancellationToken;
 
 use super::answers::jsonrpc_error;
 use super::answers::tool_result;
+use super::ids::ExactIds;
 use super::process::Command;
 use super::process::Exit;
 use super::process::ServerProcess;
 use super::process::Stopped;
 use super::process::spawn;
-use super::ids::ExactIds;
 use super::stdio::Junk;
 use super::stdio::LineTransport;
 use super::stdio::unreadable;
+use super::wording::initialize_failure;
+use super::wording::request_failure;
 use crate::tools::ToolError;
 use crate::tools::ToolResult;
 
@@ -336,7 +338,7 @@ impl McpClient {
                         "it answered `initialize` with JSON-RPC error {}: {}",
                         error.code.0, error.message
                     ),
-                    other => format!("`initialize` failed: {other}"),
+                    other => format!("`initialize` failed: {}", initialize_failure(&other)),
                 };
                 return Err(failed_start(&config.name, message, process, closed).await);
             }
@@ -361,7 +363,7 @@ impl McpClient {
                     ServiceError::TransportClosed => {
                         "it closed the connection before it answered `tools/list`".to_owned()
                     }
-                    other => format!("`tools/list` failed: {other}"),
+                    other => format!("`tools/list` failed: {}", request_failure(&other)),
                 };
                 drop(running);
                 return Err(failed_start(&config.name, message, process, closed).await);
@@ -574,7 +576,7 @@ impl McpClient {
                     ),
                 }
             }
-            other => self.transport_error(tool, other.to_string()),
+            other => self.transport_error(tool, request_failure(&other)),
         }
     }
 
@@ -585,7 +587,7 @@ impl McpClient {
             .map_or_else(String::new, |url| format!(" at {url}"));
         ToolResult::error(
             format!(
-                "The call to `{tool}` on MCP server `{}`{place} got no answer: {why}.",
+                "The call to `{tool}` on MCP server `{}`{place} failed: {why}.",
                 self.name
             ),
             Some(json!({ "error_class": TRANSPORT_CLASS, "reason": why })),

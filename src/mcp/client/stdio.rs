@@ -26,12 +26,12 @@ use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::RxJsonRpcMessage;
 use rmcp::service::TxJsonRpcMessage;
 use rmcp::transport::Transport;
+use serde::de::IgnoredAny;
 use tokio::io::AsyncBufReadExt;
 use tokio::io::AsyncRead;
 use tokio::io::AsyncWrite;
 use tokio::io::AsyncWriteExt;
 use tokio::io::BufReader;
-use serde::de::IgnoredAny;
 use tokio::sync::mpsc;
 
 use super::visible::visible_text;
@@ -390,7 +390,9 @@ mod tests {
         // Brackets in strings are text; a request and a line without an
         // id are not answers.
         assert_eq!(nesting(br#"{"a":"[[[{{{\"]]"}"#), 1);
-        assert!(unreadable_answer(br#"{"jsonrpc":"2.0","id":1,"method":"x","result":1}"#).is_none());
+        assert!(
+            unreadable_answer(br#"{"jsonrpc":"2.0","id":1,"method":"x","result":1}"#).is_none()
+        );
         assert!(unreadable_answer(br#"{"jsonrpc":"2.0","result":[[]]}"#).is_none());
         let broken = unreadable_answer(br#"{"jsonrpc":"2.0","id":"a","error":"no"}"#).unwrap();
         assert_eq!(
