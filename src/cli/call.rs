@@ -32,6 +32,7 @@ pub struct CallArgs {
 }
 
 pub fn run(args: CallArgs) -> u8 {
+    super::guard::not_dumpable();
     let text = match args.args_json.as_deref() {
         Some("-") | None => {
             let bytes = match super::read_bounded(std::io::stdin().lock(), "standard input") {

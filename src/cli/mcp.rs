@@ -41,6 +41,7 @@ pub struct McpArgs {
 }
 
 pub fn run(args: McpArgs) -> u8 {
+    super::guard::not_dumpable();
     let limits = match &args.limits {
         Some(path) => match load_limits(path) {
             Ok(limits) => limits,

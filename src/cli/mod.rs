@@ -14,6 +14,7 @@ mod output;
 mod call;
 mod check;
 mod completions;
+mod guard;
 mod import;
 mod init;
 mod mcp;

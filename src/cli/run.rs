@@ -185,6 +185,7 @@ fn record_last_run(reports: &mut Reports<'_>) {
 }
 
 pub fn run(args: RunArgs) -> u8 {
+    super::guard::not_dumpable();
     let mut paths = if args.paths.is_empty() {
         vec![PathBuf::from("scenarios")]
     } else {

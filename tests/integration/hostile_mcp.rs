@@ -256,3 +256,113 @@ async fn http_failures_are_worded_plainly() {
         )
     );
 }
+
+/// What a bash command finds when it tries to open the harness's own
+/// standard input (to read) and output (to write) through
+/// `/proc/$PPID/fd/`: `fd0 refused, fd1 refused` when it cannot.
+const PROBE_PARENT: &str = "for fd in 0 1; do \
+    if [ $fd = 0 ]; then (exec 3<\"/proc/$PPID/fd/0\"); else (exec 3>\"/proc/$PPID/fd/1\"); fi \
+    2>/dev/null && printf 'fd%s opened ' $fd || printf 'fd%s refused ' $fd; done";
+
+/// `harness ARGS`, without any capability when the tests run as root:
+/// a command then has what its parent has, and only the parent's own
+/// protection (not being dumpable) stands between them. (Root with
+/// `CAP_SYS_PTRACE` opens any process's descriptors, and a process with
+/// fewer capabilities than its parent is refused by that alone.)
+fn unprivileged(args: &[&str]) -> std::process::Command {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut command = if root {
+        let mut setpriv = std::process::Command::new("setpriv");
+        setpriv.args(["--inh-caps=-all", "--bounding-set=-all", "--", HARNESS]);
+        setpriv
+    } else {
+        std::process::Command::new(HARNESS)
+    };
+    command.args(args);
+    command
+}
+
+/// Issue 42, item 7: a command `harness mcp` runs cannot open the
+/// protocol stream through `/proc/$PPID/fd/0` and `/proc/$PPID/fd/1`
+/// (same user): `harness mcp` is not dumpable while it serves.
+#[test]
+fn a_command_cannot_open_the_protocol_stream_of_harness_mcp() {
+    use std::io::BufRead;
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = unprivileged(&["mcp", "--cwd", dir.path().to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let messages = [
+        json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": { "name": "probe", "version": "1" }
+            }
+        }),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "bash", "arguments": { "command": PROBE_PARENT } }
+        }),
+    ];
+    for message in messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut answer = None;
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let message: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if message["id"] == json!(1) {
+            answer = Some(message["result"]["content"][0]["text"].clone());
+            break;
+        }
+    }
+    drop(stdin);
+    child.wait().unwrap();
+    assert_eq!(answer, Some(json!("fd0 refused fd1 refused ")));
+}
+
+/// The same for `harness call`, whose standard output is the result a
+/// script reads.
+#[test]
+fn a_command_cannot_open_the_streams_of_harness_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = json!({ "command": PROBE_PARENT }).to_string();
+    let output = unprivileged(&["call", "bash", &args])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        result["content"][0]["text"],
+        json!("fd0 refused fd1 refused ")
+    );
+}
+
+/// And for `harness run`, whose process holds every figure and verdict a
+/// command could otherwise reach through `/proc/$PPID/`.
+#[test]
+fn a_command_cannot_open_the_streams_of_harness_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("probe.yaml");
+    let yaml = format!(
+        "name: probe\nmodel:\n  - call: bash\n    args: {{ command: {} }}\n    expect: {{ equals: \
+         \"fd0 refused fd1 refused \" }}\n",
+        json!(PROBE_PARENT)
+    );
+    std::fs::write(&scenario, yaml).unwrap();
+    let output = unprivileged(&["run", scenario.to_str().unwrap()])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+}
