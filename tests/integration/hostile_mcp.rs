@@ -366,3 +366,126 @@ fn a_command_cannot_open_the_streams_of_harness_run() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(0), "{stdout}");
 }
+
+/// Issue 42, item 3: `harness mcp` pushes back on a client that sends
+/// requests and never reads the answers. It takes at most 64 requests
+/// that are not yet answered; then it reads no more of its input, so
+/// the client's writes block (here: the pipe stays full for 5 s) instead
+/// of the server growing by every answer it cannot write. Once the
+/// client reads, every request is answered.
+#[test]
+fn harness_mcp_stops_reading_while_its_answers_are_not_read() {
+    use std::io::BufRead;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    const REQUESTS: usize = 400;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "x\n".repeat(2000)).unwrap();
+    let mut child = std::process::Command::new(HARNESS)
+        .args(["mcp", "--cwd", dir.path().to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let init = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": { "name": "flood", "version": "1" }
+        }
+    });
+    writeln!(stdin, "{init}").unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })
+    )
+    .unwrap();
+    let request = |id: usize| {
+        format!(
+            "{}\n",
+            json!({
+                "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {
+                    "name": "read",
+                    "arguments": { "path": "f.txt" },
+                    // Long requests: fewer fit in the pipe.
+                    "_meta": { "pad": "p".repeat(1000) }
+                }
+            })
+        )
+    };
+    let lines: Vec<String> = (1..=REQUESTS).map(request).collect();
+    let flood = lines.concat();
+    // Write without blocking until the pipe stays full for 5 s.
+    let fd = stdin.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this test owns.
+    unsafe {
+        libc::fcntl(
+            fd,
+            libc::F_SETFL,
+            libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
+        )
+    };
+    let mut sent = 0;
+    while sent < flood.len() {
+        match stdin.write(&flood.as_bytes()[sent..]) {
+            Ok(n) => sent += n,
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
+                let mut poll = libc::pollfd {
+                    fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                if unsafe { libc::poll(&mut poll, 1, 5000) } == 0 {
+                    break;
+                }
+            }
+            Err(err) => panic!("{err}"),
+        }
+    }
+    // What it took: 64 in flight, and what the pipe (64 KiB) and the
+    // reading side's buffers (less than 32 KiB: rmcp's 8 KiB reader, the
+    // line being read) hold, in whole requests, plus the one being read.
+    let taken = flood.as_bytes()[..sent]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    let bound = 64 + (64 + 32) * 1024 / lines[0].len() + 1;
+    assert!(
+        taken <= bound,
+        "{taken} of {REQUESTS} requests taken, more than {bound}"
+    );
+    // Reading the answers lets the rest in: every request is answered.
+    let reader = std::thread::spawn(move || {
+        let mut answered = 0;
+        let mut line = String::new();
+        while answered < REQUESTS {
+            line.clear();
+            if out.read_line(&mut line).unwrap() == 0 {
+                break;
+            }
+            answered += 1;
+        }
+        answered
+    });
+    // SAFETY: as above.
+    unsafe {
+        libc::fcntl(
+            fd,
+            libc::F_SETFL,
+            libc::fcntl(fd, libc::F_GETFL) & !libc::O_NONBLOCK,
+        )
+    };
+    stdin.write_all(&flood.as_bytes()[sent..]).unwrap();
+    stdin.flush().unwrap();
+    assert_eq!(reader.join().unwrap(), REQUESTS);
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
