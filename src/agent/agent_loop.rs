@@ -368,6 +368,10 @@ pub async fn run_loop(
                 completion: outcome.completion,
                 cancelled: outcome.cancelled,
             });
+            // Pricing is work without an await of its own: the runtime
+            // gets a turn after each call's, so a time budget around the
+            // loop ends a run whose pricing overruns it (issue 42).
+            tokio::task::yield_now().await;
         }
         on_event(AgentEvent::TurnEnd { turn });
     }

@@ -233,6 +233,66 @@ async fn each_call_and_result_is_priced_once_with_the_loops_counter() {
     assert!(priced[1].1 > 0);
 }
 
+/// Issue 42, item 2: pricing is work without an await of its own, and
+/// the last stretch of a run (the last results priced, the final request
+/// priced, the loop's end) had none either, so a timeout around the loop
+/// (the scenario's budget) could not end it there: a run whose pricing
+/// overran the budget passed. The loop now gives the runtime a turn after
+/// each call it prices, and the budget ends it.
+#[tokio::test]
+async fn pricing_past_the_time_budget_is_ended_by_it() {
+    let f = fixture();
+    let mut p = provider(vec![FauxStep::Calls(vec![call(
+        "c1",
+        "read",
+        json!({"path": "a.txt"}),
+    )])]);
+    // Counting a text with the file's content in it (the result) takes
+    // until past the budget, as a huge text would.
+    #[derive(Debug)]
+    struct Slow {
+        until: std::time::Instant,
+        slow: std::sync::atomic::AtomicUsize,
+    }
+    impl TokenCounter for Slow {
+        fn name(&self) -> &str {
+            "slow"
+        }
+        fn count(&self, text: &str) -> u64 {
+            if text.contains("alpha") {
+                self.slow.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let now = std::time::Instant::now();
+                std::thread::sleep(self.until.saturating_duration_since(now));
+            }
+            1
+        }
+    }
+    let budget = Duration::from_millis(500);
+    let slow = Arc::new(Slow {
+        until: std::time::Instant::now() + 2 * budget,
+        slow: Default::default(),
+    });
+    let options = LoopOptions {
+        tokens: Arc::clone(&slow) as Arc<dyn TokenCounter>,
+        ..LoopOptions::default()
+    };
+    let mut transcript = Transcript::default();
+    let finished = tokio::time::timeout(
+        budget,
+        run_loop(&mut p, &f.registry, &options, &mut transcript, &mut |_| {}),
+    )
+    .await;
+    // Ended after the call's price, before the final request was priced.
+    assert_eq!(
+        (
+            finished.is_err(),
+            transcript.calls.len(),
+            slow.slow.load(std::sync::atomic::Ordering::SeqCst)
+        ),
+        (true, 1, 1)
+    );
+}
+
 #[tokio::test]
 async fn a_run_stopped_from_outside_leaves_its_partial_run_in_the_callers_transcript() {
     let f = fixture();

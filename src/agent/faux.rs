@@ -408,9 +408,9 @@ impl FauxProvider {
         }
     }
 
-    fn usage(&mut self, parts: &[String], message: &AssistantMessage) -> Usage {
+    async fn usage(&mut self, parts: &[String], message: &AssistantMessage) -> Usage {
         let output = self.tokens.count(&serialize_assistant(message));
-        self.pricer.usage(self.tokens.as_ref(), parts, output)
+        self.pricer.usage(self.tokens.as_ref(), parts, output).await
     }
 }
 
@@ -445,7 +445,7 @@ impl Provider for FauxProvider {
             };
             let parts = parts_with_tools(&request, Some(&tools.1));
             self.tools_part = Some(tools);
-            message.usage = self.usage(&parts, &message);
+            message.usage = self.usage(&parts, &message).await;
             self.report.turns.push(Turn {
                 usage: message.usage,
                 scripted,

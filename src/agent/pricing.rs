@@ -17,8 +17,16 @@
 //! of the prompt, its common prefix with the previous prompt (the cache
 //! read) and the rest (the cache write). The prefix and the rest are
 //! priced from the segments they cover whole plus the one segment the
-//! boundary cuts, measured on its own. A counter without a measure gets
-//! the whole texts counted, as before.
+//! boundary cuts, measured on its own. (A BPE counter counts at most
+//! 1 MiB of a text exactly and estimates the rest, see
+//! [`COUNTED_EXACTLY`](super::tokens::COUNTED_EXACTLY): a segment over
+//! that is priced by that rule on its own.) A counter without a measure
+//! gets the whole texts counted, as before.
+//!
+//! Measuring has no await of its own: [`PromptPricer::usage`] gives the
+//! runtime a turn after each segment it measures, so the time budget of
+//! a run (a timeout around the agent loop) ends a request with many new
+//! segments to measure.
 
 use std::collections::HashMap;
 
@@ -75,8 +83,16 @@ impl PromptPricer {
     /// joined by [`PART_SEPARATOR`]) and whose response was priced as
     /// `output` tokens: the input of the whole prompt, and the prompt-cache
     /// split against the previous request.
-    pub fn usage(&mut self, tokens: &dyn TokenCounter, parts: &[String], output: u64) -> Usage {
-        let priced = self.price(tokens, parts);
+    ///
+    /// Each segment measured is followed by a turn of the runtime (see
+    /// [`measured`]), so a time budget around the request ends it.
+    pub async fn usage(
+        &mut self,
+        tokens: &dyn TokenCounter,
+        parts: &[String],
+        output: u64,
+    ) -> Usage {
+        let priced = self.price(tokens, parts).await;
         let total = self.prefix_tokens(tokens, &priced, priced.text.len());
         let usage = match &self.previous {
             None => Usage {
@@ -102,7 +118,7 @@ impl PromptPricer {
 
     /// The prompt of `parts`, each segment measured once: segments the
     /// previous prompt had keep their measures.
-    fn price(&self, tokens: &dyn TokenCounter, parts: &[String]) -> Priced {
+    async fn price(&self, tokens: &dyn TokenCounter, parts: &[String]) -> Priced {
         let mut text = String::with_capacity(
             parts.iter().map(String::len).sum::<usize>() + parts.len() * PART_SEPARATOR.len(),
         );
@@ -128,16 +144,16 @@ impl PromptPricer {
                 .collect(),
             _ => HashMap::new(),
         };
-        priced.measures = (0..priced.starts.len())
-            .map(|i| {
-                let segment = priced.segment(i);
-                known
-                    .get(segment)
-                    .copied()
-                    .or_else(|| tokens.measure(segment))
-                    .unwrap_or(0)
-            })
-            .collect();
+        let mut measures = Vec::with_capacity(priced.starts.len());
+        for i in 0..priced.starts.len() {
+            let segment = priced.segment(i);
+            let measure = match known.get(segment) {
+                Some(&measure) => measure,
+                None => measured(tokens, segment).await,
+            };
+            measures.push(measure);
+        }
+        priced.measures = measures;
         priced
     }
 
@@ -162,6 +178,15 @@ impl PromptPricer {
         }
         tokens.tokens_from(measure)
     }
+}
+
+/// The measure of `segment`, then a turn of the runtime: measuring has no
+/// await of its own, and a prompt may have many new segments to measure
+/// (the results of a large batch).
+async fn measured(tokens: &dyn TokenCounter, segment: &str) -> u64 {
+    let measure = tokens.measure(segment).unwrap_or(0);
+    tokio::task::yield_now().await;
+    measure
 }
 
 /// The tokens of `priced.text[start..]`.

@@ -57,6 +57,9 @@ fn usages(
     turns: &[Vec<String>],
     tools: &str,
 ) -> Vec<Usage> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let mut pricer = PromptPricer::default();
     let mut messages: Vec<String> = Vec::new();
     let mut out = Vec::new();
@@ -67,7 +70,7 @@ fn usages(
         if !tools.is_empty() {
             parts.push(format!("tools:{tools}"));
         }
-        out.push(pricer.usage(tokens, &parts, i as u64));
+        out.push(runtime.block_on(pricer.usage(tokens, &parts, i as u64)));
     }
     out
 }

@@ -23,6 +23,27 @@ use super::bpe::pieces;
 /// Longer texts are counted by tiktoken-rs in [`pieces`].
 const WHOLE_TEXT: usize = 512 * 1024;
 
+/// The bytes of a text a BPE counter counts exactly: 1 MiB. Past them the
+/// text is estimated as `chars4` prices it (UTF-16 units / 4, rounded
+/// up), so pricing one text costs at most the counting of 1 MiB, in time
+/// and in memory, whatever it holds (a 60 MB word, a tool section of
+/// 100,000 tools). A fixed rule, so the figures stay the same on every
+/// machine (docs/reports.md, "What is priced").
+pub const COUNTED_EXACTLY: usize = 1024 * 1024;
+
+/// `text` cut at [`COUNTED_EXACTLY`] bytes (at a character boundary):
+/// what is counted, and what is estimated.
+fn split_counted(text: &str) -> (&str, &str) {
+    if text.len() <= COUNTED_EXACTLY {
+        return (text, "");
+    }
+    let mut end = COUNTED_EXACTLY;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.split_at(end)
+}
+
 /// Counts the tokens of a text.
 pub trait TokenCounter: Send + Sync + fmt::Debug {
     /// The counter's name, as reports show it (`chars4`, `o200k` …).
@@ -32,12 +53,13 @@ pub trait TokenCounter: Send + Sync + fmt::Debug {
 
     /// An additive measure of `text`, when the counter has one: for any
     /// texts `a` ending in `\n` and `b` starting with an ASCII letter,
-    /// `measure(a + b) == measure(a) + measure(b)`, and for every text
-    /// `count(t) == tokens_from(measure(t))`. The BPE counters' measure is
-    /// the token count itself (their pre-tokenizer always splits a text
-    /// there, and each piece is encoded alone); `chars4` measures UTF-16
-    /// units. `None` (the default) promises nothing, and callers count
-    /// whole texts.
+    /// `measure(a + b) == measure(a) + measure(b)` (for the BPE counters,
+    /// while `a + b` is at most [`COUNTED_EXACTLY`] bytes), and for every
+    /// text `count(t) == tokens_from(measure(t))`. The BPE counters'
+    /// measure is the token count itself (their pre-tokenizer always
+    /// splits a text there, and each piece is encoded alone); `chars4`
+    /// measures UTF-16 units. `None` (the default) promises nothing, and
+    /// callers count whole texts.
     fn measure(&self, text: &str) -> Option<u64> {
         let _ = text;
         None
@@ -125,7 +147,14 @@ impl TokenCounter for Tiktoken {
 }
 
 impl Tiktoken {
+    /// The tokens of `text`: its first [`COUNTED_EXACTLY`] bytes counted,
+    /// the rest estimated as `chars4` would.
     fn encode(&self, text: &str) -> u64 {
+        let (counted, estimated) = split_counted(text);
+        self.encode_exactly(counted) + Chars4.count(estimated)
+    }
+
+    fn encode_exactly(&self, text: &str) -> u64 {
         // Special-token text such as `<|endoftext|>` in a file is ordinary
         // text to a model reading it, so it is counted as such.
         match self.encoder {
@@ -312,6 +341,29 @@ mod tests {
             (4 * short - 64..=4 * short + 64).contains(&tokens),
             "{tokens} tokens against {short} for a quarter of the run"
         );
+    }
+
+    /// Issue 42, item 2: a text over 1 MiB is counted exactly up to
+    /// there and estimated as `chars4` after, so one text costs at most
+    /// the counting of 1 MiB (a 60 MB word took 80 s and 2.5 GB).
+    #[test]
+    fn a_text_past_the_counted_bytes_is_estimated_after_them() {
+        let t = tokenizer_by_name("o200k").unwrap();
+        // Two tokens in 12 bytes counted, three estimated.
+        let line = " hello world";
+        let text = line.repeat(COUNTED_EXACTLY / line.len() + 1000);
+        let (counted, estimated) = split_counted(&text);
+        assert_eq!(
+            (counted.len(), counted.len() + estimated.len()),
+            (COUNTED_EXACTLY, text.len())
+        );
+        let whole = t.count(&text);
+        assert_eq!(whole, t.count(counted) + Chars4.count(estimated));
+        // The 11,996 bytes past the counted ones, at 4 a token.
+        assert_eq!(whole - t.count(counted), 2999);
+        // A character is never cut: `é` is two bytes.
+        let cut = format!("{}é", "x".repeat(COUNTED_EXACTLY - 1));
+        assert_eq!(split_counted(&cut).0.len(), COUNTED_EXACTLY - 1);
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub(super) struct CallArgs {
 }
 
 pub(super) fn run(args: CallArgs) -> u8 {
+    super::guard::not_dumpable();
     let text = match args.args_json.as_deref() {
         Some("-") | None => {
             let bytes = match super::common::read_bounded(std::io::stdin().lock(), "standard input")

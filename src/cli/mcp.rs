@@ -44,6 +44,7 @@ pub(super) struct McpArgs {
 }
 
 pub(super) fn run(args: McpArgs) -> u8 {
+    super::guard::not_dumpable();
     let limits = match &args.limits {
         Some(path) => match load_limits(path) {
             Ok(limits) => limits,

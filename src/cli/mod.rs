@@ -15,6 +15,7 @@ mod call;
 mod check;
 mod common;
 mod completions;
+mod guard;
 mod import;
 mod init;
 mod mcp;

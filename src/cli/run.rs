@@ -192,6 +192,7 @@ fn record_last_run(reports: &mut Reports<'_>) {
 }
 
 pub(super) fn run(args: RunArgs) -> u8 {
+    super::guard::not_dumpable();
     let mut paths = if args.paths.is_empty() {
         vec![PathBuf::from("scenarios")]
     } else {

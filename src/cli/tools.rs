@@ -17,6 +17,7 @@ use crate::mcp::client::ServerConfig;
 use crate::mcp::client::server_tool_spec;
 use crate::tools::ToolSpec;
 use crate::tools::Workspace;
+use crate::tools::show_name;
 
 /// Flags of `harness tools`.
 #[derive(Debug, Args)]
@@ -119,8 +120,16 @@ pub(super) fn run(args: ToolsArgs) -> u8 {
         }
         return exit::SUCCESS;
     }
+    // Names (a server's among them) are shown on one line, their control
+    // characters as pictures; descriptions are text.
+    let name = |text: &str| show_name(text.as_bytes()).into_owned();
     for spec in &specs {
-        println!("{} ({}, {:?})", spec.name, spec.label, spec.execution_mode);
+        println!(
+            "{} ({}, {:?})",
+            name(&spec.name),
+            name(&spec.label),
+            spec.execution_mode
+        );
         println!("  {}", spec.description);
         if let Some(props) = spec
             .parameters
@@ -133,9 +142,9 @@ pub(super) fn run(args: ToolsArgs) -> u8 {
                 .and_then(|r| r.as_array())
                 .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
                 .unwrap_or_default();
-            for (name, schema) in props {
+            for (property, schema) in props {
                 let kind = schema.get("type").and_then(|t| t.as_str()).unwrap_or("any");
-                let marker = if required.contains(&name.as_str()) {
+                let marker = if required.contains(&property.as_str()) {
                     ""
                 } else {
                     "?"
@@ -144,7 +153,7 @@ pub(super) fn run(args: ToolsArgs) -> u8 {
                     .get("description")
                     .and_then(|d| d.as_str())
                     .unwrap_or("");
-                println!("    {name}{marker}: {kind}  {doc}");
+                println!("    {}{marker}: {}  {doc}", name(property), name(kind));
             }
         }
         println!();
@@ -203,10 +212,14 @@ fn print_costs(specs: &[ToolSpec], args: &ToolsArgs) -> u8 {
         }
         return exit::SUCCESS;
     }
-    let width = costs
+    let names: Vec<String> = costs
         .tools
         .iter()
-        .map(|c| c.tool.len())
+        .map(|c| show_name(c.tool.as_bytes()).into_owned())
+        .collect();
+    let width = names
+        .iter()
+        .map(|name| name.chars().count())
         .chain([5])
         .max()
         .unwrap_or(5);
@@ -214,10 +227,10 @@ fn print_costs(specs: &[ToolSpec], args: &ToolsArgs) -> u8 {
         "{:<width$}  {:>11}  {:>6}  {:>10}",
         "tool", "description", "schema", "definition"
     );
-    for c in &costs.tools {
+    for (c, name) in costs.tools.iter().zip(&names) {
         println!(
             "{:<width$}  {:>11}  {:>6}  {:>10}",
-            c.tool, c.description_tokens, c.schema_tokens, c.definition_tokens
+            name, c.description_tokens, c.schema_tokens, c.definition_tokens
         );
     }
     println!(

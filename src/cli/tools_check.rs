@@ -140,7 +140,7 @@ fn print_finding(finding: &Finding) {
 
 /// A text a server chose, on one line, with no control character raw.
 fn shown(text: &str) -> String {
-    super::output::terminal_text(&text.replace('\n', "\u{240a}"), &[]).into_owned()
+    crate::tools::show_name(text.as_bytes()).into_owned()
 }
 
 fn plural(n: usize, word: &str) -> String {

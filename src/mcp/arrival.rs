@@ -1,6 +1,8 @@
 //! The transport the server reads through: every `tools/call` is prepared
-//! by the registry the moment it is read, and the end of the input is
-//! signalled.
+//! by the registry the moment it is read, at most [`MAX_IN_FLIGHT`]
+//! requests are held unanswered (the input is not read past that: a
+//! client that never reads the answers is pushed back), and the end of
+//! the input is signalled.
 //!
 //! rmcp answers each request on a task of its own, and tasks start in no
 //! fixed order. Preparing a call takes its place in the per-file mutation
@@ -11,12 +13,14 @@
 //! a request rmcp refuses before the handler drops it, and with it its
 //! place in the queue.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::PoisonError;
 
 use rmcp::RoleServer;
 use rmcp::model::CallToolRequestParams;
+use rmcp::model::ClientNotification;
 use rmcp::model::ClientRequest;
 use rmcp::model::JsonRpcMessage;
 use rmcp::model::RequestId;
@@ -24,6 +28,8 @@ use rmcp::service::RxJsonRpcMessage;
 use rmcp::service::TxJsonRpcMessage;
 use rmcp::transport::Transport;
 use serde_json::Value;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::PrepareError;
@@ -58,12 +64,52 @@ pub(super) fn tool_call(id: &RequestId, params: &CallToolRequestParams) -> ToolC
     ToolCall::new(id.to_string(), params.name.to_string(), arguments)
 }
 
-/// A transport that prepares calls as they arrive and cancels `eof` when
-/// the input ends.
+/// The most requests a session holds that are read and not yet answered
+/// (their handler running, or their answer waiting to be written). At
+/// this many, nothing more is read from the input until one is answered,
+/// so a client that sends and never reads the answers is pushed back
+/// (its writes block) instead of the server holding every answer.
+pub(super) const MAX_IN_FLIGHT: usize = 64;
+
+/// The requests in flight: a permit of [`MAX_IN_FLIGHT`] for each, held
+/// from when it is read until its answer is written (or dropped).
+#[derive(Clone)]
+struct Flight {
+    permits: Arc<Semaphore>,
+    /// The permits by request id: one request each, more when a client
+    /// reuses an id still in flight.
+    held: Arc<Mutex<HashMap<RequestId, Vec<OwnedSemaphorePermit>>>>,
+}
+
+impl Flight {
+    fn new() -> Self {
+        Self {
+            permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            held: Arc::default(),
+        }
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Vec<OwnedSemaphorePermit>>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Request `id` has no answer to come any more: its answer was
+    /// written, or it was cancelled (rmcp then sends nothing for it). A
+    /// reused id is answered once (rmcp keeps one entry per id), so every
+    /// permit under it goes.
+    fn land(&self, id: &RequestId) {
+        self.held().remove(id);
+    }
+}
+
+/// A transport that prepares calls as they arrive, holds at most
+/// [`MAX_IN_FLIGHT`] requests unanswered, and cancels `eof` when the
+/// input ends.
 pub(super) struct Arrivals<T> {
     inner: T,
     registry: Arc<Registry>,
     eof: CancellationToken,
+    flight: Flight,
 }
 
 impl<T> Arrivals<T> {
@@ -72,6 +118,7 @@ impl<T> Arrivals<T> {
             inner,
             registry,
             eof,
+            flight: Flight::new(),
         }
     }
 
@@ -93,14 +140,52 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Arrivals<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(item)
+        let answered = match &item {
+            JsonRpcMessage::Response(response) => Some(response.id.clone()),
+            JsonRpcMessage::Error(error) => error.id.clone(),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+        };
+        let flight = self.flight.clone();
+        let send = self.inner.send(item);
+        async move {
+            // Written (or failed: the output is gone): it waits no more.
+            let sent = send.await;
+            if let Some(id) = answered {
+                flight.land(&id);
+            }
+            sent
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        // Nothing is read while the session holds its most requests;
+        // dropped (rmcp polls this in a select), the wait costs nothing.
+        let permit = Arc::clone(&self.flight.permits)
+            .acquire_owned()
+            .await
+            .ok()?;
         let Some(mut message) = self.inner.receive().await else {
             self.eof.cancel();
             return None;
         };
+        match &message {
+            JsonRpcMessage::Request(request) => {
+                self.flight
+                    .held()
+                    .entry(request.id.clone())
+                    .or_default()
+                    .push(permit);
+            }
+            JsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    self.flight.land(id);
+                }
+            }
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
+        }
         self.arrive(&mut message);
         Some(message)
     }

@@ -13,6 +13,7 @@ use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 use crate::run::Status;
 use crate::run::servers::ServerOutcome;
+use crate::tools::show_name;
 
 use super::compare::Comparison;
 
@@ -491,7 +492,12 @@ pub(crate) fn replay_table(summary: &RunSummary) -> Option<String> {
         ]
     };
     let mut rows: Vec<[String; 11]> = vec![HEADERS.map(str::to_owned)];
-    rows.extend(r.tools.iter().map(|(tool, c)| cells(tool, c)));
+    // A server's tool name may hold a line break: one cell, one line.
+    rows.extend(
+        r.tools
+            .iter()
+            .map(|(tool, c)| cells(&show_name(tool.as_bytes()), c)),
+    );
     rows.push(cells("total", &r.counts));
     let mut widths = [0; 11];
     for row in &rows {
@@ -864,6 +870,38 @@ mod tests {
             lines.map(|l| format!("{l}\n")).concat()
         );
         assert_eq!(replay_table(&RunSummary::default()), None);
+    }
+
+    /// Issue 42, item 10: a tool name (from an MCP server) with a line
+    /// break or a tab is one cell on one line, its controls shown.
+    #[test]
+    fn a_tool_name_with_a_line_break_is_one_cell_of_the_replay_table() {
+        use crate::judge::drift::ReplayStats;
+        let counts = ReplayCounts {
+            calls: 1,
+            error_agree: 1,
+            same: 1,
+            ..ReplayCounts::default()
+        };
+        let mut outcome = ScenarioOutcome::empty("s", "s.yaml", &[], Status::Passed);
+        outcome.replay = Some(ReplayStats {
+            counts: counts.clone(),
+            tools: [("line\nbreak\tx".to_owned(), counts)].into(),
+            ..ReplayStats::default()
+        });
+        let summary = RunSummary {
+            scenarios: vec![outcome],
+            ..RunSummary::default()
+        };
+        let lines = [
+            "  tool          calls  is_error agrees  disagrees  same  paths  presentation  differs  recorded tokens  current tokens  ratio",
+            "  line␊break␉x      1                1          0     1      0             0        0                0               0      –",
+            "  total             1                1          0     1      0             0        0                0               0      –",
+        ];
+        assert_eq!(
+            replay_table(&summary).unwrap(),
+            lines.map(|l| format!("{l}\n")).concat()
+        );
     }
 
     #[test]

@@ -102,6 +102,8 @@ mod visible;
 
 #[cfg(feature = "cli")]
 pub(crate) use visible::control_picture;
+#[cfg(feature = "cli")]
+pub(crate) use visible::show_name;
 mod workspace;
 mod write;
 

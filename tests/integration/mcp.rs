@@ -8,6 +8,7 @@
 use std::io::BufRead;
 use std::io::BufReader;
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::Child;
 use std::process::ChildStdin;
@@ -372,6 +373,10 @@ struct Wire {
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
     seen: Vec<Value>,
+    /// The pipes of the server's stdin and stdout (`pipe:[INODE]`), read
+    /// from this side's ends (the server's own descriptors are closed to
+    /// other processes: it is not dumpable).
+    pipes: [String; 2],
 }
 
 impl Wire {
@@ -390,6 +395,16 @@ impl Wire {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        let pipe = |fd: i32| {
+            std::fs::read_link(format!("/proc/self/fd/{fd}"))
+                .unwrap()
+                .display()
+                .to_string()
+        };
+        let pipes = [
+            pipe(child.stdin.as_ref().unwrap().as_raw_fd()),
+            pipe(stdout.as_raw_fd()),
+        ];
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -405,6 +420,7 @@ impl Wire {
             stdin,
             lines,
             seen: Vec::new(),
+            pipes,
         };
         wire.send(json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -548,16 +564,7 @@ fn a_cancelled_call_is_killed_gets_no_answer_and_the_server_goes_on() {
 fn commands_never_read_the_json_rpc_stream() {
     let dir = tempfile::tempdir().unwrap();
     let mut wire = Wire::start(dir.path());
-    let server = wire.child.id();
-    let stream: Vec<String> = [0, 1]
-        .iter()
-        .map(|fd| {
-            std::fs::read_link(format!("/proc/{server}/fd/{fd}"))
-                .unwrap()
-                .display()
-                .to_string()
-        })
-        .collect();
+    let stream = wire.pipes.clone();
     let stdin = wire.stdin.as_mut().unwrap();
     let command = "cat; for fd in /proc/self/fd/*; do echo \"${fd##*/} $(readlink $fd)\"; done";
     writeln!(

@@ -7,7 +7,9 @@
 //!             bounded tail, the exit watched, the stop (grace, SIGTERM,
 //!             SIGKILL to the group)
 //! stdio.rs    the stdio transport: newline-delimited JSON-RPC, junk lines
-//!             counted and ignored
+//!             counted and ignored, an answer that cannot be read made an
+//!             error that says why
+//! ids.rs      answers matched to requests by exact id, type included
 //! answers.rs  a server's answer as a ToolResult: content, isError,
 //!             structuredContent and _meta in details, harness mcp's own
 //!             details, JSON-RPC errors
@@ -18,14 +20,18 @@
 //! tool.rs     ServerTool: a server's tool in the registry, through the
 //!             same erased trait as the built-ins
 //! visible.rs  what a server wrote (stderr, junk), made safe to show
+//! wording.rs  rmcp's transport and protocol failures in plain words (no
+//!             Rust type names)
 //! ```
 
 mod answers;
+mod ids;
 mod process;
 mod session;
 mod stdio;
 mod tool;
 mod visible;
+mod wording;
 
 pub use answers::JSONRPC_ERROR_CLASS;
 pub use answers::content_block;

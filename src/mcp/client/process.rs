@@ -297,7 +297,10 @@ pub(super) fn find_program(program: &str, path: &str, cwd: &Path) -> Option<Path
 
 /// Starts `command`, in `sandbox` when given one (see the module
 /// documentation); the process holds the sandbox until it is dropped.
-pub(super) fn spawn(command: &Command, sandbox: Option<Arc<Sandbox>>) -> Result<Spawned, SpawnError> {
+pub(super) fn spawn(
+    command: &Command,
+    sandbox: Option<Arc<Sandbox>>,
+) -> Result<Spawned, SpawnError> {
     let path = server_path(&command.env);
     let Some(program) = find_program(&command.program, &path, &command.cwd) else {
         return Err(SpawnError::NotFound {

@@ -52,6 +52,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::answers::jsonrpc_error;
 use super::answers::tool_result;
+use super::ids::ExactIds;
 use super::process::Command;
 use super::process::Exit;
 use super::process::ServerProcess;
@@ -59,6 +60,9 @@ use super::process::Stopped;
 use super::process::spawn;
 use super::stdio::Junk;
 use super::stdio::LineTransport;
+use super::stdio::unreadable;
+use super::wording::initialize_failure;
+use super::wording::request_failure;
 use crate::tools::Sandbox;
 use crate::tools::ToolError;
 use crate::tools::ToolResult;
@@ -301,16 +305,21 @@ impl McpClient {
             Launch::Command(command) => {
                 let spawned =
                     spawn(command, sandbox.clone()).map_err(|err| fail(err.to_string()))?;
-                let transport =
-                    LineTransport::new(spawned.stdout, spawned.stdin, Arc::clone(&junk));
+                let transport = ExactIds::new(
+                    LineTransport::new(spawned.stdout, spawned.stdin, Arc::clone(&junk)),
+                    Arc::clone(&junk),
+                );
                 let serving = tokio::time::timeout_at(deadline, client_config().serve(transport));
                 (futures_boxed(serving), Some(spawned.process), None, "stdio")
             }
             Launch::Url { url, headers } => {
                 let headers = header_map(headers).map_err(fail)?;
-                let transport = StreamableHttpClientTransport::from_config(
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                        .custom_headers(headers),
+                let transport = ExactIds::new(
+                    StreamableHttpClientTransport::from_config(
+                        StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                            .custom_headers(headers),
+                    ),
+                    Arc::clone(&junk),
                 );
                 let serving = tokio::time::timeout_at(deadline, client_config().serve(transport));
                 (
@@ -334,11 +343,16 @@ impl McpClient {
                     _ if closed => {
                         "it closed the connection before it answered `initialize`".to_owned()
                     }
+                    ClientInitializeError::JsonRpcError(ref error)
+                        if let Some(why) = unreadable(error) =>
+                    {
+                        format!("its answer to `initialize` could not be read: {why}")
+                    }
                     ClientInitializeError::JsonRpcError(error) => format!(
                         "it answered `initialize` with JSON-RPC error {}: {}",
                         error.code.0, error.message
                     ),
-                    other => format!("`initialize` failed: {other}"),
+                    other => format!("`initialize` failed: {}", initialize_failure(&other)),
                 };
                 return Err(failed_start(&config.name, message, process, closed).await);
             }
@@ -353,6 +367,9 @@ impl McpClient {
             Ok(Err(err)) => {
                 let closed = matches!(err, ServiceError::TransportClosed);
                 let message = match err {
+                    ServiceError::McpError(ref error) if let Some(why) = unreadable(error) => {
+                        format!("its answer to `tools/list` could not be read: {why}")
+                    }
                     ServiceError::McpError(error) => format!(
                         "it answered `tools/list` with JSON-RPC error {}: {}",
                         error.code.0, error.message
@@ -360,7 +377,7 @@ impl McpClient {
                     ServiceError::TransportClosed => {
                         "it closed the connection before it answered `tools/list`".to_owned()
                     }
-                    other => format!("`tools/list` failed: {other}"),
+                    other => format!("`tools/list` failed: {}", request_failure(&other)),
                 };
                 drop(running);
                 return Err(failed_start(&config.name, message, process, closed).await);
@@ -545,6 +562,16 @@ impl McpClient {
     /// The error result of a call whose request or answer failed.
     async fn failed(&self, tool: &str, err: ServiceError) -> ToolResult {
         match err {
+            ServiceError::McpError(ref error) if let Some(why) = unreadable(error) => {
+                ToolResult::error(
+                    format!(
+                        "MCP server `{}` answered the call to `{tool}`, but its answer could not \
+                         be read: {why}.",
+                        self.name
+                    ),
+                    Some(json!({ "error_class": TRANSPORT_CLASS, "reason": why })),
+                )
+            }
             ServiceError::McpError(error) => {
                 jsonrpc_error(error.code.0, &error.message, error.data.as_ref())
             }
@@ -563,7 +590,7 @@ impl McpClient {
                     ),
                 }
             }
-            other => self.transport_error(tool, other.to_string()),
+            other => self.transport_error(tool, request_failure(&other)),
         }
     }
 
@@ -574,7 +601,7 @@ impl McpClient {
             .map_or_else(String::new, |url| format!(" at {url}"));
         ToolResult::error(
             format!(
-                "The call to `{tool}` on MCP server `{}`{place} got no answer: {why}.",
+                "The call to `{tool}` on MCP server `{}`{place} failed: {why}.",
                 self.name
             ),
             Some(json!({ "error_class": TRANSPORT_CLASS, "reason": why })),

@@ -6,7 +6,11 @@
 //! and hands each JSON-RPC message to rmcp. A line that is not one (a log
 //! line printed to the wrong stream, a line too long) is a *junk line*:
 //! counted, its first few kept for the report (shown safely), and
-//! otherwise ignored, so a server that prints a banner still works.
+//! otherwise ignored, so a server that prints a banner still works. A
+//! line that is an answer to a request (an `id` with a `result` or an
+//! `error`) but cannot be read as one (nested deeper than the 127 levels a
+//! message is read to, say) is not junk: the request gets an error in its
+//! place that says why, so it ends at once.
 //! Closing the transport closes the server's stdin, which is how a server
 //! is asked to stop.
 
@@ -15,10 +19,14 @@ use std::sync::Mutex;
 use std::sync::PoisonError;
 
 use rmcp::RoleClient;
+use rmcp::model::ErrorCode;
+use rmcp::model::ErrorData;
+use rmcp::model::RequestId;
 use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::RxJsonRpcMessage;
 use rmcp::service::TxJsonRpcMessage;
 use rmcp::transport::Transport;
+use serde::de::IgnoredAny;
 use tokio::io::AsyncBufReadExt;
 use tokio::io::AsyncRead;
 use tokio::io::AsyncWrite;
@@ -49,16 +57,28 @@ struct JunkState {
 }
 
 impl Junk {
+    /// Notes a message that answers nothing (see `ids.rs`): it is
+    /// serialised only when a sample of it is still kept.
+    pub(super) fn note_message(&self, message: &impl serde::Serialize) {
+        let wanted = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.lines = state.lines.saturating_add(1);
+            state.samples.len() < JUNK_SAMPLES
+        };
+        if wanted {
+            let line = serde_json::to_vec(message).unwrap_or_default();
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if state.samples.len() < JUNK_SAMPLES {
+                state.samples.push(sample(&line, false));
+            }
+        }
+    }
+
     fn note(&self, line: &[u8], oversized: bool) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.lines = state.lines.saturating_add(1);
         if state.samples.len() < JUNK_SAMPLES {
-            let text = String::from_utf8_lossy(line);
-            let mut sample: String = text.chars().take(JUNK_SAMPLE_CHARS).collect();
-            if oversized || text.chars().nth(JUNK_SAMPLE_CHARS).is_some() {
-                sample.push('…');
-            }
-            state.samples.push(visible_text(&sample));
+            state.samples.push(sample(line, oversized));
         }
     }
 
@@ -78,6 +98,17 @@ impl Junk {
             .samples
             .clone()
     }
+}
+
+/// The sample kept of a junk line: its first [`JUNK_SAMPLE_CHARS`]
+/// characters, `…` when there was more, control characters shown.
+fn sample(line: &[u8], oversized: bool) -> String {
+    let text = String::from_utf8_lossy(line);
+    let mut sample: String = text.chars().take(JUNK_SAMPLE_CHARS).collect();
+    if oversized || text.chars().nth(JUNK_SAMPLE_CHARS).is_some() {
+        sample.push('…');
+    }
+    visible_text(&sample)
 }
 
 type Writer = Arc<tokio::sync::Mutex<Option<Box<dyn AsyncWrite + Send + Unpin>>>>;
@@ -139,13 +170,16 @@ async fn read_messages<R: AsyncRead + Unpin>(
         if oversized {
             junk.note(text, true);
         } else if !text.iter().all(u8::is_ascii_whitespace) {
-            match serde_json::from_slice::<ServerJsonRpcMessage>(text) {
-                Ok(message) => {
+            let message = serde_json::from_slice::<ServerJsonRpcMessage>(text)
+                .ok()
+                .or_else(|| unreadable_answer(text));
+            match message {
+                Some(message) => {
                     if sender.send(message).await.is_err() {
                         return;
                     }
                 }
-                Err(_) => junk.note(text, false),
+                None => junk.note(text, false),
             }
         }
         line.clear();
@@ -155,6 +189,85 @@ async fn read_messages<R: AsyncRead + Unpin>(
     if oversized || !line.iter().all(u8::is_ascii_whitespace) {
         junk.note(&line, oversized);
     }
+}
+
+/// The deepest nesting of arrays and objects a message may have: serde_json
+/// reads 127 levels and refuses the 128th.
+const MAX_NESTING: usize = 127;
+
+/// The key of an error's `data` that marks it as made here, for an answer
+/// that came but could not be read; its value says why.
+const UNREADABLE: &str = "harness/unreadable_answer";
+
+/// What a line that is not a message of its own says of itself: enough
+/// to tell an answer to a request.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    id: Option<RequestId>,
+    method: Option<IgnoredAny>,
+    result: Option<IgnoredAny>,
+    error: Option<IgnoredAny>,
+}
+
+/// For a line that did not read as a message but is an answer (an `id`
+/// with a `result` or an `error`, no `method`), the error that answers
+/// its request instead, saying why the answer could not be read: so the
+/// request ends at once rather than wait for an answer that came. (The
+/// envelope is read without building the nested values, to any depth.)
+fn unreadable_answer(line: &[u8]) -> Option<ServerJsonRpcMessage> {
+    let envelope: Envelope = serde_json::from_slice(line).ok()?;
+    if envelope.method.is_some() || (envelope.result.is_none() && envelope.error.is_none()) {
+        return None;
+    }
+    let id = envelope.id?;
+    let depth = nesting(line);
+    let why = if depth > MAX_NESTING {
+        format!(
+            "it is nested {depth} levels deep (arrays and objects inside one another), and a \
+             message may be nested {MAX_NESTING} at most"
+        )
+    } else {
+        "it is not a well-formed JSON-RPC answer".to_owned()
+    };
+    let data = serde_json::json!({ UNREADABLE: why });
+    Some(ServerJsonRpcMessage::error(
+        ErrorData::new(ErrorCode::PARSE_ERROR, why, Some(data)),
+        Some(id),
+    ))
+}
+
+/// Why an answer could not be read, when `error` is the one
+/// [`unreadable_answer`] made for it.
+pub(super) fn unreadable(error: &ErrorData) -> Option<&str> {
+    error.data.as_ref()?.get(UNREADABLE)?.as_str()
+}
+
+/// The deepest nesting of arrays and objects in JSON text (brackets
+/// inside strings do not count).
+fn nesting(json: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in json {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Appends `bytes` to `line` unless that makes it longer than
@@ -245,6 +358,46 @@ mod tests {
                     "\u{241b}[31mred".to_owned(),
                 ]
             )
+        );
+    }
+
+    /// An answer nested at most 127 levels is read; one nested deeper
+    /// answers its request with an error that says why; a line that is no
+    /// answer stays junk.
+    #[test]
+    fn an_answer_nested_past_what_can_be_read_says_so() {
+        let answer = |depth: usize| {
+            // The message and its result are two levels.
+            let inner = format!("{}{}", "[".repeat(depth - 2), "]".repeat(depth - 2));
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{{\"x\":{inner}}}}}")
+        };
+        assert_eq!(nesting(answer(127).as_bytes()), 127);
+        assert!(serde_json::from_str::<ServerJsonRpcMessage>(&answer(127)).is_ok());
+        assert!(serde_json::from_str::<ServerJsonRpcMessage>(&answer(128)).is_err());
+        let made = unreadable_answer(answer(128).as_bytes()).unwrap();
+        let (error, id) = made.into_error().unwrap();
+        assert_eq!(
+            (id, unreadable(&error), error.code),
+            (
+                Some(RequestId::Number(4)),
+                Some(
+                    "it is nested 128 levels deep (arrays and objects inside one another), and \
+                     a message may be nested 127 at most"
+                ),
+                ErrorCode::PARSE_ERROR
+            )
+        );
+        // Brackets in strings are text; a request and a line without an
+        // id are not answers.
+        assert_eq!(nesting(br#"{"a":"[[[{{{\"]]"}"#), 1);
+        assert!(
+            unreadable_answer(br#"{"jsonrpc":"2.0","id":1,"method":"x","result":1}"#).is_none()
+        );
+        assert!(unreadable_answer(br#"{"jsonrpc":"2.0","result":[[]]}"#).is_none());
+        let broken = unreadable_answer(br#"{"jsonrpc":"2.0","id":"a","error":"no"}"#).unwrap();
+        assert_eq!(
+            unreadable(&broken.into_error().unwrap().0),
+            Some("it is not a well-formed JSON-RPC answer")
         );
     }
 
