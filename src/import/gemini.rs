@@ -883,4 +883,47 @@ mod tests {
             Some("README.md\nsrc/")
         );
     }
+
+    /// Issue 42 item 6: a session's bulk in its calls' arguments was held
+    /// in memory until the scenario was written (a 99 MB session took
+    /// 335 MB). Each large argument text leaves memory when its call is
+    /// read: what the recording holds of the calls is small, whatever the
+    /// session, and the texts come back whole from the spool.
+    #[test]
+    fn large_arguments_are_not_held_in_memory() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = "/home/dev/big";
+        let hash: String = Sha256::digest(cwd.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let content = |n: usize| format!("{n}\n{}", "y".repeat(79).repeat(600));
+        let messages: Vec<Value> = (0..20)
+            .map(|n| {
+                json!({"id": format!("m{n}"), "type": "gemini", "toolCalls": [{
+                    "id": format!("w{n}"), "name": "write_file",
+                    "args": {"file_path": format!("{cwd}/f{n}.txt"), "content": content(n)},
+                    "status": "success",
+                    "result": [{"functionResponse": {"response": {"output": "Wrote it."}}}]
+                }]})
+            })
+            .collect();
+        let session = root.path().join("s.json");
+        std::fs::write(
+            &session,
+            json!({"sessionId": "s", "projectHash": hash, "messages": messages}).to_string(),
+        )
+        .unwrap();
+        let out =
+            std::sync::Arc::new(super::super::out::OutDir::open(&root.path().join("out")).unwrap());
+        let rec = read(&session, 30.0, Sidecars::new(out, "s.recorded".to_owned())).unwrap();
+        let held: Vec<usize> = rec.calls().map(|c| c.args.to_string().len()).collect();
+        assert_eq!(held.len(), 20);
+        assert!(held.iter().all(|&n| n < 200), "{held:?}");
+        let restored: Vec<Value> = rec.calls().map(|c| rec.restored(&c.args)).collect();
+        let want: Vec<Value> = (0..20)
+            .map(|n| json!({"path": format!("${{workspace}}/f{n}.txt"), "content": content(n)}))
+            .collect();
+        assert_eq!(restored, want);
+    }
 }

@@ -14,6 +14,7 @@
 //! | [`pi`] | pi's session format |
 //! | [`claude`] | Claude Code's transcripts |
 //! | [`write`](mod@write) | scenario files, sidecars and comments |
+//! | [`spool`] | large argument texts kept on disk while a session is read |
 //! | [`server_suite`] | a suite made from an MCP server's tools/list (`harness init --mcp`) |
 //! | [`traffic`] | the traffic `harness record` relayed, as a scenario |
 
@@ -29,6 +30,7 @@ pub mod rerun;
 pub mod server_suite;
 pub mod session;
 pub mod shell;
+pub mod spool;
 pub mod traffic;
 pub mod write;
 pub mod yaml;

@@ -13,7 +13,7 @@
 //! moved into place.
 
 use std::io;
-use std::io::Write as _;
+use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -152,6 +152,24 @@ impl OutDir {
 
     /// [`OutDir::write`] with the permission bits `mode`.
     pub fn write_mode(&self, name: impl AsRef<Path>, bytes: &[u8], mode: u32) -> io::Result<()> {
+        self.write_with_mode(name, mode, |out| out.write_all(bytes))
+    }
+
+    /// [`OutDir::write`] of what `write` writes, as it writes it.
+    pub fn write_with(
+        &self,
+        name: impl AsRef<Path>,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.write_with_mode(name, 0o644, write)
+    }
+
+    fn write_with_mode(
+        &self,
+        name: impl AsRef<Path>,
+        mode: u32,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         let name = name.as_ref();
         if self
             .dir
@@ -163,9 +181,13 @@ impl OutDir {
                 self.show(name).display()
             )));
         }
-        let (temp, mut file) = self.create_temp()?;
+        let (temp, file) = self.create_temp()?;
         let written = (|| {
-            file.write_all(bytes)?;
+            let mut buffered = io::BufWriter::with_capacity(1 << 16, file);
+            write(&mut buffered)?;
+            let file = buffered
+                .into_inner()
+                .map_err(io::IntoInnerError::into_error)?;
             file.set_permissions(cap_std::fs::Permissions::from_std(
                 <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode),
             ))?;
@@ -243,6 +265,26 @@ impl OutDir {
     /// Renames `from` to `to`, both in this directory.
     pub fn rename(&self, from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
         self.dir.rename(from, &self.dir, to)
+    }
+
+    /// A new file in this directory that has no name (made under an unused
+    /// name, which is removed at once): the system removes it when it is
+    /// closed.
+    pub fn unnamed_file(&self) -> io::Result<std::fs::File> {
+        let mut options = write_new();
+        options.read(true).mode(0o600);
+        for _ in 0..100 {
+            let name = format!(".harness-import-{:016x}", random()?);
+            match self.dir.open_with(&name, &options) {
+                Ok(file) => {
+                    self.dir.remove_file(&name)?;
+                    return Ok(file.into_std());
+                }
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Err(io::Error::other("no free name for a temporary file"))
     }
 
     /// A new temporary file in this directory, with an unused name.
