@@ -4,14 +4,16 @@
 //!
 //! The files are the ones under `src/cli/init/`, built into the binary.
 //! Nothing is ever overwritten: when any of them exists, nothing is
-//! written and the command exits 2 naming them.
+//! written and the command exits 2 naming them. The files are written
+//! whole or not at all, never through a `DIR/scenarios` that is a symlink
+//! (`import::out::write_new_tree`).
 //!
 //! `harness init DIR --mcp CMD [ARGS…]` writes a suite for an MCP server
 //! instead (`import::server_suite`): the server is started, its
 //! `tools/list` read, and `DIR/scenarios/` gets `harness.yaml` declaring
-//! it and one scenario per tool.
+//! it and one scenario per tool; the suite is loaded before it is moved
+//! into place.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -91,7 +93,7 @@ pub(super) fn run(args: &InitArgs) -> u8 {
         .iter()
         .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
         .collect();
-    if let Err(code) = write_all(&dir, &files) {
+    if let Err(code) = write_all(&dir, &files, |_| Ok(())) {
         return code;
     }
     let scenarios = dir.join("scenarios");
@@ -108,31 +110,34 @@ pub(super) fn run(args: &InitArgs) -> u8 {
     exit::SUCCESS
 }
 
-/// Writes `files` (paths relative to `dir`), none of which may exist yet.
-fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), u8> {
-    let existing: Vec<String> = files
-        .iter()
-        .map(|(path, _)| dir.join(path))
-        .filter(|path| path.symlink_metadata().is_ok())
-        .map(|path| path.display().to_string())
-        .collect();
-    if !existing.is_empty() {
-        return Err(super::common::usage_error(format!(
-            "harness init writes nothing over existing files, and these exist: {}; move them \
-             away or choose another directory (harness init DIR)",
-            existing.join(", ")
-        )));
-    }
-    for (path, text) in files {
-        let target = dir.join(path);
-        if let Err(err) = write_new(&target, text) {
-            return Err(super::common::usage_error(format!(
-                "cannot write {}: {err}",
-                target.display()
-            )));
+/// Writes `files` (paths relative to `dir`), none of which may exist yet,
+/// whole or not at all (`import::out::write_new_tree`), after `check`
+/// passes them (in the folder they were staged in).
+fn write_all(
+    dir: &Path,
+    files: &[(String, String)],
+    check: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<(), u8> {
+    use crate::import::out::NewTreeError;
+    match crate::import::out::write_new_tree(dir, files, check) {
+        Ok(()) => Ok(()),
+        Err(NewTreeError::Exist(existing)) => {
+            let existing: Vec<String> = existing.iter().map(|p| p.display().to_string()).collect();
+            Err(super::common::usage_error(format!(
+                "harness init writes nothing over existing files, and these exist: {}; move them \
+                 away or choose another directory (harness init DIR)",
+                existing.join(", ")
+            )))
         }
+        Err(NewTreeError::Link(path)) => Err(super::common::usage_error(format!(
+            "{} is a symlink; harness init does not write through links (remove it, or choose \
+             another directory)",
+            path.display()
+        ))),
+        Err(NewTreeError::Failed(why)) => Err(super::common::usage_error(format!(
+            "{why}; nothing was written"
+        ))),
     }
-    Ok(())
 }
 
 /// `harness init DIR --mcp CMD [ARGS…]`. The server is started in a
@@ -140,6 +145,14 @@ fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), u8> {
 /// variables of a server's command (`${workspace}`, `${dir}`,
 /// `${harness}`) standing for what they will in the suite.
 fn server_suite(dir: &Path, command: &[String]) -> u8 {
+    if let Some(unknown) = command.iter().find_map(|arg| unknown_variable(arg)) {
+        return super::common::usage_error(format!(
+            "the command holds `${{{}}}`, which the suite's `harness.yaml` cannot: a server's \
+             command knows only `${{workspace}}`, `${{dir}}` and `${{harness}}` \
+             (docs/scenarios.md); use the value itself, or a variable of the shell (`$HOME`)",
+            super::output::terminal_text(unknown, &[])
+        ));
+    }
     let workspace = match tempfile::Builder::new().prefix("harness-init-").tempdir() {
         Ok(tmp) => tmp,
         Err(err) => {
@@ -179,7 +192,7 @@ fn server_suite(dir: &Path, command: &[String]) -> u8 {
         .into_iter()
         .map(|f| (format!("scenarios/{}", f.path), f.text))
         .collect();
-    if let Err(code) = write_all(dir, &files) {
+    if let Err(code) = write_all(dir, &files, loads) {
         return code;
     }
     let scenarios = dir.join("scenarios");
@@ -200,15 +213,40 @@ fn server_suite(dir: &Path, command: &[String]) -> u8 {
     exit::SUCCESS
 }
 
-/// Creates `path` (and its parents) with `text`; fails if it exists, even
-/// when it appeared after the check above.
-fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
+/// The first `${name}` in `arg` that a server's command cannot hold (it
+/// knows `${workspace}`, `${dir}` and `${harness}`).
+fn unknown_variable(arg: &str) -> Option<&str> {
+    let mut rest = arg;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let end = after.find('}')?;
+        let name = &after[..end];
+        if !matches!(name, "workspace" | "dir" | "harness") {
+            return Some(name);
+        }
+        rest = &after[end + 1..];
     }
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    file.write_all(text.as_bytes())
+    None
+}
+
+/// Whether the suite staged in `staged` loads, as every suite `init --mcp`
+/// writes must (an error here is a bug of the writer).
+fn loads(staged: &Path) -> Result<(), String> {
+    let found = crate::run::discover(
+        &[staged.join("scenarios")],
+        &crate::run::Selection::default(),
+    );
+    if found.errors.is_empty() {
+        return Ok(());
+    }
+    let errors: Vec<String> = found
+        .errors
+        .iter()
+        .map(|e| super::output::terminal_text(&e.to_string(), &[]).into_owned())
+        .collect();
+    Err(format!(
+        "the suite made from the server's tools does not load, which is a bug of harness init \
+         (please report it): {}",
+        errors.join("; ")
+    ))
 }

@@ -15,6 +15,7 @@
 //! | `no-init` | reads `initialize` and never answers it |
 //! | `ignore-sigterm` | ignores `SIGTERM` and the end of its input: only `SIGKILL` ends it |
 //! | `grandchild` | starts a process of its own (in its group) that would outlive it |
+//! | `hostile-tools` | lists tools made to break a suite written from them: `${HOME}` and `${workspace}` in an example and a default, a name with a line break, one of 10 KB |
 //!
 //! Without a mode it is a well-behaved server with these tools: `echo`
 //! (`text`), `sleep` (`ms`), `fail` (an `isError` result), `rpc_error` (a
@@ -40,12 +41,13 @@ use serde_json::json;
 /// Flags of `harness mcp-fixture`.
 #[derive(Debug, Args)]
 pub(super) struct FixtureArgs {
-    /// hang, crash, junk, flood, no-init, ignore-sigterm, grandchild; or
+    /// hang, crash, junk, flood, no-init, ignore-sigterm, grandchild,
+    /// hostile-tools; or
     /// `idle` (the grandchild itself: sleeps until killed).
     modes: Vec<String>,
 }
 
-const MODES: [&str; 8] = [
+const MODES: [&str; 9] = [
     "hang",
     "crash",
     "junk",
@@ -53,6 +55,7 @@ const MODES: [&str; 8] = [
     "no-init",
     "ignore-sigterm",
     "grandchild",
+    "hostile-tools",
     "idle",
 ];
 
@@ -117,6 +120,30 @@ fn text(text: impl Into<String>) -> Value {
 
 fn error_text(text: impl Into<String>) -> Value {
     json!({ "content": [{ "type": "text", "text": text.into() }], "isError": true })
+}
+
+/// The tools of `hostile-tools`: what broke suites `harness init --mcp`
+/// wrote (issue 42 item 5). All are annotated read-only.
+fn hostile_tools() -> Value {
+    let tool = |name: &str, properties: Value, required: &[&str]| {
+        json!({
+            "name": name,
+            "inputSchema": { "type": "object", "properties": properties, "required": required },
+            "annotations": { "readOnlyHint": true },
+        })
+    };
+    json!([
+        tool(
+            "vars",
+            json!({
+                "home": { "type": "string", "examples": ["${HOME}/notes"] },
+                "where": { "type": "string", "default": "${workspace}" },
+            }),
+            &["home", "where"]
+        ),
+        tool("line\nbreak", json!({}), &[]),
+        tool(&"t".repeat(10_240), json!({}), &[]),
+    ])
 }
 
 fn tools() -> Value {
@@ -370,7 +397,12 @@ pub(super) fn run(args: &FixtureArgs) -> u8 {
                 );
             }
             ("tools/list", Some(id)) => {
-                fixture.answer(&id, json!({ "tools": tools() }));
+                let tools = if fixture.has("hostile-tools") {
+                    hostile_tools()
+                } else {
+                    tools()
+                };
+                fixture.answer(&id, json!({ "tools": tools }));
             }
             ("tools/call", Some(id)) => {
                 if fixture.has("hang") {

@@ -117,15 +117,18 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// A message as read, or why it could not be read.
+type ReadMessage = Result<Message, String>;
+
 /// What the top of the document holds, and each message as it is read.
-struct Top<'a, F: FnMut(usize, Message)> {
+struct Top<'a, F: FnMut(usize, ReadMessage)> {
     each: &'a mut F,
     lines: std::rc::Rc<std::cell::Cell<usize>>,
     project_hash: &'a mut Option<String>,
     messages: &'a mut bool,
 }
 
-impl<'de, F: FnMut(usize, Message)> Visitor<'de> for Top<'_, F> {
+impl<'de, F: FnMut(usize, ReadMessage)> Visitor<'de> for Top<'_, F> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -152,20 +155,23 @@ impl<'de, F: FnMut(usize, Message)> Visitor<'de> for Top<'_, F> {
     }
 }
 
-/// The `messages` array, handed on one message at a time.
-struct Messages<'a, F: FnMut(usize, Message)> {
+/// The `messages` array, handed on one message at a time: each is first
+/// read as raw text (which takes any depth) and then as a message, so that
+/// one that cannot be read (nested deeper than the JSON reader goes) is a
+/// problem of its own, not the end of the session.
+struct Messages<'a, F: FnMut(usize, ReadMessage)> {
     each: &'a mut F,
     lines: std::rc::Rc<std::cell::Cell<usize>>,
 }
 
-impl<'de, F: FnMut(usize, Message)> DeserializeSeed<'de> for Messages<'_, F> {
+impl<'de, F: FnMut(usize, ReadMessage)> DeserializeSeed<'de> for Messages<'_, F> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de, F: FnMut(usize, Message)> Visitor<'de> for Messages<'_, F> {
+impl<'de, F: FnMut(usize, ReadMessage)> Visitor<'de> for Messages<'_, F> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -175,15 +181,28 @@ impl<'de, F: FnMut(usize, Message)> Visitor<'de> for Messages<'_, F> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         loop {
             let before = self.lines.get();
-            let Some(message) = seq.next_element::<Message>()? else {
+            let Some(raw) = seq.next_element::<Box<serde_json::value::RawValue>>()? else {
                 return Ok(());
             };
             // A pretty-printed message begins on the line after the one
             // the last ended on.
             let line = (before + 2).min(self.lines.get() + 1);
+            let message =
+                serde_json::from_str::<Message>(raw.get()).map_err(|err| unreadable(&err));
+            drop(raw);
             (self.each)(line, message);
         }
     }
+}
+
+/// The problem of a message that cannot be read: what is wrong, without
+/// the position inside the message (the message's line is given).
+fn unreadable(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    let what = text
+        .strip_suffix(&format!(" at line {} column {}", err.line(), err.column()))
+        .unwrap_or(&text);
+    format!("this message cannot be read ({what}); its calls are skipped")
 }
 
 /// Whether the session at `path` is in the JSON-lines layout: its first
@@ -212,7 +231,10 @@ fn is_lines(path: &Path) -> bool {
 /// messages at all, and the lines read.
 fn items(path: &Path, mut each: impl FnMut(Item)) -> Result<(Option<String>, bool, usize), String> {
     if !is_lines(path) {
-        return stream(path, |line, message| each(Item::Message(line, message)));
+        return stream(path, |line, message| match message {
+            Ok(message) => each(Item::Message(line, message)),
+            Err(why) => each(Item::Bad(line, why)),
+        });
     }
     let mut hash = None;
     let mut lines = 0;
@@ -246,6 +268,10 @@ fn items(path: &Path, mut each: impl FnMut(Item)) -> Result<(Option<String>, boo
                 }
                 header = false;
             }
+            // A line of JSON nested deeper than the reader goes.
+            Err(err) if !last_unterminated && err.to_string().starts_with("recursion limit") => {
+                each(Item::Bad(number, unreadable(&err)));
+            }
             Err(err) => each(Item::Bad(
                 number,
                 super::lines::unreadable(&err, last_unterminated),
@@ -261,7 +287,7 @@ fn items(path: &Path, mut each: impl FnMut(Item)) -> Result<(Option<String>, boo
 /// `messages` list.
 fn stream(
     path: &Path,
-    mut each: impl FnMut(usize, Message),
+    mut each: impl FnMut(usize, ReadMessage),
 ) -> Result<(Option<String>, bool, usize), String> {
     let file = File::open(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
     let lines = std::rc::Rc::new(std::cell::Cell::new(0));
@@ -860,5 +886,48 @@ mod tests {
                 .as_deref(),
             Some("README.md\nsrc/")
         );
+    }
+
+    /// Issue 42 item 6: a session's bulk in its calls' arguments was held
+    /// in memory until the scenario was written (a 99 MB session took
+    /// 335 MB). Each large argument text leaves memory when its call is
+    /// read: what the recording holds of the calls is small, whatever the
+    /// session, and the texts come back whole from the spool.
+    #[test]
+    fn large_arguments_are_not_held_in_memory() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = "/home/dev/big";
+        let hash: String = Sha256::digest(cwd.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let content = |n: usize| format!("{n}\n{}", "y".repeat(79).repeat(600));
+        let messages: Vec<Value> = (0..20)
+            .map(|n| {
+                json!({"id": format!("m{n}"), "type": "gemini", "toolCalls": [{
+                    "id": format!("w{n}"), "name": "write_file",
+                    "args": {"file_path": format!("{cwd}/f{n}.txt"), "content": content(n)},
+                    "status": "success",
+                    "result": [{"functionResponse": {"response": {"output": "Wrote it."}}}]
+                }]})
+            })
+            .collect();
+        let session = root.path().join("s.json");
+        std::fs::write(
+            &session,
+            json!({"sessionId": "s", "projectHash": hash, "messages": messages}).to_string(),
+        )
+        .unwrap();
+        let out =
+            std::sync::Arc::new(super::super::out::OutDir::open(&root.path().join("out")).unwrap());
+        let rec = read(&session, 30.0, Sidecars::new(out, "s.recorded".to_owned())).unwrap();
+        let held: Vec<usize> = rec.calls().map(|c| c.args.to_string().len()).collect();
+        assert_eq!(held.len(), 20);
+        assert!(held.iter().all(|&n| n < 200), "{held:?}");
+        let restored: Vec<Value> = rec.calls().map(|c| rec.restored(&c.args)).collect();
+        let want: Vec<Value> = (0..20)
+            .map(|n| json!({"path": format!("${{workspace}}/f{n}.txt"), "content": content(n)}))
+            .collect();
+        assert_eq!(restored, want);
     }
 }

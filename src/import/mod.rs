@@ -14,6 +14,7 @@
 //! | [`pi`] | pi's session format |
 //! | [`claude`] | Claude Code's transcripts |
 //! | [`write`](mod@write) | scenario files, sidecars and comments |
+//! | [`spool`] | large argument texts kept on disk while a session is read |
 //! | [`server_suite`] | a suite made from an MCP server's tools/list (`harness init --mcp`) |
 //! | [`traffic`] | the traffic `harness record` relayed, as a scenario |
 
@@ -29,6 +30,7 @@ pub(crate) mod rerun;
 pub(crate) mod server_suite;
 pub(crate) mod session;
 pub(crate) mod shell;
+pub(crate) mod spool;
 pub(crate) mod traffic;
 pub(crate) mod write;
 pub(crate) mod yaml;

@@ -28,6 +28,10 @@ use super::yaml::to_yaml;
 /// empty.
 const MAX_DEPTH: usize = 8;
 
+/// The longest file name stem a tool's scenario gets (a file system takes
+/// 255 bytes; a server may name a tool with 10 KB).
+const MAX_STEM: usize = 64;
+
 /// Seconds the generated suite gives a server to start (npx and uvx may
 /// download first).
 const STARTUP_TIMEOUT: u64 = 30;
@@ -71,11 +75,13 @@ pub(crate) fn suite(server: &str, command: &[String], tools: &[Tool]) -> Vec<Sui
         text: suite_file(server, command, tools.len()),
     }];
     let mut taken = BTreeSet::new();
+    let mut names = BTreeSet::new();
     for tool in tools {
         let stem = unique_stem(&tool.name, &mut taken);
+        let name = unique_name(&format!("{server} {}", shown(&tool.name)), &mut names);
         files.push(SuiteFile {
             path: format!("{stem}.yaml"),
-            text: scenario(server, tool),
+            text: scenario(server, tool, &name),
         });
     }
     files
@@ -101,13 +107,14 @@ fn suite_file(server: &str, command: &[String], tools: usize) -> String {
     )
 }
 
-fn scenario(server: &str, tool: &Tool) -> String {
+/// The scenario calling `tool`, named `title`.
+fn scenario(server: &str, tool: &Tool, title: &str) -> String {
     let name = tool.name.as_ref();
     let mut todo = Vec::new();
-    let args = arguments(&tool.input_schema, "", &mut todo, 0);
+    let args = escaped(&arguments(&tool.input_schema, "", &mut todo, 0));
     let mut header = vec![format!(
         "# {}: made by `harness init --mcp` from the tool's input schema.",
-        comment(name)
+        shown(name)
     )];
     if let Some(description) = tool.description.as_deref().filter(|d| !d.is_empty()) {
         header.push(format!(
@@ -141,7 +148,7 @@ fn scenario(server: &str, tool: &Tool) -> String {
     }
     call.insert("expect".to_owned(), json!({"snapshot": true}));
     let mut body = Map::new();
-    body.insert("name".to_owned(), Value::from(format!("{server} {name}")));
+    body.insert("name".to_owned(), Value::from(title));
     body.insert("tags".to_owned(), json!(["mcp", server]));
     if let Some(reason) = skip_reason(tool) {
         body.insert("skip".to_owned(), Value::from(reason));
@@ -149,6 +156,38 @@ fn scenario(server: &str, tool: &Tool) -> String {
     body.insert("tools".to_owned(), json!([tools_entry]));
     body.insert("model".to_owned(), Value::Array(vec![Value::Object(call)]));
     format!("{}\n{}", header.join("\n"), to_yaml(&Value::Object(body)))
+}
+
+/// A tool's name as it may stand in a scenario's name or a comment: on
+/// one line (a line break as `\\n`), its first 200 characters.
+fn shown(name: &str) -> String {
+    comment(&clip(name))
+}
+
+/// `name`, or `name (2)`, `name (3)`… when it is among `taken`: scenario
+/// names are unique in a suite (two tools' names may show alike).
+fn unique_name(name: &str, taken: &mut BTreeSet<String>) -> String {
+    let mut candidate = name.to_owned();
+    let mut n = 2;
+    while !taken.insert(candidate.clone()) {
+        candidate = format!("{name} ({n})");
+        n += 1;
+    }
+    candidate
+}
+
+/// `value` with every `${` in its strings written `$${`, so that the call
+/// sends the text the schema gave (scenario variables are `${name}`;
+/// docs/scenarios.md, "Variables").
+fn escaped(value: &Value) -> Value {
+    match value {
+        Value::String(s) => Value::from(s.replace("${", "$${")),
+        Value::Array(items) => Value::Array(items.iter().map(escaped).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), escaped(v))).collect())
+        }
+        other => other.clone(),
+    }
 }
 
 /// Why a tool is not run out of the box: it is not annotated read-only.
@@ -340,11 +379,12 @@ fn clip(text: &str) -> String {
 }
 
 /// A file name for a tool's scenario: its name with what a file name
-/// should not hold as `_`, made unique among `taken` (`-2`, `-3`…), and
-/// never `harness`.
+/// should not hold as `_`, cut to [`MAX_STEM`] characters, made unique
+/// among `taken` (`-2`, `-3`…), and never `harness`.
 fn unique_stem(tool: &str, taken: &mut BTreeSet<String>) -> String {
     let mut stem: String = tool
         .chars()
+        .take(MAX_STEM)
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '_' | '-') {
                 c

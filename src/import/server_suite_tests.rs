@@ -130,3 +130,105 @@ fn server_names_are_file_names_a_server_name_can_hold() {
     assert_eq!(server_name("server.py"), "server_py");
     assert_eq!(server_name("/"), "server");
 }
+
+/// Issue 42 item 5: a server's hostile tools made suites that did not
+/// load (`${HOME}` and `${workspace}` in an example or a default, a name
+/// with a line break) or could not be written (a 10 KB name). Every file
+/// is written under its own name, the suite loads, and each call sends
+/// the values the schema gave, as written there.
+#[test]
+fn hostile_names_and_values_make_a_suite_that_loads_and_sends_them_as_given() {
+    let long = "x".repeat(10_240);
+    let tools = [
+        tool(
+            "vars",
+            json!({"type": "object", "properties": {
+                "home": {"type": "string", "examples": ["${HOME}/x"]},
+                "where": {"type": "string", "default": "${workspace}"},
+                "fixed": {"const": {"list": ["a ${b}", "$${c}"]}},
+                "pick": {"enum": ["${x"]}
+            }, "required": ["home", "where", "fixed", "pick"]}),
+            Some(true),
+        ),
+        tool("line\nbreak", json!({"type": "object"}), Some(true)),
+        tool("line\\nbreak", json!({"type": "object"}), Some(true)),
+        tool(&long, json!({"type": "object"}), Some(true)),
+        tool(&format!("{long}y"), json!({"type": "object"}), Some(true)),
+        tool("a${HOME}b", json!({"type": "object"}), Some(true)),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = suite("srv", &["srv".to_owned()], &tools);
+    for file in &files {
+        std::fs::write(dir.path().join(&file.path), &file.text).expect("write");
+    }
+    let found = crate::run::discover(
+        &[dir.path().to_path_buf()],
+        &crate::run::Selection::default(),
+    );
+    let errors: Vec<String> = found.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(errors, Vec::<String>::new());
+    let vars =
+        std::collections::BTreeMap::from([("workspace".to_owned(), "/workspace".to_owned())]);
+    let vars = &vars;
+    let mut sent: Vec<(String, String, Value)> = found
+        .scenarios
+        .iter()
+        .flat_map(|s| {
+            s.script.steps.iter().filter_map(move |step| match step {
+                crate::agent::FauxStep::Calls(calls) => calls.first().map(|c| {
+                    let crate::agent::FauxArgs::Json(args) = &c.args else {
+                        return (s.name.clone(), c.name.clone(), Value::Null);
+                    };
+                    (s.name.clone(), c.name.clone(), substituted(args, vars))
+                }),
+                crate::agent::FauxStep::Say(_) => None,
+            })
+        })
+        .collect();
+    sent.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    let short = "x".repeat(200);
+    assert_eq!(
+        sent,
+        [
+            (
+                "srv a${HOME}b".to_owned(),
+                "a${HOME}b".to_owned(),
+                json!({})
+            ),
+            (
+                "srv line\\nbreak".to_owned(),
+                "line\nbreak".to_owned(),
+                json!({})
+            ),
+            (
+                "srv line\\nbreak (2)".to_owned(),
+                "line\\nbreak".to_owned(),
+                json!({})
+            ),
+            (
+                "srv vars".to_owned(),
+                "vars".to_owned(),
+                json!({"home": "${HOME}/x", "where": "${workspace}",
+                       "fixed": {"list": ["a ${b}", "$${c}"]}, "pick": "${x"})
+            ),
+            (format!("srv {short}…"), long.clone(), json!({})),
+            (format!("srv {short}… (2)"), format!("{long}y"), json!({})),
+        ]
+    );
+    let paths: Vec<usize> = files.iter().map(|f| f.path.len()).collect();
+    assert!(paths.iter().all(|&n| n <= 100), "{paths:?}");
+}
+
+/// `value` with `${var}` substituted in every string, as a call sends it.
+fn substituted(value: &Value, vars: &std::collections::BTreeMap<String, String>) -> Value {
+    match value {
+        Value::String(s) => Value::from(crate::base::vars::substitute(s, vars)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| substituted(v, vars)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), substituted(v, vars)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}

@@ -19,6 +19,7 @@ use super::lines::for_each_line;
 use super::lines::too_long;
 use super::lines::unreadable;
 use super::out::OutDir;
+use super::spool::Spool;
 use crate::scenario::replay::AnswerForm;
 
 /// The longest bash timeout a replayed call gets (a day), in seconds.
@@ -105,6 +106,8 @@ pub(crate) struct Sidecars {
     pub written: usize,
     /// Keep the file texts recorded before edits (for `--sync-reads`).
     pub originals: bool,
+    /// Where the calls' large argument texts are kept, once one was met.
+    pub spool: Option<Spool>,
 }
 
 impl Sidecars {
@@ -116,7 +119,33 @@ impl Sidecars {
             made: None,
             written: 0,
             originals: false,
+            spool: None,
         }
+    }
+
+    /// Moves the large texts of `args` into the spool (made when first
+    /// needed).
+    fn spool_args(&mut self, args: &mut Value) -> Result<(), String> {
+        if self.spool.is_none() {
+            if !has_long_string(args) {
+                return Ok(());
+            }
+            self.spool = Some(Spool::new(&self.out).map_err(|err| {
+                format!(
+                    "cannot keep large arguments in {}: {err}",
+                    self.out.show("").display()
+                )
+            })?);
+        }
+        let Some(spool) = self.spool.as_mut() else {
+            return Ok(());
+        };
+        spool.take(args).map_err(|err| {
+            format!(
+                "cannot keep large arguments in {}: {err}",
+                self.out.show("").display()
+            )
+        })
     }
 
     /// Writes `text` as the next sidecar file; its path relative to the
@@ -417,12 +446,42 @@ impl Recording {
                 b
             }
         };
-        if let Some(batch) = self.batches.get_mut(b) {
-            for call in calls {
+        for mut call in calls {
+            self.spool_args(&mut call);
+            if let Some(batch) = self.batches.get_mut(b) {
                 self.index.insert(call.id.clone(), (b, batch.len()));
                 batch.push(call);
             }
         }
+    }
+
+    /// Moves the large texts of `call`'s arguments to the spool, when there
+    /// are sidecars (a problem is noted, and they stay in memory, when the
+    /// spool cannot be written).
+    fn spool_args(&mut self, call: &mut Call) {
+        let Some(sidecars) = &mut self.sidecars else {
+            return;
+        };
+        if let Err(err) = sidecars.spool_args(&mut call.args) {
+            self.note(
+                call.line,
+                format!("{err}; the call's arguments are kept in memory"),
+            );
+        }
+    }
+
+    /// `args` with the large texts the spool keeps put back (for the
+    /// importers that read an argument again when the result comes).
+    pub(crate) fn restored(&self, args: &Value) -> Value {
+        match self.sidecars.as_ref().and_then(|s| s.spool.as_ref()) {
+            Some(spool) => spool.restored(args).unwrap_or_else(|_| args.clone()),
+            None => args.clone(),
+        }
+    }
+
+    /// Where the calls' large argument texts are, if any are spooled.
+    pub(crate) fn spool(&self) -> Option<&Spool> {
+        self.sidecars.as_ref().and_then(|s| s.spool.as_ref())
     }
 
     /// The result of call `id`, read on `line`: kept with its call (a large
@@ -462,7 +521,20 @@ impl Recording {
                     .original
                     .filter(|_| keep)
                     .map(|text| self.store(line, text));
+                let mut args = self
+                    .find(id)
+                    .map(|call| std::mem::take(&mut call.args))
+                    .unwrap_or_default();
+                if let Some(sidecars) = &mut self.sidecars
+                    && let Err(err) = sidecars.spool_args(&mut args)
+                {
+                    self.note(
+                        line,
+                        format!("{err}; the call's arguments are kept in memory"),
+                    );
+                }
                 if let Some(call) = self.find(id) {
+                    call.args = args;
                     call.result = Some(RecordedResult {
                         is_error: outcome.is_error,
                         text,
@@ -658,6 +730,16 @@ pub(crate) fn read_notice(text: &str) -> Option<&'static str> {
     let older = tail.starts_with("... (") && tail.ends_with(')');
     ((bracketed || older) && NOTICE_WORDS.iter().any(|w| tail.contains(w)))
         .then_some("its recorded text ends with a truncation or continuation notice")
+}
+
+/// Whether a string of `value` is long enough to be spooled.
+fn has_long_string(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.len() > super::spool::MAX_INLINE_ARG,
+        Value::Array(items) => items.iter().any(has_long_string),
+        Value::Object(map) => map.values().any(has_long_string),
+        _ => false,
+    }
 }
 
 /// Characters of recorded arguments kept in a comment.

@@ -1,7 +1,9 @@
 //! Writing a [`Recording`] as scenario files: one per session (or one per
 //! `split` calls), each replayed call with its recorded result beside it
 //! (large texts in sidecar files next to the scenario), the calls left
-//! out and the problems met as comments at the top.
+//! out and the problems met as comments at the top. A file is written as
+//! it is made, the large argument texts read back from the spool
+//! ([`super::spool`]), so that it is never whole in memory.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -14,7 +16,8 @@ use super::out::OutDir;
 use super::session::Call;
 use super::session::Recording;
 use super::session::Text;
-use super::yaml::to_yaml;
+use super::yaml::Spooled;
+use super::yaml::write_yaml;
 
 /// Seconds a replayed call other than bash is given in the time budget.
 const SECS_PER_CALL: f64 = 2.0;
@@ -133,11 +136,15 @@ pub(crate) fn write(
             doc.insert("workspace".into(), options.workspace.clone());
         }
         doc.insert("model".into(), Value::Array(steps));
-        let yaml = to_yaml(&Value::Object(doc));
-        let text = format!("{}{yaml}", header(rec, options, n == 0));
+        let top = header(rec, options, n == 0);
+        let doc = Value::Object(doc);
+        let spool = rec.spool().map(|s| s as &dyn Spooled);
         let file = format!("{stem}.yaml");
-        dir.write(&file, text.as_bytes())
-            .map_err(|err| format!("cannot write {}: {err}", dir.show(&file).display()))?;
+        dir.write_with(&file, |out| {
+            out.write_all(top.as_bytes())?;
+            write_yaml(&doc, spool, out)
+        })
+        .map_err(|err| format!("cannot write {}: {err}", dir.show(&file).display()))?;
         written.scenarios.push(file);
     }
     Ok(written)

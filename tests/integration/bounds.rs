@@ -389,6 +389,83 @@ fn a_hundred_megabyte_transcript_imports_in_bounded_memory() {
     assert!(out.peak < 96 * MIB, "peak {} MiB", out.peak / MIB);
 }
 
+/// Issue 42 item 6: a session's bulk in its calls' arguments (a write's
+/// content) was held until the scenario was written: `import gemini` of a
+/// 99 MB session peaked at 335 MB, `import claude` of 300 MB at 1.1 GB.
+/// Each large argument goes to a spool on disk as its call is read, and
+/// the scenario is written from it a piece at a time: a 30 MB session of
+/// either kind imports in far less memory than its size, and the scenario
+/// holds every text.
+#[test]
+fn sessions_whose_bulk_is_in_arguments_import_in_bounded_memory() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = "/home/dev/big";
+    let calls = 750;
+    let content = |n: usize| format!("{n}\n{}", ("y".repeat(79) + "\n").repeat(500));
+    // Gemini CLI: one JSON document, a write_file call a message.
+    let mut file =
+        std::io::BufWriter::new(std::fs::File::create(dir.path().join("g.json")).unwrap());
+    write!(file, "{{\"sessionId\": \"g\", \"messages\": [").unwrap();
+    for n in 0..calls {
+        let message = serde_json::json!({"id": format!("m{n}"), "type": "gemini", "toolCalls": [{
+            "id": format!("w{n}"), "name": "write_file",
+            "args": {"file_path": format!("{cwd}/f{n}.txt"), "content": content(n)},
+            "status": "success",
+            "result": [{"functionResponse": {"response": {"output": "Wrote it."}}}]}]});
+        write!(file, "{}\n{message}", if n == 0 { "" } else { "," }).unwrap();
+    }
+    writeln!(file, "]}}").unwrap();
+    drop(file);
+    // Claude Code: a Write an entry, its result in the next.
+    let mut file =
+        std::io::BufWriter::new(std::fs::File::create(dir.path().join("c.jsonl")).unwrap());
+    let mut parent = serde_json::Value::Null;
+    for n in 0..calls {
+        let call = serde_json::json!({"type": "assistant", "uuid": format!("a{n}"),
+            "parentUuid": parent, "cwd": cwd,
+            "message": {"id": format!("msg_{n}"), "role": "assistant", "content": [{
+                "type": "tool_use", "id": format!("t{n}"), "name": "Write",
+                "input": {"file_path": format!("{cwd}/f{n}.txt"), "content": content(n)}}]}});
+        let result = serde_json::json!({"type": "user", "uuid": format!("r{n}"),
+            "parentUuid": format!("a{n}"), "cwd": cwd,
+            "message": {"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": format!("t{n}"), "content": "File created."}]}});
+        writeln!(file, "{call}\n{result}").unwrap();
+        parent = serde_json::Value::from(format!("r{n}"));
+    }
+    drop(file);
+    for (format, session) in [("gemini", "g.json"), ("claude", "c.jsonl")] {
+        let len = std::fs::metadata(dir.path().join(session)).unwrap().len();
+        assert!(len > 30_000_000, "{len}");
+        let mut cmd = harness(dir.path());
+        cmd.args(["import", format, session, "-o", format]);
+        let out = measured(cmd, 512 * MIB, Duration::from_secs(300));
+        assert!(out.success, "{}", out.stderr);
+        assert!(
+            out.stdout.starts_with(&format!(
+                "wrote 1 scenario to {format}: {calls} calls replayed, 0 not replayed"
+            )),
+            "{}",
+            out.stdout
+        );
+        // Far less than the file: what is held does not grow with it.
+        assert!(out.peak < 48 * MIB, "{format}: peak {} MiB", out.peak / MIB);
+        // Every text is in the scenario, once.
+        let scenario = std::fs::read_to_string(
+            dir.path()
+                .join(format)
+                .join(format!("{}.yaml", session.split('.').next().unwrap())),
+        )
+        .unwrap();
+        assert_eq!(
+            scenario.matches(&"y".repeat(79)).count(),
+            calls * 500,
+            "{format}"
+        );
+    }
+}
+
 /// Issue 21 item 2: every failing `contains` string of a file check
 /// carried the whole file: a 20 MB file with 200 strings took 11.8 GB of
 /// memory and gave 4 GB each of console, run.json and junit.xml (the

@@ -1260,6 +1260,78 @@ fn a_gemini_cli_session_is_imported_and_formats_are_told_apart() {
     assert!(!d.work().join("x").exists());
 }
 
+/// Issue 42 item 10: one message nested deeper than a JSON reader goes
+/// (here a call's arguments, 200 levels) made `import gemini` call the
+/// whole session "not a Gemini CLI session". That message is a problem at
+/// its line, and the others are imported, in both layouts.
+#[test]
+fn an_over_deep_gemini_message_is_one_problem_and_the_rest_is_imported() {
+    let d = Dirs::new();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let call = |id: &str, args: &str| {
+        format!(
+            "{{\"id\": \"{id}\", \"name\": \"list_directory\", \"args\": {args}, \
+             \"status\": \"success\", \"result\": [{{\"functionResponse\": {{\"response\": \
+             {{\"output\": \"a\"}}}}}}]}}"
+        )
+    };
+    let message = |id: &str, args: &str| {
+        format!(
+            "{{\"id\": \"m{id}\", \"type\": \"gemini\", \"timestamp\": \
+             \"2026-01-01T00:00:00Z\", \"toolCalls\": [{}]}}",
+            call(id, args)
+        )
+    };
+    let messages = [
+        message("1", r#"{"path": "/p/a"}"#),
+        message("2", &format!(r#"{{"path": {deep}}}"#)),
+        message("3", r#"{"path": "/p/b"}"#),
+    ];
+    std::fs::write(
+        d.work().join("doc.json"),
+        format!(
+            "{{\"sessionId\": \"s\", \"projectHash\": \"0\", \"messages\": [\n{}\n]}}\n",
+            messages.join(",\n")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.work().join("lines.jsonl"),
+        format!(
+            "{{\"sessionId\": \"s\", \"projectHash\": \"0\"}}\n{}\n",
+            messages.join("\n")
+        ),
+    )
+    .unwrap();
+    for (file, out) in [("doc.json", "doc"), ("lines.jsonl", "lines")] {
+        let (code, stdout, stderr) = d.run(&["import", "gemini", file, "-o", out]);
+        assert_eq!(
+            (code, stdout, stderr),
+            (
+                0,
+                format!(
+                    "wrote 1 scenario to {out}: 2 calls replayed, 0 not replayed, 2 problems in \
+                     the session (above)\n"
+                ),
+                format!(
+                    "{file}:1: the session records its project only as a hash (`projectHash`), \
+                     and no directory of the calls' paths has that hash: the working directory \
+                     is unknown, so no path becomes `${{workspace}}/…` and absolute paths are \
+                     replayed as recorded\n\
+                     {file}:3: this message cannot be read (recursion limit exceeded); its calls \
+                     are skipped\n"
+                )
+            ),
+            "{file}"
+        );
+        let (code, stdout, stderr) = d.run(&["check", out]);
+        assert_eq!(
+            (code, stdout.as_str(), stderr.as_str()),
+            (0, "1 scenario OK\n", "")
+        );
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(crate::test_helpers::cases(12))]
 

@@ -117,3 +117,92 @@ fn completions_are_printed_for_each_shell() {
     let out = run(dir.path(), dir.path(), &["completions", "tcsh"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Issue 42 item 5: a server's hostile tools (`${HOME}` in an example, a
+/// name with a line break, a name of 10 KB) made `init --mcp` write a
+/// suite that did not load, or half of one (file name too long after some
+/// files were written, and a rerun was then refused). The suite is
+/// written whole and loads.
+#[test]
+fn init_mcp_writes_a_suite_that_loads_from_hostile_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        state.path(),
+        &[
+            "init",
+            "proj",
+            "--mcp",
+            "${harness}",
+            "mcp-fixture",
+            "hostile-tools",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let project = dir.path().join("proj");
+    assert_eq!(
+        files_under(&project),
+        [
+            "scenarios/harness.yaml".to_owned(),
+            "scenarios/line_break.yaml".to_owned(),
+            format!("scenarios/{}.yaml", "t".repeat(64)),
+            "scenarios/vars.yaml".to_owned(),
+        ]
+    );
+    let out = run(&project, state.path(), &["check"]);
+    assert_eq!(
+        (out.status.code(), texts(&out).0.as_str()),
+        (Some(0), "3 scenarios OK\n"),
+        "{}",
+        printed(&out)
+    );
+    // A command the suite's harness.yaml could not hold is refused before
+    // the server starts.
+    let out = run(
+        dir.path(),
+        state.path(),
+        &["init", "other", "--mcp", "sh", "-c", "cat ${HOME}/x"],
+    );
+    assert_eq!(
+        (out.status.code(), texts(&out).1.as_str()),
+        (
+            Some(2),
+            "error: the command holds `${HOME}`, which the suite's `harness.yaml` cannot: a \
+             server's command knows only `${workspace}`, `${dir}` and `${harness}` \
+             (docs/scenarios.md); use the value itself, or a variable of the shell (`$HOME`)\n"
+        )
+    );
+    assert!(!dir.path().join("other").exists());
+}
+
+/// Issue 42 item 10: `harness init` wrote through a `DIR/scenarios` that
+/// is a symlink, so the files landed outside `DIR`. It refuses, and
+/// writes nothing anywhere.
+#[test]
+fn init_never_writes_through_a_symlinked_scenarios_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(dir.path().join("proj")).unwrap();
+    std::os::unix::fs::symlink("../outside", dir.path().join("proj/scenarios")).unwrap();
+    let out = run(dir.path(), state.path(), &["init", "proj"]);
+    assert_eq!(
+        (out.status.code(), texts(&out).1),
+        (
+            Some(2),
+            "error: proj/scenarios is a symlink; harness init does not write through links \
+             (remove it, or choose another directory)\n"
+                .to_owned()
+        )
+    );
+    assert_eq!(files_under(&outside), Vec::<String>::new());
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("proj"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect::<Vec<_>>(),
+        ["scenarios"]
+    );
+}

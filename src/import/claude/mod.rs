@@ -414,13 +414,22 @@ impl Reader {
                 chain.shell.result(stderr);
             }
         }
-        let outcome = results::outcome(&tool, &call.args, content, is_error, recorded, &chain.map);
+        // A Grep's answer is read with its `path`; the large texts of
+        // the arguments are in the spool by now.
+        let args = if tool == "Grep" {
+            let args = call.args.clone();
+            chain.rec.restored(&args)
+        } else {
+            Value::Null
+        };
+        let outcome = results::outcome(&tool, &args, content, is_error, recorded, &chain.map);
+        let Some(call) = chain.rec.find(id) else {
+            return;
+        };
         if let (Some(input), Some(original)) = (call.refine.take(), outcome.original.as_deref())
             && let Some((edits, note)) = tools::refine(&tool, &input, original)
         {
-            let mut args = call.args.clone();
-            args["edits"] = chain.map.args(&edits);
-            call.args = args;
+            call.args["edits"] = chain.map.args(&edits);
             call.note = note;
         }
         call.refine = None;

@@ -48,6 +48,7 @@ pub use local::LocalFs;
 pub use memory::MemoryFs;
 pub use process::LocalProcess;
 pub(crate) use replace::write_new_over;
+pub(crate) use replace::write_new_over_with;
 
 /// Random names tried ([`FsOps::create_temp`], the temporary file of a
 /// replacing write) before giving up.

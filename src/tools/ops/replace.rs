@@ -274,6 +274,17 @@ pub(crate) fn write_new_over(
     data: &[u8],
     mode: u32,
 ) -> io::Result<()> {
+    write_new_over_with(ops, path, mode, |out| out.write_all(data))
+}
+
+/// [`write_new_over`] of what `write` writes, as it writes it (buffered),
+/// so a large file is never held whole in memory.
+pub(crate) fn write_new_over_with(
+    ops: &impl Replace,
+    path: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     if ops.lstat(path).is_ok_and(|meta| meta.kind == FileKind::Dir) {
         return Err(io::Error::new(
             io::ErrorKind::IsADirectory,
@@ -286,7 +297,10 @@ pub(crate) fn write_new_over(
     };
     let (temp, file) = create_temp(ops, dir, mode)?;
     into_place(ops, &temp, file, path, &super::NoSteps, |file| {
-        file.write_all(data)?;
+        let mut buffered = io::BufWriter::with_capacity(1 << 16, &mut *file);
+        write(&mut buffered)?;
+        buffered.flush()?;
+        drop(buffered);
         // The umask only takes bits away.
         file.set_permissions(std::fs::Permissions::from_mode(mode))
     })
