@@ -268,6 +268,7 @@ fn into_place(
 /// or not) is replaced, never written through, and a reader never sees
 /// half of it. How the harness writes its own files: reports, snapshot
 /// files, an import's scenarios.
+#[cfg(feature = "cli")]
 pub(crate) fn write_new_over(
     ops: &impl Replace,
     path: &Path,
