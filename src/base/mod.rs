@@ -14,9 +14,11 @@
 //!
 //! Crate-private: nothing here is part of the tool layer's public surface.
 
+#[cfg(feature = "cli")]
 pub(crate) mod bounds;
 pub(crate) mod panics;
 #[cfg(feature = "cli")]
 pub(crate) mod signals;
 pub(crate) mod task;
+#[cfg(feature = "cli")]
 pub(crate) mod vars;

@@ -15,10 +15,9 @@ use super::facts::ErrorKind;
 use super::facts::Facts;
 
 /// Why a tool call did not produce a normal result.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ToolError {
     /// The arguments are wrong; the message lists every problem.
-    #[error("{message}")]
     InvalidArgs {
         /// Text for the model.
         message: String,
@@ -28,7 +27,6 @@ pub enum ToolError {
         facts: Option<Facts>,
     },
     /// The call ran and failed in a way the model can act on.
-    #[error("{message}")]
     Failed {
         /// Text for the model: what happened and what to do next.
         message: String,
@@ -38,7 +36,6 @@ pub enum ToolError {
         facts: Option<Facts>,
     },
     /// The call was cancelled before it finished.
-    #[error("{message}")]
     Cancelled {
         /// Text for the model, including any output produced so far.
         message: String,
@@ -48,12 +45,24 @@ pub enum ToolError {
         facts: Option<Facts>,
     },
     /// A broken invariant inside the tool layer.
-    #[error("internal error: {message}")]
     Fatal {
         /// What broke.
         message: String,
     },
 }
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::InvalidArgs { message, .. }
+            | Self::Failed { message, .. }
+            | Self::Cancelled { message, .. } => f.write_str(message),
+            Self::Fatal { message } => write!(f, "internal error: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
 
 impl ToolError {
     /// A model-facing failure without details.

@@ -122,13 +122,9 @@ pub struct ResolvedPath {
 }
 
 /// A path that may not be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathError {
     /// The real path is outside the workspace and confinement is on (D1).
-    #[error(
-        "Path \"{raw}\" is outside the workspace: it resolves to {real}{via}, but tools may only \
-         touch files under the workspace root {root}. Use a path relative to the workspace root."
-    )]
     Outside {
         /// The argument as sent.
         raw: String,
@@ -144,7 +140,6 @@ pub enum PathError {
         root: String,
     },
     /// The path could not be looked up for another reason.
-    #[error("{message}")]
     Unresolvable {
         /// The argument as sent.
         raw: String,
@@ -157,6 +152,28 @@ pub enum PathError {
         errno: Option<&'static str>,
     },
 }
+
+impl std::fmt::Display for PathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Outside {
+                raw,
+                real,
+                via,
+                root,
+                ..
+            } => write!(
+                f,
+                "Path \"{raw}\" is outside the workspace: it resolves to {real}{via}, but tools \
+                 may only touch files under the workspace root {root}. Use a path relative to \
+                 the workspace root."
+            ),
+            Self::Unresolvable { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for PathError {}
 
 /// Where paths resolve and whether they are confined.
 #[derive(Clone, Debug, PartialEq, Eq)]

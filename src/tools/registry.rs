@@ -150,10 +150,9 @@ pub fn builtin_tools() -> Vec<Arc<dyn AnyTool>> {
 pub const ALL_TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
 /// A configuration the registry cannot be built from.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistryError {
     /// A name in an allow or deny list is not a known tool.
-    #[error("unknown tool `{name}` (known tools: {known})")]
     UnknownTool {
         /// The name given.
         name: String,
@@ -161,12 +160,24 @@ pub enum RegistryError {
         known: String,
     },
     /// A tool's schema does not compile.
-    #[error("{0}")]
     BadSchema(String),
     /// Two tools share a name.
-    #[error("tool `{0}` is registered twice")]
     Duplicate(String),
 }
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::UnknownTool { name, known } => {
+                write!(f, "unknown tool `{name}` (known tools: {known})")
+            }
+            Self::BadSchema(message) => f.write_str(message),
+            Self::Duplicate(name) => write!(f, "tool `{name}` is registered twice"),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
 
 /// Why a call could not be prepared: an unknown or inactive tool,
 /// argument text that is not JSON, arguments the schema refuses. It holds

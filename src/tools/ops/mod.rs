@@ -41,13 +41,16 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub use confined::ConfinedFs;
+#[cfg(feature = "cli")]
 pub(crate) use confined::Handle as DirReplace;
 pub use dir::DirHandle;
 pub use dir::Listing;
 pub use local::LocalFs;
 pub use memory::MemoryFs;
 pub use process::LocalProcess;
+#[cfg(feature = "cli")]
 pub(crate) use replace::write_new_over;
+#[cfg(feature = "cli")]
 pub(crate) use replace::write_new_over_with;
 
 /// Random names tried ([`FsOps::create_temp`], the temporary file of a

@@ -268,6 +268,7 @@ fn into_place(
 /// or not) is replaced, never written through, and a reader never sees
 /// half of it. How the harness writes its own files: reports, snapshot
 /// files, an import's scenarios.
+#[cfg(feature = "cli")]
 pub(crate) fn write_new_over(
     ops: &impl Replace,
     path: &Path,
@@ -277,6 +278,7 @@ pub(crate) fn write_new_over(
     write_new_over_with(ops, path, mode, |out| out.write_all(data))
 }
 
+#[cfg(feature = "cli")]
 /// [`write_new_over`] of what `write` writes, as it writes it (buffered),
 /// so a large file is never held whole in memory.
 pub(crate) fn write_new_over_with(
