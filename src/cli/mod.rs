@@ -19,7 +19,6 @@ mod guard;
 mod import;
 mod init;
 mod mcp;
-mod mcp_fixture;
 mod outputs;
 mod record;
 mod report;
@@ -86,9 +85,6 @@ enum Command {
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell).
     Completions(completions::CompletionsArgs),
-    /// A misbehaving MCP server for the tests (hidden).
-    #[command(hide = true)]
-    McpFixture(mcp_fixture::FixtureArgs),
 }
 
 /// The command line's definition (every subcommand, flag and alias), as
@@ -126,7 +122,6 @@ pub fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(args),
         Command::Record(args) => record::run(&args),
         Command::ServeModel(args) => serve_model::run(args),
-        Command::McpFixture(args) => mcp_fixture::run(&args),
     };
     ExitCode::from(code)
 }

@@ -1,5 +1,5 @@
 //! The harness as an MCP client (src/mcp/client): driven against the
-//! misbehaving server it ships (`harness mcp-fixture MODE…`) in each of
+//! misbehaving server of the tests (`mcp_fixture MODE…`) in each of
 //! its modes, and against `harness mcp` itself. Every wait is bounded
 //! (start-up and call timeouts, stop graces); none is a sleep.
 
@@ -26,6 +26,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::mcp::ends_within;
+use super::test_helpers::mcp_fixture;
 
 const HARNESS: &str = env!("CARGO_BIN_EXE_harness");
 
@@ -33,12 +34,11 @@ const HARNESS: &str = env!("CARGO_BIN_EXE_harness");
 const LIMIT: Duration = Duration::from_secs(30);
 
 fn fixture(modes: &[&str], cwd: &std::path::Path) -> ServerConfig {
-    let mut args = vec!["mcp-fixture".to_owned()];
-    args.extend(modes.iter().map(|m| (*m).to_owned()));
+    let args: Vec<String> = modes.iter().map(|m| (*m).to_owned()).collect();
     let mut config = ServerConfig::new(
         "fx",
         Launch::Command(Command {
-            program: HARNESS.to_owned(),
+            program: mcp_fixture(),
             args,
             env: vec![("FIXTURE_SETTING".to_owned(), "on".to_owned())],
             cwd: cwd.to_path_buf(),
@@ -523,22 +523,23 @@ fn harness_tools_prices_and_prints_a_servers_definitions() {
             assert_eq!(served.1, local.1, "{flags:?}");
         }
     }
-    let fixture = harness_output(&["tools", "--tokens", "--mcp", HARNESS, "mcp-fixture", "junk"]);
+    let fixture = harness_output(&["tools", "--tokens", "--mcp", &mcp_fixture(), "junk"]);
     assert_eq!(fixture.0, 0, "{}", fixture.2);
     assert!(
         fixture
             .1
             .starts_with("tool            description  schema  definition\necho")
     );
-    let (code, out, err) = harness_output(&["tools", "--mcp", HARNESS, "mcp-fixture", "crash"]);
+    let (code, out, err) = harness_output(&["tools", "--mcp", &mcp_fixture(), "crash"]);
     assert_eq!(
         (code, out.as_str(), err.lines().next().unwrap_or("")),
         (
             1,
             "",
             format!(
-                "error: MCP server `{HARNESS}` did not start: it closed the connection before it \
-                 answered `initialize` (it ended: exit status 3); its last stderr lines:"
+                "error: MCP server `{}` did not start: it closed the connection before it \
+                 answered `initialize` (it ended: exit status 3); its last stderr lines:",
+                mcp_fixture()
             )
             .as_str()
         )

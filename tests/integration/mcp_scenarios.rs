@@ -11,6 +11,8 @@ use std::process::Output;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
+use super::test_helpers::with_mcp_fixture;
+
 const HARNESS: &str = env!("CARGO_BIN_EXE_harness");
 
 fn run(args: &[&str]) -> Output {
@@ -26,7 +28,7 @@ fn run(args: &[&str]) -> Output {
 fn run_scenario(text: &str, extra: &[&str]) -> (i32, String, Value) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.yaml");
-    std::fs::write(&file, text).unwrap();
+    std::fs::write(&file, with_mcp_fixture(text)).unwrap();
     let json = dir.path().join("run.json");
     let mut args = vec![
         "run",
@@ -265,7 +267,9 @@ fn junit_and_verbose_output_name_each_server() {
     let file = dir.path().join("s.yaml");
     std::fs::write(
         &file,
-        "name: named\nservers:\n  fx:\n    command: [\"${harness}\", mcp-fixture, junk]\ntools: [fx]\nmodel:\n  - call: echo\n    args: { text: x }\n",
+        with_mcp_fixture(
+            "name: named\nservers:\n  fx:\n    command: [\"${harness}\", mcp-fixture, junk]\ntools: [fx]\nmodel:\n  - call: echo\n    args: { text: x }\n",
+        ),
     )
     .unwrap();
     let junit = dir.path().join("junit.xml");
@@ -289,4 +293,51 @@ fn junit_and_verbose_output_name_each_server() {
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains(&line), "{xml}");
+}
+
+/// The scenarios of tests/scenarios/mcp_fixture.yaml (the harness as an
+/// MCP client against the tests' misbehaving server, mode by mode) pass.
+#[test]
+fn the_mcp_fixture_scenarios_pass() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("tests/scenarios/mcp_fixture.yaml")).unwrap();
+    let (code, stdout, report) = run_scenario(&text, &[]);
+    assert_eq!(code, 0, "{stdout}");
+    let outcomes: Vec<(&str, &str)> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (
+                "a server's tools are called like the built-in ones, paths mapped both ways",
+                "passed"
+            ),
+            (
+                "error results, JSON-RPC errors, structuredContent, _meta and other blocks",
+                "passed"
+            ),
+            (
+                "a call past its call_timeout is cancelled and the scenario goes on (hang)",
+                "passed"
+            ),
+            (
+                "a server that exits mid-call makes that call and every later one an error (crash)",
+                "passed"
+            ),
+            (
+                "junk lines on stdout are counted, not fatal (junk)",
+                "passed"
+            ),
+            ("a flood on stderr is drained (flood)", "passed"),
+            (
+                "a server that ignores SIGTERM and its end of input is killed, with its grandchild \
+                 (ignore-sigterm, grandchild)",
+                "passed"
+            ),
+        ]
+    );
 }

@@ -1,5 +1,5 @@
 //! The MCP server author's toolkit end to end through the binary, with
-//! `harness mcp` and `harness mcp-fixture` as the servers (the real servers
+//! `harness mcp` and the tests' `mcp_fixture` as the servers (the real servers
 //! and real clients are tests/mcp/toolkit/, run by .ci/run): the audit of
 //! `harness tools --check` (and of `harness run --audit-servers`), and a
 //! suite made by `harness init --mcp` that loads, records its snapshots
@@ -11,6 +11,9 @@ use std::process::Output;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use serde_json::json;
+
+use super::test_helpers::mcp_fixture;
+use super::test_helpers::with_mcp_fixture;
 
 const HARNESS: &str = env!("CARGO_BIN_EXE_harness");
 
@@ -92,8 +95,7 @@ fn a_long_server_name_breaks_cursors_and_claude_codes_rules() {
         "--server-name",
         &name,
         "--mcp",
-        HARNESS,
-        "mcp-fixture",
+        &mcp_fixture(),
     ]);
     assert_eq!(out.status.code(), Some(1));
     let rules: Vec<String> = text(&out)
@@ -114,9 +116,9 @@ fn run_audit_servers_fails_a_scenario_whose_server_breaks_a_rule() {
     let file = dir.path().join("s.yaml");
     std::fs::write(
         &file,
-        format!(
+        with_mcp_fixture(&format!(
             "servers:\n  {name}:\n    command: [\"${{harness}}\", mcp-fixture]\ntools: [{name}/echo]\nmodel:\n  - call: echo\n    args: {{ text: hi }}\n    expect: {{ equals: hi }}\n"
-        ),
+        )),
     )
     .unwrap();
     let path = file.to_str().unwrap();

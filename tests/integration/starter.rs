@@ -10,6 +10,7 @@ use pretty_assertions::assert_eq;
 use super::cli_support::harness;
 use super::cli_support::output_within;
 use super::cli_support::texts;
+use super::test_helpers::mcp_fixture;
 use super::test_helpers::printed;
 use super::test_helpers::redacting;
 
@@ -130,14 +131,7 @@ fn init_mcp_writes_a_suite_that_loads_from_hostile_tools() {
     let out = run(
         dir.path(),
         state.path(),
-        &[
-            "init",
-            "proj",
-            "--mcp",
-            "${harness}",
-            "mcp-fixture",
-            "hostile-tools",
-        ],
+        &["init", "proj", "--mcp", &mcp_fixture(), "hostile-tools"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
     let project = dir.path().join("proj");

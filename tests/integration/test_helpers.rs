@@ -373,3 +373,32 @@ pub(crate) fn redacting(temp_dirs: &[&Path]) -> insta::Settings {
     );
     settings
 }
+
+// ---------------------------------------------------------------------------
+// The MCP test server
+
+/// The misbehaving MCP server of the tests (tests/fixtures/mcp_fixture.rs,
+/// an example target: `cargo test` builds it into the `examples` folder
+/// beside the harness binary's).
+pub(crate) fn mcp_fixture() -> String {
+    let harness = Path::new(env!("CARGO_BIN_EXE_harness"));
+    let path = harness
+        .parent()
+        .map(|dir| dir.join("examples").join("mcp_fixture"))
+        .unwrap_or_default();
+    assert!(
+        path.is_file(),
+        "{} is missing: `cargo test` builds it (or `cargo build --example mcp_fixture`)",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+/// `yaml` with each server command `["${harness}", mcp-fixture…` made the
+/// test server's (`["/…/mcp_fixture"…`).
+pub(crate) fn with_mcp_fixture(yaml: &str) -> String {
+    yaml.replace(
+        "[\"${harness}\", mcp-fixture",
+        &format!("[\"{}\"", mcp_fixture()),
+    )
+}
