@@ -132,3 +132,48 @@ pub(super) fn tool_selection(
         ),
     })
 }
+
+/// Parses a tokenizer name.
+pub(super) fn tokenizer(
+    name: &str,
+) -> Result<std::sync::Arc<dyn crate::agent::TokenCounter>, String> {
+    crate::run::settings::Tokenizer::parse(name).map(|t| t.counter())
+}
+
+/// The tool definitions of the MCP server `command` (program and
+/// arguments), started in `cwd` (the current directory without it), as
+/// its `tools/list` gave them.
+pub(super) fn server_tools(
+    command: &[String],
+    cwd: Option<&std::path::Path>,
+) -> Result<Vec<rmcp::model::Tool>, String> {
+    let (program, rest) = command
+        .split_first()
+        .ok_or_else(|| "--mcp needs a command".to_owned())?;
+    let cwd = match cwd {
+        Some(cwd) => cwd.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|err| format!("cannot read the current directory: {err}"))?,
+    };
+    let config = crate::mcp::client::ServerConfig::new(
+        program.clone(),
+        crate::mcp::client::Launch::Command(crate::mcp::client::Command {
+            program: program.clone(),
+            args: rest.to_vec(),
+            env: Vec::new(),
+            cwd,
+        }),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| format!("cannot start the async runtime: {err}"))?;
+    runtime.block_on(async {
+        let client = crate::mcp::client::McpClient::start(config)
+            .await
+            .map_err(|err| err.to_string())?;
+        let tools = client.tools().to_vec();
+        client.stop().await;
+        Ok(tools)
+    })
+}

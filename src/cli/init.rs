@@ -177,7 +177,7 @@ fn server_suite(dir: &Path, command: &[String]) -> u8 {
         .iter()
         .map(|arg| crate::base::vars::substitute(arg, &vars))
         .collect();
-    let tools = match super::tools::server_tools(&started, Some(workspace.path())) {
+    let tools = match super::common::server_tools(&started, Some(workspace.path())) {
         Ok(tools) => tools,
         Err(err) => {
             eprintln!("error: {err}");

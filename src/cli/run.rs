@@ -7,11 +7,9 @@ use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
 
-use crate::agent::TokenCounter;
 use crate::exit;
 use crate::report::Baseline;
 use crate::report::Format;
@@ -127,11 +125,6 @@ pub(super) struct RunArgs {
     outputs: OutputArgs,
     #[command(flatten)]
     gates: GateArgs,
-}
-
-/// Parses a tokenizer name.
-pub(super) fn tokenizer(name: &str) -> Result<Arc<dyn TokenCounter>, String> {
-    Tokenizer::parse(name).map(|t| t.counter())
 }
 
 /// Where the last run is recorded.

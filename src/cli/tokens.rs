@@ -21,7 +21,7 @@ pub(super) struct TokensArgs {
 }
 
 pub(super) fn run(args: TokensArgs) -> u8 {
-    let tokens = match super::run::tokenizer(&args.tokenizer) {
+    let tokens = match super::common::tokenizer(&args.tokenizer) {
         Ok(t) => t,
         Err(err) => return super::common::usage_error(format!("--tokenizer: {err}")),
     };

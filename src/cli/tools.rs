@@ -10,10 +10,6 @@ use clap::Args;
 use rmcp::model::Tool;
 
 use crate::exit;
-use crate::mcp::client::Command;
-use crate::mcp::client::Launch;
-use crate::mcp::client::McpClient;
-use crate::mcp::client::ServerConfig;
 use crate::mcp::client::server_tool_spec;
 use crate::tools::ToolSpec;
 use crate::tools::Workspace;
@@ -78,7 +74,7 @@ pub(super) fn run(args: ToolsArgs) -> u8 {
             Err(err) => return super::common::usage_error(err),
         }
     } else {
-        match server_tools(&args.mcp, None) {
+        match super::common::server_tools(&args.mcp, None) {
             Ok(tools) => {
                 let specs = tools.iter().map(|t| server_tool_spec(t, "")).collect();
                 (tools, specs)
@@ -161,46 +157,8 @@ pub(super) fn run(args: ToolsArgs) -> u8 {
     exit::SUCCESS
 }
 
-/// The tool definitions of the MCP server `command` (program and
-/// arguments), started in `cwd` (the current directory without it), as
-/// its `tools/list` gave them.
-pub(super) fn server_tools(
-    command: &[String],
-    cwd: Option<&std::path::Path>,
-) -> Result<Vec<Tool>, String> {
-    let (program, rest) = command
-        .split_first()
-        .ok_or_else(|| "--mcp needs a command".to_owned())?;
-    let cwd = match cwd {
-        Some(cwd) => cwd.to_path_buf(),
-        None => std::env::current_dir()
-            .map_err(|err| format!("cannot read the current directory: {err}"))?,
-    };
-    let config = ServerConfig::new(
-        program.clone(),
-        Launch::Command(Command {
-            program: program.clone(),
-            args: rest.to_vec(),
-            env: Vec::new(),
-            cwd,
-        }),
-    );
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|err| format!("cannot start the async runtime: {err}"))?;
-    runtime.block_on(async {
-        let client = McpClient::start(config)
-            .await
-            .map_err(|err| err.to_string())?;
-        let tools = client.tools().to_vec();
-        client.stop().await;
-        Ok(tools)
-    })
-}
-
 fn print_costs(specs: &[ToolSpec], args: &ToolsArgs) -> u8 {
-    let tokens = match super::run::tokenizer(&args.tokenizer) {
+    let tokens = match super::common::tokenizer(&args.tokenizer) {
         Ok(t) => t,
         Err(err) => return super::common::usage_error(format!("--tokenizer: {err}")),
     };

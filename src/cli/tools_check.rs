@@ -50,7 +50,7 @@ pub(super) struct Check<'a> {
 }
 
 pub(super) fn run(check: &Check<'_>) -> u8 {
-    let tokens = match super::run::tokenizer(check.tokenizer) {
+    let tokens = match super::common::tokenizer(check.tokenizer) {
         Ok(t) => t,
         Err(err) => return super::common::usage_error(format!("--tokenizer: {err}")),
     };

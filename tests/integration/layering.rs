@@ -304,3 +304,80 @@ fn named_paths_resolve_super_and_crate_like_the_compiler() {
         vec![module(&["agent", "X"]), module(&["tools", "ops", "local"])]
     );
 }
+
+/// The non-test files of `src/`, each with its text.
+fn source_files() -> Vec<(std::path::PathBuf, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter(|file| !is_test_file(file))
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).unwrap();
+            (file, text)
+        })
+        .collect()
+}
+
+/// No source file outside the tests is over 1000 lines: a file that
+/// grows past that holds more than one concept.
+#[test]
+fn no_source_file_is_over_a_thousand_lines() {
+    let long: Vec<String> = source_files()
+        .iter()
+        .filter(|(_, text)| text.lines().count() > 1000)
+        .map(|(file, text)| format!("{} ({} lines)", file.display(), text.lines().count()))
+        .collect();
+    assert_eq!(long, Vec::<String>::new());
+}
+
+/// The judge reads a finished transcript: it names nothing of the layers
+/// that produce one (the run, an MCP server), report it or import it.
+#[test]
+fn the_judge_reads_only_a_finished_transcript() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut uses = Vec::new();
+    for (file, text) in source_files() {
+        if !file.starts_with(src.join("judge")) {
+            continue;
+        }
+        let code = code_of(&text);
+        for room in ["run", "cli", "mcp", "report", "import"] {
+            let needle = format!("crate::{room}::");
+            if code.contains(&needle) {
+                uses.push(format!("{} uses {needle}", file.display()));
+            }
+        }
+    }
+    assert_eq!(uses, Vec::<String>::new());
+}
+
+/// `scenario/` is the file format only: what executes a run (the
+/// workspace, faults, conditions) and its settings live in `run/`.
+#[test]
+fn the_scenario_layer_is_the_format_only() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/scenario");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let found: Vec<String> = files
+        .iter()
+        .filter_map(|file| file.file_stem()?.to_str().map(str::to_owned))
+        .filter(|stem| {
+            ["workspace", "faults", "conditions", "settings", "gate"].contains(&stem.as_str())
+        })
+        .collect();
+    assert_eq!(found, Vec::<String>::new());
+}
+
+/// One day has one owner (`base::bounds`): the literal `86400` is written
+/// at most once in `src/`.
+#[test]
+fn one_day_is_written_once() {
+    let count: usize = source_files()
+        .iter()
+        .map(|(_, text)| code_of(text).matches("86400").count())
+        .sum();
+    assert!(count <= 1, "86400 is written {count} times");
+}
