@@ -1,6 +1,23 @@
 //! The command line: the only place with clap, stdout/stderr and exit
 //! codes. Each subcommand is one file; they parse flags and call the
-//! layers.
+//! rooms below (docs/architecture.md, "The command line").
+//!
+//! What the subcommand files share sits below them, and none of them
+//! imports from this file, which only parses and dispatches:
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | `output` | `print!`, `println!`, `eprint!`, `eprintln!` for every command |
+//! | `common` | `usage_error`, bounded reads, the workspace and registry of `--cwd`, `--no-confine` and `--tools`, a tokenizer by name, a server's tools |
+//! | `outputs` | the report flags `run` and `report merge` share, what the end of a run prints, `exit_code` |
+//! | `select` | the selection flags `run`, `check` and `list` share |
+//! | `sandbox` | `--no-sandbox` and `--no-network` of `call` and `mcp` |
+//! | `guard` | `run`, `call` and `mcp` made not dumpable |
+//! | `variants` | the `--variant` flags and each variant's baseline file |
+//!
+//! `run.rs` has one run flow: each lane (the plain run, or one `--variant`)
+//! is built, checked against its baseline and executed by `run_lanes`;
+//! `finish` writes the reports (`report::outputs`) and prints.
 //!
 //! Every command prints through the `print!`/`println!`/`eprint!`/
 //! `eprintln!` of `output.rs`, declared first so that they shadow std's in

@@ -1,22 +1,38 @@
-//! Checks: a scenario's expectations, and the loop's own contract, applied
-//! to what a run produced. Every failure says where (the step), which check,
-//! what was expected and what happened.
+//! The judge: every check of a scenario (its expectations, and the loop's
+//! own contract) applied to what a run left, and read from nothing else: the
+//! finished [`agent::Transcript`](crate::agent::Transcript) (messages, and a
+//! call record per answered call with its result's typed facts, its first
+//! and last update and what it was priced at), and the workspace for file
+//! checks. It names nothing of `run`, `cli`, `mcp`, `report` or `import`
+//! (`tests/integration/layering.rs`), so a transcript from any source is
+//! judged by the same checks (docs/architecture.md, "The judge").
 //!
-//! A failure keeps at most [`MAX_ACTUAL_BYTES`] of what happened, shared
-//! by the failures on one text; the checks stop at the scenario's
-//! deadline ([`CheckInput::deadline`]) with a `timeout` failure that says
-//! where.
+//! Every failure says where (the step), which check, what was expected and
+//! what happened. A failure keeps at most [`MAX_ACTUAL_BYTES`] of what
+//! happened, shared by the failures on one text; the checks stop at the
+//! scenario's deadline ([`CheckInput::deadline`]) with a `timeout` failure
+//! that says where.
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | `actual` | [`Actual`]: what a failure keeps of a text, bounded and shared |
-//! | `failure` | [`Failure`], [`CheckOutput`], the wording parts share |
 //! | `input` | [`CheckInput`]: what the checks look at; `${var}` values |
+//! | `expand` | `${var}` in the checks, expanded with the run's values |
 //! | `contract` | the loop's contract, `order` and `stats` |
 //! | `call` | the checks of each call |
 //! | `files` | `expect.files`, read inside the workspace only |
+//! | `exact` | exact-byte, SHA-256 and symlink file checks |
+//! | `pointer` | `details_at`: JSON pointers and their matchers |
+//! | `images` | `image` and `images`: a result's image blocks |
+//! | `failure` | [`Failure`], [`CheckOutput`], the wording parts share |
+//! | `actual` | [`Actual`]: what a failure keeps of a text, bounded and shared |
 //! | `kind` | [`CheckKind`]: which check a failure is of, written as its name |
-//! | `expand` | `${var}` in the checks, expanded with the run's values |
+//! | `focus` | where to look in a long text that failed a check |
+//! | `deadline` | when a scenario's time budget ends, for the loop and the checks |
+//! | `figures` | [`Figures`]: turns, calls, errors, retries, tokens |
+//! | `tally` | the one judging pass: figures, per-call statistics, behaviours |
+//! | `coverage` | a call's behaviours from its typed facts, and the catalogue |
+//! | `drift` | an imported session's results against the recorded ones |
+//! | `presentation` | today's result put in the form of a recorded answer |
 
 mod actual;
 mod call;

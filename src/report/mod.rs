@@ -1,7 +1,8 @@
 //! The report layer: pure functions from a [`RunSummary`] (and, with a
-//! baseline, its [`Comparison`]) to text or bytes. It reads results only;
-//! it runs nothing, prints nothing and touches no file: the CLI writes
-//! what these functions return.
+//! baseline, its [`Comparison`]) to text or bytes, and [`outputs`], which
+//! writes the files asked for (each rendered once, each written by
+//! renaming a new file over its name). It reads results only; it runs
+//! nothing and prints nothing: the CLI prints.
 //!
 //! | format | file in `--report DIR` | module |
 //! | --- | --- | --- |

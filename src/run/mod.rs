@@ -1,42 +1,48 @@
-//! The run layer: discovery, selection, partitions, the gates a run
-//! records, concurrent execution, figures.
+//! The run layer: discovery, selection, the run's settings and gates,
+//! partitions, concurrent execution, the environment each scenario runs in
+//! (`env`), and the outcome a report reads.
 //!
-//! Its public surface is a small facade over the crate's scenario, run
-//! and report machinery (which stays private, docs/architecture.md shows
-//! it): [`discover`] a suite into a [`Discovery`] (or [`load_text`] one
-//! file's text into [`Scenario`]s, read against a [`Suite`]), set a
-//! [`RunnerBuilder`] (typed settings: [`Jobs`], [`Budget`],
-//! [`Tokenizer`], [`Gate`]s, a [`Partition`], a [`Selection`]), build a
-//! [`Runner`] and execute it into a [`RunSummary`] of
-//! [`ScenarioOutcome`]s, each with its [`Status`].
+//! Its public surface is a small facade over the crate's scenario, judge,
+//! run and report machinery (which stays private; docs/architecture.md,
+//! "The public surface"): [`discover`] a suite into a [`Discovery`] (or
+//! [`load_text`] one file's text into [`Scenario`]s, read against a
+//! [`Suite`]), set a [`RunnerBuilder`] (typed settings: [`Jobs`],
+//! [`Budget`], [`Tokenizer`], [`Gate`]s, a [`Partition`], a [`Selection`],
+//! a [`RepeatSpec`]), build a [`Runner`] and execute it into a
+//! [`RunSummary`] of [`ScenarioOutcome`]s, each with its [`Status`] and
+//! [`Figures`].
 //!
 //! | module | holds |
 //! | --- | --- |
 //! | `discover` | finding and loading scenario files, the selection |
+//! | `settings` | the run's settings, one type and one parser each, and the check of a suite file's |
+//! | `gate` | the gate language `KEY=+LIMIT` |
 //! | `partition` | `hash:K/N` and `slice:K/N`, suite fingerprints |
-//! | `gate` | the gate language `KEY=+LIMIT` (the scenario layer's, as suite files use it too) |
 //! | `builder` | [`RunnerBuilder`]: every setting resolved, taken typed |
 //! | `config` | how each scenario executes, as the builder resolved it |
 //! | `runner` | [`Runner::execute`]: ordered, bounded concurrency, events, signals |
-//! | `pipeline` | one scenario end to end |
+//! | `pipeline` | one scenario end to end: environment, loop, judge |
+//! | `env` | the environment: workspace, git, faults, cleanup |
+//! | `servers` | a scenario's MCP servers, and the run's pool of shared ones |
+//! | `replay` | `--sync-reads`: recorded texts written back before a replayed read |
 //! | `snapshots` | snapshot files over a run |
 //! | `outcome` | [`RunSummary`], the only input of the report layer |
-//! | `tally` | the one judging pass: figures, per-call statistics, coverage |
-//! | `stats` | per-tool figures and what tool definitions cost |
+//! | `transcript` | each scenario's turns, calls and results, bounded |
 //! | `repeat` | `--repeat`: the setting, and what a repeated scenario's outcome says |
 //! | `rounds` | the runs of a repeated scenario folded into one outcome |
-//! | `replay` | an imported session's results against the recorded ones |
+//! | `stats` | per-tool figures and what tool definitions cost |
 //! | `coverage` | what a suite's calls exercised, and what they never did |
-//! | `transcript` | each scenario's turns, calls and results, bounded |
+//!
+//! The checks themselves, the one judging pass and an import's drift are
+//! the judge's (`crate::judge`), which reads the finished transcript.
 //!
 //! A run is built, then executed: [`RunnerBuilder::build`] fails before
 //! any scenario starts when a setting cannot work (the suite's tokenizer
 //! or gates, the async runtime; the others come typed, parsed once by
-//! the scenario layer's settings); [`Runner::execute`] is a synchronous facade
-//! over the runtime, so the CLI, tests and benches call it without async
-//! plumbing. It reports through a callback and returns a complete
-//! [`RunSummary`]: positions, partition, load errors, gates and tokenizer
-//! included.
+//! `settings`); [`Runner::execute`] is a synchronous facade over the
+//! runtime, so the CLI, tests and benches call it without async plumbing.
+//! It reports through a callback and returns a complete [`RunSummary`]:
+//! positions, partition, load errors, gates and tokenizer included.
 
 pub(crate) mod builder;
 mod config;

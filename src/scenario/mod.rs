@@ -1,23 +1,28 @@
-//! The scenario layer: the YAML model of docs/scenarios.md, loading with located
-//! errors, workspaces, the figures of a run, checks and snapshots.
+//! The scenario layer: the file format only. A scenario file or
+//! `harness.yaml` (docs/scenarios.md) read into a [`Scenario`] as written:
+//! its faux script, its checks compiled, its workspace plan and the
+//! conditions it asks for, as data, every problem located at
+//! file:line:col.
 //!
-//! It turns a file into data (a [`Scenario`]: a faux script plus checks)
-//! and judges a finished run; it does not execute anything itself.
+//! It executes nothing and judges nothing: the run layer builds the
+//! environment and runs the scenario (`run::env`, `run::pipeline`), the
+//! judge checks what the run left (`judge`).
 //!
 //! | module | holds |
 //! | --- | --- |
+//! | [`yaml`] | the positioned YAML tree files are read into |
+//! | [`de`] | serde from that tree, every error located |
 //! | [`model`] | the serde types of scenario and suite files |
 //! | [`detail_spec`] | the serde types of `details_at`, `image` and `images` checks |
 //! | [`two_way`] | the visitor and macros of values written two ways (string or object, one or a list) |
-//! | [`yaml`] | the positioned YAML tree files are read into |
-//! | [`de`] | serde from that tree, every error located |
 //! | [`load`] | loading and validating files into [`Scenario`]s (errors, the suite file, the validator by part) |
 //! | [`setup`] | what a scenario runs under, as data: fault rules, bash, cancellations |
 //! | [`expect`] | expectations as loading compiles them: typed checks, regexes compiled |
 //! | [`vars`] | `${name}` in expectations: found at load, expanded at check |
-//! | [`snapshot`] | snapshot files of tool results |
-//! | [`template`] | the `repeat` template of generated files |
 //! | [`replay`] | `recorded:`, `replay:` and `git_checkout` of imported sessions |
+//! | [`template`] | the `repeat` template of generated files |
+//! | [`snapshot`] | snapshot files of tool results |
+//! | [`text_file`] | reading the text files users name: regular files only |
 
 pub(crate) mod de;
 pub(crate) mod detail_spec;

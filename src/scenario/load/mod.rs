@@ -20,6 +20,17 @@
 //! | `limits` | `limits:` and limits files ([`load_limits`]) |
 //! | `document` | [`load_file`], [`load_text`]: documents into scenarios |
 //! | `scenario` | what loading makes: [`Scenario`] and its parts |
+//! | `validator` | the validation's state, and what its parts share |
+//! | `script` | the faux model's script: steps, calls, captures, retries |
+//! | `expectations` | `expect:` compiled into typed checks |
+//! | `fixture` | the workspace: a fixture or `git_checkout`, and its files |
+//! | `setup` | `faults:`, `bash:` and `cancel_after_ms` as data |
+//! | `servers` | `servers:` and the MCP entries of `tools:` |
+//! | `replay` | `recorded:` and `replay:` of imported sessions |
+//!
+//! The suite's run settings (`jobs`, `tokenizer`, `gates`) are checked by
+//! a function the run layer hands to [`Suite`]'s loading, so each problem
+//! is placed with the file's others while this room names no run.
 //! | `validator` | the validation's state and what its parts share |
 //! | `script` | steps, calls, arguments, captures, retries |
 //! | `expectations` | a call's `expect:` and the run's |
