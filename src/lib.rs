@@ -2,24 +2,29 @@
 //! headless batch evaluation harness around it.
 //!
 //! ```text
+//! base      what every layer shares: `${var}` expansion, bounds, signals,
+//!           panic isolation, a task aborted on drop
 //! tools     the real tool layer: contract, registry, workspace (path
 //!           policy over pluggable I/O), truncation, argument normalisation
-//!           + validation, per-file mutation queue, the seven tools (search/,
-//!           edit/ and bash/ in folders of their own)
-//! mcp       the registry served over the Model Context Protocol (rmcp)
+//!           + validation, per-file mutation queue, the seven tools, the
+//!           kernel sandbox of the programs it starts
+//! mcp       the registry served over the Model Context Protocol (rmcp),
+//!           and the client of any MCP server
 //! agent     messages, the Provider trait, the agent loop, the faux provider,
 //!           the presentation of paths to the model; the faux script served
 //!           over HTTP in four wire formats to real agents, their profiles
-//! scenario  the YAML model, located errors, workspaces, figures, checks,
-//!           snapshots
-//! run       discovery, filters, partitions, the gate language, the runner
-//!           builder, concurrent execution, statistics
-//! report    console, JSON, JUnit XML, CSV, Markdown; baselines, comparisons
-//!           and gate verdicts
-//! cli       clap commands: run, check, list, call, tools, schema, report
+//! scenario  the file format: YAML, located errors, the model, loading
+//! judge     every check, on a finished transcript (and the workspace's
+//!           files); figures, tally, coverage, replay drift
+//! run       discovery, the environment (workspaces, git, faults),
+//!           settings and gates, the runner, concurrent execution
+//! report    console, JSON, JUnit XML, CSV, Markdown, HTML; baselines,
+//!           comparisons, gate verdicts, writing the report files
+//! import    recorded sessions of real agents turned into scenarios
+//! cli       clap commands; the only place that prints or picks an exit code
 //! ```
 //!
-//! Each layer uses only the layers above it. [`tools`] is the embeddable
+//! Each layer uses only the layers above it (docs/architecture.md). [`tools`] is the embeddable
 //! library; it knows nothing of scenarios or models. The default feature
 //! `cli` builds every layer; without it (`default-features = false`) the
 //! library is [`tools`] alone.

@@ -2,7 +2,7 @@
 //! command line's, else the suite file's, else the default) before any
 //! scenario starts, the way nextest's `TestRunnerBuilder` does: `build()?`,
 //! then [`Runner::execute`]. It takes the settings typed
-//! ([`crate::scenario::settings`]: parsed once, by the command line or the
+//! ([`crate::run::settings`]: parsed once, by the command line or the
 //! suite loader, which also checks the suite's tokenizer name and its
 //! gates where they are written); what it still checks is that the
 //! tokenizer loads and that the runtime starts.

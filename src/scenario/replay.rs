@@ -3,7 +3,7 @@
 //! scenario and of `harness.yaml`, the `git_checkout` workspace kind, and
 //! what the loader makes of them ([`ReplayPlan`]). An imported scenario is
 //! one whose calls carry `recorded:`; the run compares each result with it
-//! (`run::replay`).
+//! (`judge::drift`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

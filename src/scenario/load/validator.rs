@@ -3,7 +3,7 @@
 //! compiling a regex, numbers in range, paths inside the workspace.
 //!
 //! The parts live beside it: [`super::script`], [`super::expectations`],
-//! [`super::workspace`], [`super::replay`], [`super::conditions`], the
+//! [`super::fixture`], [`super::replay`], [`super::setup`], the
 //! suite's values in [`super::suite`] and its limits in [`super::limits`].
 
 use std::collections::BTreeMap;
