@@ -12,6 +12,8 @@
 //!
 //! | module | holds |
 //! | --- | --- |
+//! | `agent` | scenarios served to real agents: the program, the run, the transcript |
+//! | `agent_outcome` | what run.json says of an agent's run |
 //! | `discover` | finding and loading scenario files, the selection |
 //! | `partition` | `hash:K/N` and `slice:K/N`, suite fingerprints |
 //! | `gate` | the gate language `KEY=+LIMIT` (the scenario layer's, as suite files use it too) |
@@ -38,6 +40,8 @@
 //! [`RunSummary`]: positions, partition, load errors, gates and tokenizer
 //! included.
 
+pub(crate) mod agent;
+pub(crate) mod agent_outcome;
 pub(crate) mod builder;
 mod config;
 pub(crate) mod coverage;

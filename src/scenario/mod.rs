@@ -6,6 +6,7 @@
 //!
 //! | module | holds |
 //! | --- | --- |
+//! | [`agent`] | `agents:` of harness.yaml, checked: the agents a scenario may name |
 //! | [`model`] | the serde types of scenario and suite files |
 //! | [`detail_spec`] | the serde types of `details_at`, `image` and `images` checks |
 //! | [`two_way`] | the visitor and macros of values written two ways (string or object, one or a list) |
@@ -19,6 +20,7 @@
 //! | [`template`] | the `repeat` template of generated files |
 //! | [`replay`] | `recorded:`, `replay:` and `git_checkout` of imported sessions |
 
+pub(crate) mod agent;
 pub(crate) mod de;
 pub(crate) mod detail_spec;
 pub(crate) mod expect;
