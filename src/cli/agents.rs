@@ -44,7 +44,7 @@ pub(super) fn lanes(
             None => discover(paths, selection),
         };
         for scenario in &mut discovery.scenarios {
-            scenario.set_agent(name);
+            scenario.serve_to(name);
         }
         lanes.push((name.clone(), discovery));
     }

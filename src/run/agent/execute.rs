@@ -174,7 +174,9 @@ impl AgentJob<'_> {
         }
         let tally = tally(
             &transcript,
-            self.config.coverage.then_some(&[] as &[(String, Vec<String>)]),
+            self.config
+                .coverage
+                .then_some(&[] as &[(String, Vec<String>)]),
         );
         let stored = match self.snapshots.get(&scenario.snapshot_file) {
             Ok(stored) => stored,
@@ -197,15 +199,17 @@ impl AgentJob<'_> {
             deadline,
         });
         // A step the agent never answered fails with its own words.
-        outcome.failures.extend(checked.failures.into_iter().map(|f| {
-            if f.check == CheckKind::Sent {
-                f.map_actual(|_| {
-                    format!("the agent `{name}` never returned a result for it; {words}")
-                })
-            } else {
-                f
-            }
-        }));
+        outcome
+            .failures
+            .extend(checked.failures.into_iter().map(|f| {
+                if f.check == CheckKind::Sent {
+                    f.map_actual(|_| {
+                        format!("the agent `{name}` never returned a result for it; {words}")
+                    })
+                } else {
+                    f
+                }
+            }));
         outcome.snapshots = checked.snapshots;
         if self.config.update_snapshots {
             outcome.failures.retain(|f| f.check != CheckKind::Snapshot);
@@ -344,7 +348,9 @@ impl AgentJob<'_> {
         if let Some(sandbox) = &sandbox
             && let Err(err) = sandbox.prepare(command.as_std_mut())
         {
-            record.warnings.push(format!("the sandbox could not start: {err}"));
+            record
+                .warnings
+                .push(format!("the sandbox could not start: {err}"));
             ran.failure = Some(whole(
                 "agent",
                 &format!("the agent `{}` started in its sandbox", resolved.name),

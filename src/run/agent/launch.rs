@@ -272,7 +272,7 @@ mod tests {
         assert_eq!(resolved.program, PathBuf::from("/bin/sh"));
         assert_eq!(resolved.args[0], "x.js");
         assert_eq!(resolved.args[1], "-p");
-        assert_eq!(resolved.api, Api::OpenaiChat);
+        assert_eq!(resolved.api, Api::AnthropicMessages);
         let expanded = resolved.expand(&Placeholders {
             model_url: "http://127.0.0.1:1".to_owned(),
             workspace: "/w".to_owned(),
@@ -289,7 +289,7 @@ mod tests {
             vec![(
                 "/h/.pi/agent/models.json".to_owned(),
                 concat!(
-                    r#"{"providers":{"harness":{"baseUrl":"http://127.0.0.1:1/v1","api":"openai-completions","#,
+                    r#"{"providers":{"harness":{"baseUrl":"http://127.0.0.1:1","api":"anthropic-messages","#,
                     r#""apiKey":"harness","models":[{"id":"scripted","contextWindow":128000,"maxTokens":4096}]}}}"#,
                     "\n"
                 )

@@ -214,13 +214,15 @@ pub(crate) fn build(served: &Served<'_>) -> Built {
                     error_message: None,
                 }));
             for (record, _) in group.iter() {
-                transcript.messages.push(Message::ToolResult(ToolResultMessage {
-                    tool_call_id: record.call.id.clone(),
-                    tool_name: record.call.name.clone(),
-                    content: record.result.content.clone(),
-                    details: None,
-                    is_error: record.result.is_error,
-                }));
+                transcript
+                    .messages
+                    .push(Message::ToolResult(ToolResultMessage {
+                        tool_call_id: record.call.id.clone(),
+                        tool_name: record.call.name.clone(),
+                        content: record.result.content.clone(),
+                        details: None,
+                        is_error: record.result.is_error,
+                    }));
             }
             position = end;
         }

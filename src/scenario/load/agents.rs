@@ -24,7 +24,15 @@ use super::validator::k;
 /// scenario served to a real agent may not set them (its own prompt,
 /// tools and limits are what is tested).
 const LOOP_KEYS: [&str; 9] = [
-    "system", "tools", "servers", "limits", "confine", "faults", "bash", "replay", "max_turns",
+    "system",
+    "tools",
+    "servers",
+    "limits",
+    "confine",
+    "faults",
+    "bash",
+    "replay",
+    "max_turns",
 ];
 
 impl Validator<'_> {
@@ -104,7 +112,9 @@ impl Validator<'_> {
             for (var, value) in &spec.env {
                 let var_at = join(&at, [k("env"), k(var)]);
                 let good = |c: char| c.is_ascii_alphanumeric() || c == '_';
-                if var.is_empty() || var.starts_with(|c: char| c.is_ascii_digit()) || !var.chars().all(good)
+                if var.is_empty()
+                    || var.starts_with(|c: char| c.is_ascii_digit())
+                    || !var.chars().all(good)
                 {
                     self.problem_at_key(
                         &var_at,
@@ -131,7 +141,10 @@ impl Validator<'_> {
     /// A text of `command` or `env`: no NUL byte, only the placeholders.
     fn placeholder_text(&mut self, at: &[Seg], text: &str) {
         if text.contains('\0') {
-            self.problem(at, "holds a NUL byte, which no command line or environment can");
+            self.problem(
+                at,
+                "holds a NUL byte, which no command line or environment can",
+            );
         }
         for name in var_refs(text) {
             if !PLACEHOLDERS.contains(&name.as_str()) {

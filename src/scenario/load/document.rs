@@ -180,7 +180,10 @@ impl Validator<'_> {
             self.any_tool = true;
         }
         if doc.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
-            self.problem(&[k("prompt")], "is empty; give the task, or leave `prompt` out");
+            self.problem(
+                &[k("prompt")],
+                "is empty; give the task, or leave `prompt` out",
+            );
         }
         let problems_before = self.problems.len();
         let tool_entries = match &doc.tools {

@@ -261,8 +261,20 @@ impl Scenario {
             .unwrap_or(&self.name)
     }
 
-    /// The same scenario served to `agent` (`harness run --agent`).
-    pub(crate) fn set_agent(&mut self, agent: &str) {
-        self.agent = Some(agent.to_owned());
+    /// The scenario in a run of `agent` (`harness run --agent`): served to
+    /// it, unless its script was written for another agent (it names that
+    /// agent's tools), which skips it with the reason.
+    pub(crate) fn serve_to(&mut self, agent: &str) {
+        match &self.agent {
+            Some(own) if own != agent => {
+                if self.skip.is_none() {
+                    self.skip = Some(format!(
+                        "written for the agent `{own}` (its script names that agent's tools), \
+                         not for `{agent}`"
+                    ));
+                }
+            }
+            _ => self.agent = Some(agent.to_owned()),
+        }
     }
 }
