@@ -219,3 +219,92 @@ fn builtin_names() -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use pretty_assertions::assert_eq;
+
+    use super::super::Suite;
+    use super::super::load_text;
+
+    fn problems(suite: &Suite, text: &str) -> Vec<String> {
+        let (_, errors) = load_text(Path::new("s/x.yaml"), text, suite);
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn an_agent_scenario_takes_any_tool_and_refuses_the_loops_keys_at_their_place() {
+        let suite = Suite::default();
+        let ok = "agent: claude-code\nprompt: Do it.\nmodel:\n  - call: Read\n    args: { \
+                  file_path: a }\n  - say: Done.\n";
+        let (scenarios, errors) = load_text(Path::new("s/x.yaml"), ok, &suite);
+        assert_eq!(errors.len(), 0, "{errors:?}");
+        assert_eq!(scenarios[0].agent(), Some("claude-code"));
+        assert_eq!(scenarios[0].task(), "Do it.");
+        assert_eq!(
+            problems(
+                &suite,
+                "agent: claude-code\nsystem: You are.\ntools: [read]\nmodel:\n  - say: Hi.\n"
+            ),
+            vec![
+                "s/x.yaml:2:1: system: `system` does not apply to a scenario served to the agent \
+                 `claude-code`: its own system prompt and tools are what is tested; remove it"
+                    .to_owned(),
+                "s/x.yaml:3:1: tools: `tools` does not apply to a scenario served to the agent \
+                 `claude-code`: its own system prompt and tools are what is tested; remove it"
+                    .to_owned(),
+            ]
+        );
+        assert_eq!(
+            problems(&suite, "agent: aider\nmodel:\n  - say: Hi.\n"),
+            vec![
+                "s/x.yaml:1:8: agent: unknown agent `aider`; the agents are pi, claude-code, \
+                 codex, gemini-cli (define one of your own under `agents:` in harness.yaml, with \
+                 its `command` and `api`)"
+                    .to_owned()
+            ]
+        );
+    }
+
+    #[test]
+    fn the_suites_agents_are_checked_where_they_are_written() {
+        let text = "agents:\n  mine:\n    command: [\"${home}/x\", \"${nope}\"]\n    api: grpc\n    env: { 1A: v }\n  pi:\n    command: [node, pi.js]\nagent: mine\n";
+        let errors = Suite::from_text(Path::new("s/harness.yaml"), text, &|_| Vec::new())
+            .map(|_| Vec::new())
+            .unwrap_or_else(|e| e.iter().map(ToString::to_string).collect::<Vec<_>>());
+        assert_eq!(
+            errors,
+            vec![
+                "s/harness.yaml:3:15: agents.mine.command[0]: the program is looked for as \
+                 written: placeholders go in its arguments and environment"
+                    .to_owned(),
+                "s/harness.yaml:3:28: agents.mine.command[1]: unknown placeholder `${nope}`; an \
+                 agent's command and environment may use `${model_url}`, `${workspace}`, \
+                 `${home}`, `${prompt}` (write `$${` for a literal `${`)"
+                    .to_owned(),
+                "s/harness.yaml:4:10: agents.mine.api: unknown API `grpc`; use one of \
+                 anthropic-messages, openai-responses, openai-chat, gemini"
+                    .to_owned(),
+                "s/harness.yaml:5:12: agents.mine.env.1A: an environment variable's name is \
+                 letters, digits and `_`, not starting with a digit"
+                    .to_owned(),
+                "s/harness.yaml:8:8: agent: unknown agent `mine`; the agents are pi, \
+                 claude-code, codex, gemini-cli (define one of your own under `agents:` in \
+                 harness.yaml, with its `command` and `api`)"
+                    .to_owned(),
+            ]
+        );
+        let good = Suite::from_text(
+            Path::new("s/harness.yaml"),
+            "agents:\n  pi:\n    command: [node, pi.js]\nagent: pi\n",
+            &|_| Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(
+            good.agents.get("pi").and_then(|d| d.command.clone()),
+            Some(vec!["node".to_owned(), "pi.js".to_owned()])
+        );
+    }
+}
