@@ -122,12 +122,13 @@ impl AgentProfile {
 /// accepted).
 const KEY: &str = "harness";
 
-/// pi over OpenAI Chat Completions: a provider of its own in
-/// `models.json`, its session not kept, offline.
+/// pi over Anthropic Messages (of the four it speaks, a format whose
+/// results carry an error flag): a provider of its own in `models.json`,
+/// its session not kept, offline.
 const PI: AgentProfile = AgentProfile {
     name: "pi",
     command: "pi",
-    api: Api::OpenaiChat,
+    api: Api::AnthropicMessages,
     args: &[
         "-p",
         "--offline",
@@ -150,7 +151,7 @@ const PI: AgentProfile = AgentProfile {
     files: &[ConfigFile {
         path: "${home}/.pi/agent/models.json",
         contents: concat!(
-            r#"{"providers":{"harness":{"baseUrl":"${model_url}/v1","api":"openai-completions","#,
+            r#"{"providers":{"harness":{"baseUrl":"${model_url}","api":"anthropic-messages","#,
             r#""apiKey":"harness","models":[{"id":"scripted","contextWindow":128000,"maxTokens":4096}]}}}"#,
             "\n"
         ),

@@ -67,7 +67,7 @@ fn each_agent_speaks_its_format_and_gets_the_task() {
     assert_eq!(
         table,
         vec![
-            ("pi", "pi", Api::OpenaiChat, ErrorRule::Flag),
+            ("pi", "pi", Api::AnthropicMessages, ErrorRule::Flag),
             (
                 "claude-code",
                 "claude",

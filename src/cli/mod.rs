@@ -28,6 +28,7 @@
 #[macro_use]
 mod output;
 
+mod agents;
 mod call;
 mod check;
 mod common;

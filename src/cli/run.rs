@@ -121,6 +121,12 @@ pub(super) struct RunArgs {
     /// scenario's suite file (repeatable, at least two; docs/variants.md).
     #[arg(long = "variant", value_name = "NAME=FILE")]
     variants: Vec<String>,
+    /// Serve the selected scenarios to a real coding agent: pi,
+    /// claude-code, codex, gemini-cli or one of harness.yaml's `agents`
+    /// (repeatable: each agent is a lane, side by side in every report;
+    /// docs/agents.md).
+    #[arg(long = "agent", value_name = "NAME")]
+    agents: Vec<String>,
     #[command(flatten)]
     outputs: OutputArgs,
     #[command(flatten)]
@@ -238,7 +244,28 @@ pub(super) fn run(args: RunArgs) -> u8 {
         Ok(gates) => gates,
         Err(err) => return super::common::usage_error(err),
     };
+    if !args.agents.is_empty() && !args.variants.is_empty() {
+        return super::common::usage_error(super::agents::NO_VARIANTS);
+    }
+    if args.agents.len() > 1 && args.update_snapshots {
+        return super::common::usage_error(super::variants::NO_SNAPSHOT_UPDATES);
+    }
     let lanes = match plain {
+        Some(discovery) if !args.agents.is_empty() => {
+            match super::agents::lanes(&args.agents, discovery, &paths, &selection) {
+                Ok(mut lanes) if lanes.len() == 1 => {
+                    let Some((_, discovery)) = lanes.pop() else {
+                        return super::common::usage_error("--agent: no agent to run");
+                    };
+                    vec![Lane::Plain(discovery)]
+                }
+                Ok(lanes) => lanes
+                    .into_iter()
+                    .map(|(name, discovery)| Lane::Agent(name, Box::new(discovery)))
+                    .collect(),
+                Err(err) => return super::common::usage_error(err),
+            }
+        }
         Some(discovery) => vec![Lane::Plain(discovery)],
         None => {
             if args.update_snapshots {
@@ -273,6 +300,8 @@ enum Lane {
     Plain(crate::run::Discovery),
     /// A variant.
     Variant(Box<Variant>),
+    /// One `--agent` of several: its name, and the selection served to it.
+    Agent(String, Box<crate::run::Discovery>),
 }
 
 /// A lane run: its name and file (a variant's), its summary, its
@@ -298,6 +327,10 @@ fn run_lanes(
     for lane in lanes {
         let (discovery, variant) = match lane {
             Lane::Plain(discovery) => (discovery, None),
+            Lane::Agent(name, discovery) => {
+                let file = format!("--agent {name}");
+                (*discovery, Some((name, file)))
+            }
             Lane::Variant(variant) => {
                 let variant = *variant;
                 let discovery = discover_with(lab.paths, lab.selection, Some(&variant.suite));

@@ -14,6 +14,8 @@
 //!
 //! | module | holds |
 //! | --- | --- |
+//! | `agent` | scenarios served to real agents: the program, the run, the transcript |
+//! | `agent_outcome` | what run.json says of an agent's run |
 //! | `discover` | finding and loading scenario files, the selection |
 //! | `settings` | the run's settings, one type and one parser each, and the check of a suite file's |
 //! | `gate` | the gate language `KEY=+LIMIT` |
@@ -44,6 +46,8 @@
 //! It reports through a callback and returns a complete [`RunSummary`]:
 //! positions, partition, load errors, gates and tokenizer included.
 
+pub(crate) mod agent;
+pub(crate) mod agent_outcome;
 pub(crate) mod builder;
 mod config;
 pub(crate) mod coverage;

@@ -116,6 +116,10 @@ pub struct ScenarioOutcome {
     /// the median).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) repeats: Option<super::repeat::Repeats>,
+    /// A scenario served to a real agent: the agent, how it ended, its
+    /// last words, its requests and side calls, its isolation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) agent: Option<super::agent_outcome::AgentOutcome>,
 }
 
 impl ScenarioOutcome {
@@ -161,6 +165,7 @@ impl ScenarioOutcome {
             servers: Vec::new(),
             transcript: None,
             repeats: None,
+            agent: None,
         }
     }
 

@@ -82,6 +82,16 @@ impl Job<'_> {
         if let Some(reason) = &scenario.skip {
             return ScenarioOutcome::skipped(scenario, reason.clone());
         }
+        if scenario.agent.is_some() {
+            return super::agent::execute::AgentJob {
+                scenario,
+                config: self.config,
+                cancel: self.cancel,
+                snapshots: self.snapshots,
+            }
+            .run()
+            .await;
+        }
         let started = Instant::now();
         let mut outcome = ScenarioOutcome::of(scenario, Status::Failed);
         outcome.snapshot_file = Some(scenario.snapshot_file.clone());

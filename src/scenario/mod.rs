@@ -12,6 +12,7 @@
 //! | --- | --- |
 //! | [`yaml`] | the positioned YAML tree files are read into |
 //! | [`de`] | serde from that tree, every error located |
+//! | [`agent`] | `agents:` of harness.yaml, checked: the agents a scenario may name |
 //! | [`model`] | the serde types of scenario and suite files |
 //! | [`detail_spec`] | the serde types of `details_at`, `image` and `images` checks |
 //! | [`two_way`] | the visitor and macros of values written two ways (string or object, one or a list) |
@@ -24,6 +25,7 @@
 //! | [`snapshot`] | snapshot files of tool results |
 //! | [`text_file`] | reading the text files users name: regular files only |
 
+pub(crate) mod agent;
 pub(crate) mod de;
 pub(crate) mod detail_spec;
 pub(crate) mod expect;

@@ -79,6 +79,13 @@ pub(crate) struct ScenarioDoc {
     /// bounds the run); overrides the suite's.
     #[schemars(range(min = 1, max = 1000000000))]
     pub max_turns: Option<usize>,
+    /// The real coding agent the script is served to (`pi`,
+    /// `claude-code`, `codex`, `gemini-cli`, or one of harness.yaml's
+    /// `agents`), in place of harness's own loop (docs/agents.md).
+    pub agent: Option<String>,
+    /// The task given to the model (default: the description, else the
+    /// name).
+    pub prompt: Option<String>,
 }
 
 /// The suite file, `harness.yaml`: defaults for every scenario below it.
@@ -120,6 +127,12 @@ pub(crate) struct SuiteDoc {
     /// How bash runs commands in scenarios that set no `bash` of their
     /// own (a scenario's `bash` replaces it whole).
     pub bash: Option<BashSpec>,
+    /// The agent of scenarios that name none of their own.
+    pub agent: Option<String>,
+    /// Agents by name: a built-in's command or environment overridden,
+    /// or an agent of its own (docs/agents.md).
+    #[serde(default)]
+    pub agents: BTreeMap<String, super::agent::AgentSpec>,
 }
 
 /// Declares [`LimitsSpec`] from the one list of the tool limits a file may

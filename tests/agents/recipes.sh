@@ -11,12 +11,12 @@
 
 recipe_pi() {
   command="pi"
-  api="openai-chat"
+  api="anthropic-messages"
   args=("-p" "--offline" "--no-session" "--mode" "json" "--provider" "harness" "--model" "scripted" "--tools" "read,bash,edit,write,grep,find,ls" "${prompt}")
   env=("HOME=${home}" "PI_CODING_AGENT_DIR=${home}/.pi/agent" "PI_OFFLINE=1")
   helpers=("rg" "fd")
   mkdir -p "$(dirname "${home}/.pi/agent/models.json")"
-  printf '%s' "{\"providers\":{\"harness\":{\"baseUrl\":\"${model_url}/v1\",\"api\":\"openai-completions\",\"apiKey\":\"harness\",\"models\":[{\"id\":\"scripted\",\"contextWindow\":128000,\"maxTokens\":4096}]}}}
+  printf '%s' "{\"providers\":{\"harness\":{\"baseUrl\":\"${model_url}\",\"api\":\"anthropic-messages\",\"apiKey\":\"harness\",\"models\":[{\"id\":\"scripted\",\"contextWindow\":128000,\"maxTokens\":4096}]}}}
 " > "${home}/.pi/agent/models.json"
 }
 

@@ -24,6 +24,7 @@ pub use script::DONE_TEXT;
 pub use script::Replay;
 pub use script::SIDE_TEXT;
 pub use script::ScriptResponder;
+pub use script::prompt_text;
 pub use script::replay;
 pub use server::ModelServer;
 pub use server::OnExchange;

@@ -270,7 +270,7 @@ fn scripted_call<'a>(script: &'a FauxScript, served: &ServedCall) -> Option<&'a 
 
 /// The text a request is counted as: the system prompt, each item of the
 /// history, the tool definitions as sent, joined by blank lines.
-fn prompt_text(request: &WireRequest) -> String {
+pub fn prompt_text(request: &WireRequest) -> String {
     let mut parts = Vec::new();
     if !request.system.is_empty() {
         parts.push(format!("system:{}", request.system));

@@ -69,6 +69,12 @@ impl Dirs {
             .with_root(SCRATCH_NAME, [&canonical(scratch), scratch])
     }
 
+    /// The scratch directory beside the workspace (a real agent's home
+    /// and temporary directory go there).
+    pub(crate) fn scratch(&self) -> &Path {
+        self.scratch.path()
+    }
+
     /// Removes both directories (by the end of the run, through
     /// `cleanup`), or keeps them (`--keep-workspaces`) and returns where
     /// the workspace is.

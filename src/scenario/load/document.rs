@@ -171,6 +171,20 @@ impl Validator<'_> {
         // where it is declared, not again at each use).
         let server_names: BTreeSet<String> =
             servers.keys().chain(doc.servers.keys()).cloned().collect();
+        let agent = doc.agent.clone().or_else(|| suite.doc.agent.clone());
+        if let Some(name) = &doc.agent {
+            self.agent_name(&[k("agent")], name, &suite.agents);
+        }
+        if let Some(name) = &agent {
+            self.loop_keys_of_agent(&doc, name);
+            self.any_tool = true;
+        }
+        if doc.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            self.problem(
+                &[k("prompt")],
+                "is empty; give the task, or leave `prompt` out",
+            );
+        }
         let problems_before = self.problems.len();
         let tool_entries = match &doc.tools {
             Some(tools) => self.tools(&[k("tools")], tools, &server_names),
@@ -274,6 +288,9 @@ impl Validator<'_> {
             replay,
             conditions,
             max_turns,
+            agent,
+            agents: std::sync::Arc::clone(&suite.agents),
+            prompt: doc.prompt,
         }
     }
 }

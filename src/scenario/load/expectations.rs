@@ -234,7 +234,8 @@ impl Validator<'_> {
         for (i, name) in expect.order.iter().flatten().enumerate() {
             let known = ALL_TOOL_NAMES.contains(&name.as_str())
                 || self.server_tools.contains(name)
-                || self.open_tools;
+                || self.open_tools
+                || self.any_tool;
             if !known {
                 self.problem(
                     &[k("expect"), k("order"), Seg::Index(i)],

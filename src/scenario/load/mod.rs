@@ -37,8 +37,10 @@
 //! | `fixture` | `workspace:`: fixtures, `git_checkout`, inline files |
 //! | `replay` | `recorded:` results and the `replay:` plan |
 //! | `setup` | `faults:`, `bash:`, `cancel_after_ms`: checked and typed |
+//! | `agents` | `agents:`, `agent:`, and the loop's keys an agent scenario may not set |
 //! | `servers` | `servers:` and the MCP entries of `tools:` |
 
+mod agents;
 mod document;
 mod error;
 mod expectations;

@@ -216,6 +216,14 @@ pub struct Scenario {
     /// Turns the model may take before the loop stops it (`None`: no
     /// limit).
     pub(crate) max_turns: Option<usize>,
+    /// The real agent the script is served to (`agent:`, its own or its
+    /// suite's; `harness run --agent` sets it), `None` for harness's own
+    /// loop.
+    pub(crate) agent: Option<String>,
+    /// The suite's `agents:`, by name.
+    pub(crate) agents: std::sync::Arc<BTreeMap<String, crate::scenario::agent::AgentDef>>,
+    /// `prompt:`, the task given to the model.
+    pub(crate) prompt: Option<String>,
 }
 
 impl Scenario {
@@ -237,5 +245,36 @@ impl Scenario {
     /// Its `description`, if it has one.
     pub fn description(&self) -> Option<&str> {
         self.description.as_deref()
+    }
+
+    /// The real agent it is served to, if any.
+    pub fn agent(&self) -> Option<&str> {
+        self.agent.as_deref()
+    }
+
+    /// The task given to the model: `prompt:`, else the description,
+    /// else the name.
+    pub(crate) fn task(&self) -> &str {
+        self.prompt
+            .as_deref()
+            .or(self.description.as_deref())
+            .unwrap_or(&self.name)
+    }
+
+    /// The scenario in a run of `agent` (`harness run --agent`): served to
+    /// it, unless its script was written for another agent (it names that
+    /// agent's tools), which skips it with the reason.
+    pub(crate) fn serve_to(&mut self, agent: &str) {
+        match &self.agent {
+            Some(own) if own != agent => {
+                if self.skip.is_none() {
+                    self.skip = Some(format!(
+                        "written for the agent `{own}` (its script names that agent's tools), \
+                         not for `{agent}`"
+                    ));
+                }
+            }
+            _ => self.agent = Some(agent.to_owned()),
+        }
     }
 }

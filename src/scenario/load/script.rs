@@ -245,7 +245,7 @@ impl Validator<'_> {
                 .active_builtins
                 .as_ref()
                 .is_some_and(|(active, _)| !active.contains(&spec.call));
-        if (!known_name || inactive) && !deliberate_error {
+        if (!known_name || inactive) && !deliberate_error && !self.any_tool {
             if self.open_tools {
                 // One of a whole server's tools, maybe: known at the start.
                 self.open_calls.push(OpenCall {

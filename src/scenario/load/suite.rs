@@ -43,6 +43,8 @@ pub struct Suite {
     pub(crate) timeout: Option<Duration>,
     /// Its MCP servers, checked (`${dir}` is the suite file's directory).
     pub(crate) servers: BTreeMap<String, ServerPlan>,
+    /// Its `agents:`, checked.
+    pub(crate) agents: std::sync::Arc<BTreeMap<String, crate::scenario::agent::AgentDef>>,
 }
 
 /// A problem of a suite file's run settings (`jobs`, `tokenizer`,
@@ -92,6 +94,7 @@ impl Suite {
         let mut doc = SuiteDoc::default();
         let mut timeout = None;
         let mut servers = BTreeMap::new();
+        let mut agents = BTreeMap::new();
         if let Some(mut document) = documents.next() {
             problems.extend(document.problems.drain(..).map(Problem::from));
             let mut found = Vec::new();
@@ -105,6 +108,10 @@ impl Suite {
             problems.extend(found.into_iter().map(Problem::from));
             servers = v.servers(&doc.servers, &super::validator::dir_of(path));
             timeout = v.suite(&doc, &doc.servers.keys().cloned().collect());
+            agents = v.agent_defs(&doc.agents);
+            if let Some(name) = &doc.agent {
+                v.agent_name(&[k("agent")], name, &agents);
+            }
             for problem in check(&doc) {
                 v.push(&problem.at, problem.at_key, problem.message);
             }
@@ -127,6 +134,7 @@ impl Suite {
             doc,
             timeout,
             servers,
+            agents: std::sync::Arc::new(agents),
         })
     }
 

@@ -81,6 +81,9 @@ pub(super) struct Validator<'a> {
     pub(super) open_tools: bool,
     /// Those calls.
     pub(super) open_calls: Vec<OpenCall>,
+    /// The script is served to a real agent: its calls name the agent's
+    /// tools, which only the agent knows.
+    pub(super) any_tool: bool,
 }
 
 impl<'a> Validator<'a> {
@@ -102,6 +105,7 @@ impl<'a> Validator<'a> {
             active_builtins: None,
             open_tools: false,
             open_calls: Vec::new(),
+            any_tool: false,
         }
     }
 
