@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::OnceLock;
@@ -338,8 +339,15 @@ impl RegistryBuilder {
                 validator: OnceLock::new(),
             });
         }
-        let builtin = entries.len();
+        // Each name's entry: every lookup below is one probe, so a server
+        // of 100,000 tools builds in linear time.
+        let mut by_name: HashMap<String, usize> = entries
+            .iter()
+            .enumerate()
+            .map(|(index, e)| (e.spec.name.to_string(), index))
+            .collect();
         let mut added = Vec::new();
+        let mut added_names: HashSet<String> = HashSet::new();
         for tool in self.added {
             let spec = tool.spec(&self.limits);
             let validator = OnceLock::new();
@@ -353,21 +361,18 @@ impl RegistryBuilder {
                 spec,
                 validator,
             };
-            if entries[builtin..]
-                .iter()
-                .any(|e| e.spec.name == entry.spec.name)
-            {
-                return Err(RegistryError::Duplicate(entry.spec.name.into_owned()));
+            let name = entry.spec.name.to_string();
+            if !added_names.insert(name.clone()) {
+                return Err(RegistryError::Duplicate(name));
             }
-            match entries[..builtin]
-                .iter()
-                .position(|e| e.spec.name == entry.spec.name)
-            {
+            match by_name.get(&name).copied() {
+                // A built-in of that name: replaced in its place.
                 Some(index) => {
                     entries[index] = entry;
                     added.push(index);
                 }
                 None => {
+                    by_name.insert(name, entries.len());
                     added.push(entries.len());
                     entries.push(entry);
                 }
@@ -380,7 +385,7 @@ impl RegistryBuilder {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let index_of = |name: &str| entries.iter().position(|e| e.spec.name == name);
+        let index_of = |name: &str| by_name.get(name).copied();
         let selected: Vec<String> = match &self.selection {
             Selection::Allow(names) => names.clone(),
             Selection::Preset(preset) => preset
@@ -398,20 +403,27 @@ impl RegistryBuilder {
                 });
             }
         }
+        let denied: HashSet<&str> = self.deny.iter().map(String::as_str).collect();
         let mut active = Vec::new();
+        let mut seen = HashSet::new();
         for name in &selected {
-            if self.deny.contains(name) {
+            if denied.contains(name.as_str()) {
                 continue;
             }
             if let Some(index) = index_of(name)
-                && !active.contains(&index)
+                && seen.insert(index)
             {
                 active.push(index);
             }
         }
+        let active_by_name = active
+            .iter()
+            .map(|&index| (entries[index].spec.name.to_string(), index))
+            .collect();
         Ok(Registry {
             entries,
             active,
+            active_by_name,
             workspace: self.workspace,
             limits: self.limits,
             queue: MutationQueue::new(),
@@ -508,6 +520,8 @@ fn cached_validator(
 pub struct Registry {
     entries: Vec<Entry>,
     active: Vec<usize>,
+    /// Each active tool's entry, by name.
+    active_by_name: HashMap<String, usize>,
     workspace: Workspace,
     limits: Limits,
     queue: MutationQueue,
@@ -546,7 +560,7 @@ impl Registry {
 
     /// The spec of an active tool.
     pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
-        self.specs().find(|s| s.name == name)
+        self.active_by_name.get(name).map(|&i| &self.entries[i].spec)
     }
 
     /// The workspace the tools run in.
@@ -659,10 +673,9 @@ impl Registry {
 
     fn prepare_inner(&self, call: &ToolCall) -> Result<PreparedCall, Box<ToolResult>> {
         let Some(entry) = self
-            .active
-            .iter()
+            .active_by_name
+            .get(call.name.as_str())
             .map(|&i| &self.entries[i])
-            .find(|e| e.spec.name == call.name)
         else {
             return Err(Box::new(self.unavailable(&call.name)));
         };
