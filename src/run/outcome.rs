@@ -116,6 +116,11 @@ pub struct ScenarioOutcome {
     /// the median).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) repeats: Option<super::repeat::Repeats>,
+    /// The sandbox its programs ran in: what each part (`fs`, `network`,
+    /// `processes`) was enforced by, or why there was none (`none`);
+    /// absent for a scenario whose workspace was not made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sandbox: Option<super::env::sandbox::SandboxOutcome>,
 }
 
 impl ScenarioOutcome {
@@ -161,6 +166,7 @@ impl ScenarioOutcome {
             servers: Vec::new(),
             transcript: None,
             repeats: None,
+            sandbox: None,
         }
     }
 

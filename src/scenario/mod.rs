@@ -18,6 +18,7 @@
 //! | [`snapshot`] | snapshot files of tool results |
 //! | [`template`] | the `repeat` template of generated files |
 //! | [`replay`] | `recorded:`, `replay:` and `git_checkout` of imported sessions |
+//! | [`sandbox`] | `sandbox:`: `off`, or what the sandbox lets through |
 
 pub(crate) mod de;
 pub(crate) mod detail_spec;
@@ -25,6 +26,7 @@ pub(crate) mod expect;
 pub(crate) mod load;
 pub(crate) mod model;
 pub(crate) mod replay;
+pub(crate) mod sandbox;
 pub(crate) mod setup;
 pub(crate) mod snapshot;
 pub(crate) mod template;

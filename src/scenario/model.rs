@@ -79,6 +79,9 @@ pub(crate) struct ScenarioDoc {
     /// bounds the run); overrides the suite's.
     #[schemars(range(min = 1, max = 1000000000))]
     pub max_turns: Option<usize>,
+    /// The sandbox its programs run in (default: writes in the workspace
+    /// and a private TMPDIR, no network); replaces the suite's whole.
+    pub sandbox: Option<super::sandbox::SandboxSpec>,
 }
 
 /// The suite file, `harness.yaml`: defaults for every scenario below it.
@@ -120,6 +123,8 @@ pub(crate) struct SuiteDoc {
     /// How bash runs commands in scenarios that set no `bash` of their
     /// own (a scenario's `bash` replaces it whole).
     pub bash: Option<BashSpec>,
+    /// The sandbox of scenarios that set no `sandbox` of their own.
+    pub sandbox: Option<super::sandbox::SandboxSpec>,
 }
 
 /// Declares [`LimitsSpec`] from the one list of the tool limits a file may

@@ -27,6 +27,7 @@
 //! | `replay` | `recorded:` results and the `replay:` plan |
 //! | `setup` | `faults:`, `bash:`, `cancel_after_ms`: checked and typed |
 //! | `servers` | `servers:` and the MCP entries of `tools:` |
+//! | `sandbox` | `sandbox:` and its `write:` paths, checked |
 
 mod document;
 mod error;
@@ -34,6 +35,7 @@ mod expectations;
 mod fixture;
 mod limits;
 mod replay;
+mod sandbox;
 mod scenario;
 mod script;
 mod servers;
@@ -45,6 +47,7 @@ pub(crate) use document::load_file;
 pub use document::load_text;
 pub use error::ScenarioError;
 pub(crate) use limits::load_limits;
+pub(crate) use sandbox::SandboxPlan;
 pub(crate) use scenario::FileContent;
 pub(crate) use scenario::GitCheckout;
 pub use scenario::Scenario;

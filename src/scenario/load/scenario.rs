@@ -216,6 +216,9 @@ pub struct Scenario {
     /// Turns the model may take before the loop stops it (`None`: no
     /// limit).
     pub(crate) max_turns: Option<usize>,
+    /// The sandbox its programs run in (`sandbox:`, its own or its suite
+    /// file's).
+    pub(crate) sandbox: super::sandbox::SandboxPlan,
 }
 
 impl Scenario {

@@ -105,6 +105,11 @@ impl Suite {
             problems.extend(found.into_iter().map(Problem::from));
             servers = v.servers(&doc.servers, &super::validator::dir_of(path));
             timeout = v.suite(&doc, &doc.servers.keys().cloned().collect());
+            let (_, sandbox_problems) =
+                super::sandbox::plan(doc.sandbox.as_ref(), &super::validator::dir_of(path), true);
+            for (at, message) in sandbox_problems {
+                v.problem(&at, message);
+            }
             for problem in check(&doc) {
                 v.push(&problem.at, problem.at_key, problem.message);
             }
