@@ -61,6 +61,11 @@ pub(super) struct ToolsArgs {
         conflicts_with = "tools"
     )]
     mcp: Vec<String>,
+    /// The sandbox the --mcp server starts in (writes in the current
+    /// directory and a private TMPDIR, the network kept, nothing it starts
+    /// outlives the listing).
+    #[command(flatten)]
+    sandbox: super::sandbox::SandboxFlags,
 }
 
 pub(super) fn run(args: ToolsArgs) -> u8 {
@@ -78,7 +83,7 @@ pub(super) fn run(args: ToolsArgs) -> u8 {
             Err(err) => return super::common::usage_error(err),
         }
     } else {
-        match server_tools(&args.mcp, None) {
+        match server_tools(&args.mcp, None, args.sandbox) {
             Ok(tools) => {
                 let specs = tools.iter().map(|t| server_tool_spec(t, "")).collect();
                 (tools, specs)
@@ -162,11 +167,13 @@ pub(super) fn run(args: ToolsArgs) -> u8 {
 }
 
 /// The tool definitions of the MCP server `command` (program and
-/// arguments), started in `cwd` (the current directory without it), as
-/// its `tools/list` gave them.
+/// arguments), started in `cwd` (the current directory without it) in the
+/// sandbox `flags` ask for (writes in `cwd` and a private TMPDIR; what
+/// it starts ends with it), as its `tools/list` gave them.
 pub(super) fn server_tools(
     command: &[String],
     cwd: Option<&std::path::Path>,
+    flags: super::sandbox::SandboxFlags,
 ) -> Result<Vec<Tool>, String> {
     let (program, rest) = command
         .split_first()
@@ -176,6 +183,17 @@ pub(super) fn server_tools(
         None => std::env::current_dir()
             .map_err(|err| format!("cannot read the current directory: {err}"))?,
     };
+    let real = cwd
+        .canonicalize()
+        .map_err(|err| format!("cannot use the directory {}: {err}", cwd.display()))?;
+    let sandbox = flags.sandbox(&real)?;
+    let hint = sandbox.as_ref().map(|_| {
+        format!(
+            " (in its sandbox it may write only in {} and $TMPDIR; --no-sandbox starts it \
+             without one)",
+            real.display()
+        )
+    });
     let config = ServerConfig::new(
         program.clone(),
         Launch::Command(Command {
@@ -190,12 +208,20 @@ pub(super) fn server_tools(
         .build()
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;
     runtime.block_on(async {
-        let client = McpClient::start(config)
-            .await
-            .map_err(|err| err.to_string())?;
-        let tools = client.tools().to_vec();
-        client.stop().await;
-        Ok(tools)
+        let started = McpClient::start_in(config, sandbox.clone()).await;
+        let tools = match started {
+            Ok(client) => {
+                let tools = client.tools().to_vec();
+                client.stop().await;
+                Ok(tools)
+            }
+            Err(err) => Err(format!("{err}{}", hint.unwrap_or_default())),
+        };
+        // Nothing the server started outlives the listing.
+        if let Some(sandbox) = &sandbox {
+            sandbox.end();
+        }
+        tools
     })
 }
 
