@@ -198,8 +198,8 @@ fn record_last_run(reports: &mut Reports<'_>) {
 
 pub(super) fn run(args: RunArgs) -> u8 {
     super::guard::not_dumpable();
-    if let Err(code) = super::sandbox::check_run(args.require_sandbox) {
-        return code;
+    if let Err(err) = super::sandbox::check_run(args.require_sandbox) {
+        return super::common::usage_error(err);
     }
     let mut paths = if args.paths.is_empty() {
         vec![PathBuf::from("scenarios")]

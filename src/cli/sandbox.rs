@@ -68,16 +68,16 @@ impl SandboxFlags {
 /// error (exit 2) before anything runs; without, the run says so on
 /// standard error and goes on with what the kernel can do (run.json says
 /// per scenario what each had).
-pub(super) fn check_run(require: bool) -> Result<(), u8> {
+pub(super) fn check_run(require: bool) -> Result<(), String> {
     let shortfalls = crate::run::env::sandbox::kernel_shortfalls();
     if shortfalls.is_empty() {
         return Ok(());
     }
     let what = shortfalls.join("; ");
     if require {
-        return Err(super::common::usage_error(format!(
+        return Err(format!(
             "--require-sandbox: this machine cannot sandbox scenarios fully: {what}"
-        )));
+        ));
     }
     eprintln!(
         "warning: scenarios run with a partial sandbox: {what} (--require-sandbox makes this an \

@@ -20,7 +20,8 @@ pub(crate) enum SandboxSpec {
     On(SandboxObject),
 }
 
-/// The object form of [`SandboxSpec`].
+/// What the sandbox lets through besides the workspace and a private
+/// `TMPDIR`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SandboxObject {

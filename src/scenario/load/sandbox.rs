@@ -12,37 +12,9 @@ use crate::base::vars::substitute_some;
 use crate::scenario::sandbox::SandboxSpec;
 use crate::scenario::yaml::Seg;
 
+use super::scenario::SandboxPlan;
 use super::validator::Validator;
 use super::validator::k;
-
-/// The sandbox a scenario's programs run in, as its file (or its suite
-/// file) asks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum SandboxPlan {
-    /// `sandbox: off`, written in the scenario (`false`) or in its suite
-    /// file (`true`).
-    Off {
-        /// The suite file turned it off.
-        by_suite: bool,
-    },
-    /// Sandboxed.
-    On {
-        /// Let programs reach the network.
-        network: bool,
-        /// More writable paths (absolute, existing, real paths).
-        write: Vec<PathBuf>,
-    },
-}
-
-impl Default for SandboxPlan {
-    /// Sandboxed, no network, no more writable paths.
-    fn default() -> Self {
-        Self::On {
-            network: false,
-            write: Vec::new(),
-        }
-    }
-}
 
 /// The most paths `write:` may list.
 pub(super) const MAX_WRITE_PATHS: usize = 64;

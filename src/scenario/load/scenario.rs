@@ -218,7 +218,7 @@ pub struct Scenario {
     pub(crate) max_turns: Option<usize>,
     /// The sandbox its programs run in (`sandbox:`, its own or its suite
     /// file's).
-    pub(crate) sandbox: super::sandbox::SandboxPlan,
+    pub(crate) sandbox: SandboxPlan,
 }
 
 impl Scenario {
@@ -240,5 +240,34 @@ impl Scenario {
     /// Its `description`, if it has one.
     pub fn description(&self) -> Option<&str> {
         self.description.as_deref()
+    }
+}
+
+/// The sandbox a scenario's programs run in, as its file (or its suite
+/// file) asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SandboxPlan {
+    /// `sandbox: off`, written in the scenario (`false`) or in its suite
+    /// file (`true`).
+    Off {
+        /// The suite file turned it off.
+        by_suite: bool,
+    },
+    /// Sandboxed.
+    On {
+        /// Let programs reach the network.
+        network: bool,
+        /// More writable paths (absolute, existing, real paths).
+        write: Vec<PathBuf>,
+    },
+}
+
+impl Default for SandboxPlan {
+    /// Sandboxed, no network, no more writable paths.
+    fn default() -> Self {
+        Self::On {
+            network: false,
+            write: Vec::new(),
+        }
     }
 }
