@@ -141,11 +141,13 @@ pub(super) fn tokenizer(
 }
 
 /// The tool definitions of the MCP server `command` (program and
-/// arguments), started in `cwd` (the current directory without it), as
-/// its `tools/list` gave them.
+/// arguments), started in `cwd` (the current directory without it) in the
+/// sandbox `flags` ask for (writes in `cwd` and a private TMPDIR; what
+/// it starts ends with it), as its `tools/list` gave them.
 pub(super) fn server_tools(
     command: &[String],
     cwd: Option<&std::path::Path>,
+    flags: super::sandbox::SandboxFlags,
 ) -> Result<Vec<rmcp::model::Tool>, String> {
     let (program, rest) = command
         .split_first()
@@ -155,6 +157,17 @@ pub(super) fn server_tools(
         None => std::env::current_dir()
             .map_err(|err| format!("cannot read the current directory: {err}"))?,
     };
+    let real = cwd
+        .canonicalize()
+        .map_err(|err| format!("cannot use the directory {}: {err}", cwd.display()))?;
+    let sandbox = flags.sandbox(&real)?;
+    let hint = sandbox.as_ref().map(|_| {
+        format!(
+            " (in its sandbox it may write only in {} and $TMPDIR; --no-sandbox starts it \
+             without one)",
+            real.display()
+        )
+    });
     let config = crate::mcp::client::ServerConfig::new(
         program.clone(),
         crate::mcp::client::Launch::Command(crate::mcp::client::Command {
@@ -169,11 +182,19 @@ pub(super) fn server_tools(
         .build()
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;
     runtime.block_on(async {
-        let client = crate::mcp::client::McpClient::start(config)
-            .await
-            .map_err(|err| err.to_string())?;
-        let tools = client.tools().to_vec();
-        client.stop().await;
-        Ok(tools)
+        let started = crate::mcp::client::McpClient::start_in(config, sandbox.clone()).await;
+        let tools = match started {
+            Ok(client) => {
+                let tools = client.tools().to_vec();
+                client.stop().await;
+                Ok(tools)
+            }
+            Err(err) => Err(format!("{err}{}", hint.unwrap_or_default())),
+        };
+        // Nothing the server started outlives the listing.
+        if let Some(sandbox) = &sandbox {
+            sandbox.end();
+        }
+        tools
     })
 }

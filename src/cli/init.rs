@@ -37,6 +37,11 @@ pub(super) struct InitArgs {
         allow_hyphen_values = true
     )]
     mcp: Vec<String>,
+    /// The sandbox the --mcp server starts in (writes in a temporary
+    /// workspace and a private TMPDIR, the network kept, nothing it
+    /// starts outlives the listing); give these before --mcp.
+    #[command(flatten)]
+    sandbox: super::sandbox::SandboxFlags,
 }
 
 /// Every file of the starter suite: its path under `DIR` and its text.
@@ -87,7 +92,7 @@ pub(super) const FILES: [(&str, &str); 11] = [
 pub(super) fn run(args: &InitArgs) -> u8 {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     if !args.mcp.is_empty() {
-        return server_suite(&dir, &args.mcp);
+        return server_suite(&dir, &args.mcp, args.sandbox);
     }
     let files: Vec<(String, String)> = FILES
         .iter()
@@ -144,7 +149,7 @@ fn write_all(
 /// temporary directory, as a scenario's is in its workspace, with the
 /// variables of a server's command (`${workspace}`, `${dir}`,
 /// `${harness}`) standing for what they will in the suite.
-fn server_suite(dir: &Path, command: &[String]) -> u8 {
+fn server_suite(dir: &Path, command: &[String], sandbox: super::sandbox::SandboxFlags) -> u8 {
     if let Some(unknown) = command.iter().find_map(|arg| unknown_variable(arg)) {
         return super::common::usage_error(format!(
             "the command holds `${{{}}}`, which the suite's `harness.yaml` cannot: a server's \
@@ -177,7 +182,7 @@ fn server_suite(dir: &Path, command: &[String]) -> u8 {
         .iter()
         .map(|arg| crate::base::vars::substitute(arg, &vars))
         .collect();
-    let tools = match super::common::server_tools(&started, Some(workspace.path())) {
+    let tools = match super::common::server_tools(&started, Some(workspace.path()), sandbox) {
         Ok(tools) => tools,
         Err(err) => {
             eprintln!("error: {err}");

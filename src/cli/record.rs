@@ -42,6 +42,11 @@ pub(super) struct RecordArgs {
     /// name taken gets -2, -3….
     #[arg(long, value_name = "NAME", default_value = "session")]
     name: String,
+    /// The sandbox the server runs in (writes in the current directory
+    /// and a private TMPDIR, the network kept, nothing it starts outlives
+    /// the session).
+    #[command(flatten)]
+    sandbox: super::sandbox::SandboxFlags,
     /// The real server: the command and its arguments (after `--`).
     #[arg(
         value_name = "CMD",
@@ -71,6 +76,14 @@ pub(super) fn run(args: &RecordArgs) -> u8 {
         Err(err) => return super::common::usage_error(format!("no current directory: {err}")),
     };
     let command = absolute_program(&args.command, &cwd);
+    let sandbox = match cwd
+        .canonicalize()
+        .map_err(|err| format!("cannot use the current directory: {err}"))
+        .and_then(|real| args.sandbox.sandbox(&real))
+    {
+        Ok(sandbox) => sandbox,
+        Err(err) => return super::common::usage_error(err),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -80,7 +93,11 @@ pub(super) fn run(args: &RecordArgs) -> u8 {
             return super::common::usage_error(format!("cannot start the async runtime: {err}"));
         }
     };
-    let traffic = runtime.block_on(relay(&command));
+    let traffic = runtime.block_on(relay(&command, sandbox.as_deref()));
+    // Nothing the server started outlives the session.
+    if let Some(sandbox) = &sandbox {
+        sandbox.end();
+    }
     // A read of standard input may still be waiting on a blocking thread.
     runtime.shutdown_background();
     let traffic = match traffic {
@@ -136,11 +153,20 @@ fn absolute_program(command: &[String], cwd: &Path) -> Vec<String> {
 }
 
 /// Starts the server and relays until its output ends.
-async fn relay(command: &[String]) -> Result<crate::mcp::record::Traffic, String> {
+async fn relay(
+    command: &[String],
+    sandbox: Option<&crate::tools::Sandbox>,
+) -> Result<crate::mcp::record::Traffic, String> {
     let (program, rest) = command
         .split_first()
         .ok_or_else(|| "no server command was given".to_owned())?;
-    let mut child = tokio::process::Command::new(program)
+    let mut server = tokio::process::Command::new(program);
+    if let Some(sandbox) = sandbox {
+        sandbox
+            .prepare(server.as_std_mut())
+            .map_err(|err| format!("cannot start `{program}` in its sandbox: {err}"))?;
+    }
+    let mut child = server
         .args(rest)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -127,6 +127,11 @@ pub(super) struct RunArgs {
     /// docs/agents.md).
     #[arg(long = "agent", value_name = "NAME")]
     agents: Vec<String>,
+    /// Refuse to run (exit 2) where the kernel cannot fully sandbox the
+    /// scenarios' programs (no Landlock, or no user namespaces); without
+    /// it, the run says so and goes on with what the kernel can do.
+    #[arg(long)]
+    require_sandbox: bool,
     #[command(flatten)]
     outputs: OutputArgs,
     #[command(flatten)]
@@ -192,6 +197,9 @@ fn record_last_run(reports: &mut Reports<'_>) {
 
 pub(super) fn run(args: RunArgs) -> u8 {
     super::guard::not_dumpable();
+    if let Err(err) = super::sandbox::check_run(args.require_sandbox) {
+        return super::common::usage_error(err);
+    }
     let mut paths = if args.paths.is_empty() {
         vec![PathBuf::from("scenarios")]
     } else {

@@ -61,3 +61,27 @@ impl SandboxFlags {
         Ok(Some(Arc::new(sandbox)))
     }
 }
+
+/// `--require-sandbox` of `harness run`, and the note every other run
+/// prints once: what the kernel cannot enforce of a scenario's sandbox
+/// (docs/scenarios.md, "Sandbox"). With `require`, a shortfall is a usage
+/// error (exit 2) before anything runs; without, the run says so on
+/// standard error and goes on with what the kernel can do (run.json says
+/// per scenario what each had).
+pub(super) fn check_run(require: bool) -> Result<(), String> {
+    let shortfalls = crate::run::env::sandbox::kernel_shortfalls();
+    if shortfalls.is_empty() {
+        return Ok(());
+    }
+    let what = shortfalls.join("; ");
+    if require {
+        return Err(format!(
+            "--require-sandbox: this machine cannot sandbox scenarios fully: {what}"
+        ));
+    }
+    eprintln!(
+        "warning: scenarios run with a partial sandbox: {what} (--require-sandbox makes this an \
+         error)"
+    );
+    Ok(())
+}

@@ -57,6 +57,11 @@ pub(super) struct ToolsArgs {
         conflicts_with = "tools"
     )]
     mcp: Vec<String>,
+    /// The sandbox the --mcp server starts in (writes in the current
+    /// directory and a private TMPDIR, the network kept, nothing it starts
+    /// outlives the listing).
+    #[command(flatten)]
+    sandbox: super::sandbox::SandboxFlags,
 }
 
 pub(super) fn run(args: ToolsArgs) -> u8 {
@@ -74,7 +79,7 @@ pub(super) fn run(args: ToolsArgs) -> u8 {
             Err(err) => return super::common::usage_error(err),
         }
     } else {
-        match super::common::server_tools(&args.mcp, None) {
+        match super::common::server_tools(&args.mcp, None, args.sandbox) {
             Ok(tools) => {
                 let specs = tools.iter().map(|t| server_tool_spec(t, "")).collect();
                 (tools, specs)

@@ -120,6 +120,11 @@ pub struct ScenarioOutcome {
     /// last words, its requests and side calls, its isolation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) agent: Option<super::agent_outcome::AgentOutcome>,
+    /// The sandbox its programs ran in: what each part (`fs`, `network`,
+    /// `processes`) was enforced by, or why there was none (`none`);
+    /// absent for a scenario whose workspace was not made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sandbox: Option<super::env::sandbox::SandboxOutcome>,
 }
 
 impl ScenarioOutcome {
@@ -166,6 +171,7 @@ impl ScenarioOutcome {
             transcript: None,
             repeats: None,
             agent: None,
+            sandbox: None,
         }
     }
 

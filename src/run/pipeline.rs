@@ -102,12 +102,14 @@ impl Job<'_> {
                 return outcome;
             }
         };
+        outcome.sandbox = Some(dirs.sandbox_outcome().clone());
         let root = workspace.root().to_path_buf();
         let presenter = dirs.presenter(&root);
         let pool = &self.config.servers;
         let places = servers::Places {
             workspace: &root,
             harness: &self.config.harness,
+            sandbox: dirs.sandbox(),
         };
         let mut servers = match Servers::start(scenario, &places, pool).await {
             Ok(servers) => servers,

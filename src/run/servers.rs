@@ -160,6 +160,9 @@ pub(super) struct Places<'a> {
     pub workspace: &'a Path,
     /// The harness binary.
     pub harness: &'a Path,
+    /// The scenario's sandbox, which its own stdio servers start in
+    /// (`None`: `sandbox: off`); a shared one gets one of its own.
+    pub sandbox: Option<&'a Arc<crate::tools::Sandbox>>,
 }
 
 fn expand(text: &str, places: &Places<'_>) -> String {
@@ -245,7 +248,11 @@ impl Servers {
         let mut slots: Vec<Option<Running>> = Vec::new();
         for (index, plan) in scenario.servers.iter().enumerate() {
             let config = config(plan, places, plan.call_timeout);
-            let pool_key = plan.share.then(|| format!("{config:?}"));
+            // A shared server is shared only with scenarios of the same
+            // sandbox settings.
+            let pool_key = plan
+                .share
+                .then(|| format!("{config:?} {:?}", scenario.sandbox));
             let taken = pool_key.as_deref().and_then(|key| pool.take(key));
             match taken {
                 Some(client) => slots.push(Some(Running {
@@ -256,8 +263,26 @@ impl Servers {
                 })),
                 None => {
                     slots.push(None);
-                    starting
-                        .spawn(async move { (index, pool_key, McpClient::start(config).await) });
+                    let sandbox = if plan.share {
+                        super::env::sandbox::for_shared_server(scenario)
+                    } else {
+                        Ok(places.sandbox.cloned())
+                    };
+                    starting.spawn(async move {
+                        let started = match sandbox {
+                            Ok(sandbox) => McpClient::start_in(config, sandbox).await,
+                            Err(message) => Err(crate::mcp::client::StartError {
+                                server: config.name.clone(),
+                                message: format!(
+                                    "its sandbox cannot be made: {message}; `sandbox: off` \
+                                     starts it without one"
+                                ),
+                                exit_status: None,
+                                stderr_tail: String::new(),
+                            }),
+                        };
+                        (index, pool_key, started)
+                    });
                 }
             }
         }

@@ -24,6 +24,7 @@
 //! | [`template`] | the `repeat` template of generated files |
 //! | [`snapshot`] | snapshot files of tool results |
 //! | [`text_file`] | reading the text files users name: regular files only |
+//! | [`sandbox`] | `sandbox:`: `off`, or what the sandbox lets through |
 
 pub(crate) mod agent;
 pub(crate) mod de;
@@ -32,6 +33,7 @@ pub(crate) mod expect;
 pub(crate) mod load;
 pub(crate) mod model;
 pub(crate) mod replay;
+pub(crate) mod sandbox;
 pub(crate) mod setup;
 pub(crate) mod snapshot;
 pub(crate) mod template;

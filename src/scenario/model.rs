@@ -86,6 +86,9 @@ pub(crate) struct ScenarioDoc {
     /// The task given to the model (default: the description, else the
     /// name).
     pub prompt: Option<String>,
+    /// The sandbox its programs run in (default: writes in the workspace
+    /// and a private TMPDIR, no network); replaces the suite's whole.
+    pub sandbox: Option<super::sandbox::SandboxSpec>,
 }
 
 /// The suite file, `harness.yaml`: defaults for every scenario below it.
@@ -133,6 +136,8 @@ pub(crate) struct SuiteDoc {
     /// or an agent of its own (docs/agents.md).
     #[serde(default)]
     pub agents: BTreeMap<String, super::agent::AgentSpec>,
+    /// The sandbox of scenarios that set no `sandbox` of their own.
+    pub sandbox: Option<super::sandbox::SandboxSpec>,
 }
 
 /// Declares [`LimitsSpec`] from the one list of the tool limits a file may

@@ -560,7 +560,9 @@ impl Registry {
 
     /// The spec of an active tool.
     pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
-        self.active_by_name.get(name).map(|&i| &self.entries[i].spec)
+        self.active_by_name
+            .get(name)
+            .map(|&i| &self.entries[i].spec)
     }
 
     /// The workspace the tools run in.

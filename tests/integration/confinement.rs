@@ -532,11 +532,13 @@ fn bash_logs_of_a_run_live_next_to_the_workspace_and_go_with_it() {
     assert_eq!(kept.len(), 2, "{kept:?}");
     let logs = PathBuf::from(format!("{}-logs", kept[0].display()));
     assert_eq!(kept[1], logs);
-    let names: Vec<String> = std::fs::read_dir(&logs)
+    let mut names: Vec<String> = std::fs::read_dir(&logs)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["bash-big.log"]);
+    names.sort();
+    // `tmp` is the sandbox's private TMPDIR, kept with the workspace.
+    assert_eq!(names, ["bash-big.log", "tmp"]);
     let log = logs.join("bash-big.log");
     assert_eq!(mode_of(&log), 0o600);
     let expected: String = (1..=3000).map(|n| format!("{n}\n")).collect();

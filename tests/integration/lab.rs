@@ -48,7 +48,11 @@ fn a_scenario_that_fails_every_other_run_is_flaky_and_min_pass_decides() {
         dir.path(),
         &[(
             "suite/coin.yaml",
-            &bash_scenario("coin", &alternating(&counter)),
+            // Without the sandbox: the counter is outside the workspace.
+            &format!(
+                "sandbox: off\n{}",
+                bash_scenario("coin", &alternating(&counter))
+            ),
         )],
     );
     let (code, stdout, stderr) = run(

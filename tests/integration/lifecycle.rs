@@ -98,7 +98,13 @@ fn sigterm_and_sighup_stop_the_run_clean_up_and_write_the_reports() {
             .map(|n| {
                 (
                     format!("s{n}.yaml"),
-                    bash_scenario(&format!("sleeper {n}"), command),
+                    // Without the sandbox: the command writes to a FIFO
+                    // outside its workspace, and its pids are the
+                    // machine's (the sandbox's own end is in sandbox_run.rs).
+                    format!(
+                        "sandbox: off\n{}",
+                        bash_scenario(&format!("sleeper {n}"), command)
+                    ),
                 )
             })
             .collect();

@@ -36,6 +36,7 @@ mod reports;
 mod robustness;
 mod run;
 mod sandbox;
+mod sandbox_run;
 mod selection;
 mod serve_model;
 mod starter;

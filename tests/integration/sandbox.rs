@@ -35,10 +35,10 @@ use super::mcp::ends_within;
 const HARNESS: &str = env!("CARGO_BIN_EXE_harness");
 
 /// The longest any one exchange may take before the test fails.
-const LIMIT: Duration = Duration::from_secs(30);
+pub(super) const LIMIT: Duration = Duration::from_secs(30);
 
 /// Fails the test, saying what is missing, when the kernel cannot sandbox.
-fn require() {
+pub(super) fn require() {
     let support = harness::tools::ops::sandbox::support();
     if let Err(reason) = &support.landlock {
         panic!("this test needs Landlock, which is unavailable: {reason}");
@@ -120,7 +120,7 @@ fn probe_command(port: u16) -> String {
 }
 
 /// What arrives at `listener` within `limit`, or `None`.
-fn arrived(listener: &TcpListener, limit: Duration) -> Option<String> {
+pub(super) fn arrived(listener: &TcpListener, limit: Duration) -> Option<String> {
     listener.set_nonblocking(true).unwrap();
     let deadline = Instant::now() + limit;
     loop {
@@ -244,7 +244,7 @@ fn no_network_and_no_sandbox_do_not_go_together() {
 /// Starts three daemons that leave the command's process group: `setsid`,
 /// a double fork (a subshell's background child, orphaned at once) and
 /// `nohup … & disown`, each a `sleep` of a duration no other process has.
-fn daemons_command(marks: &[&str; 3]) -> String {
+pub(super) fn daemons_command(marks: &[&str; 3]) -> String {
     format!(
         "setsid sleep {} > /dev/null 2>&1 & (setsid sleep {} > /dev/null 2>&1 & ) ; nohup sleep \
          {} > /dev/null 2>&1 & disown; echo started",
@@ -254,7 +254,7 @@ fn daemons_command(marks: &[&str; 3]) -> String {
 
 /// The host pids of running processes whose command line is exactly
 /// `sleep MARK`.
-fn sleeping(mark: &str) -> Vec<i32> {
+pub(super) fn sleeping(mark: &str) -> Vec<i32> {
     let wanted = format!("sleep\0{mark}\0").into_bytes();
     std::fs::read_dir("/proc")
         .unwrap()
@@ -269,7 +269,7 @@ fn sleeping(mark: &str) -> Vec<i32> {
 
 /// Each mark's pid once it is running (waiting, bounded, for a background
 /// child to execute `sleep`).
-fn find_daemons(marks: &[&str]) -> Vec<i32> {
+pub(super) fn find_daemons(marks: &[&str]) -> Vec<i32> {
     let deadline = Instant::now() + LIMIT;
     marks
         .iter()
@@ -287,7 +287,7 @@ fn find_daemons(marks: &[&str]) -> Vec<i32> {
 
 /// Which of `pids` are still running after a bounded wait; kills them (the
 /// test cleans up after itself either way).
-fn still_running(pids: &[i32]) -> Vec<i32> {
+pub(super) fn still_running(pids: &[i32]) -> Vec<i32> {
     let left: Vec<i32> = pids
         .iter()
         .copied()

@@ -367,6 +367,12 @@ pub(crate) fn redacting(temp_dirs: &[&Path]) -> insta::Settings {
     settings.add_filter(r" · \d+\.\d s\b", " · [secs] s");
     settings.add_filter(r#"\btime="[0-9.]+""#, r#"time="[secs]""#);
     settings.add_filter(r#""duration_ms": \d+"#, r#""duration_ms": "[ms]""#);
+    // What a scenario's sandbox enforced depends on the machine's kernel
+    // (tests/integration/sandbox_run.rs checks it).
+    settings.add_filter(
+        r#"(?s)"sandbox": \{\n\s*"fs": .*?"processes": \{[^}]*\}\s*\}"#,
+        r#""sandbox": "[sandbox]""#,
+    );
     settings.add_filter(
         r#""harness_version": "[^"]*""#,
         r#""harness_version": "[version]""#,

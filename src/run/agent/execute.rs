@@ -36,7 +36,6 @@ use crate::judge::deadline::Deadline;
 use crate::judge::tally::tally;
 use crate::mcp::client::signal_group;
 use crate::scenario::Scenario;
-use crate::tools::Network;
 use crate::tools::Sandbox;
 use crate::tools::SandboxPolicy;
 
@@ -302,21 +301,29 @@ impl AgentJob<'_> {
                 return ran;
             }
         }
-        let policy = SandboxPolicy {
-            writable: vec![root.to_path_buf(), home.to_path_buf()],
-            tmpdir: Some(tmp.to_path_buf()),
-            network: Network::Loopback(vec![server.addr().port()]),
-            contain_processes: true,
-        };
-        let sandbox = match Sandbox::new(policy) {
-            Ok(sandbox) => {
+        // The scenario's own `sandbox:` (off, outside network, more
+        // writable paths), with the agent's home writable and the served
+        // model's port let through.
+        let policy = crate::run::env::sandbox::policy(
+            &scenario.sandbox,
+            Some(root),
+            Some(tmp.to_path_buf()),
+            &[server.addr().port()],
+        )
+        .map(|mut policy: SandboxPolicy| {
+            policy.writable.push(home.to_path_buf());
+            policy
+        });
+        let sandbox = match policy.map(Sandbox::new) {
+            Some(Ok(sandbox)) => {
                 record.warnings = sandbox.report().shortfalls();
                 Some(sandbox)
             }
-            Err(err) => {
+            Some(Err(err)) => {
                 record.warnings = vec![format!("no sandbox: {err}")];
                 None
             }
+            None => None,
         };
         record.isolation = if sandbox
             .as_ref()

@@ -18,6 +18,7 @@ use crate::base::task::AbortOnDrop;
 use crate::judge::Failure;
 use crate::scenario::Scenario;
 use crate::tools::PathError;
+use crate::tools::Sandbox;
 use crate::tools::Scratch;
 use crate::tools::Workspace;
 use crate::tools::ops::LocalProcess;
@@ -26,6 +27,7 @@ use super::cleanup::Cleanup;
 use super::faults::FaultFs;
 use super::faults::FaultPlan;
 use super::faults::FaultProcess;
+use super::sandbox::SandboxOutcome;
 use super::workspace;
 
 /// The name under which the model sees a scenario's workspace: results
@@ -55,6 +57,11 @@ pub(crate) struct Dirs {
     scratch: TempDir,
     /// The bytes the builder wrote into the workspace.
     bytes: u64,
+    /// The sandbox of the scenario's programs (`None`: `sandbox: off`),
+    /// ended before the directories go.
+    sandbox: Option<Arc<Sandbox>>,
+    /// What run.json says of it.
+    sandbox_outcome: SandboxOutcome,
 }
 
 impl Dirs {
@@ -75,10 +82,24 @@ impl Dirs {
         self.scratch.path()
     }
 
+    /// The sandbox of the scenario's programs (`None`: `sandbox: off`).
+    pub(crate) fn sandbox(&self) -> Option<&Arc<Sandbox>> {
+        self.sandbox.as_ref()
+    }
+
+    /// What run.json says of the sandbox.
+    pub(crate) fn sandbox_outcome(&self) -> &SandboxOutcome {
+        &self.sandbox_outcome
+    }
+
     /// Removes both directories (by the end of the run, through
     /// `cleanup`), or keeps them (`--keep-workspaces`) and returns where
     /// the workspace is.
     pub(crate) fn keep_or_remove(self, keep: bool, cleanup: &Cleanup) -> Option<String> {
+        // Nothing the scenario's programs started outlives it.
+        if let Some(sandbox) = &self.sandbox {
+            sandbox.end();
+        }
         if keep {
             let _ = self.scratch.keep();
             Some(self.workspace.keep().display().to_string())
@@ -91,16 +112,25 @@ impl Dirs {
 }
 
 /// The scenario's conditions applied to its workspace: its bash
-/// configuration and shell, and its faults (whose plan is returned, to
-/// end stalls when the run ends).
+/// configuration and shell, its sandbox, and its faults (whose plan is
+/// returned, to end stalls when the run ends).
 fn with_conditions(
     workspace: Workspace,
     scenario: &Scenario,
+    sandbox: Option<&Arc<Sandbox>>,
 ) -> (Workspace, Option<Arc<FaultPlan>>) {
     let conditions = &scenario.conditions;
     let mut workspace = workspace.with_bash(conditions.bash.clone());
-    if let Some(shell) = &conditions.shell {
-        workspace = workspace.with_process(Arc::new(LocalProcess::with_shell(shell)));
+    let process = match &conditions.shell {
+        Some(shell) => Some(LocalProcess::with_shell(shell)),
+        None => sandbox.map(|_| LocalProcess::default()),
+    };
+    if let Some(process) = process {
+        let process = match sandbox {
+            Some(sandbox) => process.with_sandbox(Arc::clone(sandbox)),
+            None => process,
+        };
+        workspace = workspace.with_process(Arc::new(process));
     }
     if conditions.faults.is_empty() {
         return (workspace, None);
@@ -208,12 +238,23 @@ pub(crate) async fn prepare(
             actual,
         ));
     }
-    let (workspace, faults) = with_conditions(workspace, scenario);
+    let tmpdir = logs.path().join(super::sandbox::TMPDIR_NAME);
+    let (sandbox, sandbox_outcome) = super::sandbox::make(scenario, workspace.root(), &tmpdir)
+        .map_err(|err| {
+            whole(
+                "workspace",
+                "a sandbox for the scenario's programs",
+                format!("{err}; `sandbox: off` runs them without one"),
+            )
+        })?;
+    let (workspace, faults) = with_conditions(workspace, scenario, sandbox.as_ref());
     Ok((
         Dirs {
             workspace: dir,
             scratch: logs,
             bytes,
+            sandbox,
+            sandbox_outcome,
         },
         workspace,
         faults,

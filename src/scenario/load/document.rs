@@ -258,6 +258,19 @@ impl Validator<'_> {
         let replay = self.replay_plan(doc.replay.as_ref(), suite);
         self.count_in_range(&[k("max_turns")], doc.max_turns, super::suite::MAX_TURNS);
         let max_turns = doc.max_turns.or(suite.doc.max_turns);
+        // The suite file's directory, as `${dir}` takes it (`.`, not empty).
+        let suite_dir = suite.dir.as_deref().map(|dir| {
+            if dir.as_os_str().is_empty() {
+                Path::new(".").to_path_buf()
+            } else {
+                dir.to_path_buf()
+            }
+        });
+        let sandbox = self.sandbox(
+            doc.sandbox.as_ref(),
+            &super::validator::dir_of(path),
+            suite.doc.sandbox.as_ref().zip(suite_dir.as_deref()),
+        );
         Scenario {
             snapshot_file: snapshot_path(path),
             snapshot_prefix: multi.then(|| name.clone()),
@@ -291,6 +304,7 @@ impl Validator<'_> {
             agent,
             agents: std::sync::Arc::clone(&suite.agents),
             prompt: doc.prompt,
+            sandbox,
         }
     }
 }

@@ -39,6 +39,7 @@
 //! | `setup` | `faults:`, `bash:`, `cancel_after_ms`: checked and typed |
 //! | `agents` | `agents:`, `agent:`, and the loop's keys an agent scenario may not set |
 //! | `servers` | `servers:` and the MCP entries of `tools:` |
+//! | `sandbox` | `sandbox:` and its `write:` paths, checked |
 
 mod agents;
 mod document;
@@ -47,6 +48,7 @@ mod expectations;
 mod fixture;
 mod limits;
 mod replay;
+mod sandbox;
 mod scenario;
 mod script;
 mod servers;
@@ -60,6 +62,7 @@ pub use error::ScenarioError;
 pub(crate) use limits::load_limits;
 pub(crate) use scenario::FileContent;
 pub(crate) use scenario::GitCheckout;
+pub(crate) use scenario::SandboxPlan;
 pub use scenario::Scenario;
 pub(crate) use scenario::ServerLaunch;
 pub(crate) use scenario::ServerPlan;

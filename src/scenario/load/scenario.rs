@@ -224,6 +224,9 @@ pub struct Scenario {
     pub(crate) agents: std::sync::Arc<BTreeMap<String, crate::scenario::agent::AgentDef>>,
     /// `prompt:`, the task given to the model.
     pub(crate) prompt: Option<String>,
+    /// The sandbox its programs run in (`sandbox:`, its own or its suite
+    /// file's).
+    pub(crate) sandbox: SandboxPlan,
 }
 
 impl Scenario {
@@ -275,6 +278,35 @@ impl Scenario {
                 }
             }
             _ => self.agent = Some(agent.to_owned()),
+        }
+    }
+}
+
+/// The sandbox a scenario's programs run in, as its file (or its suite
+/// file) asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SandboxPlan {
+    /// `sandbox: off`, written in the scenario (`false`) or in its suite
+    /// file (`true`).
+    Off {
+        /// The suite file turned it off.
+        by_suite: bool,
+    },
+    /// Sandboxed.
+    On {
+        /// Let programs reach the network.
+        network: bool,
+        /// More writable paths (absolute, existing, real paths).
+        write: Vec<PathBuf>,
+    },
+}
+
+impl Default for SandboxPlan {
+    /// Sandboxed, no network, no more writable paths.
+    fn default() -> Self {
+        Self::On {
+            network: false,
+            write: Vec::new(),
         }
     }
 }

@@ -112,6 +112,11 @@ impl Suite {
             if let Some(name) = &doc.agent {
                 v.agent_name(&[k("agent")], name, &agents);
             }
+            let (_, sandbox_problems) =
+                super::sandbox::plan(doc.sandbox.as_ref(), &super::validator::dir_of(path), true);
+            for (at, message) in sandbox_problems {
+                v.problem(&at, message);
+            }
             for problem in check(&doc) {
                 v.push(&problem.at, problem.at_key, problem.message);
             }

@@ -4,10 +4,11 @@
 
 use std::fmt;
 
+use serde::Deserialize;
 use serde::Serialize;
 
 /// How writes are confined.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum FsGuard {
@@ -25,7 +26,7 @@ pub enum FsGuard {
 }
 
 /// How the network is cut.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum NetGuard {
@@ -54,7 +55,7 @@ pub enum NetGuard {
 }
 
 /// How processes are contained.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum ProcessGuard {
@@ -73,7 +74,7 @@ pub enum ProcessGuard {
 }
 
 /// What a sandbox enforces.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct SandboxReport {
     /// Writes.
