@@ -291,7 +291,9 @@ fn a_command_cannot_open_the_protocol_stream_of_harness_mcp() {
     use std::io::BufRead;
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = unprivileged(&["mcp", "--cwd", dir.path().to_str().unwrap()])
+    // Without the sandbox (whose PID namespace hides the parent too), so
+    // the test is of the guard alone.
+    let mut child = unprivileged(&["mcp", "--no-sandbox", "--cwd", dir.path().to_str().unwrap()])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -334,7 +336,7 @@ fn a_command_cannot_open_the_protocol_stream_of_harness_mcp() {
 fn a_command_cannot_open_the_streams_of_harness_call() {
     let dir = tempfile::tempdir().unwrap();
     let args = json!({ "command": PROBE_PARENT }).to_string();
-    let output = unprivileged(&["call", "bash", &args])
+    let output = unprivileged(&["call", "--no-sandbox", "bash", &args])
         .current_dir(dir.path())
         .stdin(std::process::Stdio::piped())
         .output()
@@ -353,7 +355,7 @@ fn a_command_cannot_open_the_streams_of_harness_run() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("probe.yaml");
     let yaml = format!(
-        "name: probe\nmodel:\n  - call: bash\n    args: {{ command: {} }}\n    expect: {{ equals: \
+        "name: probe\nsandbox: off\nmodel:\n  - call: bash\n    args: {{ command: {} }}\n    expect: {{ equals: \
          \"fd0 refused fd1 refused \" }}\n",
         json!(PROBE_PARENT)
     );

@@ -311,14 +311,23 @@ fn daemons_of_harness_call_are_gone_when_it_ends() {
         marks.iter().flat_map(|m| sleeping(m)).collect::<Vec<_>>(),
         Vec::<i32>::new()
     );
-    // Without the sandbox the two that left the process group (`setsid`)
+    // Without the sandbox the two that leave the process group (`setsid`)
     // outlive it, which is what the sandbox is for (the `nohup` one stays
-    // in bash's group, which the call kills); the test kills them.
-    let marks = ["2011.25", "2012.25", "2013.25"];
-    call_bash(&layout.ws, &daemons_command(&marks), &["--no-sandbox"]);
-    let outlived = find_daemons(&marks[..2]);
+    // in bash's group, which the call kills). The command waits until both
+    // have called `setsid` (each writes its pid after) before it ends,
+    // or the group could be killed before they left it; the test kills
+    // them.
+    let marks = ["2011.25", "2012.25"];
+    let command = format!(
+        "setsid sh -c 'echo $$ > a.pid; exec sleep {a}' > /dev/null 2>&1 & (setsid sh -c 'echo \
+         $$ > b.pid; exec sleep {b}' > /dev/null 2>&1 & ) ; until [ -s a.pid ] && [ -s b.pid ]; \
+         do :; done; echo started",
+        a = marks[0],
+        b = marks[1]
+    );
+    call_bash(&layout.ws, &command, &["--no-sandbox"]);
+    let outlived = find_daemons(&marks);
     assert_eq!(still_running(&outlived).len(), 2);
-    assert_eq!(sleeping(marks[2]), Vec::<i32>::new());
 }
 
 /// A `harness mcp` session over its standard input and output.
