@@ -84,8 +84,8 @@ impl PromptPricer {
     /// `output` tokens: the input of the whole prompt, and the prompt-cache
     /// split against the previous request.
     ///
-    /// Each segment measured is followed by a turn of the runtime (see
-    /// [`measured`]), so a time budget around the request ends it.
+    /// Each segment measured is followed by a turn of the runtime, so a
+    /// time budget around the request ends it.
     pub async fn usage(
         &mut self,
         tokens: &dyn TokenCounter,
