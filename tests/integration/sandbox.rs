@@ -252,6 +252,20 @@ pub(super) fn daemons_command(marks: &[&str; 3]) -> String {
     )
 }
 
+/// Two `setsid` daemons (one through a double fork) that say when they
+/// have left the process group (each writes its pid file after `setsid`),
+/// and a command that waits for that before it ends: without a sandbox the
+/// two outlive it, never killed with the group by a race.
+pub(crate) fn setsid_daemons_command(marks: &[&str; 2]) -> String {
+    format!(
+        "setsid sh -c 'echo $$ > a.pid; exec sleep {a}' > /dev/null 2>&1 & (setsid sh -c 'echo \
+         $$ > b.pid; exec sleep {b}' > /dev/null 2>&1 & ) ; until [ -s a.pid ] && [ -s b.pid ]; \
+         do :; done; rm a.pid b.pid; echo started",
+        a = marks[0],
+        b = marks[1]
+    )
+}
+
 /// The host pids of running processes whose command line is exactly
 /// `sleep MARK`.
 pub(super) fn sleeping(mark: &str) -> Vec<i32> {
@@ -318,13 +332,7 @@ fn daemons_of_harness_call_are_gone_when_it_ends() {
     // or the group could be killed before they left it; the test kills
     // them.
     let marks = ["2011.25", "2012.25"];
-    let command = format!(
-        "setsid sh -c 'echo $$ > a.pid; exec sleep {a}' > /dev/null 2>&1 & (setsid sh -c 'echo \
-         $$ > b.pid; exec sleep {b}' > /dev/null 2>&1 & ) ; until [ -s a.pid ] && [ -s b.pid ]; \
-         do :; done; echo started",
-        a = marks[0],
-        b = marks[1]
-    );
+    let command = setsid_daemons_command(&marks);
     call_bash(&layout.ws, &command, &["--no-sandbox"]);
     let outlived = find_daemons(&marks);
     assert_eq!(still_running(&outlived).len(), 2);

@@ -30,8 +30,10 @@ use super::sandbox::arrived;
 use super::sandbox::daemons_command;
 use super::sandbox::find_daemons;
 use super::sandbox::require;
+use super::sandbox::setsid_daemons_command;
 use super::sandbox::sleeping;
 use super::sandbox::still_running;
+use super::test_helpers::mcp_fixture;
 
 const HARNESS: &str = env!("CARGO_BIN_EXE_harness");
 
@@ -59,11 +61,13 @@ impl Place {
         self.base.join(sub)
     }
 
-    /// Writes `suite/NAME` with `text`, `@OUT@` and `@HARNESS@` replaced.
+    /// Writes `suite/NAME` with `text`, `@OUT@`, `@HARNESS@` and `@FIXTURE@`
+    /// (the tests' MCP server) replaced.
     fn scenario(&self, name: &str, text: &str) {
         let text = text
             .replace("@OUT@", &self.path("out").display().to_string())
-            .replace("@HARNESS@", HARNESS);
+            .replace("@HARNESS@", HARNESS)
+            .replace("@FIXTURE@", &mcp_fixture());
         std::fs::write(self.path("suite").join(name), text).unwrap();
     }
 
@@ -274,14 +278,17 @@ fn network_true_and_write_paths_open_what_they_name() {
 fn daemons_of_a_scenarios_bash_are_gone_when_it_ends() {
     let place = Place::new();
     let sandboxed = ["4001.25", "4002.25", "4003.25"];
-    let off = ["4011.25", "4012.25", "4013.25"];
-    for (name, marks, key) in [("kept", &sandboxed, ""), ("off", &off, "sandbox: off\n")] {
+    let off = ["4011.25", "4012.25"];
+    for (name, command, key) in [
+        ("kept", daemons_command(&sandboxed), ""),
+        ("off", setsid_daemons_command(&off), "sandbox: off\n"),
+    ] {
         place.scenario(
             &format!("{name}.yaml"),
             &format!(
                 "name: {name}\n{key}model:\n  - call: bash\n    args:\n      command: {}\n    \
                  expect:\n      equals: \"started\\n\"\n",
-                serde_json::to_string(&daemons_command(marks)).unwrap()
+                serde_json::to_string(&command).unwrap()
             ),
         );
     }
@@ -295,13 +302,9 @@ fn daemons_of_a_scenarios_bash_are_gone_when_it_ends() {
         Vec::<i32>::new()
     );
     // Without the sandbox those that left the process group (`setsid`)
-    // outlive the run (the test kills them); the `nohup` one went with
-    // its group.
-    let outlived = find_daemons(&off[..2]);
-    assert_eq!(
-        (still_running(&outlived).len(), sleeping(off[2])),
-        (2, Vec::new())
-    );
+    // outlive the run (the test kills them).
+    let outlived = find_daemons(&off);
+    assert_eq!(still_running(&outlived).len(), 2);
 }
 
 #[test]
@@ -311,7 +314,7 @@ fn a_scenarios_server_that_writes_outside_at_start_is_refused_and_still_serves()
         "server.yaml",
         "name: server\nservers:\n  fx:\n    command: [sh, -c, \"if echo leaked > \
          @OUT@/leak.txt; then echo wrote > started.txt; else echo refused > started.txt; fi 2> \
-         /dev/null; exec @HARNESS@ mcp-fixture\"]\ntools: [fx]\nmodel:\n  - call: echo\n    \
+         /dev/null; exec @FIXTURE@\"]\ntools: [fx]\nmodel:\n  - call: echo\n    \
          args: {text: still here}\n    expect:\n      equals: still here\nexpect:\n  files:\n    \
          started.txt: \"refused\\n\"\n",
     );
@@ -327,7 +330,7 @@ fn a_scenarios_server_that_writes_outside_at_start_is_refused_and_still_serves()
 /// A server script that starts a daemon (`sleep MARK`, in a session of
 /// its own), waits until it runs, then serves ignoring the end of its
 /// input and SIGTERM (issue 42 item 1).
-const STUBBORN: &str = "#!/bin/sh\nsetsid sleep \"$1\" > /dev/null 2>&1 &\nd=$!\nuntil [ \"$(tr '\\0' ' ' < /proc/$d/cmdline 2> /dev/null)\" = \"sleep $1 \" ]; do :; done\nexec \"$2\" mcp-fixture ignore-sigterm\n";
+const STUBBORN: &str = "#!/bin/sh\nsetsid sleep \"$1\" > /dev/null 2>&1 &\nd=$!\nuntil [ \"$(tr '\\0' ' ' < /proc/$d/cmdline 2> /dev/null)\" = \"sleep $1 \" ]; do :; done\nexec \"$2\" ignore-sigterm\n";
 
 fn stubborn_script(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
@@ -349,8 +352,9 @@ fn a_stubborn_servers_setsid_child_is_gone_after_its_scenario_shared_or_not() {
             &format!("{name}.yaml"),
             &format!(
                 "name: {name}\nservers:\n  fx:\n    command: [\"${{dir}}/stubborn.sh\", \
-                 \"{mark}\", \"${{harness}}\"]\n{share}tools: [fx]\nmodel:\n  - call: echo\n    \
-                 args: {{text: hi}}\n    expect:\n      equals: hi\n"
+                 \"{mark}\", \"{fixture}\"]\n{share}tools: [fx]\nmodel:\n  - call: echo\n    \
+                 args: {{text: hi}}\n    expect:\n      equals: hi\n",
+                fixture = mcp_fixture()
             ),
         );
     }
@@ -385,7 +389,7 @@ fn a_stubborn_servers_setsid_child_is_gone_after_tools_and_init() {
     for (mark, args, said) in &runs {
         let out = place
             .harness(args)
-            .args([script, mark, HARNESS])
+            .args([script, mark, &mcp_fixture()])
             .current_dir(place.path("out"))
             .output()
             .unwrap();
@@ -408,7 +412,7 @@ fn a_stubborn_servers_setsid_child_is_gone_after_record() {
     let mut child = place
         .harness(&["record", "-o"])
         .arg(place.path("out"))
-        .args(["--", script.to_str().unwrap(), mark, HARNESS])
+        .args(["--", script.to_str().unwrap(), mark, &mcp_fixture()])
         .current_dir(place.path("home"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -250,7 +250,7 @@ fn a_broken_stream_keeps_the_documents_before_the_break() {
         errors,
         [
             "s/x.yaml:4:1: unknown field ``, expected one of `name`, `description`, `tags`, \
-             `tools`, `servers`, `limits`, `confine`, `system`, `workspace`, `model`, `expect`, `skip`, `replay`, `faults`, `bash`, `max_turns`, `sandbox`",
+             `tools`, `servers`, `limits`, `confine`, `system`, `workspace`, `model`, `expect`, `skip`, `replay`, `faults`, `bash`, `max_turns`, `agent`, `prompt`, `sandbox`",
             "s/x.yaml:4:1: missing field `model`; give the faux model's script, `model:` with at \
              least one step",
             "s/x.yaml:7:1: YAML syntax error: while parsing a flow sequence, expected ',' or ']'; \
