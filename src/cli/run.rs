@@ -341,8 +341,13 @@ fn run_lanes(
                 (discovery, Some((variant.name, file)))
             }
         };
+        // An agent's lane is named as one (`agent pi (--agent pi)`).
+        let kind = match &variant {
+            Some((_, file)) if file.starts_with("--agent ") => "agent",
+            _ => "variant",
+        };
         let named = |err: String| match &variant {
-            Some((name, _)) => format!("variant {name}: {err}"),
+            Some((name, _)) => format!("{kind} {name}: {err}"),
             None => err,
         };
         if plural && !prepared {
@@ -372,7 +377,7 @@ fn run_lanes(
         let gates = runner.gates().to_vec();
         match &variant {
             Some((name, file)) if verbosity != Verbosity::Quiet => {
-                println!("variant {name} ({file}):");
+                println!("{kind} {name} ({file}):");
             }
             None if verbosity == Verbosity::Verbose => {
                 println!("{}", settings_line(&runner, &gates));
