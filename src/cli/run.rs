@@ -484,7 +484,12 @@ fn finish(args: &RunArgs, mut runs: Vec<LaneRun>) -> u8 {
     }
     let mut code = exit::SUCCESS;
     for (run, comparison) in summary.variants.iter().zip(&comparisons) {
-        println!("\n== variant {} ({}) ==", run.name, run.file);
+        let kind = if run.file.starts_with("--agent ") {
+            "agent"
+        } else {
+            "variant"
+        };
+        println!("\n== {kind} {} ({}) ==", run.name, run.file);
         print_lane(args, &run.summary, comparison.as_ref());
         print!("{}", crate::report::repeats::console(&run.summary));
         if args.coverage {
