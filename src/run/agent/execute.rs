@@ -88,6 +88,19 @@ pub(in crate::run) struct AgentJob<'a> {
     pub snapshots: &'a SnapshotCache,
 }
 
+/// Where Claude Code keeps a project's memory under `home`: the
+/// project's path with every character but a letter or digit made `-`
+/// (`/tmp/x/ws` is `-tmp-x-ws`). Its system prompt names it, so it is
+/// presented as the workspace is, else the figures would move with the
+/// length of the temporary directory's path.
+fn projects_dir(home: &Path, project: &Path) -> std::path::PathBuf {
+    let mangled: String = path_text(project)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    home.join(".claude").join("projects").join(mangled)
+}
+
 /// A failure of the scenario as a whole.
 fn whole(check: &str, expected: &str, actual: impl Into<crate::judge::Actual>) -> Failure {
     Failure::new(None, check, expected, actual)
@@ -125,7 +138,14 @@ impl AgentJob<'_> {
         let presenter = dirs
             .presenter(&root)
             .with_root(HOME_NAME, [&home])
-            .with_root(TMP_NAME, [&tmp]);
+            .with_root(TMP_NAME, [&tmp])
+            .with_root(
+                path_text(&projects_dir(
+                    Path::new(HOME_NAME),
+                    Path::new(WORKSPACE_NAME),
+                )),
+                [projects_dir(&home, &root)],
+            );
         if let Err(err) = made {
             outcome.failures.push(whole(
                 "agent",
