@@ -546,3 +546,37 @@ fn last_words(record: &AgentOutcome) -> String {
 fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn claude_codes_project_directory_is_presented_as_the_workspaces() {
+        let home = Path::new("/tmp/.tmpA1/scratch/home");
+        let root = Path::new("/tmp/.tmpA1/work_space");
+        assert_eq!(
+            projects_dir(home, root),
+            Path::new("/tmp/.tmpA1/scratch/home/.claude/projects/-tmp--tmpA1-work-space")
+        );
+        let presenter = Presenter::default()
+            .with_root(WORKSPACE_NAME, [root])
+            .with_root(HOME_NAME, [home])
+            .with_root(
+                path_text(&projects_dir(
+                    Path::new(HOME_NAME),
+                    Path::new(WORKSPACE_NAME),
+                )),
+                [projects_dir(home, root)],
+            );
+        assert_eq!(
+            presenter.text(
+                "memory at `/tmp/.tmpA1/scratch/home/.claude/projects/-tmp--tmpA1-work-space/memory/`, \
+                 files in /tmp/.tmpA1/work_space/a.txt"
+            ),
+            "memory at `/agent-home/.claude/projects/-workspace/memory/`, files in /workspace/a.txt"
+        );
+    }
+}
