@@ -349,8 +349,13 @@ fn run_lanes(
                 (discovery, Some((variant.name, file)))
             }
         };
+        // An agent's lane is named as one (`agent pi (--agent pi)`).
+        let kind = match &variant {
+            Some((_, file)) if file.starts_with("--agent ") => "agent",
+            _ => "variant",
+        };
         let named = |err: String| match &variant {
-            Some((name, _)) => format!("variant {name}: {err}"),
+            Some((name, _)) => format!("{kind} {name}: {err}"),
             None => err,
         };
         if plural && !prepared {
@@ -380,7 +385,7 @@ fn run_lanes(
         let gates = runner.gates().to_vec();
         match &variant {
             Some((name, file)) if verbosity != Verbosity::Quiet => {
-                println!("variant {name} ({file}):");
+                println!("{kind} {name} ({file}):");
             }
             None if verbosity == Verbosity::Verbose => {
                 println!("{}", settings_line(&runner, &gates));
@@ -487,7 +492,12 @@ fn finish(args: &RunArgs, mut runs: Vec<LaneRun>) -> u8 {
     }
     let mut code = exit::SUCCESS;
     for (run, comparison) in summary.variants.iter().zip(&comparisons) {
-        println!("\n== variant {} ({}) ==", run.name, run.file);
+        let kind = if run.file.starts_with("--agent ") {
+            "agent"
+        } else {
+            "variant"
+        };
+        println!("\n== {kind} {} ({}) ==", run.name, run.file);
         print_lane(args, &run.summary, comparison.as_ref());
         print!("{}", crate::report::repeats::console(&run.summary));
         if args.coverage {

@@ -7,6 +7,7 @@
     reason = "tests panic on failure"
 )]
 
+mod agents;
 mod bounds;
 mod checks;
 mod ci_recipes;

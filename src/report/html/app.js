@@ -588,6 +588,10 @@
           fold.appendChild(el('p', { cls: 'meta', text: 'The results are those of variant ' + variants[0].name + '.' }));
         }
         fold.appendChild(figs(vs.stats));
+        if (vs.agent) {
+          fold.appendChild(el('h4', { text: 'Agent ' + vs.agent.name }));
+          agentPart(fold, vs.agent);
+        }
         var vstats = new Map();
         vs.calls.forEach(function (c) { vstats.set(c.id, c); });
         fold.appendChild(el('h4', { text: 'Transcript, variant ' + v.name }));
@@ -597,6 +601,18 @@
           vs.failures.forEach(function (f) { fold.appendChild(failure(vs, -1, f)); });
         }
         page.appendChild(fold);
+      });
+    }
+    // A scenario served to a real agent: which agent, how it ended, what
+    // it sent and its last words (run.json's `agent`; the texts are text).
+    function agentPart(node, a) {
+      var parts = [a.api, a.exit, a.requests + ' requests', a.side_calls + ' side calls',
+        a.finished ? 'final answer sent' : 'final answer not sent', 'isolation: ' + a.isolation];
+      node.appendChild(el('div', { cls: 'server agent' }, el('b', { text: a.name }), ': ' + parts.join(', ')));
+      (a.warnings || []).forEach(function (w) { node.appendChild(el('p', { cls: 'meta', text: 'warning: ' + w })); });
+      [['its output (the end, at most 4 KiB)', a.output], ['its standard error (the end, at most 4 KiB)', a.stderr]].forEach(function (p) {
+        node.appendChild(el('div', { cls: 'meta', text: p[0] }));
+        node.appendChild(p[1] ? el('pre', { text: p[1] }) : el('p', { cls: 'meta', text: '(nothing)' }));
       });
     }
     function scenarioPage(index) {
@@ -633,6 +649,10 @@
           if (v.stderr_tail) node.appendChild(el('pre', { text: v.stderr_tail }));
           page.appendChild(node);
         });
+      }
+      if (s.agent) {
+        page.appendChild(el('h3', { text: 'Agent' }));
+        agentPart(page, s.agent);
       }
       var checks = s.failures.filter(function (f) { return !(f.step || '').startsWith('files:'); });
       var files = s.failures.filter(function (f) { return (f.step || '').startsWith('files:'); });

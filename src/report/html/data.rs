@@ -175,7 +175,7 @@ pub(super) fn water_level(sizes: &[usize], target: usize) -> usize {
 }
 
 /// `report` as a trimmed page keeps it: transcripts within the share,
-/// failure texts cut.
+/// failure texts and an agent's output and standard error cut.
 fn trimmed(report: &RunReport, trim: Trim) -> RunReport {
     let mut out = report.clone();
     let variants = out.variants.iter_mut().flat_map(|v| v.scenarios.iter_mut());
@@ -185,6 +185,10 @@ fn trimmed(report: &RunReport, trim: Trim) -> RunReport {
         }
         for failure in &mut scenario.failures {
             cut_failure(failure, trim.failure_bytes);
+        }
+        if let Some(agent) = &mut scenario.agent {
+            agent.output = cut_text(&agent.output, trim.failure_bytes);
+            agent.stderr = cut_text(&agent.stderr, trim.failure_bytes);
         }
     }
     out

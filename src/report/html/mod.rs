@@ -20,7 +20,7 @@
 //! island would be larger keeps less of each transcript in the page (an
 //! equal share of the bytes, given first to the scenarios that need less,
 //! see [`KeptTranscript::within`](crate::run::transcript::KeptTranscript::within))
-//! and cuts long failure texts, halving the share until the island fits;
+//! and cuts long failure texts (and agents' output), halving the share until the island fits;
 //! the island then says so (`trim`), and `run.json` still has everything.
 //! With `--variant`, every variant's transcripts are in the island (the
 //! first variant's once, as the top level's), each one more transcript

@@ -593,6 +593,10 @@ fn a_page_past_its_bound_keeps_less_of_each_transcript_whatever_the_outputs() {
         for f in &mut s.failures {
             f.actual = noise(i as u64, 100_000).into();
         }
+        s.agent = Some(agent_record(
+            &noise(i as u64 + 1, 4096),
+            &noise(i as u64 + 2, 4096),
+        ));
     }
     let whole = render_within(&summary, None, usize::MAX).unwrap();
     assert!(whole.bytes.len() > 4 * budget, "{}", whole.bytes.len());
@@ -646,7 +650,65 @@ fn a_page_past_its_bound_keeps_less_of_each_transcript_whatever_the_outputs() {
             assert!(actual.len() < trim.failure_bytes + 100, "{}", actual.len());
             assert!(actual.contains("bytes not kept in this page; run.json has the whole text"));
         }
+        // An agent's output and standard error are cut as failures are;
+        // the rest of its record is whole.
+        let agent = &got["agent"];
+        for key in ["output", "stderr"] {
+            let text = agent[key].as_str().unwrap();
+            assert!(text.len() < trim.failure_bytes + 100, "{}", text.len());
+            assert!(text.contains("bytes not kept in this page; run.json has the whole text"));
+        }
+        for key in ["name", "api", "exit", "exit_code", "requests", "side_calls"] {
+            assert_eq!(agent[key], want["agent"][key]);
+        }
     }
+}
+
+fn agent_record(output: &str, stderr: &str) -> crate::run::agent_outcome::AgentOutcome {
+    crate::run::agent_outcome::AgentOutcome {
+        name: "fake".into(),
+        api: "openai-chat".into(),
+        exit: "exit status 3".into(),
+        exit_code: Some(3),
+        finished: false,
+        requests: 4,
+        side_calls: 1,
+        output: output.into(),
+        stderr: stderr.into(),
+        isolation: "process group".into(),
+        warnings: vec!["no network namespace here".into()],
+    }
+}
+
+#[test]
+fn an_agents_record_is_in_the_island_whole_and_stays_text() {
+    let mut summary = summary();
+    summary.scenarios[0].agent = Some(agent_record(HOSTILE, HOSTILE));
+    let (_, page) = rendered(&summary, None);
+    assert_eq!(select(&page, "img").len(), 0);
+    assert_eq!(select(&page, "[onerror]").len(), 0);
+    let island = island_of(&page);
+    assert_eq!(
+        island["run"]["scenarios"][0]["agent"],
+        json!({
+            "name": "fake",
+            "api": "openai-chat",
+            "exit": "exit status 3",
+            "exit_code": 3,
+            "finished": false,
+            "requests": 4,
+            "side_calls": 1,
+            "output": HOSTILE,
+            "stderr": HOSTILE,
+            "isolation": "process group",
+            "warnings": ["no network namespace here"],
+        })
+    );
+    // The page's script shows it as text only.
+    let script = include_str!("app.js");
+    let part = &script[script.find("function agentPart").unwrap()..];
+    let part = &part[..part.find("function scenarioPage").unwrap()];
+    assert!(!part.contains("innerHTML") && !part.contains("insertAdjacentHTML"));
 }
 
 #[test]

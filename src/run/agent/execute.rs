@@ -87,6 +87,19 @@ pub(in crate::run) struct AgentJob<'a> {
     pub snapshots: &'a SnapshotCache,
 }
 
+/// Where Claude Code keeps a project's memory under `home`: the
+/// project's path with every character but a letter or digit made `-`
+/// (`/tmp/x/ws` is `-tmp-x-ws`). Its system prompt names it, so it is
+/// presented as the workspace is, else the figures would move with the
+/// length of the temporary directory's path.
+fn projects_dir(home: &Path, project: &Path) -> std::path::PathBuf {
+    let mangled: String = path_text(project)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    home.join(".claude").join("projects").join(mangled)
+}
+
 /// A failure of the scenario as a whole.
 fn whole(check: &str, expected: &str, actual: impl Into<crate::judge::Actual>) -> Failure {
     Failure::new(None, check, expected, actual)
@@ -124,7 +137,14 @@ impl AgentJob<'_> {
         let presenter = dirs
             .presenter(&root)
             .with_root(HOME_NAME, [&home])
-            .with_root(TMP_NAME, [&tmp]);
+            .with_root(TMP_NAME, [&tmp])
+            .with_root(
+                path_text(&projects_dir(
+                    Path::new(HOME_NAME),
+                    Path::new(WORKSPACE_NAME),
+                )),
+                [projects_dir(&home, &root)],
+            );
         if let Err(err) = made {
             outcome.failures.push(whole(
                 "agent",
@@ -532,4 +552,38 @@ fn last_words(record: &AgentOutcome) -> String {
 /// A path as the text the agent and the script name it by.
 fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn claude_codes_project_directory_is_presented_as_the_workspaces() {
+        let home = Path::new("/tmp/.tmpA1/scratch/home");
+        let root = Path::new("/tmp/.tmpA1/work_space");
+        assert_eq!(
+            projects_dir(home, root),
+            Path::new("/tmp/.tmpA1/scratch/home/.claude/projects/-tmp--tmpA1-work-space")
+        );
+        let presenter = Presenter::default()
+            .with_root(WORKSPACE_NAME, [root])
+            .with_root(HOME_NAME, [home])
+            .with_root(
+                path_text(&projects_dir(
+                    Path::new(HOME_NAME),
+                    Path::new(WORKSPACE_NAME),
+                )),
+                [projects_dir(home, root)],
+            );
+        assert_eq!(
+            presenter.text(
+                "memory at `/tmp/.tmpA1/scratch/home/.claude/projects/-tmp--tmpA1-work-space/memory/`, \
+                 files in /tmp/.tmpA1/work_space/a.txt"
+            ),
+            "memory at `/agent-home/.claude/projects/-workspace/memory/`, files in /workspace/a.txt"
+        );
+    }
 }
