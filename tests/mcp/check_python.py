@@ -9,6 +9,9 @@ Every check runs once per era, each against a server of its own over a
 fresh temporary workspace, and results are compared whole with what
 `harness call` prints for the same call (the in-process result). The last
 line is "N passed, N failed"; the exit code is 1 when a check failed.
+The servers run with `--no-sandbox`: these checks are of the protocol, and
+read the host's process ids of what bash starts (the sandbox has its own
+tests, tests/integration/sandbox.rs).
 """
 
 import asyncio
@@ -48,7 +51,7 @@ HINTS = {
 def harness_call(workspace: Path, tool: str, args: dict) -> dict:
     """The in-process result, as `harness call` prints it."""
     out = subprocess.run(
-        [HARNESS, "call", tool, json.dumps(args), "--cwd", str(workspace)],
+        [HARNESS, "call", "--no-sandbox", tool, json.dumps(args), "--cwd", str(workspace)],
         check=True,
         capture_output=True,
         text=True,
@@ -108,7 +111,7 @@ class Session:
 
     def params(self, *extra: str) -> StdioServerParameters:
         return StdioServerParameters(
-            command=HARNESS, args=["mcp", "--cwd", str(self.workspace), *extra]
+            command=HARNESS, args=["mcp", "--no-sandbox", "--cwd", str(self.workspace), *extra]
         )
 
     def client(self, params: StdioServerParameters | None = None) -> Client:
@@ -284,7 +287,7 @@ async def check_stdin_eof_ends_the_server_with_nothing_left_behind(s: Session):
         command="/bin/sh",
         args=[
             "-c",
-            f'"$0" mcp --cwd "$1"; echo $? > "$2"',
+            f'"$0" mcp --no-sandbox --cwd "$1"; echo $? > "$2"',
             HARNESS,
             str(s.workspace),
             str(code_file),

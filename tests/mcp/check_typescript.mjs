@@ -44,7 +44,7 @@ function expect(actual, wanted, what) {
 }
 
 function harnessCall(workspace, tool, args) {
-  const out = execFileSync(HARNESS, ["call", tool, JSON.stringify(args), "--cwd", workspace]);
+  const out = execFileSync(HARNESS, ["call", "--no-sandbox", tool, JSON.stringify(args), "--cwd", workspace]);
   return JSON.parse(out.toString());
 }
 
@@ -87,7 +87,7 @@ class Session {
     this.clients = [];
   }
 
-  async connect(command = HARNESS, args = ["mcp", "--cwd", this.workspace]) {
+  async connect(command = HARNESS, args = ["mcp", "--no-sandbox", "--cwd", this.workspace]) {
     const client = new Client({ name: "harness-check", version: "1.0.0" });
     await client.connect(new StdioClientTransport({ command, args, stderr: "inherit" }));
     this.clients.push(client);
@@ -257,7 +257,7 @@ const checks = {
     const codeFile = join(s.root, "exit.code");
     const client = await s.connect("/bin/sh", [
       "-c",
-      '"$0" mcp --cwd "$1"; echo $? > "$2"',
+      '"$0" mcp --no-sandbox --cwd "$1"; echo $? > "$2"',
       HARNESS,
       s.workspace,
       codeFile,
