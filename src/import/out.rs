@@ -80,55 +80,46 @@ impl OutDir {
     /// [`OutDir::subdir`], noting in `made` each folder it made (relative
     /// to this one, parents first).
     fn subdir_noting(&self, rel: impl AsRef<Path>, made: &mut Vec<PathBuf>) -> io::Result<OutDir> {
-        let mut dir = self.dir.try_clone()?;
-        let mut path = self.path.clone();
-        let mut below = PathBuf::new();
-        for part in rel.as_ref().components() {
-            let std::path::Component::Normal(part) = part else {
-                return Err(io::Error::other(format!(
-                    "{}: not a plain name",
-                    rel.as_ref().display()
-                )));
-            };
-            path.push(part);
-            below.push(part);
-            match dir.create_dir(part) {
-                Ok(()) => made.push(below.clone()),
-                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(err) => return Err(err),
-            }
-            let meta = dir.symlink_metadata(part)?;
-            if meta.file_type().is_symlink() {
-                return Err(link_refused(&path));
-            }
-            if !meta.is_dir() {
-                return Err(io::Error::other(format!(
-                    "{} is not a directory",
-                    path.display()
-                )));
-            }
-            dir = dir.open_dir(part)?;
-        }
-        Ok(OutDir { dir, path })
+        self.walk(rel.as_ref(), Some(made))?
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
 
     /// The folder `rel` below this one if it exists (`None` when a
     /// component is missing), never made; a component that is a symlink or
     /// not a folder is refused, as [`OutDir::subdir`] refuses it.
     pub(crate) fn existing_subdir(&self, rel: impl AsRef<Path>) -> io::Result<Option<OutDir>> {
+        self.walk(rel.as_ref(), None)
+    }
+
+    /// The folder `rel` below this one, component by component: with
+    /// `made`, each missing folder is made (and noted there); without it, a
+    /// missing one is `None`. A component that is not a plain name, a
+    /// symlink or not a folder is refused.
+    fn walk(&self, rel: &Path, mut made: Option<&mut Vec<PathBuf>>) -> io::Result<Option<OutDir>> {
         let mut dir = self.dir.try_clone()?;
         let mut path = self.path.clone();
-        for part in rel.as_ref().components() {
+        let mut below = PathBuf::new();
+        for part in rel.components() {
             let std::path::Component::Normal(part) = part else {
                 return Err(io::Error::other(format!(
                     "{}: not a plain name",
-                    rel.as_ref().display()
+                    rel.display()
                 )));
             };
             path.push(part);
+            below.push(part);
+            if let Some(made) = made.as_deref_mut() {
+                match dir.create_dir(part) {
+                    Ok(()) => made.push(below.clone()),
+                    Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(err) => return Err(err),
+                }
+            }
             let meta = match dir.symlink_metadata(part) {
                 Ok(meta) => meta,
-                Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(err) if made.is_none() && err.kind() == io::ErrorKind::NotFound => {
+                    return Ok(None);
+                }
                 Err(err) => return Err(err),
             };
             if meta.file_type().is_symlink() {

@@ -285,7 +285,8 @@ fn pids_running(args: &[&str]) -> Vec<i32> {
         .into_iter()
         .filter_map(|name| name.parse::<i32>().ok())
         .filter(|&pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| line == wanted)
+            disk::try_read_string(format!("/proc/{pid}/cmdline"))
+                .is_some_and(|line| line.as_bytes() == wanted)
                 && !is_dead(pid)
         })
         .collect()
