@@ -149,17 +149,10 @@ impl ScriptResponder {
     }
 
     fn usage(&self, request: &WireRequest, reply: &WireReply) -> ReplyUsage {
-        let mut output = reply.text.clone().unwrap_or_default();
-        for call in &reply.calls {
-            output.push('\n');
-            output.push_str(&call.name);
-            output.push(':');
-            output.push_str(&call.input.to_text());
-        }
         ReplyUsage {
             input: self.tokens.count(&prompt_text(request)),
             cache_read: 0,
-            output: self.tokens.count(&output),
+            output: self.tokens.count(&reply.priced_text()),
         }
     }
 }

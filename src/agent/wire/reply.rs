@@ -50,6 +50,19 @@ impl WireReply {
             ..Self::default()
         }
     }
+
+    /// The text the answer is priced as (its output tokens): its text,
+    /// then each call as `NAME:ARGS`, a line each.
+    pub fn priced_text(&self) -> String {
+        let mut output = self.text.clone().unwrap_or_default();
+        for call in &self.calls {
+            output.push('\n');
+            output.push_str(&call.name);
+            output.push(':');
+            output.push_str(&call.input.to_text());
+        }
+        output
+    }
 }
 
 /// What identifies one answer on the wire: the ids formats give a

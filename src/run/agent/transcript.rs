@@ -35,7 +35,6 @@ use crate::agent::serve::Exchange;
 use crate::agent::serve::prompt_text;
 use crate::agent::serve::replay;
 use crate::agent::wire::CallInput;
-use crate::agent::wire::WireReply;
 use crate::tools::CallArguments;
 use crate::tools::Content;
 use crate::tools::ToolCall;
@@ -117,7 +116,7 @@ pub(crate) fn build(served: &Served<'_>) -> Built {
         turns.push(Turn {
             usage: Usage {
                 input: served.tokens.count(&present(&prompt_text(request))),
-                output: served.tokens.count(&present(&reply_text(&answer.reply))),
+                output: served.tokens.count(&present(&answer.reply.priced_text())),
                 cache_read: 0,
                 cache_write: 0,
             },
@@ -260,17 +259,4 @@ pub(crate) fn build(served: &Served<'_>) -> Built {
     transcript.model = report;
     built.transcript = transcript;
     built
-}
-
-/// The text an answer is priced as: its text, then each call as
-/// `NAME:ARGS`, a line each.
-fn reply_text(reply: &WireReply) -> String {
-    let mut output = reply.text.clone().unwrap_or_default();
-    for call in &reply.calls {
-        output.push('\n');
-        output.push_str(&call.name);
-        output.push(':');
-        output.push_str(&call.input.to_text());
-    }
-    output
 }
