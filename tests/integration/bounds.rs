@@ -1,7 +1,10 @@
 //! Bounds that hold under hostile input, measured on the real binary: the
 //! peak resident memory of a `harness` process (`wait4`'s `ru_maxrss`, what
 //! `/usr/bin/time -v` reports), with its data segment capped so that a
-//! regression fails at once instead of swapping the machine.
+//! regression fails at once instead of swapping the machine. `harness` is
+//! started by a small program in between, tests/fixtures/peak_rss.rs, that
+//! reports its peak: started from the test binary itself, it would carry
+//! in its figure the memory of every test `cargo test` runs at that time.
 
 use std::io::Read;
 use std::io::Write;
@@ -26,22 +29,22 @@ struct Measured {
     peak: u64,
 }
 
-/// Runs `cmd` to its end, at most `limit`, with its data segment capped at
-/// `cap` bytes (RLIMIT_DATA: heap and private mappings), and measures its
-/// peak resident memory.
+/// Runs `cmd` (made by [`harness`]) to its end, at most `limit`, with its
+/// data segment capped at `cap` bytes (RLIMIT_DATA: heap and private
+/// mappings), and measures its peak resident memory.
 fn measured(mut cmd: Command, cap: u64, limit: Duration) -> Measured {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between
-    // fork and exec.
+    // SAFETY: setrlimit and setpgid are async-signal-safe; nothing else
+    // runs between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
             let limit = libc::rlimit {
                 rlim_cur: cap,
                 rlim_max: cap,
             };
-            if libc::setrlimit(libc::RLIMIT_DATA, &limit) != 0 {
+            if libc::setrlimit(libc::RLIMIT_DATA, &limit) != 0 || libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -60,27 +63,30 @@ fn measured(mut cmd: Command, cap: u64, limit: Duration) -> Measured {
     let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let mut status = 0;
-        // SAFETY: a zeroed rusage is a valid value to be written over.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: waiting for our own child, which nothing else reaps
-        // (`child` is never waited for).
-        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        let _ = tx.send((waited, status, usage.ru_maxrss));
+        let _ = tx.send(child.wait());
     });
-    let Ok((waited, status, maxrss)) = rx.recv_timeout(limit) else {
-        // SAFETY: signalling our own child, not yet reaped.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+    let Ok(waited) = rx.recv_timeout(limit) else {
+        // SAFETY: signalling our own child's process group (the child is
+        // not yet reaped, so its group id is not reused).
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
         panic!("harness did not finish within {limit:?}");
     };
-    assert_eq!(waited, pid);
-    drop(child);
+    assert!(waited.unwrap().success(), "peak_rss failed");
+    let stderr = stderr.join().unwrap();
+    // The last line is peak_rss's: `peak_rss: KIB STATUS`, after a line
+    // break of its own.
+    let (stderr, report) = stderr
+        .trim_end_matches('\n')
+        .rsplit_once("\npeak_rss: ")
+        .unwrap_or_else(|| panic!("no peak_rss line in {stderr:?}"));
+    let (maxrss, status) = report.split_once(' ').unwrap();
+    let status: i32 = status.parse().unwrap();
     Measured {
         success: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
+        stderr: stderr.to_owned(),
         // Linux reports KiB.
-        peak: u64::try_from(maxrss).unwrap() * 1024,
+        peak: maxrss.parse::<u64>().unwrap() * 1024,
     }
 }
 
@@ -135,11 +141,27 @@ fn zero_png(path: &Path, w: u32, h: u32, depth: u8, colour: u8) {
 }
 
 fn harness(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
-    cmd.current_dir(dir)
+    let mut cmd = Command::new(peak_rss());
+    cmd.arg(env!("CARGO_BIN_EXE_harness"))
+        .current_dir(dir)
         .env("TMPDIR", dir)
         .env("HARNESS_STATE_DIR", dir.join(".state"));
     cmd
+}
+
+/// The program that runs `harness` and reports its peak (an example
+/// target: `cargo test` builds it beside the harness binary).
+fn peak_rss() -> std::path::PathBuf {
+    let path = Path::new(env!("CARGO_BIN_EXE_harness"))
+        .parent()
+        .map(|dir| dir.join("examples").join("peak_rss"))
+        .unwrap_or_default();
+    assert!(
+        path.is_file(),
+        "{} is missing: `cargo test` builds it (or `cargo build --example peak_rss`)",
+        path.display()
+    );
+    path
 }
 
 /// The images of issue 21: a 3 MB PNG of 20000×20000 16-bit RGBA zeros
