@@ -151,6 +151,14 @@ pub(super) fn run(args: ImportArgs) -> u8 {
         }
         eprintln!("{line}");
     }
+    if let Some((top, sub)) = &report.started_in {
+        eprintln!(
+            "the session began in `{}`, a directory of the repository (its top was recorded as \
+             {}): the replay starts there",
+            sub.escape_debug(),
+            top.escape_debug()
+        );
+    }
     let w = &report.written;
     let mut line = format!(
         "wrote {} scenario{} to {}: {} call{} replayed, {} not replayed",
@@ -232,5 +240,10 @@ pub(super) fn run(args: ImportArgs) -> u8 {
         }
     }
     println!("{line}");
+    println!("{}", report.accounting.line());
+    if let Some(problem) = report.accounting.problem() {
+        eprintln!("harness import: {problem}");
+        return exit::FAILED;
+    }
     exit::SUCCESS
 }

@@ -417,6 +417,15 @@ pub(crate) fn read(
         if rec.started.is_none() {
             rec.started.clone_from(&message.timestamp);
         }
+        // Every call of the file is counted, whatever the reader makes of
+        // it (the import's accounting line).
+        for call in &message.tool_calls {
+            rec.in_file(
+                line,
+                call.id.as_deref().unwrap_or(""),
+                call.name.as_deref().unwrap_or(""),
+            );
+        }
         if message.kind.as_deref() != Some("gemini") {
             order.push((message.id, rec.batches.len()));
             return;

@@ -134,70 +134,142 @@ struct Links {
     logical_parent: Option<String>,
     #[serde(default, rename = "isSidechain")]
     sidechain: bool,
-    /// Claude Code's `message.id`: the model message an entry is a block of.
+    /// The working directory the entry records (Claude Code's entries,
+    /// pi's header).
     #[serde(default)]
-    message: MessageId,
+    cwd: Option<serde_json::Value>,
+    /// Claude Code's `message.id` (the model message an entry is a block
+    /// of), and the tool calls in the message's content.
+    #[serde(default)]
+    message: MessageLinks,
 }
 
-/// The `id` of an entry's `message`, whatever else the message holds (and
-/// nothing when it is not an object or has no string `id`).
+/// What the first pass keeps of an entry's `message`: its `id` (when it
+/// is a string) and the tool calls of its `content` (blocks of type
+/// `tool_use`, Claude Code's, or `toolCall`, pi's); nothing of anything
+/// else, and nothing when it is not an object.
 #[derive(Default)]
-struct MessageId(Option<String>);
+struct MessageLinks {
+    id: Option<String>,
+    calls: Vec<(String, String)>,
+}
 
-impl<'de> Deserialize<'de> for MessageId {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = MessageId;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("anything")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<MessageId, A::Error> {
-                let mut id = None;
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    if key == "id" {
-                        id = map
-                            .next_value::<serde_json::Value>()?
-                            .as_str()
-                            .map(str::to_owned);
-                    } else {
-                        map.next_value::<serde::de::IgnoredAny>()?;
+/// A content block's type, id and name, or nothing (any other value).
+#[derive(Default)]
+struct BlockLinks {
+    kind: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+}
+
+/// The calls of a message's `content` (any other value: none).
+#[derive(Default)]
+struct ContentLinks(Vec<(String, String)>);
+
+/// Deserializes any JSON value as `T::default()` but for what
+/// `map` reads of an object and `seq` of an array.
+macro_rules! lenient {
+    ($ty:ty, map($m:ident) $map:block, seq($s:ident) $seq:block) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Visit;
+                impl<'de> serde::de::Visitor<'de> for Visit {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("anything")
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut $m: A,
+                    ) -> Result<$ty, A::Error> {
+                        $map
+                    }
+                    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                        self,
+                        mut $s: A,
+                    ) -> Result<$ty, A::Error> {
+                        $seq
+                    }
+                    fn visit_str<E>(self, _: &str) -> Result<$ty, E> {
+                        Ok(<$ty>::default())
+                    }
+                    fn visit_bool<E>(self, _: bool) -> Result<$ty, E> {
+                        Ok(<$ty>::default())
+                    }
+                    fn visit_i64<E>(self, _: i64) -> Result<$ty, E> {
+                        Ok(<$ty>::default())
+                    }
+                    fn visit_u64<E>(self, _: u64) -> Result<$ty, E> {
+                        Ok(<$ty>::default())
+                    }
+                    fn visit_f64<E>(self, _: f64) -> Result<$ty, E> {
+                        Ok(<$ty>::default())
+                    }
+                    fn visit_unit<E>(self) -> Result<$ty, E> {
+                        Ok(<$ty>::default())
                     }
                 }
-                Ok(MessageId(id))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<MessageId, A::Error> {
-                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(MessageId(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<MessageId, E> {
-                Ok(MessageId(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<MessageId, E> {
-                Ok(MessageId(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<MessageId, E> {
-                Ok(MessageId(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<MessageId, E> {
-                Ok(MessageId(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<MessageId, E> {
-                Ok(MessageId(None))
-            }
-            fn visit_unit<E>(self) -> Result<MessageId, E> {
-                Ok(MessageId(None))
+                deserializer.deserialize_any(Visit)
             }
         }
-        deserializer.deserialize_any(Visit)
-    }
+    };
 }
+
+/// Skips every element of a sequence.
+fn skip_seq<'de, A: serde::de::SeqAccess<'de>>(seq: &mut A) -> Result<(), A::Error> {
+    while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+lenient!(MessageLinks, map(map) {
+    let mut links = MessageLinks::default();
+    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        match &*key {
+            "id" => links.id = map.next_value::<serde_json::Value>()?.as_str().map(str::to_owned),
+            "content" => links.calls = map.next_value::<ContentLinks>()?.0,
+            _ => {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+    }
+    Ok(links)
+}, seq(seq) {
+    skip_seq(&mut seq)?;
+    Ok(MessageLinks::default())
+});
+
+lenient!(ContentLinks, map(map) {
+    while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+    Ok(ContentLinks::default())
+}, seq(seq) {
+    let mut calls = Vec::new();
+    while let Some(block) = seq.next_element::<BlockLinks>()? {
+        if matches!(block.kind.as_deref(), Some("tool_use" | "toolCall")) {
+            calls.push((block.id.unwrap_or_default(), block.name.unwrap_or_default()));
+        }
+    }
+    Ok(ContentLinks(calls))
+});
+
+lenient!(BlockLinks, map(map) {
+    let mut block = BlockLinks::default();
+    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        let slot = match &*key {
+            "type" => &mut block.kind,
+            "id" => &mut block.id,
+            "name" => &mut block.name,
+            _ => {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            }
+        };
+        *slot = map.next_value::<serde_json::Value>()?.as_str().map(str::to_owned);
+    }
+    Ok(block)
+}, seq(seq) {
+    skip_seq(&mut seq)?;
+    Ok(BlockLinks::default())
+});
 
 /// The entries of one branch to follow, by id with the line each was read
 /// on, and the model messages (`message.id`) its entries are blocks of;
@@ -243,6 +315,23 @@ struct Node {
     line: usize,
     sidechain: bool,
     message: Option<String>,
+    /// Its chain of parents reaches an entry without a parent (the
+    /// session's root), not one whose parent is missing.
+    rooted: bool,
+    /// Entries on its chain, itself included.
+    depth: usize,
+}
+
+/// A tool call as the first pass counts it: the line of the entry it is
+/// in, its id and its tool's name, as recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FileCall {
+    /// The line.
+    pub line: usize,
+    /// The call's id (empty when it has none).
+    pub id: String,
+    /// The tool's name.
+    pub tool: String,
 }
 
 /// The first pass over a session: every entry's links, kept by id, and
@@ -256,6 +345,17 @@ pub(crate) struct Tree {
     unreadable: Vec<usize>,
     /// The last entry with an id that is not a side chain.
     last_main: Option<String>,
+    /// The last entry that is not a side chain and reaches the root.
+    last_rooted_main: Option<String>,
+    /// The entry that is not a side chain with the longest chain (the
+    /// later of two as long).
+    longest_main: Option<(usize, String)>,
+    /// Every tool call of the file, once for each id, in file order.
+    calls: Vec<FileCall>,
+    /// The ids of `calls`.
+    call_ids: HashSet<String>,
+    /// The first working directory an entry records.
+    first_cwd: Option<String>,
     /// Assumptions and repeats, by line.
     notes: Vec<(usize, String)>,
     /// The file's name, for errors.
@@ -280,6 +380,11 @@ fn tree_of(reader: impl BufRead, max: usize, name: &str) -> Result<Tree, String>
         order: Vec::new(),
         unreadable: Vec::new(),
         last_main: None,
+        last_rooted_main: None,
+        longest_main: None,
+        calls: Vec::new(),
+        call_ids: HashSet::new(),
+        first_cwd: None,
         notes: Vec::new(),
         name: name.to_owned(),
     };
@@ -300,6 +405,24 @@ fn tree_of(reader: impl BufRead, max: usize, name: &str) -> Result<Tree, String>
 
 impl Tree {
     fn add(&mut self, number: usize, links: Links) {
+        if self.first_cwd.is_none() {
+            self.first_cwd = links
+                .cwd
+                .as_ref()
+                .and_then(|c| c.as_str())
+                .map(str::to_owned);
+        }
+        // Every call is counted, whatever entry it is in (a copy of a
+        // call, by its id, once).
+        for (id, tool) in &links.message.calls {
+            if self.call_ids.insert(id.clone()) {
+                self.calls.push(FileCall {
+                    line: number,
+                    id: id.clone(),
+                    tool: tool.clone(),
+                });
+            }
+        }
         let Some(id) = links.id else {
             return;
         };
@@ -319,13 +442,27 @@ impl Tree {
             (None, Some(logical)) => {
                 // Claude Code's compaction boundary names the entry before
                 // it, which most real files do not hold: the chain goes on
-                // through the entry written before the boundary.
-                let before = self.last_main.clone();
+                // through the last entry written before the boundary that
+                // reaches the session's root (the entry written just
+                // before it may itself hang from a missing parent), else
+                // through the end of the longest chain before it.
+                let (before, how) = match (&self.last_rooted_main, &self.longest_main) {
+                    (Some(rooted), _) => (
+                        Some(rooted.clone()),
+                        "the last entry before it that reaches the session's first entry",
+                    ),
+                    (None, Some((_, longest))) => (
+                        Some(longest.clone()),
+                        "the end of the longest chain before it (no entry before it reaches \
+                         the session's first entry)",
+                    ),
+                    (None, None) => (None, ""),
+                };
                 let said = match &before {
                     Some(before) => format!(
                         "the compaction boundary names `{logical}` as the entry before it, which \
-                         is not in the file; the branch is assumed to go on through the entry \
-                         written before it (`{before}`, line {})",
+                         is not in the file; the branch is assumed to go on through {how} \
+                         (`{before}`, line {})",
                         self.nodes.get(before).map_or(0, |n| n.line)
                     ),
                     None => format!(
@@ -338,8 +475,25 @@ impl Tree {
             }
             (None, None) => None,
         };
+        let (rooted, depth) = match &parent {
+            None => (true, 1),
+            Some(parent) => {
+                let above = self.nodes.get(parent).or_else(|| {
+                    // Across an unreadable line, as the walk goes.
+                    through_unreadable(&self.order, &self.unreadable, number)
+                        .and_then(|(_, (_, before))| self.nodes.get(before))
+                });
+                above.map_or((false, 1), |n| (n.rooted, n.depth.saturating_add(1)))
+            }
+        };
         if !links.sidechain {
             self.last_main = Some(id.clone());
+            if rooted {
+                self.last_rooted_main = Some(id.clone());
+            }
+            if self.longest_main.as_ref().is_none_or(|(d, _)| depth >= *d) {
+                self.longest_main = Some((depth, id.clone()));
+            }
         }
         self.order.push((number, id.clone()));
         self.nodes.insert(
@@ -348,9 +502,22 @@ impl Tree {
                 parent,
                 line: number,
                 sidechain: links.sidechain,
-                message: links.message.0,
+                message: links.message.id,
+                rooted,
+                depth,
             },
         );
+    }
+
+    /// The first working directory an entry of the file records.
+    pub(crate) fn first_cwd(&self) -> Option<&str> {
+        self.first_cwd.as_deref()
+    }
+
+    /// Every tool call of the file, once for each id, in file order,
+    /// whatever branch it is on.
+    pub(crate) fn calls(&self) -> &[FileCall] {
+        &self.calls
     }
 
     /// The branch that ends at `leaf` (default: the last entry with an id
@@ -373,8 +540,29 @@ impl Tree {
                 None => return Ok(Branch::default()),
             },
         };
+        // The last entry may hang from a missing parent: the branch then
+        // ends at the last entry that reaches the session's root.
+        let mut cut = None;
+        let start = match (&self.last_rooted_main, self.nodes.get(&start)) {
+            (Some(rooted), Some(node)) if leaf.is_none() && !node.rooted && !node.sidechain => {
+                cut = Some((node.line, start));
+                rooted.clone()
+            }
+            _ => start,
+        };
         let sidechain = self.nodes.get(&start).is_some_and(|n| n.sidechain);
         let mut branch = self.walk(&start, |_| true);
+        if let Some((line, last)) = cut {
+            let end = self.nodes.get(&start).map_or(0, |n| n.line);
+            branch.notes.push((
+                line,
+                format!(
+                    "the last entry (`{last}`) hangs from a parent that is not in the file; the \
+                     branch followed ends at the last entry that reaches the session's first \
+                     entry (`{start}`, line {end})"
+                ),
+            ));
+        }
         if sidechain && self.last_main.is_none() && leaf.is_none() {
             let line = self.order.first().map_or(1, |(l, _)| *l);
             branch.notes.push((
@@ -579,6 +767,109 @@ mod tests {
         assert_eq!(
             branch_in(text, 1000),
             (["a", "b", "c"].map(str::to_owned).to_vec(), Vec::new())
+        );
+    }
+
+    /// Issue 43: a real session lost 144 of its 221 calls: its compaction
+    /// boundary's logical parent is not in the file, the entry written
+    /// just before the boundary hangs from a parent that is not in the
+    /// file either, and the chain went on through that entry and stopped
+    /// at its missing parent. It goes on through the last entry before
+    /// the boundary that reaches the session's root.
+    #[test]
+    fn a_compaction_boundary_goes_on_through_the_last_entry_that_reaches_the_root() {
+        let text = "{\"uuid\":\"a\",\"parentUuid\":null}\n\
+                    {\"uuid\":\"b\",\"parentUuid\":\"a\"}\n\
+                    {\"uuid\":\"c\",\"parentUuid\":\"b\"}\n\
+                    {\"uuid\":\"x\",\"parentUuid\":\"not-here\"}\n\
+                    {\"uuid\":\"k\",\"parentUuid\":null,\"logicalParentUuid\":\"gone\"}\n\
+                    {\"uuid\":\"d\",\"parentUuid\":\"k\"}\n";
+        assert_eq!(
+            branch_in(text, 1000),
+            (
+                ["a", "b", "c", "d", "k"].map(str::to_owned).to_vec(),
+                vec![(
+                    5,
+                    "the compaction boundary names `gone` as the entry before it, which is not \
+                     in the file; the branch is assumed to go on through the last entry before \
+                     it that reaches the session's first entry (`c`, line 3)"
+                        .to_owned()
+                )]
+            )
+        );
+        // A file that starts mid-conversation: no entry reaches a root, and
+        // the boundary goes on through the end of the longest chain.
+        let text = "{\"uuid\":\"a\",\"parentUuid\":\"earlier\"}\n\
+                    {\"uuid\":\"b\",\"parentUuid\":\"a\"}\n\
+                    {\"uuid\":\"x\",\"parentUuid\":\"not-here\"}\n\
+                    {\"uuid\":\"k\",\"parentUuid\":null,\"logicalParentUuid\":\"gone\"}\n";
+        assert_eq!(
+            branch_in(text, 1000),
+            (
+                ["a", "b", "k"].map(str::to_owned).to_vec(),
+                vec![(
+                    4,
+                    "the compaction boundary names `gone` as the entry before it, which is not \
+                     in the file; the branch is assumed to go on through the end of the longest \
+                     chain before it (no entry before it reaches the session's first entry) \
+                     (`b`, line 2)"
+                        .to_owned()
+                )]
+            )
+        );
+    }
+
+    /// The last entry hanging from a parent not in the file would make a
+    /// branch of one entry: the branch ends at the last entry that reaches
+    /// the root instead.
+    #[test]
+    fn a_last_entry_cut_from_the_root_is_not_the_leaf() {
+        let text = "{\"uuid\":\"a\",\"parentUuid\":null}\n\
+                    {\"uuid\":\"b\",\"parentUuid\":\"a\"}\n\
+                    {\"uuid\":\"z\",\"parentUuid\":\"not-here\"}\n";
+        assert_eq!(
+            branch_in(text, 1000),
+            (
+                ["a", "b"].map(str::to_owned).to_vec(),
+                vec![(
+                    3,
+                    "the last entry (`z`) hangs from a parent that is not in the file; the \
+                     branch followed ends at the last entry that reaches the session's first \
+                     entry (`b`, line 2)"
+                        .to_owned()
+                )]
+            )
+        );
+    }
+
+    /// The first pass counts every call of the file, on any branch, once
+    /// for each id, whatever else the lines hold.
+    #[test]
+    fn every_call_of_the_file_is_counted_once() {
+        let text = "{\"uuid\":\"a\",\"message\":{\"id\":\"m\",\"content\":[\
+                    {\"type\":\"text\",\"text\":\"hi\"},\
+                    {\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Read\",\"input\":{}},\
+                    {\"type\":\"tool_use\",\"id\":\"t2\",\"name\":\"Bash\",\"input\":{\"x\":[1]}}]}}\n\
+                    {\"uuid\":\"b\",\"parentUuid\":\"zz\",\"message\":{\"content\":\"a string\"}}\n\
+                    {\"uuid\":\"c\",\"message\":{\"content\":[\
+                    {\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Read\"},7,\"x\",null,\
+                    {\"type\":\"toolCall\",\"id\":\"p1\",\"name\":\"read\"},\
+                    {\"type\":\"tool_use\",\"id\":{\"n\":1}}]}}\n\
+                    {\"id\":\"d\",\"message\":[1,2]}\n";
+        let tree = tree_of(text.as_bytes(), 1000, "s.jsonl").unwrap();
+        let call = |line, id: &str, tool: &str| FileCall {
+            line,
+            id: id.to_owned(),
+            tool: tool.to_owned(),
+        };
+        assert_eq!(
+            tree.calls(),
+            [
+                call(1, "t1", "Read"),
+                call(1, "t2", "Bash"),
+                call(3, "p1", "read"),
+                call(3, "", "")
+            ]
         );
     }
 

@@ -9,6 +9,7 @@
 //! | module | holds |
 //! | --- | --- |
 //! | [`session`] | what any importer makes of a session |
+//! | [`accounting`] | every call of the file replayed, listed or on another branch |
 //! | [`lines`] | the streaming line reader and the branch to follow |
 //! | [`paths`] | the working directory as `${workspace}` |
 //! | [`pi`] | pi's session format |
@@ -18,6 +19,7 @@
 //! | [`server_suite`] | a suite made from an MCP server's tools/list (`harness init --mcp`) |
 //! | [`traffic`] | the traffic `harness record` relayed, as a scenario |
 
+pub(crate) mod accounting;
 pub(crate) mod claude;
 pub(crate) mod detect;
 pub(crate) mod edits;
@@ -107,6 +109,11 @@ pub(crate) struct ImportReport {
     /// Of those, the earlier import's scenario files this one did not
     /// write again, removed.
     pub removed: Vec<String>,
+    /// What became of every call in the file.
+    pub accounting: accounting::Accounting,
+    /// The session began in a subdirectory of the `--git` repository: the
+    /// repository's top as recorded, and the subdirectory below it.
+    pub started_in: Option<(String, String)>,
 }
 
 /// Imports one session.
@@ -170,16 +177,25 @@ pub(crate) fn import(options: &ImportOptions) -> Result<ImportReport, String> {
             .map_err(|err| format!("cannot create {}: {err}", options.out.display()))?,
     );
     let aside = rerun::Aside::set(&out, &earlier.sidecars)?;
-    let read = read_session(options, branch, all_sides, &out, &plan).and_then(|read| {
-        // The scenario files are known once the session is read: one of
-        // them may be in the way although no earlier import wrote it.
-        let in_the_way = rerun::in_the_way(&out, &scenario_files(&read, &plan, options), &earlier);
-        if options.force || in_the_way.is_empty() {
-            Ok(read)
-        } else {
-            Err(rerun::refusal(&options.out, &in_the_way))
+    // A session begun in a subdirectory of the `--git` repository.
+    let top = match (&options.git, tree.first_cwd()) {
+        (Some((repo, rev)), Some(cwd)) => {
+            crate::run::env::git::session_root(repo, rev.as_deref(), cwd)
         }
-    });
+        _ => None,
+    };
+    let read =
+        read_session(options, branch, all_sides, &out, &plan, top.as_deref()).and_then(|read| {
+            // The scenario files are known once the session is read: one of
+            // them may be in the way although no earlier import wrote it.
+            let in_the_way =
+                rerun::in_the_way(&out, &scenario_files(&read, &plan, options), &earlier);
+            if options.force || in_the_way.is_empty() {
+                Ok(read)
+            } else {
+                Err(rerun::refusal(&options.out, &in_the_way))
+            }
+        });
     let read = read.and_then(|(recording, sides)| {
         let start = match &options.git {
             Some((repo, None)) => Some(start_commit(repo, &recording)?),
@@ -195,6 +211,20 @@ pub(crate) fn import(options: &ImportOptions) -> Result<ImportReport, String> {
         }
     };
     aside.discard(&out)?;
+    let started_in = top.and_then(|top| {
+        let cwd = recording.cwd.as_deref()?;
+        let sub = cwd.strip_prefix(top.as_str())?.trim_matches('/');
+        (!sub.is_empty()).then(|| (top.clone(), sub.to_owned()))
+    });
+    let accounting = {
+        let in_file = match options.format {
+            Format::Gemini => recording.in_file.as_slice(),
+            _ => tree.calls(),
+        };
+        let mut recordings = vec![&recording];
+        recordings.extend(side_recordings.iter());
+        accounting::account(in_file, &recordings)
+    };
     let workspace = if let Some(dir) = &options.workspace {
         let target = format!("fixtures/{stem}");
         let shown = out.show(&target);
@@ -261,6 +291,8 @@ pub(crate) fn import(options: &ImportOptions) -> Result<ImportReport, String> {
         sides,
         replaced: earlier.names(),
         removed,
+        accounting,
+        started_in,
     })
 }
 
@@ -303,6 +335,7 @@ fn read_session(
     all_sides: Vec<lines::Branch>,
     out: &Arc<OutDir>,
     plan: &rerun::Plan<'_>,
+    top: Option<&str>,
 ) -> Result<Read, String> {
     let path = &options.session;
     let sidecars = |n: usize| {
@@ -312,7 +345,7 @@ fn read_session(
     };
     Ok(match options.format {
         Format::Pi => (
-            pi::read(path, &branch, options.bash_timeout, sidecars(0))?,
+            pi::read(path, &branch, options.bash_timeout, sidecars(0), top)?,
             Vec::new(),
         ),
         Format::Gemini => (
@@ -333,6 +366,7 @@ fn read_session(
                     side_count,
                     bash_timeout: options.bash_timeout,
                     sidecars: &sidecars,
+                    top,
                 },
             )?;
             let main = recs.remove(0);

@@ -17,6 +17,7 @@ use super::lines::Branch;
 use super::paths::PathMap;
 use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::Call;
+use super::session::Elsewhere;
 use super::session::Foreign;
 use super::session::MAX_BASH_SECS;
 use super::session::Outcome;
@@ -57,10 +58,13 @@ pub(crate) fn read(
     branch: &Branch,
     bash_timeout: f64,
     sidecars: Sidecars,
+    top: Option<&str>,
 ) -> Result<Recording, String> {
     let mut rec = Recording::new("pi", Some(sidecars));
     let mut reader = Reader {
         map: PathMap::default(),
+        top,
+        start: None,
         branch,
         bash_timeout,
         header: None,
@@ -96,6 +100,11 @@ pub(crate) fn read(
 /// What reading one session keeps between lines.
 struct Reader<'a> {
     map: PathMap,
+    /// The repository's top when the session began in a subdirectory of
+    /// it ([`crate::run::env::git::session_root`]).
+    top: Option<&'a str>,
+    /// That subdirectory, as recorded: where pi's tools started.
+    start: Option<String>,
     branch: &'a Branch,
     bash_timeout: f64,
     /// The header's line, and whether it had a `cwd`.
@@ -119,11 +128,29 @@ impl Reader<'_> {
                 self.header = Some((number, entry.cwd.is_some()));
                 rec.cwd = entry.cwd.clone();
                 rec.started = entry.timestamp.clone();
-                self.map = PathMap::new(entry.cwd.as_deref());
+                self.start = entry
+                    .cwd
+                    .clone()
+                    .filter(|cwd| self.top.is_some_and(|top| below(cwd, top)));
+                self.map = PathMap::new(if self.start.is_some() {
+                    self.top
+                } else {
+                    entry.cwd.as_deref()
+                });
             }
             return;
         }
         if !self.branch.contains(entry.id.as_deref(), number) {
+            // Calls on a branch the session left are counted there.
+            if let Some(Value::Array(blocks)) = entry.message.as_ref().map(|m| &m.content) {
+                let calls = blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"));
+                for block in calls {
+                    let id = block.get("id").and_then(Value::as_str).unwrap_or("");
+                    rec.elsewhere(number, id, Elsewhere::OtherBranch);
+                }
+            }
             return;
         }
         if !self.dated {
@@ -197,7 +224,10 @@ impl Reader<'_> {
             );
             return None;
         }
-        let mut args = self.map.args(&raw.args);
+        let mut args = match &self.start {
+            Some(start) => self.map.args(&started_in(start, name, &raw.args)),
+            None => self.map.args(&raw.args),
+        };
         let mut note = None;
         if name == "bash"
             && let Value::Object(obj) = &mut args
@@ -222,6 +252,41 @@ impl Reader<'_> {
             name == "read" && raw.args.get("offset").is_none() && raw.args.get("limit").is_none();
         Some(call)
     }
+}
+
+/// Whether `dir` is below `top`.
+fn below(dir: &str, top: &str) -> bool {
+    dir.strip_prefix(top)
+        .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+}
+
+/// The arguments of a call of pi's tool `name`, made when pi stood in
+/// `start` (the session's directory, a subdirectory of the workspace),
+/// as they read from the workspace's top: a command runs in `start`, a
+/// relative path is below it, and a search without a path searches it.
+fn started_in(start: &str, name: &str, args: &Value) -> Value {
+    let mut args = args.clone();
+    let Value::Object(obj) = &mut args else {
+        return args;
+    };
+    if name == "bash" {
+        if let Some(command) = obj.get("command").and_then(Value::as_str) {
+            let command = format!("cd {} && {command}", super::shell::quote(start));
+            obj.insert("command".to_owned(), Value::from(command));
+        }
+        return args;
+    }
+    match obj.get("path").and_then(Value::as_str) {
+        Some(path) if !path.starts_with('/') && !path.starts_with('~') => {
+            let joined = super::paths::join_relative(start, path);
+            obj.insert("path".to_owned(), Value::from(joined));
+        }
+        None if matches!(name, "grep" | "find" | "ls") => {
+            obj.insert("path".to_owned(), Value::from(start));
+        }
+        _ => {}
+    }
+    args
 }
 
 /// pi's tools are ours, but for the wording of a successful change: an

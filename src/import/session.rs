@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::lines::Branch;
+use super::lines::FileCall;
 use super::lines::Line;
 use super::lines::for_each_line;
 use super::lines::too_long;
@@ -234,6 +235,8 @@ impl RawCall {
 /// A call left out of the replay, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Skipped {
+    /// The call's id, as recorded.
+    pub id: String,
     /// The line of the call.
     pub line: usize,
     /// Its tool, as recorded.
@@ -305,6 +308,26 @@ pub(crate) struct Recording {
     copied: HashSet<String>,
     /// The batch of each model message (Claude Code's `message.id`).
     groups: HashMap<String, usize>,
+    /// Calls met on entries this recording does not follow, by id: the
+    /// line each was first met on, and where it was.
+    elsewhere: HashMap<String, (usize, Elsewhere)>,
+    /// Every call in the file, counted by a reader that has no first pass
+    /// to count them (once for each id, in file order).
+    pub in_file: Vec<FileCall>,
+    /// The ids of `in_file`.
+    in_file_ids: HashSet<String>,
+    /// Lines that could not be read as an entry (each noted).
+    pub unread: Vec<usize>,
+}
+
+/// Where a call that is neither replayed nor listed was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Elsewhere {
+    /// In a side chain (a sub-agent) not imported.
+    SideChain,
+    /// On a branch the session left (a conversation rewound or edited,
+    /// an entry cut from the session's root).
+    OtherBranch,
 }
 
 impl Recording {
@@ -394,6 +417,7 @@ impl Recording {
     pub(crate) fn skip(&mut self, call: &RawCall, problem: String, reason: String) {
         self.note(call.line, problem);
         self.skipped.push(Skipped {
+            id: call.id.clone(),
             line: call.line,
             tool: call.name.clone(),
             reason,
@@ -404,6 +428,48 @@ impl Recording {
     /// Whether a call with this id was met (replayed or left out).
     pub(crate) fn was_made(&self, id: &str) -> bool {
         self.made.contains_key(id)
+    }
+
+    /// Counts a call of the file as it is read, before anything is made of
+    /// it (once for each id).
+    pub(crate) fn in_file(&mut self, line: usize, id: &str, tool: &str) {
+        if self.in_file_ids.insert(id.to_owned()) {
+            self.in_file.push(FileCall {
+                line,
+                id: id.to_owned(),
+                tool: tool.to_owned(),
+            });
+        }
+    }
+
+    /// A call with id `id`, read on `line` in an entry this recording does
+    /// not follow (`whence`): neither replayed nor listed, but counted.
+    pub(crate) fn elsewhere(&mut self, line: usize, id: &str, whence: Elsewhere) {
+        self.elsewhere
+            .entry(id.to_owned())
+            .or_insert((line, whence));
+    }
+
+    /// The ids of the calls met: replayed or listed, and those only seen
+    /// elsewhere with where.
+    pub(crate) fn met(
+        &self,
+    ) -> (
+        impl Iterator<Item = &str>,
+        impl Iterator<Item = (&str, Elsewhere)>,
+    ) {
+        (
+            self.made.keys().map(String::as_str),
+            self.elsewhere
+                .iter()
+                .filter(|(id, _)| !self.made.contains_key(*id))
+                .map(|(id, (_, whence))| (id.as_str(), *whence)),
+        )
+    }
+
+    /// The ids of the calls replayed.
+    pub(crate) fn replayed_ids(&self) -> impl Iterator<Item = &str> {
+        self.batches.iter().flatten().map(|c| c.id.as_str())
     }
 
     /// A result of call `id` that does not answer it (`reason`: the user
@@ -576,6 +642,7 @@ impl Recording {
                     return true;
                 }
                 skipped.push(Skipped {
+                    id: call.id.clone(),
                     line: call.line,
                     tool: call.recorded_tool.clone(),
                     reason: call
@@ -618,6 +685,9 @@ impl Recording {
             for call in batch {
                 self.index.remove(&call.id);
                 self.made.remove(&call.id);
+                self.elsewhere
+                    .entry(call.id.clone())
+                    .or_insert((call.line, Elsewhere::OtherBranch));
                 dropped += 1;
             }
         }
@@ -685,7 +755,10 @@ pub(crate) fn read_entries<T: DeserializeOwned>(
                 last_unterminated,
             } => match serde_json::from_slice::<T>(bytes) {
                 Ok(entry) => each(rec, number, entry),
-                Err(err) => rec.note(number, unreadable(&err, last_unterminated)),
+                Err(err) => {
+                    rec.unread.push(number);
+                    rec.note(number, unreadable(&err, last_unterminated));
+                }
             },
         }
     })

@@ -404,7 +404,7 @@ fn a_hundred_megabyte_transcript_imports_in_bounded_memory() {
         out.stdout,
         format!(
             "wrote 1 scenario to out: {calls} calls replayed, 0 not replayed, {calls} recorded \
-             texts in sidecar files\n"
+             texts in sidecar files\ncalls in file: {calls} = replayed {calls} + listed 0\n"
         )
     );
     // Far less than the file: what is held does not grow with it.

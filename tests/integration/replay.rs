@@ -96,7 +96,7 @@ fn a_pi_session_becomes_a_scenario_that_replays_and_reports_its_drift() {
     assert_eq!(
         stdout,
         "wrote 1 scenario to imported: 6 calls replayed, 1 not replayed, 1 reads synced, 1 not (1: \
-         its recorded result is an image)\n"
+         its recorded result is an image)\ncalls in file: 8 = replayed 6 + listed 1 + on other branches 1 (1 on branches the session left)\n"
     );
     assert_snapshot!("pi_session_yaml", d.read("imported/pi-session.yaml"));
     assert_eq!(
@@ -210,7 +210,8 @@ fn a_claude_code_transcript_maps_onto_the_seven_tools() {
     assert_eq!(
         stdout,
         "wrote 1 scenario to imported: 8 calls replayed, 1 not replayed, 1 problem in the session \
-         (above); 1 side chain (1 call) not imported (--sidechains imports them)\n"
+         (above); 1 side chain (1 call) not imported (--sidechains imports them)\ncalls in file: \
+         10 = replayed 8 + listed 1 + on other branches 1 (1 in side chains not imported)\n"
     );
     assert_eq!(
         redact(&stderr),
@@ -331,7 +332,8 @@ fn bad_lines_are_named_and_the_rest_is_imported() {
     assert_eq!(
         stdout,
         "wrote 1 scenario to imported: 1 call replayed, 2 not replayed, 6 problems in the session \
-         (above)\n"
+         (above)\ncalls in file: 2 = replayed 1 + listed 1; 1 more listed under an id used \
+         before\n"
     );
     assert_snapshot!("pi_bad_stderr", redact(&stderr));
     assert_snapshot!("pi_bad_yaml", d.read("imported/pi-bad.yaml"));
@@ -357,7 +359,8 @@ fn a_branch_can_be_chosen_and_split_cuts_between_batches() {
     // The abandoned branch: read, bash + ls, then its own edit.
     assert_eq!(
         stdout,
-        "wrote 3 scenarios to imported: 4 calls replayed, 0 not replayed\n"
+        "wrote 3 scenarios to imported: 4 calls replayed, 0 not replayed\ncalls in file: 8 = replayed 4 + \
+         listed 0 + on other branches 4 (4 on branches the session left)\n"
     );
     let ids = |text: &str| -> Vec<String> {
         text.lines()
@@ -546,7 +549,7 @@ fn a_fifty_megabyte_session_streams() {
     assert_eq!(
         stdout,
         "wrote 4 scenarios to imported: 2000 calls replayed, 0 not replayed, 2000 recorded texts \
-         in sidecar files\n"
+         in sidecar files\ncalls in file: 2000 = replayed 2000 + listed 0\n"
     );
     let (code, stdout, stderr) = d.run(&["check", "imported"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
@@ -571,7 +574,7 @@ fn an_unreadable_line_in_the_middle_keeps_the_calls_before_it() {
     assert_eq!(
         stdout,
         "wrote 1 scenario to imported: 3 calls replayed, 0 not replayed, 2 problems in the \
-         session (above)\n"
+         session (above)\ncalls in file: 3 = replayed 3 + listed 0\n"
     );
     assert_eq!(
         redact(&stderr),
@@ -609,7 +612,7 @@ fn a_claude_compaction_keeps_earlier_calls_and_refused_calls_are_not_replayed() 
     assert_eq!((code, stderr.as_str()), (0, ""));
     assert_eq!(
         stdout,
-        "wrote 1 scenario to imported: 2 calls replayed, 2 not replayed\n"
+        "wrote 1 scenario to imported: 2 calls replayed, 2 not replayed\ncalls in file: 4 = replayed 2 + listed 2\n"
     );
     assert_snapshot!(
         "claude_compacted_yaml",
@@ -654,7 +657,7 @@ fn sync_reads_marks_only_texts_that_are_whole_files() {
         "wrote 1 scenario to imported: 7 calls replayed, 0 not replayed, 1 reads synced, 6 not \
          (1: it reads part of the file (offset or limit); 1: its recorded result is an error; 1: \
          its recorded result is an image; 3: its recorded text ends with a truncation or \
-         continuation notice)\n"
+         continuation notice)\ncalls in file: 7 = replayed 7 + listed 0\n"
     );
     assert_snapshot!("pi_reads_yaml", d.read("imported/pi-reads.yaml"));
     let (code, stdout, _) = d.run(&["run", "imported", "--report", "out"]);
@@ -711,7 +714,7 @@ fn a_missing_header_or_the_wrong_format_is_said() {
         (stdout.as_str(), redact(&stderr).as_str()),
         (
             "wrote 1 scenario to a: 1 call replayed, 0 not replayed, 1 problem in the session \
-             (above)\n",
+             (above)\ncalls in file: 1 = replayed 1 + listed 0\n",
             "FIXTURES/pi-no-header.jsonl:1: no `session` header line: the session's working \
              directory is unknown, so no path becomes `${workspace}/…` and absolute paths are \
              replayed as recorded\n"
@@ -842,7 +845,7 @@ fn importing_again_refuses_to_overwrite_and_force_replaces() {
         (
             0,
             "wrote 1 scenario to replays: 3 calls replayed, 0 not replayed, 1 recorded text in a \
-             sidecar file\n",
+             sidecar file\ncalls in file: 3 = replayed 3 + listed 0\n",
             ""
         )
     );
@@ -950,7 +953,7 @@ fn the_minimal_sessions_of_the_docs_import_and_replay() {
             (code, stdout.as_str(), stderr.as_str()),
             (
                 0,
-                "wrote 1 scenario to replays: 1 call replayed, 0 not replayed\n",
+                "wrote 1 scenario to replays: 1 call replayed, 0 not replayed\ncalls in file: 1 = replayed 1 + listed 0\n",
                 ""
             ),
             "{format}"
@@ -1058,7 +1061,9 @@ fn claude_code_as_written_today_has_every_call_replayed_or_listed() {
     assert_eq!(
         stdout,
         "wrote 1 scenario to imported: 16 calls replayed, 8 not replayed, 4 problems in the \
-         session (above); 1 side chain (2 calls) not imported (--sidechains imports them)\n"
+         session (above); 1 side chain (2 calls) not imported (--sidechains imports them)\n\
+         calls in file: 26 = replayed 16 + listed 8 + on other branches 2 (2 in side chains \
+         not imported)\n"
     );
     assert_snapshot!("claude_parallel_stderr", redact(&stderr));
     assert_snapshot!(
@@ -1122,7 +1127,8 @@ fn claude_code_as_written_today_has_every_call_replayed_or_listed() {
     assert_eq!(
         stdout,
         "wrote 1 scenario to sides: 16 calls replayed, 8 not replayed, 4 problems in the session \
-         (above); 1 side chain as scenarios of their own: 2 calls replayed, 0 not replayed\n"
+         (above); 1 side chain as scenarios of their own: 2 calls replayed, 0 not replayed\n\
+         calls in file: 26 = replayed 18 + listed 8\n"
     );
     assert_snapshot!(
         "claude_parallel_side_yaml",
@@ -1155,7 +1161,7 @@ fn a_gemini_cli_session_is_imported_and_formats_are_told_apart() {
         (stdout.as_str(), redact(&stderr).as_str()),
         (
             "wrote 1 scenario to imported: 10 calls replayed, 2 not replayed, 1 problem in the \
-             session (above)\n",
+             session (above)\ncalls in file: 12 = replayed 10 + listed 2\n",
             "FIXTURES/gemini-session.json:367: Gemini CLI's `google_web_search` reaches the web; \
              its call is skipped\n"
         )
@@ -1200,7 +1206,8 @@ fn a_gemini_cli_session_is_imported_and_formats_are_told_apart() {
         (stdout.as_str(), redact(&stderr).as_str()),
         (
             "wrote 1 scenario to lines: 10 calls replayed, 2 not replayed, 2 problems in the \
-             session (above)\n",
+             session (above)\ncalls in file: 13 = replayed 10 + listed 2 + on other branches 1 (1 \
+             on branches the session left)\n",
             "FIXTURES/gemini-lines.jsonl:8: the session was rewound to message `m3`: the 1 call \
              made after it is left out\n\
              FIXTURES/gemini-lines.jsonl:13: Gemini CLI's `google_web_search` reaches the web; \
@@ -1311,7 +1318,7 @@ fn an_over_deep_gemini_message_is_one_problem_and_the_rest_is_imported() {
                 0,
                 format!(
                     "wrote 1 scenario to {out}: 2 calls replayed, 0 not replayed, 2 problems in \
-                     the session (above)\n"
+                     the session (above)\ncalls in file: 2 = replayed 2 + listed 0\n"
                 ),
                 format!(
                     "{file}:1: the session records its project only as a hash (`projectHash`), \
@@ -1454,7 +1461,7 @@ fn no_link_leads_the_importer_or_the_loader_out() {
         (
             0,
             "wrote 1 scenario to imported: 1 call replayed, 0 not replayed, 1 recorded text in a \
-             sidecar file; --force: replaced 1 file and 1 folder of an earlier import\n",
+             sidecar file; --force: replaced 1 file and 1 folder of an earlier import\ncalls in file: 1 = replayed 1 + listed 0\n",
             ""
         )
     );
@@ -1559,7 +1566,8 @@ fn a_resumed_claude_code_conversation_replays_each_call_once() {
     assert_eq!(
         stdout,
         "wrote 1 scenario to imported: 2 calls replayed, 1 not replayed, 2 problems in the \
-         session (above)\n"
+         session (above)\ncalls in file: 2 = replayed 2 + listed 0; 1 more listed under an id \
+         used before\n"
     );
     assert_eq!(
         redact(&stderr),
@@ -1682,7 +1690,8 @@ fn a_worktree_session_starts_from_its_branch_and_its_redacted_paths_map() {
         (code, stdout.as_str(), stderr),
         (
             0,
-            "wrote 1 scenario to imported: 2 calls replayed, 0 not replayed\n",
+            "wrote 1 scenario to imported: 2 calls replayed, 0 not replayed\ncalls in file: 2 = \
+             replayed 2 + listed 0\n",
             format!(
                 "--rev: {start}, the last commit on refs/heads/calm-otter before the session \
                  began (2026-11-30T10:00:00.000Z)\n"
@@ -1819,4 +1828,152 @@ fn claude_code_s_line_endings_and_file_only_globs_are_presentation() {
         ]
         .map(|(a, b, c, e)| (a.to_owned(), b.to_owned(), c, e.to_owned()))
     );
+}
+
+/// Issue 43 item 5: a session begun in a subdirectory of its repository
+/// (`/home/dev/proj/app`, the repository a clone called `proj` with an
+/// `app` directory) replays from that subdirectory of the workspace: the
+/// shell starts there, relative paths are below it and absolute ones map
+/// with the prefix; Claude Code's transcript and pi's session alike.
+#[test]
+fn a_session_begun_in_a_subdirectory_replays_from_there() {
+    let d = Dirs::new();
+    let repo = d.root.path().join("proj");
+    std::fs::create_dir_all(repo.join("app")).unwrap();
+    std::fs::write(repo.join("app/notes.txt"), "hello\n").unwrap();
+    std::fs::write(repo.join("top.txt"), "top\n").unwrap();
+    let git = |args: &[&str]| dated_git(&repo, args, "2026-11-28T10:00:00Z");
+    git(&["init", "--quiet", "--initial-branch=main"]);
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "start"]);
+    let cwd = "/home/dev/proj/app";
+    let entry = |uuid: &str, parent: Option<&str>, body: Value| {
+        let mut entry = serde_json::json!({"uuid": uuid, "parentUuid": parent, "cwd": cwd,
+            "sessionId": "s", "timestamp": "2026-11-30T10:00:00.000Z"});
+        entry
+            .as_object_mut()
+            .unwrap()
+            .extend(body.as_object().unwrap().clone());
+        entry.to_string()
+    };
+    let call = |n: usize, name: &str, input: Value| {
+        serde_json::json!({"type": "assistant", "message": {"id": format!("m{n}"),
+            "role": "assistant", "content": [{"type": "tool_use", "id": format!("t{n}"),
+            "name": name, "input": input}]}})
+    };
+    let result = |n: usize, text: &str| {
+        serde_json::json!({"type": "user", "message": {"role": "user", "content": [{
+            "type": "tool_result", "tool_use_id": format!("t{n}"), "content": text}]}})
+    };
+    let claude = [
+        entry(
+            "u0",
+            None,
+            serde_json::json!({"type": "user",
+            "message": {"role": "user", "content": "look"}}),
+        ),
+        entry(
+            "a1",
+            Some("u0"),
+            call(
+                1,
+                "Read",
+                serde_json::json!({
+            "file_path": format!("{cwd}/notes.txt")}),
+            ),
+        ),
+        entry("r1", Some("a1"), result(1, "     1→hello\n")),
+        entry(
+            "a2",
+            Some("r1"),
+            call(2, "Bash", serde_json::json!({"command": "cat notes.txt"})),
+        ),
+        entry("r2", Some("a2"), result(2, "hello")),
+        entry(
+            "a3",
+            Some("r2"),
+            call(
+                3,
+                "Read",
+                serde_json::json!({
+            "file_path": "/home/dev/proj/top.txt"}),
+            ),
+        ),
+        entry("r3", Some("a3"), result(3, "     1→top\n")),
+    ]
+    .join("\n");
+    std::fs::write(d.work().join("claude.jsonl"), claude + "\n").unwrap();
+    let pi = [
+        serde_json::json!({"type": "session", "id": "s", "cwd": cwd,
+            "timestamp": "2026-11-30T10:00:00.000Z"}),
+        serde_json::json!({"type": "message", "id": "p1", "parentId": null, "message": {
+            "role": "assistant", "content": [
+                {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "notes.txt"}},
+                {"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "cat notes.txt"}},
+                {"type": "toolCall", "id": "c3", "name": "ls", "arguments": {}}]}}),
+        serde_json::json!({"type": "message", "id": "p2", "parentId": "p1", "message": {
+            "role": "toolResult", "toolCallId": "c1", "content": [{"type": "text", "text": "hello\n"}]}}),
+        serde_json::json!({"type": "message", "id": "p3", "parentId": "p2", "message": {
+            "role": "toolResult", "toolCallId": "c2", "content": [{"type": "text", "text": "hello\n"}]}}),
+        serde_json::json!({"type": "message", "id": "p4", "parentId": "p3", "message": {
+            "role": "toolResult", "toolCallId": "c3", "content": [{"type": "text", "text": "notes.txt"}]}}),
+    ]
+    .map(|v| v.to_string())
+    .join("\n");
+    std::fs::write(d.work().join("pi.jsonl"), pi + "\n").unwrap();
+    for (format, file, args) in [
+        (
+            "claude",
+            "claude.jsonl",
+            [
+                "path: ${workspace}/app/notes.txt",
+                "command: cd ${workspace}/app && cat notes.txt",
+                "path: ${workspace}/top.txt",
+            ],
+        ),
+        (
+            "pi",
+            "pi.jsonl",
+            [
+                "path: ${workspace}/app/notes.txt",
+                "command: cd ${workspace}/app && cat notes.txt",
+                "path: ${workspace}/app",
+            ],
+        ),
+    ] {
+        let (code, stdout, stderr) = d.run(&[
+            "import",
+            format,
+            file,
+            "-o",
+            format,
+            "--git",
+            repo.to_str().unwrap(),
+            "--rev",
+            "main",
+        ]);
+        assert_eq!(
+            (code, stdout, stderr),
+            (
+                0,
+                format!(
+                    "wrote 1 scenario to {format}: 3 calls replayed, 0 not replayed\ncalls in \
+                     file: 3 = replayed 3 + listed 0\n"
+                ),
+                "the session began in `app`, a directory of the repository (its top was \
+                 recorded as /home/dev/proj): the replay starts there\n"
+                    .to_owned()
+            ),
+            "{format}"
+        );
+        let scenario = d.read(&format!("{format}/{format}.yaml"));
+        let written: Vec<&str> = scenario
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("path: ") || l.starts_with("command: "))
+            .collect();
+        assert_eq!(written, args, "{format}: {scenario}");
+        let (code, stdout, stderr) = d.run(&["run", format]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+    }
 }

@@ -38,6 +38,7 @@ use super::lines::unreadable;
 use super::paths::PathMap;
 use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::Call;
+use super::session::Elsewhere;
 use super::session::Foreign;
 use super::session::PI_ENTRY_TYPES;
 use super::session::Recording;
@@ -80,6 +81,10 @@ pub(crate) struct Options<'a> {
     pub bash_timeout: f64,
     /// Where chain `n`'s large texts go (0: the main chain).
     pub sidecars: &'a dyn Fn(usize) -> Sidecars,
+    /// The repository's top when the session began in a subdirectory of
+    /// it ([`crate::run::env::git::session_root`]): the workspace, with
+    /// the shell starting in the subdirectory.
+    pub top: Option<&'a str>,
 }
 
 /// One chain being read.
@@ -119,6 +124,7 @@ pub(crate) fn read(path: &Path, options: Options<'_>) -> Result<Vec<Recording>, 
         side_calls: 0,
         first_side: None,
         importing_sides,
+        top: options.top.map(str::to_owned),
     };
     for_each_line(path, |number, line| {
         reader.chains[0].rec.lines = number;
@@ -129,9 +135,11 @@ pub(crate) fn read(path: &Path, options: Options<'_>) -> Result<Vec<Recording>, 
                 last_unterminated,
             } => match serde_json::from_slice::<Entry>(bytes) {
                 Ok(entry) => reader.entry(number, entry),
-                Err(err) => reader.chains[0]
-                    .rec
-                    .note(number, unreadable(&err, last_unterminated)),
+                Err(err) => {
+                    let rec = &mut reader.chains[0].rec;
+                    rec.unread.push(number);
+                    rec.note(number, unreadable(&err, last_unterminated));
+                }
             },
         }
     })
@@ -196,6 +204,8 @@ struct Reader {
     /// The first side-chain entry's line.
     first_side: Option<usize>,
     importing_sides: bool,
+    /// [`Options::top`].
+    top: Option<String>,
 }
 
 impl Reader {
@@ -242,6 +252,17 @@ impl Reader {
                 self.side_calls += count_calls(entry.message.as_ref());
             }
         }
+        if chain.is_none() {
+            // Calls on no branch followed are counted where they were.
+            let whence = if entry.is_sidechain {
+                Elsewhere::SideChain
+            } else {
+                Elsewhere::OtherBranch
+            };
+            for id in call_ids(entry.message.as_ref()) {
+                self.chains[0].rec.elsewhere(number, id, whence);
+            }
+        }
         if kind != "user" && kind != "assistant" {
             if chain == Some(0) || entry.uuid.is_none() {
                 if PI_ENTRY_TYPES.contains(&kind) {
@@ -268,8 +289,15 @@ impl Reader {
             if let Some(cwd) = &entry.cwd {
                 if chain.rec.cwd.is_none() {
                     chain.rec.cwd = Some(cwd.clone());
-                    chain.map = PathMap::new(Some(cwd));
-                    chain.shell = Shell::new(Some(cwd));
+                    // A session begun in a subdirectory of the repository:
+                    // the workspace is the repository's top, and the shell
+                    // starts in the subdirectory (told below).
+                    let top = self.top.as_deref().filter(|top| {
+                        cwd.strip_prefix(*top)
+                            .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+                    });
+                    chain.map = PathMap::new(Some(top.unwrap_or(cwd)));
+                    chain.shell = Shell::new(Some(top.unwrap_or(cwd)));
                 }
                 chain.shell.told(cwd);
             }
@@ -439,11 +467,17 @@ impl Reader {
 
 /// The tool calls of a message.
 fn count_calls(message: Option<&Message>) -> usize {
-    match message.map(|m| &m.content) {
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-            .count(),
-        _ => 0,
-    }
+    call_ids(message).count()
+}
+
+/// The ids of the tool calls of a message (empty for a call without one).
+fn call_ids(message: Option<&Message>) -> impl Iterator<Item = &str> {
+    let blocks = match message.map(|m| &m.content) {
+        Some(Value::Array(blocks)) => blocks.as_slice(),
+        _ => &[],
+    };
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .map(|b| b.get("id").and_then(Value::as_str).unwrap_or(""))
 }

@@ -69,6 +69,34 @@ pub(crate) fn resolve_rev(repo: &Path, rev: &str) -> Result<String, String> {
     })
 }
 
+/// The top of the repository as the machine that recorded a session saw
+/// it, when the session's working directory `cwd` was a subdirectory of
+/// it: `cwd` is below `repo` itself (the session was recorded here), or
+/// `cwd` names `repo`'s directory followed by a directory `repo` has at
+/// `rev` (default `HEAD`), the last time it names it
+/// (`/home/u/proj/crates/cli` with `repo` a clone called `proj` that has
+/// `crates/cli`). `None` when `cwd` is the top itself or neither holds.
+pub(crate) fn session_root(repo: &Path, rev: Option<&str>, cwd: &str) -> Option<String> {
+    let git = Repo::open(repo).ok()?;
+    let cwd = cwd.trim_end_matches('/');
+    if !cwd.starts_with('/') {
+        return None;
+    }
+    let real = git.real.to_str()?;
+    if let Some(rest) = cwd.strip_prefix(real)
+        && rest.starts_with('/')
+    {
+        return Some(real.to_owned());
+    }
+    let name = git.real.file_name()?.to_str()?;
+    let parts: Vec<&str> = cwd.split('/').filter(|p| !p.is_empty()).collect();
+    let at = parts.iter().rposition(|p| *p == name)?;
+    let sub = parts.get(at + 1..).filter(|s| !s.is_empty())?.join("/");
+    let spec = format!("{}:{sub}", rev.unwrap_or("HEAD"));
+    let kind = run_git(git.command(&["cat-file", "-t", &spec]), "`--git`").ok()?;
+    (kind.trim() == "tree").then(|| format!("/{}", parts[..=at].join("/")))
+}
+
 /// The commit `harness import --git REPO` checks out when no `--rev` is
 /// given: the last one before the session began.
 #[derive(Clone, Debug, PartialEq, Eq)]
