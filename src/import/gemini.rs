@@ -537,7 +537,7 @@ fn one_call(
                 outcome.answer = Some((AnswerForm::Text, output));
             }
         }
-        "search_file_content" if !outcome.is_error => {
+        "search_file_content" | "grep_search" if !outcome.is_error => {
             let searched = replayed
                 .args
                 .get("path")
@@ -711,7 +711,8 @@ fn map_call(
         }
         "run_shell_command" => {
             let command = args.get("command").and_then(Value::as_str).unwrap_or("");
-            let command = match args.get("directory").and_then(Value::as_str) {
+            let directory = args.get("directory").or_else(|| args.get("dir_path"));
+            let command = match directory.and_then(Value::as_str) {
                 Some(dir) if !dir.is_empty() && dir != "." => {
                     let dir = match map.cwd() {
                         Some(cwd) if !dir.starts_with('/') => format!("{cwd}/{dir}"),
@@ -728,14 +729,14 @@ fn map_call(
             );
             "bash"
         }
-        "search_file_content" => {
+        "search_file_content" | "grep_search" => {
             if let Some(p) = get("pattern") {
                 out.insert("pattern".into(), p);
             }
             if let Some(p) = get("path").or_else(|| get("dir_path")) {
                 out.insert("path".into(), p);
             }
-            if let Some(g) = get("include") {
+            if let Some(g) = get("include").or_else(|| get("include_pattern")) {
                 out.insert("glob".into(), g);
             }
             "grep"
@@ -785,20 +786,49 @@ fn map_call(
 }
 
 /// `run_shell_command`'s labelled text (`Command: …\nDirectory: …\nStdout:
-/// …\nStderr: …\nError: …\nExit Code: …`): the output (stdout, then
-/// stderr, `(empty)` left out) and the exit code.
+/// …\nStderr: …\nError: …\nExit Code: …`; newer versions: `Output: …`
+/// then the other labels, inside `<untrusted_context>`): the output
+/// (stdout, then stderr, `(empty)` left out) and the exit code.
 fn shell_output(text: &str) -> Option<(String, Option<i64>)> {
+    let text = text
+        .trim()
+        .strip_prefix("<untrusted_context>")
+        .and_then(|t| t.strip_suffix("</untrusted_context>"))
+        .map_or(text, |t| t.trim_matches('\n'));
+    let code = text
+        .find("Exit Code: ")
+        .filter(|at| *at == 0 || text[..*at].ends_with('\n'))
+        .map(|at| &text[at + "Exit Code: ".len()..])
+        .and_then(|t| t.lines().next())
+        .and_then(|t| t.trim().parse::<i64>().ok());
+    if !text.contains("Stdout: ")
+        && let Some(rest) = text.strip_prefix("Output: ").or_else(|| {
+            text.find("\nOutput: ")
+                .map(|at| &text[at + "\nOutput: ".len()..])
+        })
+    {
+        // The output runs to the next label of the text.
+        let end = [
+            "Error: ",
+            "Exit Code: ",
+            "Signal: ",
+            "Background PIDs: ",
+            "Process Group PGID: ",
+        ]
+        .iter()
+        .filter_map(|label| rest.find(&format!("\n{label}")))
+        .min()
+        .unwrap_or(rest.len());
+        let output = rest[..end].trim_end();
+        let output = if output == "(empty)" { "" } else { output };
+        return Some((output.to_owned(), code));
+    }
     let stdout_at = text.find("Stdout: ")?;
     let stderr_at = text[stdout_at..].find("\nStderr: ")? + stdout_at;
     let stdout = &text[stdout_at + "Stdout: ".len()..stderr_at];
     let rest = &text[stderr_at + "\nStderr: ".len()..];
     let stderr_end = rest.find("\nError: ").unwrap_or(rest.len());
     let stderr = &rest[..stderr_end];
-    let code = text
-        .find("\nExit Code: ")
-        .map(|at| &text[at + "\nExit Code: ".len()..])
-        .and_then(|t| t.lines().next())
-        .and_then(|t| t.trim().parse::<i64>().ok());
     let parts: Vec<&str> = [stdout, stderr]
         .iter()
         .map(|s| s.trim_end())
@@ -821,7 +851,11 @@ fn search_matches(text: &str, searched: &str) -> Option<String> {
             file = Some(name.trim());
         } else if let Some(rest) = line.strip_prefix('L') {
             let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            let text = rest.get(digits..)?.strip_prefix(": ")?;
+            let after = rest.get(digits..)?;
+            if digits > 0 && after.starts_with('-') {
+                continue; // a context line (`L2- text`)
+            }
+            let text = after.strip_prefix(": ")?;
             out.push(format!("{}:{text}", join_relative(searched, file?)));
         }
     }
@@ -876,6 +910,27 @@ mod tests {
                  Code: 2\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 41"
             ),
             Some(("a\nb".to_owned(), Some(2)))
+        );
+        // Gemini CLI 0.61: `Output:`, inside `<untrusted_context>`.
+        assert_eq!(
+            shell_output(
+                "<untrusted_context>\nOutput: hello harness\nProcess Group PGID: 26\n</untrusted_context>"
+            ),
+            Some(("hello harness".to_owned(), None))
+        );
+        assert_eq!(
+            shell_output("Output: (empty)\nExit Code: 1\nProcess Group PGID: 7"),
+            Some((String::new(), Some(1)))
+        );
+        // grep_search's context lines (`L2- `) are not matches.
+        assert_eq!(
+            search_matches(
+                "Found 1 match for pattern \"harness\" in the workspace directory:\n---\nFile: \
+                 hello.txt\nL1: hello harness\nL2- \n---",
+                "."
+            )
+            .as_deref(),
+            Some("hello.txt:hello harness")
         );
         assert_eq!(
             search_matches(

@@ -104,7 +104,19 @@ pub(crate) fn agree(form: AnswerForm, now: &str, then: &str) -> bool {
         AnswerForm::Text => (now.trim_end_matches('\n'), then.trim_end_matches('\n')),
         _ => (now, then),
     };
-    now == then || agrees_but_for_redactions(now, then)
+    now == then
+        || agrees_but_for_redactions(now, then)
+        || form == AnswerForm::Text && without_dot_slash(now) == without_dot_slash(then)
+}
+
+/// `text` with a leading `./` taken off each line: `grep -rn x .` names
+/// `./a.txt`, and the ripgrep a client's shell runs for `grep` (Claude
+/// Code's) names `a.txt`; the same file either way.
+fn without_dot_slash(text: &str) -> String {
+    text.split('\n')
+        .map(|line| line.strip_prefix("./").unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Whether `now` is `then` with each redaction marker of a published
@@ -362,6 +374,17 @@ mod tests {
             assert_eq!(agree(AnswerForm::Text, file, then), agrees, "{then}");
         }
         assert!(!agree(AnswerForm::Text, "anything", "[REDACTED]"));
+    }
+
+    #[test]
+    fn a_leading_dot_slash_is_presentation_in_a_text() {
+        assert!(agree(
+            AnswerForm::Text,
+            "./hello.txt:1:hello harness\n./a/b.txt:2:x",
+            "hello.txt:1:hello harness\na/b.txt:2:x"
+        ));
+        assert!(!agree(AnswerForm::Text, "./hello.txt:1:x", "other.txt:1:x"));
+        assert!(!agree(AnswerForm::Matches, "./a:x", "a:x"));
     }
 
     #[test]

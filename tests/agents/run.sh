@@ -8,6 +8,8 @@
 #   2. tests/agents/failing/: a check that must fail fails, for each agent;
 #   3. tests/agents/side/ with --agent pi --agent claude-code: two lanes
 #      side by side in run.json;
+#   4. tests/agents/roundtrip/: each agent's own transcript imported and
+#      replayed, every call accounted for and every answer agreeing;
 # and after each run: no process left with its working directory in the
 # run's temporary directory, nothing written to /tmp by the agents.
 #
@@ -84,6 +86,61 @@ echo "$lanes"
 [ "$(wc -l <<<"$lanes")" -eq 2 ] && grep -q '^pi passed' <<<"$lanes" && grep -q '^claude-code passed' <<<"$lanes" ||
   fail "the two lanes were not pi and claude-code, both passed: $lanes"
 after "side by side"
+
+# 4. Round trips (docs/replay.md#round-trips-with-the-real-agents): each
+# agent does the task of tests/agents/roundtrip/ with its home kept; the
+# transcript it wrote there is imported and replayed. Required: the import
+# accounts for every call (exit 0), with none on another branch and at
+# least one replayed; the replay passes, and no replayed answer differs
+# from what the agent recorded (presentation aside).
+rt="$out/roundtrip"
+mkdir -p "$rt"
+code=0
+"$harness" run tests/agents/roundtrip --keep-workspaces --json "$rt/run.json" >"$rt/run.out" 2>&1 || code=$?
+[ "$code" -eq 0 ] || fail "tests/agents/roundtrip exited $code: $(tail -n 20 "$rt/run.out")"
+while read -r agent ws; do
+  home="$ws-logs/home"
+  case "$agent" in
+    pi) format=pi where="$home/.pi" pattern='*.jsonl' ;;
+    claude-code) format=claude where="$home/.claude/projects" pattern='*.jsonl' ;;
+    codex) format=codex where="$home/.codex/sessions" pattern='rollout-*.jsonl' ;;
+    gemini-cli) format=gemini where="$home/.gemini/tmp" pattern='session-*' ;;
+    *) fail "round trip: unknown agent $agent"; continue ;;
+  esac
+  session="$(find "$where" -type f -name "$pattern" 2>/dev/null | sort | head -n 1)"
+  if [ -z "$session" ]; then
+    fail "round trip $agent: no transcript under $where"
+    continue
+  fi
+  cp "$session" "$rt/$agent.session"
+  code=0
+  "$harness" import "$format" "$session" -o "$rt/$agent" --workspace tests/agents/roundtrip/fixtures/ws \
+    >"$rt/$agent.import" 2>&1 || code=$?
+  accounting="$(grep '^calls in file:' "$rt/$agent.import" || true)"
+  echo "round trip $agent: $accounting"
+  if [ "$code" -ne 0 ]; then
+    fail "round trip $agent: import exited $code: $(tail -n 5 "$rt/$agent.import")"
+    continue
+  fi
+  case "$accounting" in
+    *"other branches"* | *"unreadable"* | *"replayed 0 "*) fail "round trip $agent: not every call replayed or listed: $accounting" ;;
+  esac
+  code=0
+  "$harness" run "$rt/$agent" --json "$rt/$agent.json" >"$rt/$agent.out" 2>&1 || code=$?
+  [ "$code" -eq 0 ] || fail "round trip $agent: the replay exited $code: $(tail -n 20 "$rt/$agent.out")"
+  drift="$(query "$rt/$agent.json" '
+    const d = r.replay || {};
+    console.log(`calls=${d.calls} error_disagree=${d.error_disagree} same=${d.same} paths=${d.paths} presentation=${d.presentation} differs=${d.differs}`);')"
+  echo "round trip $agent: $drift"
+  case "$drift" in
+    calls=0\ * | *"=undefined"*) fail "round trip $agent: nothing compared: $drift" ;;
+    *"error_disagree=0 "*"differs=0") ;;
+    *) fail "round trip $agent: a replayed answer differs from the recorded one: $drift (see $rt/$agent.out)" ;;
+  esac
+done < <(query "$rt/run.json" '
+  for (const s of r.scenarios) console.log(`${s.agent ? s.agent.name : "-"} ${s.workspace || "-"}`);')
+rm -rf "${tmp:?}"/*
+after "round trips"
 
 if [ "$failed" -ne 0 ]; then
   echo "$failed problem(s); see $out/"
