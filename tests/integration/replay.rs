@@ -1977,3 +1977,88 @@ fn a_session_begun_in_a_subdirectory_replays_from_there() {
         assert_eq!(code, 0, "{format}: {stdout}{stderr}");
     }
 }
+
+/// Issue 43 item 1: a real session lost 144 of its 221 calls without a
+/// word: its compaction boundary names an entry that is not in the file,
+/// and the entry written just before the boundary hangs from a parent
+/// that is not in the file either. The branch goes on through the last
+/// entry that reaches the session's root, so the calls before the
+/// boundary are replayed, and the accounting line counts them all.
+#[test]
+fn calls_before_a_compaction_with_missing_parents_are_kept_and_counted() {
+    let d = Dirs::new();
+    let cwd = "/home/dev/proj";
+    let entry = |uuid: &str, parent: Option<&str>, body: Value| {
+        let mut entry = serde_json::json!({"uuid": uuid, "parentUuid": parent, "cwd": cwd,
+            "sessionId": "s", "timestamp": "2026-11-30T10:00:00.000Z"});
+        entry
+            .as_object_mut()
+            .unwrap()
+            .extend(body.as_object().unwrap().clone());
+        entry.to_string()
+    };
+    let call = |n: usize, name: &str, input: Value| {
+        serde_json::json!({"type": "assistant", "message": {"id": format!("m{n}"),
+            "role": "assistant", "content": [{"type": "tool_use", "id": format!("t{n}"),
+            "name": name, "input": input}]}})
+    };
+    let result = |n: usize, text: &str| {
+        serde_json::json!({"type": "user", "message": {"role": "user", "content": [{
+            "type": "tool_result", "tool_use_id": format!("t{n}"), "content": text}]}})
+    };
+    let session = [
+        entry(
+            "u0",
+            None,
+            serde_json::json!({"type": "user", "message": {"role": "user", "content": "go"}}),
+        ),
+        entry(
+            "a1",
+            Some("u0"),
+            call(1, "Bash", serde_json::json!({"command": "echo one"})),
+        ),
+        entry("r1", Some("a1"), result(1, "one")),
+        entry(
+            "a2",
+            Some("r1"),
+            call(2, "Bash", serde_json::json!({"command": "echo two"})),
+        ),
+        entry("r2", Some("a2"), result(2, "two")),
+        entry(
+            "x",
+            Some("not-in-the-file"),
+            serde_json::json!({"type": "system", "subtype": "stop_hook_summary"}),
+        ),
+        entry(
+            "k",
+            None,
+            serde_json::json!({"type": "system", "subtype": "compact_boundary",
+                "logicalParentUuid": "also-not-in-the-file"}),
+        ),
+        entry(
+            "a3",
+            Some("k"),
+            call(3, "Bash", serde_json::json!({"command": "echo three"})),
+        ),
+        entry("r3", Some("a3"), result(3, "three")),
+    ]
+    .join("\n");
+    std::fs::write(d.work().join("compacted.jsonl"), session + "\n").unwrap();
+    let (code, stdout, stderr) =
+        d.run(&["import", "claude", "compacted.jsonl", "-o", "imported"]);
+    assert_eq!(
+        (code, stdout, stderr),
+        (
+            0,
+            "wrote 1 scenario to imported: 3 calls replayed, 0 not replayed, 1 problem in the \
+             session (above)\ncalls in file: 3 = replayed 3 + listed 0\n"
+                .to_owned(),
+            "compacted.jsonl:7: the compaction boundary names `also-not-in-the-file` as the \
+             entry before it, which is not in the file; the branch is assumed to go on through \
+             the last entry before it that reaches the session's first entry (`r2`, line 5)\n"
+                .to_owned()
+        )
+    );
+    let (code, stdout, stderr) = d.run(&["run", "imported"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
