@@ -13,12 +13,14 @@
 //! | [`paths`] | the working directory as `${workspace}` |
 //! | [`pi`] | pi's session format |
 //! | [`claude`] | Claude Code's transcripts |
+//! | [`codex`] | Codex CLI's rollouts |
 //! | [`write`](mod@write) | scenario files, sidecars and comments |
 //! | [`spool`] | large argument texts kept on disk while a session is read |
 //! | [`server_suite`] | a suite made from an MCP server's tools/list (`harness init --mcp`) |
 //! | [`traffic`] | the traffic `harness record` relayed, as a scenario |
 
 pub(crate) mod claude;
+pub(crate) mod codex;
 pub(crate) mod detect;
 pub(crate) mod edits;
 pub(crate) mod gemini;
@@ -57,6 +59,8 @@ pub(crate) enum Format {
     Claude,
     /// Gemini CLI's session files.
     Gemini,
+    /// Codex CLI's rollout files.
+    Codex,
 }
 
 /// What to import and how.
@@ -134,10 +138,11 @@ pub(crate) fn import(options: &ImportOptions) -> Result<ImportReport, String> {
             Format::Pi => detect::Looks::Pi,
             Format::Claude => detect::Looks::Claude,
             Format::Gemini => detect::Looks::Gemini,
+            Format::Codex => detect::Looks::Codex,
         },
     )?;
     let tree = match options.format {
-        Format::Gemini => lines::Tree::default(),
+        Format::Gemini | Format::Codex => lines::Tree::default(),
         _ => lines::tree(path)?,
     };
     let branch = tree.branch(options.branch.as_deref())?;
@@ -317,6 +322,10 @@ fn read_session(
         ),
         Format::Gemini => (
             gemini::read(path, options.bash_timeout, sidecars(0))?,
+            Vec::new(),
+        ),
+        Format::Codex => (
+            codex::read(path, options.bash_timeout, sidecars(0))?.recording,
             Vec::new(),
         ),
         Format::Claude => {
