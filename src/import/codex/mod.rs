@@ -181,8 +181,13 @@ impl Reader {
         match (kind, payload) {
             ("session_meta", Some(meta)) => self.meta(rec, line, meta),
             ("turn_context", Some(turn)) => {
-                if let Some(cwd) = turn.get("cwd").and_then(Value::as_str) {
-                    self.cwd = Some(cwd.trim_end_matches('/').to_owned());
+                if let Some(cwd) = turn
+                    .get("cwd")
+                    .and_then(Value::as_str)
+                    .map(|c| c.trim_end_matches('/'))
+                    .filter(|c| !c.is_empty())
+                {
+                    self.cwd = Some(cwd.to_owned());
                 }
                 self.response += 1;
             }
@@ -204,7 +209,11 @@ impl Reader {
         if self.home_line.is_some() {
             return;
         }
-        if let Some(cwd) = meta.get("cwd").and_then(Value::as_str) {
+        if let Some(cwd) = meta
+            .get("cwd")
+            .and_then(Value::as_str)
+            .filter(|c| !c.trim_end_matches('/').is_empty())
+        {
             self.set_home(rec, line, cwd);
         }
         if let Some(branch) = meta
