@@ -318,7 +318,7 @@ fn replacements(path: &str, chunks: &[Chunk]) -> Result<Vec<Value>, String> {
 pub(crate) fn no_counterpart(name: &str) -> String {
     let why = match name {
         "update_plan" => "keeps the client's plan",
-        "view_image" => "shows an image to the model, which Codex's own viewer does",
+        "view_image" => "shows the model an image, through Codex's own viewer",
         "web_search" | "web_search_call" | "web_search_preview" => "reaches the web",
         "request_user_input" => "asks the user",
         "get_goal" | "create_goal" | "update_goal" => "keeps the client's goal",
@@ -514,7 +514,7 @@ mod tests {
                 "it has no command (`cmd` is missing or not a string)",
                 "its `command` is not a list of words",
                 "Codex's `update_plan` keeps the client's plan",
-                "Codex's `view_image` shows an image to the model, which Codex's own viewer does",
+                "Codex's `view_image` shows the model an image, through Codex's own viewer",
                 "Codex's `fs__read` is a tool of an MCP server the client had",
                 "Codex's `mcp__fs__read` is a tool of an MCP server the client had",
                 "Codex's `frobnicate` has no counterpart among this harness's tools",
