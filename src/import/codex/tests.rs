@@ -451,3 +451,79 @@ fn bad_lines_and_unknown_calls_are_problems_and_the_rest_is_read() {
     assert_eq!(rec.git_branch.as_deref(), Some("feature"));
     assert_eq!(rollout.calls.len(), 7);
 }
+
+#[test]
+fn lines_that_are_no_entries_are_problems_at_their_line() {
+    let root = tempfile::tempdir().unwrap();
+    let path = root.path().join("rollout.jsonl");
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let call = exec("a", &json!({"cmd": "rm 'it'\\''s' \"${HOME}\""}));
+    let patch = item(
+        json!({"type": "custom_tool_call", "name": "apply_patch", "call_id": "b",
+        "input": "*** Begin Patch\n*** Delete File: it's here.txt\n*** Add File: ../../etc/x\n+y\n*** End Patch"}),
+    );
+    let text = format!(
+        "{}\nnot json\n{{\"type\": \"response_item\", \"payload\": {deep}}}\n{call}\n{patch}\n{{\"type\": \"resp",
+        meta()
+    );
+    std::fs::write(&path, text).unwrap();
+    let out = Arc::new(OutDir::open(&root.path().join("out")).unwrap());
+    let rollout = read(&path, 30.0, Sidecars::new(out, "r.recorded".to_owned())).unwrap();
+    let rec = &rollout.recording;
+    let notes: Vec<(usize, &str)> = rec
+        .notes
+        .iter()
+        .map(|n| (n.line, n.message.as_str()))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            (
+                2,
+                "not a JSON object (expected ident at line 1 column 2); skipped"
+            ),
+            (
+                3,
+                "not a JSON object (recursion limit exceeded at line 1 column 164); skipped"
+            ),
+            (
+                6,
+                "the last line is cut off (EOF while parsing a string at line 1 column 14); it \
+                 was skipped — the session was probably still being written"
+            ),
+        ]
+    );
+    // Never answered, both: listed; what they would have run is written
+    // as recorded, `${` escaped and quotes kept.
+    assert_eq!((listed(rec).len(), rec.calls().count()), (2, 0));
+    let raw = |line: usize| {
+        rec.skipped
+            .iter()
+            .find(|s| s.line == line)
+            .map(|s| s.args.clone())
+    };
+    assert_eq!(
+        raw(4).as_deref(),
+        Some("{\"cmd\":\"rm 'it'\\\\''s' \\\"${HOME}\\\"\"}")
+    );
+    let place = Place {
+        home: Some("/p"),
+        cwd: Some("/p"),
+        bash_timeout: 30.0,
+    };
+    let mapped = tools::map_call(
+        "apply_patch",
+        &json!("*** Begin Patch\n*** Delete File: it's here.txt\n*** Add File: ../../etc/x\n+y\n*** End Patch"),
+        &place,
+    )
+    .unwrap();
+    let map = PathMap::new(Some("/p"));
+    let args: Vec<Value> = mapped.steps.iter().map(|s| map.args(&s.args)).collect();
+    assert_eq!(
+        args,
+        [
+            json!({"command": "rm '${workspace}/it'\\''s here.txt'", "timeout": 30.0}),
+            json!({"path": "/etc/x", "content": "y\n"}),
+        ]
+    );
+}
