@@ -85,7 +85,11 @@ const LEFT_WITH_PATCH: &str = "a part of a patch Codex did not apply";
 /// The most output of a command Codex kept running that is kept to
 /// compare (its polls' outputs joined); past it the text alone is
 /// compared.
-const MAX_JOINED_OUTPUT: usize = 1 << 20;
+const MAX_JOINED_OUTPUT: usize = 256 * 1024;
+
+/// The most commands Codex kept running that are followed at once
+/// (Codex itself keeps at most 64).
+const MAX_RUNNING: usize = 64;
 
 /// Reads the rollout at `path`; `bash_timeout` is given to commands
 /// recorded without a timeout.
@@ -441,7 +445,11 @@ impl Reader {
             };
             return rec.answer(line, id, outcome);
         };
-        if let Some(session) = exec.running {
+        // Codex keeps a few commands running at once; past the most
+        // followed here (or with a first result too long to hold), a
+        // command is compared by its first result as recorded.
+        let follow = self.running.len() < MAX_RUNNING && text.len() <= MAX_JOINED_OUTPUT;
+        if let Some(session) = exec.running.filter(|_| follow) {
             let running = Running {
                 id: id.to_owned(),
                 text,
@@ -456,9 +464,11 @@ impl Reader {
             return;
         }
         self.lengthen(rec, id, exec.wall.unwrap_or(0.0));
+        // A command still running has no answer yet: its text is compared.
+        let whole = !exec.truncated && exec.running.is_none();
         let outcome = Outcome {
             is_error: exec.code.is_some_and(|c| c != 0),
-            answer: (!exec.truncated).then_some((AnswerForm::Text, exec.output)),
+            answer: whole.then_some((AnswerForm::Text, exec.output)),
             text,
             images,
             ..Outcome::default()

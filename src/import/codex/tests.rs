@@ -527,3 +527,41 @@ fn lines_that_are_no_entries_are_problems_at_their_line() {
         ]
     );
 }
+
+#[test]
+fn past_sixty_four_commands_kept_running_each_is_compared_by_its_first_result() {
+    let mut lines = vec![meta()];
+    for n in 0..65 {
+        let id = format!("r{n}");
+        lines.push(exec(&id, &json!({"cmd": format!("sleep {n}")})));
+        lines.push(output(
+            &id,
+            &format!(
+                "Chunk ID: a\nWall time: 10.0 seconds\nProcess running with session ID {n}\nOutput:\nstarted\n"
+            ),
+        ));
+    }
+    let rollout = read_lines(&lines);
+    let rec = &rollout.recording;
+    // The 65th is answered by its first result; the others wait for a
+    // poll that never comes.
+    assert_eq!(
+        (
+            replayed(rec),
+            listed(rec).len(),
+            listed(rec).iter().all(|(_, _, why)| why
+                == "Codex kept it running, and no later poll (`write_stdin`) saw it end")
+        ),
+        (
+            vec![(
+                "r64".into(),
+                "bash".into(),
+                json!({"command": "sleep 64", "timeout": 30.0}),
+                false,
+                None
+            )],
+            64,
+            true
+        )
+    );
+}
