@@ -1,4 +1,4 @@
-//! `harness import pi|claude|gemini SESSION -o DIR`: a recorded session as
+//! `harness import pi|claude|gemini|codex SESSION -o DIR`: a recorded session as
 //! scenario files (docs/replay.md).
 
 use std::path::PathBuf;
@@ -25,6 +25,8 @@ enum ImportFormat {
     Claude(ClaudeArgs),
     /// A Gemini CLI session file (JSON).
     Gemini(SessionArgs),
+    /// A Codex CLI rollout file (JSONL).
+    Codex(SessionArgs),
 }
 
 /// Claude Code's flags.
@@ -84,6 +86,7 @@ pub(super) fn run(args: ImportArgs) -> u8 {
         ImportFormat::Pi(a) => (Format::Pi, a, false),
         ImportFormat::Claude(a) => (Format::Claude, a.session, a.sidechains),
         ImportFormat::Gemini(a) => (Format::Gemini, a, false),
+        ImportFormat::Codex(a) => (Format::Codex, a, false),
     };
     if a.split == Some(0) {
         return super::common::usage_error("--split: give at least 1 call per scenario");

@@ -88,7 +88,8 @@ enum Command {
     /// Write a starter suite: scenarios/ with one passing scenario per tool,
     /// harness.yaml and a fixture.
     Init(init::InitArgs),
-    /// Turn a recorded agent session into scenario files (pi, claude).
+    /// Turn a recorded agent session into scenario files (pi, claude, gemini,
+    /// codex).
     Import(import::ImportArgs),
     /// Serve the tools over MCP on standard input and output
     /// (docs/mcp.md).

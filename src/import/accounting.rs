@@ -115,10 +115,6 @@ impl Accounting {
 /// The accounting of a file whose calls are `in_file`, imported as
 /// `recordings` (the main chain first, then the side chains imported).
 pub(crate) fn account(in_file: &[FileCall], recordings: &[&Recording]) -> Accounting {
-    let replayed: HashSet<&str> = recordings
-        .iter()
-        .flat_map(|rec| rec.replayed_ids())
-        .collect();
     let mut made: HashSet<&str> = HashSet::new();
     let mut elsewhere: HashMap<&str, Elsewhere> = HashMap::new();
     let mut unread: HashSet<usize> = HashSet::new();
@@ -131,6 +127,16 @@ pub(crate) fn account(in_file: &[FileCall], recordings: &[&Recording]) -> Accoun
         unread.extend(rec.unread.iter().copied());
     }
     elsewhere.retain(|id, _| !made.contains(id));
+    // A recorded call replayed as several (Codex's patch of several files:
+    // `ID`, `ID#2`, …) is one call.
+    let replayed: HashSet<&str> = recordings
+        .iter()
+        .flat_map(|rec| rec.replayed_ids())
+        .map(|id| match id.rsplit_once('#') {
+            Some((base, _)) if !made.contains(id) && made.contains(base) => base,
+            _ => id,
+        })
+        .collect();
     let file: HashSet<&str> = in_file.iter().map(|c| c.id.as_str()).collect();
     let mut lost = Vec::new();
     let mut unreadable = 0;

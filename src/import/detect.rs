@@ -1,7 +1,9 @@
 //! Which importer a session file belongs to, told from its first bytes:
 //! pi and Claude Code write JSON lines (pi's first is a `session` header,
 //! Claude Code's carry `uuid` and `sessionId`), Gemini CLI one JSON
-//! object with `messages`. A file given to the importer of another kind
+//! object with `messages`, Codex CLI JSON lines of `{timestamp, type,
+//! payload}` (the oldest rollouts: a first line `{id, timestamp,
+//! instructions}`). A file given to the importer of another kind
 //! of file is refused before anything is written, with the importer it
 //! belongs to.
 
@@ -13,6 +15,17 @@ use serde_json::Value;
 
 use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::PI_ENTRY_TYPES;
+
+/// The entry types of Codex CLI's rollouts.
+const CODEX_ENTRY_TYPES: [&str; 7] = [
+    "session_meta",
+    "response_item",
+    "event_msg",
+    "turn_context",
+    "compacted",
+    "world_state",
+    "token_usage_record",
+];
 
 /// The bytes looked at.
 const SNIFF_BYTES: u64 = 1 << 20;
@@ -29,6 +42,10 @@ pub(crate) enum Looks {
     /// Gemini CLI's `--output-format stream-json` output: JSON lines, but
     /// no session file.
     GeminiStream,
+    /// Codex CLI's rollout.
+    Codex,
+    /// Codex CLI's `exec --json` output: JSON lines, but no rollout.
+    CodexExec,
 }
 
 impl Looks {
@@ -47,6 +64,14 @@ impl Looks {
                 "Gemini CLI's stream-json output (`gemini --output-format stream-json`), not a \
                  session file; `harness import gemini` reads the session files in \
                  ~/.gemini/tmp/<project hash>/chats/"
+            }
+            Self::Codex => {
+                "a Codex CLI rollout (JSON lines of `session_meta`, `response_item`, …); import \
+                 it with `harness import codex`"
+            }
+            Self::CodexExec => {
+                "Codex CLI's `codex exec --json` output, not a rollout; `harness import codex` \
+                 reads the rollout files in ~/.codex/sessions/YYYY/MM/DD/"
             }
         }
     }
@@ -81,10 +106,27 @@ pub(crate) fn sniff(path: &Path) -> Option<Looks> {
                 || e.contains_key("tool_name")
                 || (e.contains_key("role") && !e.contains_key("message")))
         };
+        let kind = entry.get("type").and_then(Value::as_str).unwrap_or("");
+        if CODEX_ENTRY_TYPES.contains(&kind) && entry.contains_key("payload") {
+            return Some(Looks::Codex);
+        }
+        // The oldest rollouts begin with the session's own line.
+        if kind.is_empty()
+            && entry.contains_key("id")
+            && entry.contains_key("timestamp")
+            && (entry.contains_key("instructions") || entry.contains_key("git"))
+        {
+            return Some(Looks::Codex);
+        }
+        if ["thread.", "turn.", "item."]
+            .iter()
+            .any(|p| kind.starts_with(p))
+        {
+            return Some(Looks::CodexExec);
+        }
         if stream(&entry) {
             return Some(Looks::GeminiStream);
         }
-        let kind = entry.get("type").and_then(Value::as_str).unwrap_or("");
         if PI_ENTRY_TYPES.contains(&kind) && !entry.contains_key("uuid") {
             return Some(Looks::Pi);
         }
@@ -100,13 +142,15 @@ pub(crate) fn sniff(path: &Path) -> Option<Looks> {
 
 /// Refuses a file that plainly belongs to another importer than
 /// `wanted`'s (pi and Claude Code files given to each other's importer
-/// are imported, with a problem that says so: both are JSON lines).
+/// are imported, with a problem that says so: both are JSON lines), and
+/// an agent's output that is no session file.
 pub(crate) fn check(path: &Path, wanted: Looks) -> Result<(), String> {
     let Some(looks) = sniff(path) else {
         return Ok(());
     };
-    let wrong =
-        looks == Looks::GeminiStream || (wanted == Looks::Gemini) != (looks == Looks::Gemini);
+    let wrong = matches!(looks, Looks::GeminiStream | Looks::CodexExec)
+        || (wanted == Looks::Gemini) != (looks == Looks::Gemini)
+        || (wanted == Looks::Codex) != (looks == Looks::Codex);
     if wrong {
         return Err(format!("{} looks like {}", path.display(), looks.said()));
     }
@@ -144,6 +188,18 @@ mod tests {
             (
                 "{\"type\": \"init\", \"session_id\": \"s\"}\n",
                 Some(Looks::GeminiStream),
+            ),
+            (
+                "{\"timestamp\":\"t\",\"type\":\"session_meta\",\"payload\":{\"cwd\":\"/p\"}}\n",
+                Some(Looks::Codex),
+            ),
+            (
+                "{\"id\":\"s\",\"timestamp\":\"t\",\"instructions\":null}\n",
+                Some(Looks::Codex),
+            ),
+            (
+                "{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n",
+                Some(Looks::CodexExec),
             ),
             ("not json\n", None),
         ];

@@ -14,6 +14,7 @@
 //! | [`paths`] | the working directory as `${workspace}` |
 //! | [`pi`] | pi's session format |
 //! | [`claude`] | Claude Code's transcripts |
+//! | [`codex`] | Codex CLI's rollouts |
 //! | [`write`](mod@write) | scenario files, sidecars and comments |
 //! | [`spool`] | large argument texts kept on disk while a session is read |
 //! | [`server_suite`] | a suite made from an MCP server's tools/list (`harness init --mcp`) |
@@ -21,6 +22,7 @@
 
 pub(crate) mod accounting;
 pub(crate) mod claude;
+pub(crate) mod codex;
 pub(crate) mod detect;
 pub(crate) mod edits;
 pub(crate) mod gemini;
@@ -59,6 +61,8 @@ pub(crate) enum Format {
     Claude,
     /// Gemini CLI's session files.
     Gemini,
+    /// Codex CLI's rollout files.
+    Codex,
 }
 
 /// What to import and how.
@@ -141,10 +145,11 @@ pub(crate) fn import(options: &ImportOptions) -> Result<ImportReport, String> {
             Format::Pi => detect::Looks::Pi,
             Format::Claude => detect::Looks::Claude,
             Format::Gemini => detect::Looks::Gemini,
+            Format::Codex => detect::Looks::Codex,
         },
     )?;
     let tree = match options.format {
-        Format::Gemini => lines::Tree::default(),
+        Format::Gemini | Format::Codex => lines::Tree::default(),
         _ => lines::tree(path)?,
     };
     let branch = tree.branch(options.branch.as_deref())?;
@@ -218,7 +223,7 @@ pub(crate) fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     });
     let accounting = {
         let in_file = match options.format {
-            Format::Gemini => recording.in_file.as_slice(),
+            Format::Gemini | Format::Codex => recording.in_file.as_slice(),
             _ => tree.calls(),
         };
         let mut recordings = vec![&recording];
@@ -352,6 +357,14 @@ fn read_session(
             gemini::read(path, options.bash_timeout, sidecars(0))?,
             Vec::new(),
         ),
+        Format::Codex => {
+            let rollout = codex::read(path, options.bash_timeout, sidecars(0))?;
+            let mut recording = rollout.recording;
+            for (line, id, tool) in &rollout.calls {
+                recording.in_file(*line, id, tool);
+            }
+            (recording, Vec::new())
+        }
         Format::Claude => {
             let side_count = all_sides.len();
             let mut recs = claude::read(

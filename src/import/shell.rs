@@ -178,7 +178,7 @@ fn literal(arg: &str) -> Option<String> {
 }
 
 /// `path` with `.` and `..` components resolved lexically.
-fn normalize(path: &str) -> String {
+pub(super) fn normalize(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {

@@ -416,8 +416,8 @@ fn a_hundred_megabyte_transcript_imports_in_bounded_memory() {
 /// 99 MB session peaked at 335 MB, `import claude` of 300 MB at 1.1 GB.
 /// Each large argument goes to a spool on disk as its call is read, and
 /// the scenario is written from it a piece at a time: a 30 MB session of
-/// either kind imports in far less memory than its size, and the scenario
-/// holds every text.
+/// each kind (Codex's added files are in its patches) imports in far less
+/// memory than its size, and the scenario holds every text.
 #[test]
 fn sessions_whose_bulk_is_in_arguments_import_in_bounded_memory() {
     use std::io::Write as _;
@@ -457,7 +457,30 @@ fn sessions_whose_bulk_is_in_arguments_import_in_bounded_memory() {
         parent = serde_json::Value::from(format!("r{n}"));
     }
     drop(file);
-    for (format, session) in [("gemini", "g.json"), ("claude", "c.jsonl")] {
+    // Codex CLI: a patch that adds the file, its result in the next line.
+    let mut file =
+        std::io::BufWriter::new(std::fs::File::create(dir.path().join("x.jsonl")).unwrap());
+    let meta = serde_json::json!({"timestamp": "2026-01-01T00:00:00.000Z",
+        "type": "session_meta", "payload": {"id": "x", "cwd": cwd}});
+    writeln!(file, "{meta}").unwrap();
+    for n in 0..calls {
+        let added: String = content(n).lines().map(|l| format!("+{l}\n")).collect();
+        let patch = format!("*** Begin Patch\n*** Add File: f{n}.txt\n{added}*** End Patch\n");
+        let call = serde_json::json!({"type": "response_item", "payload": {
+            "type": "custom_tool_call", "name": "apply_patch", "call_id": format!("c{n}"),
+            "input": patch}});
+        let result = serde_json::json!({"type": "response_item", "payload": {
+            "type": "custom_tool_call_output", "call_id": format!("c{n}"),
+            "output": format!("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated \
+                the following files:\nA f{n}.txt\n")}});
+        writeln!(file, "{call}\n{result}").unwrap();
+    }
+    drop(file);
+    for (format, session) in [
+        ("gemini", "g.json"),
+        ("claude", "c.jsonl"),
+        ("codex", "x.jsonl"),
+    ] {
         let len = std::fs::metadata(dir.path().join(session)).unwrap().len();
         assert!(len > 30_000_000, "{len}");
         let mut cmd = harness(dir.path());

@@ -2044,8 +2044,7 @@ fn calls_before_a_compaction_with_missing_parents_are_kept_and_counted() {
     ]
     .join("\n");
     std::fs::write(d.work().join("compacted.jsonl"), session + "\n").unwrap();
-    let (code, stdout, stderr) =
-        d.run(&["import", "claude", "compacted.jsonl", "-o", "imported"]);
+    let (code, stdout, stderr) = d.run(&["import", "claude", "compacted.jsonl", "-o", "imported"]);
     assert_eq!(
         (code, stdout, stderr),
         (
