@@ -9,6 +9,11 @@
 //! was reset to DIR" in a result) and the `cd`s of the commands themselves,
 //! followed when they are plain (`cd DIR` at the top level of the command,
 //! a literal directory, no subshell or pipeline around it).
+//!
+//! A Windows working directory (`D:\proj`) is kept with `/` for `\`
+//! (`D:/proj/src`), a form the session's path map takes for the same
+//! directory; a path with a drive letter is absolute, never joined to
+//! where the shell stands.
 
 /// The shell of one session.
 #[derive(Clone, Debug, Default)]
@@ -48,7 +53,7 @@ impl Shell {
         if let Some(at) = text.rfind("Shell cwd was reset to ") {
             let rest = &text[at + "Shell cwd was reset to ".len()..];
             let dir = rest.lines().next().unwrap_or("").trim();
-            if dir.starts_with('/') {
+            if is_absolute(dir) {
                 self.dir = Some(normalize(dir.trim_end_matches('/')));
             }
         }
@@ -68,7 +73,7 @@ impl Shell {
     /// where the shell stands.
     pub(crate) fn resolve(&self, path: &str) -> String {
         match &self.dir {
-            Some(dir) if !path.starts_with('/') && !path.starts_with('~') => {
+            Some(dir) if !is_absolute(path) && !path.starts_with('~') => {
                 normalize(&format!("{dir}/{path}"))
             }
             _ => path.to_owned(),
@@ -113,7 +118,7 @@ fn follow_cds(dir: &str, command: &str) -> String {
         let Some(target) = literal(rest.trim()) else {
             break;
         };
-        at = if target.starts_with('/') {
+        at = if is_absolute(&target) {
             normalize(&target)
         } else {
             normalize(&format!("{at}/{target}"))
@@ -177,8 +182,28 @@ fn literal(arg: &str) -> Option<String> {
     (!word.is_empty() && word != "-" && !word.contains('\'')).then_some(word)
 }
 
-/// `path` with `.` and `..` components resolved lexically.
+/// The drive letter of a Windows path (`D:\proj`, `d:/proj`, `D:`).
+fn drive(path: &str) -> Option<char> {
+    match path.as_bytes() {
+        [d, b':'] | [d, b':', b'\\' | b'/', ..] if d.is_ascii_alphabetic() => {
+            Some(char::from(d.to_ascii_uppercase()))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `path` is absolute: from `/`, or from a Windows drive.
+fn is_absolute(path: &str) -> bool {
+    path.starts_with('/') || drive(path).is_some()
+}
+
+/// `path` with `.` and `..` components resolved lexically; a Windows path
+/// (`D:\proj\src\..`) keeps its drive and takes `/` for `\` (`D:/proj`).
 fn normalize(path: &str) -> String {
+    let (root, path) = match drive(path) {
+        Some(d) => (format!("{d}:/"), path[2..].replace('\\', "/")),
+        None => ("/".to_owned(), path.to_owned()),
+    };
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
@@ -189,7 +214,7 @@ fn normalize(path: &str) -> String {
             p => parts.push(p),
         }
     }
-    format!("/{}", parts.join("/"))
+    format!("{root}{}", parts.join("/"))
 }
 
 /// `dir` as one shell word.
@@ -257,5 +282,35 @@ mod tests {
             segments("a && b || c; d\ne 'x;y' \"p&&q\""),
             ["a ", " b ", " c", " d", "e 'x;y' \"p&&q\""]
         );
+    }
+
+    #[test]
+    fn a_windows_shell_keeps_its_drive() {
+        // Claude Code on Windows records `D:\proj` and paths such as
+        // `D:\proj\src`: absolute, never joined to where the shell stands.
+        let mut shell = Shell::new(Some("D:\\proj"));
+        shell.told("D:\\proj");
+        assert_eq!(shell.moved(), None);
+        assert_eq!(shell.resolve("D:\\proj\\src"), "D:\\proj\\src");
+        assert_eq!(shell.resolve("src\\lib"), "D:/proj/src/lib");
+        let replayed: Vec<String> = ["cd src && go test", "go vet", "cd D:/other", "ls"]
+            .iter()
+            .map(|c| shell.command(c))
+            .collect();
+        assert_eq!(
+            replayed,
+            [
+                "cd src && go test",
+                "cd D:/proj/src && go vet",
+                "cd D:/proj/src && cd D:/other",
+                "cd D:/other && ls",
+            ]
+        );
+        shell.result("Shell cwd was reset to D:\\proj");
+        assert_eq!(shell.moved(), None);
+        assert_eq!(shell.command("ls"), "ls");
+        shell.told("D:\\proj\\src\\..\\web");
+        assert_eq!(shell.moved(), Some("D:/proj/web"));
+        assert_eq!(normalize("c:"), "C:/");
     }
 }

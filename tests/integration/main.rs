@@ -33,6 +33,7 @@ mod mcp_scenarios;
 mod mcp_toolkit;
 mod properties;
 mod replay;
+mod replay_reads;
 mod reports;
 mod robustness;
 mod run;
