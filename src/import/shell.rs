@@ -127,6 +127,58 @@ fn follow_cds(dir: &str, command: &str) -> String {
     at
 }
 
+/// The git subcommand of `command` that changes the files of the working
+/// tree, if one of its top-level commands runs one: `checkout` and
+/// `switch` (but not `-b NAME`/`-c NAME` alone, which start a branch
+/// where the tree stands), `pull`, `merge`, `rebase`, `cherry-pick`,
+/// `revert`, `am`, `apply`, `restore`, `reset` with `--hard`, `--merge` or
+/// `--keep`, and `stash` that puts work away or back. Replayed, such a
+/// command runs on the replay's clone, whose branches and remotes are
+/// today's (or absent), so the files after it may not be the ones the
+/// session saw.
+pub(crate) fn git_moves_tree(command: &str) -> Option<String> {
+    segments(command).into_iter().find_map(|segment| {
+        let mut words = segment
+            .split_whitespace()
+            .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+        if words.next()? != "git" {
+            return None;
+        }
+        // Options before the subcommand, with their values.
+        let mut sub = words.next()?;
+        while sub.starts_with('-') {
+            if matches!(
+                sub,
+                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace"
+            ) {
+                words.next()?;
+            }
+            sub = words.next()?;
+        }
+        let rest: Vec<&str> = words.collect();
+        let moves = match sub {
+            "checkout" | "switch" => {
+                !matches!(
+                    rest.as_slice(),
+                    [flag, _] if matches!(*flag, "-b" | "-B" | "-c" | "-C")
+                ) && !rest.is_empty()
+            }
+            "pull" | "merge" | "rebase" | "cherry-pick" | "revert" | "am" | "apply" | "restore" => {
+                true
+            }
+            "reset" => rest
+                .iter()
+                .any(|w| matches!(*w, "--hard" | "--merge" | "--keep")),
+            "stash" => matches!(
+                rest.first().copied(),
+                None | Some("push" | "save" | "pop" | "apply" | "branch" | "-u" | "-m")
+            ),
+            _ => false,
+        };
+        moves.then(|| sub.to_owned())
+    })
+}
+
 /// The top-level commands of a command line: split at `&&`, `||`, `;` and
 /// newlines outside quotes.
 fn segments(command: &str) -> Vec<&str> {
@@ -312,5 +364,30 @@ mod tests {
         shell.told("D:\\proj\\src\\..\\web");
         assert_eq!(shell.moved(), Some("D:/proj/web"));
         assert_eq!(normalize("c:"), "C:/");
+    }
+
+    #[test]
+    fn git_commands_that_change_the_tree_are_told() {
+        let cases = [
+            ("git checkout main && git pull", Some("checkout")),
+            ("git checkout -b feat/x", None),
+            ("git checkout -b feat/x origin/main", Some("checkout")),
+            ("git checkout -- src/a.ts", Some("checkout")),
+            (
+                "cd /p && GIT_PAGER=cat git -C sub pull --rebase",
+                Some("pull"),
+            ),
+            ("git stash", Some("stash")),
+            ("git stash list", None),
+            ("git reset --hard HEAD~1", Some("reset")),
+            ("git reset HEAD a.ts", None),
+            ("git status; git log --oneline -5", None),
+            ("echo 'git checkout main'", None),
+            ("git switch -c topic", None),
+            ("git --no-pager merge origin/main", Some("merge")),
+        ];
+        for (command, want) in cases {
+            assert_eq!(git_moves_tree(command).as_deref(), want, "{command}");
+        }
     }
 }
