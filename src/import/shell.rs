@@ -9,6 +9,11 @@
 //! was reset to DIR" in a result) and the `cd`s of the commands themselves,
 //! followed when they are plain (`cd DIR` at the top level of the command,
 //! a literal directory, no subshell or pipeline around it).
+//!
+//! A Windows working directory (`D:\proj`) is kept with `/` for `\`
+//! (`D:/proj/src`), a form the session's path map takes for the same
+//! directory; a path with a drive letter is absolute, never joined to
+//! where the shell stands.
 
 /// The shell of one session.
 #[derive(Clone, Debug, Default)]
@@ -48,7 +53,7 @@ impl Shell {
         if let Some(at) = text.rfind("Shell cwd was reset to ") {
             let rest = &text[at + "Shell cwd was reset to ".len()..];
             let dir = rest.lines().next().unwrap_or("").trim();
-            if dir.starts_with('/') {
+            if is_absolute(dir) {
                 self.dir = Some(normalize(dir.trim_end_matches('/')));
             }
         }
@@ -68,7 +73,7 @@ impl Shell {
     /// where the shell stands.
     pub(crate) fn resolve(&self, path: &str) -> String {
         match &self.dir {
-            Some(dir) if !path.starts_with('/') && !path.starts_with('~') => {
+            Some(dir) if !is_absolute(path) && !path.starts_with('~') => {
                 normalize(&format!("{dir}/{path}"))
             }
             _ => path.to_owned(),
@@ -113,13 +118,65 @@ fn follow_cds(dir: &str, command: &str) -> String {
         let Some(target) = literal(rest.trim()) else {
             break;
         };
-        at = if target.starts_with('/') {
+        at = if is_absolute(&target) {
             normalize(&target)
         } else {
             normalize(&format!("{at}/{target}"))
         };
     }
     at
+}
+
+/// The git subcommand of `command` that changes the files of the working
+/// tree, if one of its top-level commands runs one: `checkout` and
+/// `switch` (but not `-b NAME`/`-c NAME` alone, which start a branch
+/// where the tree stands), `pull`, `merge`, `rebase`, `cherry-pick`,
+/// `revert`, `am`, `apply`, `restore`, `reset` with `--hard`, `--merge` or
+/// `--keep`, and `stash` that puts work away or back. Replayed, such a
+/// command runs on the replay's clone, whose branches and remotes are
+/// today's (or absent), so the files after it may not be the ones the
+/// session saw.
+pub(crate) fn git_moves_tree(command: &str) -> Option<String> {
+    segments(command).into_iter().find_map(|segment| {
+        let mut words = segment
+            .split_whitespace()
+            .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+        if words.next()? != "git" {
+            return None;
+        }
+        // Options before the subcommand, with their values.
+        let mut sub = words.next()?;
+        while sub.starts_with('-') {
+            if matches!(
+                sub,
+                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace"
+            ) {
+                words.next()?;
+            }
+            sub = words.next()?;
+        }
+        let rest: Vec<&str> = words.collect();
+        let moves = match sub {
+            "checkout" | "switch" => {
+                !matches!(
+                    rest.as_slice(),
+                    [flag, _] if matches!(*flag, "-b" | "-B" | "-c" | "-C")
+                ) && !rest.is_empty()
+            }
+            "pull" | "merge" | "rebase" | "cherry-pick" | "revert" | "am" | "apply" | "restore" => {
+                true
+            }
+            "reset" => rest
+                .iter()
+                .any(|w| matches!(*w, "--hard" | "--merge" | "--keep")),
+            "stash" => matches!(
+                rest.first().copied(),
+                None | Some("push" | "save" | "pop" | "apply" | "branch" | "-u" | "-m")
+            ),
+            _ => false,
+        };
+        moves.then(|| sub.to_owned())
+    })
 }
 
 /// The top-level commands of a command line: split at `&&`, `||`, `;` and
@@ -177,8 +234,28 @@ fn literal(arg: &str) -> Option<String> {
     (!word.is_empty() && word != "-" && !word.contains('\'')).then_some(word)
 }
 
-/// `path` with `.` and `..` components resolved lexically.
+/// The drive letter of a Windows path (`D:\proj`, `d:/proj`, `D:`).
+fn drive(path: &str) -> Option<char> {
+    match path.as_bytes() {
+        [d, b':'] | [d, b':', b'\\' | b'/', ..] if d.is_ascii_alphabetic() => {
+            Some(char::from(d.to_ascii_uppercase()))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `path` is absolute: from `/`, or from a Windows drive.
+fn is_absolute(path: &str) -> bool {
+    path.starts_with('/') || drive(path).is_some()
+}
+
+/// `path` with `.` and `..` components resolved lexically; a Windows path
+/// (`D:\proj\src\..`) keeps its drive and takes `/` for `\` (`D:/proj`).
 pub(super) fn normalize(path: &str) -> String {
+    let (root, path) = match drive(path) {
+        Some(d) => (format!("{d}:/"), path[2..].replace('\\', "/")),
+        None => ("/".to_owned(), path.to_owned()),
+    };
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
@@ -189,7 +266,7 @@ pub(super) fn normalize(path: &str) -> String {
             p => parts.push(p),
         }
     }
-    format!("/{}", parts.join("/"))
+    format!("{root}{}", parts.join("/"))
 }
 
 /// `dir` as one shell word.
@@ -257,5 +334,60 @@ mod tests {
             segments("a && b || c; d\ne 'x;y' \"p&&q\""),
             ["a ", " b ", " c", " d", "e 'x;y' \"p&&q\""]
         );
+    }
+
+    #[test]
+    fn a_windows_shell_keeps_its_drive() {
+        // Claude Code on Windows records `D:\proj` and paths such as
+        // `D:\proj\src`: absolute, never joined to where the shell stands.
+        let mut shell = Shell::new(Some("D:\\proj"));
+        shell.told("D:\\proj");
+        assert_eq!(shell.moved(), None);
+        assert_eq!(shell.resolve("D:\\proj\\src"), "D:\\proj\\src");
+        assert_eq!(shell.resolve("src\\lib"), "D:/proj/src/lib");
+        let replayed: Vec<String> = ["cd src && go test", "go vet", "cd D:/other", "ls"]
+            .iter()
+            .map(|c| shell.command(c))
+            .collect();
+        assert_eq!(
+            replayed,
+            [
+                "cd src && go test",
+                "cd D:/proj/src && go vet",
+                "cd D:/proj/src && cd D:/other",
+                "cd D:/other && ls",
+            ]
+        );
+        shell.result("Shell cwd was reset to D:\\proj");
+        assert_eq!(shell.moved(), None);
+        assert_eq!(shell.command("ls"), "ls");
+        shell.told("D:\\proj\\src\\..\\web");
+        assert_eq!(shell.moved(), Some("D:/proj/web"));
+        assert_eq!(normalize("c:"), "C:/");
+    }
+
+    #[test]
+    fn git_commands_that_change_the_tree_are_told() {
+        let cases = [
+            ("git checkout main && git pull", Some("checkout")),
+            ("git checkout -b feat/x", None),
+            ("git checkout -b feat/x origin/main", Some("checkout")),
+            ("git checkout -- src/a.ts", Some("checkout")),
+            (
+                "cd /p && GIT_PAGER=cat git -C sub pull --rebase",
+                Some("pull"),
+            ),
+            ("git stash", Some("stash")),
+            ("git stash list", None),
+            ("git reset --hard HEAD~1", Some("reset")),
+            ("git reset HEAD a.ts", None),
+            ("git status; git log --oneline -5", None),
+            ("echo 'git checkout main'", None),
+            ("git switch -c topic", None),
+            ("git --no-pager merge origin/main", Some("merge")),
+        ];
+        for (command, want) in cases {
+            assert_eq!(git_moves_tree(command).as_deref(), want, "{command}");
+        }
     }
 }

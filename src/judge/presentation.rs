@@ -120,8 +120,9 @@ fn without_dot_slash(text: &str) -> String {
 }
 
 /// Whether `now` is `then` with each redaction marker of a published
-/// transcript (`[REDACTED]`, `[REDACTED_AWS_KEY]`, `<redacted>`, a user
-/// name left out as `[USER]` or `<username>`) standing
+/// transcript (`[REDACTED]`, `[REDACTED_AWS_KEY]`, `<redacted>`, a bare
+/// `REDACTED` as Entire's checkpoints write it, a user name left out as
+/// `[USER]` or `<username>`) standing
 /// for any text, the markers being at most half of `then`: a secret
 /// scanner that cleaned the transcript before it was shared changed what
 /// the model saw there, not the tool.
@@ -157,12 +158,30 @@ fn agrees_but_for_redactions(now: &str, then: &str) -> bool {
     true
 }
 
+/// A redaction marker with no brackets: the word as Entire (entire.io)
+/// writes it in the transcripts its checkpoints keep, for a secret or any
+/// run of high-entropy text, even inside a word of a path
+/// (`/Users/me/.REDACTED.jsonl`).
+const BARE_MARKER: &str = "REDACTED";
+
 /// The first redaction marker in `text`: the text before it, the marker,
 /// the text after it.
 fn next_marker(text: &str) -> Option<(&str, &str, &str)> {
     let bytes = text.as_bytes();
+    let in_word = |b: Option<&u8>| b.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
     let mut from = 0;
-    while let Some(at) = text[from..].find(['[', '<']).map(|n| from + n) {
+    while let Some(at) = text[from..].find(['[', '<', 'R']).map(|n| from + n) {
+        if bytes[at] == b'R' {
+            let end = at + BARE_MARKER.len();
+            let bare = text[at..].starts_with(BARE_MARKER)
+                && !in_word(at.checked_sub(1).and_then(|i| bytes.get(i)))
+                && !in_word(bytes.get(end));
+            if bare {
+                return Some((&text[..at], &text[at..end], &text[end..]));
+            }
+            from = at + 1;
+            continue;
+        }
         let close = if bytes[at] == b'[' { b']' } else { b'>' };
         let word = &bytes[at + 1..];
         let name = word
@@ -385,6 +404,42 @@ mod tests {
         ));
         assert!(!agree(AnswerForm::Text, "./hello.txt:1:x", "other.txt:1:x"));
         assert!(!agree(AnswerForm::Matches, "./a:x", "a:x"));
+    }
+
+    #[test]
+    fn entire_s_bare_redactions_stand_for_any_text() {
+        // Entire's checkpoints write a bare REDACTED for a secret, and for
+        // high-entropy text inside a word or a path.
+        let file = "const cid = 'bafkreigaknpexyvxt76zgkitav';\nlog = \"/Users/me/.claude/s3cr3tZ.jsonl\"\n";
+        let cases = [
+            (
+                "const cid = 'REDACTED';\nlog = \"/Users/me/.claude/s3cr3tZ.jsonl\"",
+                true,
+            ),
+            (
+                "const cid = 'REDACTED';\nlog = \"/Users/me/.REDACTED.jsonl\"",
+                true,
+            ),
+            // Still a word of its own: `REDACTEDX`, `XREDACTED` and
+            // `REDACTED_KEY` are text.
+            (
+                "const cid = 'REDACTEDX';\nlog = \"/Users/me/.claude/s3cr3tZ.jsonl\"",
+                false,
+            ),
+            (
+                "const cid = 'XREDACTED';\nlog = \"/Users/me/.claude/s3cr3tZ.jsonl\"",
+                false,
+            ),
+            (
+                "const cid = 'REDACTED_KEY';\nlog = \"/Users/me/.claude/s3cr3tZ.jsonl\"",
+                false,
+            ),
+            // The rest must agree.
+            ("const cid = 'REDACTED';\nlog = 2", false),
+        ];
+        for (then, agrees) in cases {
+            assert_eq!(agree(AnswerForm::Text, file, then), agrees, "{then}");
+        }
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod mcp_toolkit;
 mod properties;
 mod replay;
 mod replay_codex;
+mod replay_reads;
 mod reports;
 mod robustness;
 mod run;

@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::import::edits;
 use crate::import::paths::split_absolute_glob;
 use crate::import::session::MAX_BASH_SECS;
+use crate::import::shell::git_moves_tree;
 
 /// A Claude Code call as one of ours.
 #[derive(Debug)]
@@ -196,6 +197,17 @@ pub(crate) fn map_call(name: &str, input: &Value, default_timeout: f64) -> Resul
                 }
             };
             put("timeout", Some(Value::from(secs)));
+            if let Some(sub) = input
+                .get("command")
+                .and_then(Value::as_str)
+                .and_then(git_moves_tree)
+            {
+                notes.push(format!(
+                    "`git {sub}` changes the files of the working tree: replayed on the \
+                     replay's clone, whose branches are today's, the files after it may not be \
+                     the ones the session saw"
+                ));
+            }
             "bash"
         }
         "Grep" => return Ok(grep(input)),
@@ -462,6 +474,15 @@ mod tests {
                      given 30 seconds"
                         .to_owned()
                 )
+            )
+        );
+        assert_eq!(
+            mapped("Bash", json!({"command": "git checkout main && git pull"})).2,
+            Some(
+                "`git checkout` changes the files of the working tree: replayed on the \
+                 replay's clone, whose branches are today's, the files after it may not be the \
+                 ones the session saw"
+                    .to_owned()
             )
         );
         assert_eq!(
