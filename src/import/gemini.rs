@@ -420,7 +420,7 @@ pub(crate) fn read(
         // Every call of the file is counted, whatever the reader makes of
         // it (the import's accounting line).
         for call in &message.tool_calls {
-            rec.in_file(
+            rec.in_file.add(
                 line,
                 call.id.as_deref().unwrap_or(""),
                 call.name.as_deref().unwrap_or(""),

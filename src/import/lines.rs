@@ -334,6 +334,32 @@ pub(crate) struct FileCall {
     pub tool: String,
 }
 
+/// The tool calls of a file, counted once for each id, in file order.
+#[derive(Debug, Default)]
+pub(crate) struct FileCalls {
+    calls: Vec<FileCall>,
+    ids: HashSet<String>,
+}
+
+impl FileCalls {
+    /// Counts the call `id` of `tool`, met on `line`, unless a call with
+    /// that id was counted before.
+    pub(crate) fn add(&mut self, line: usize, id: &str, tool: &str) {
+        if self.ids.insert(id.to_owned()) {
+            self.calls.push(FileCall {
+                line,
+                id: id.to_owned(),
+                tool: tool.to_owned(),
+            });
+        }
+    }
+
+    /// The calls counted.
+    pub(crate) fn calls(&self) -> &[FileCall] {
+        &self.calls
+    }
+}
+
 /// The first pass over a session: every entry's links, kept by id, and
 /// what reading them had to assume.
 #[derive(Default)]
@@ -351,9 +377,7 @@ pub(crate) struct Tree {
     /// later of two as long).
     longest_main: Option<(usize, String)>,
     /// Every tool call of the file, once for each id, in file order.
-    calls: Vec<FileCall>,
-    /// The ids of `calls`.
-    call_ids: HashSet<String>,
+    calls: FileCalls,
     /// The first working directory an entry records.
     first_cwd: Option<String>,
     /// Assumptions and repeats, by line.
@@ -382,8 +406,7 @@ fn tree_of(reader: impl BufRead, max: usize, name: &str) -> Result<Tree, String>
         last_main: None,
         last_rooted_main: None,
         longest_main: None,
-        calls: Vec::new(),
-        call_ids: HashSet::new(),
+        calls: FileCalls::default(),
         first_cwd: None,
         notes: Vec::new(),
         name: name.to_owned(),
@@ -415,13 +438,7 @@ impl Tree {
         // Every call is counted, whatever entry it is in (a copy of a
         // call, by its id, once).
         for (id, tool) in &links.message.calls {
-            if self.call_ids.insert(id.clone()) {
-                self.calls.push(FileCall {
-                    line: number,
-                    id: id.clone(),
-                    tool: tool.clone(),
-                });
-            }
+            self.calls.add(number, id, tool);
         }
         let Some(id) = links.id else {
             return;
@@ -517,7 +534,7 @@ impl Tree {
     /// Every tool call of the file, once for each id, in file order,
     /// whatever branch it is on.
     pub(crate) fn calls(&self) -> &[FileCall] {
-        &self.calls
+        self.calls.calls()
     }
 
     /// The branch that ends at `leaf` (default: the last entry with an id

@@ -223,7 +223,7 @@ pub(crate) fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     });
     let accounting = {
         let in_file = match options.format {
-            Format::Gemini | Format::Codex => recording.in_file.as_slice(),
+            Format::Gemini | Format::Codex => recording.in_file.calls(),
             _ => tree.calls(),
         };
         let mut recordings = vec![&recording];
@@ -361,7 +361,7 @@ fn read_session(
             let rollout = codex::read(path, options.bash_timeout, sidecars(0))?;
             let mut recording = rollout.recording;
             for (line, id, tool) in &rollout.calls {
-                recording.in_file(*line, id, tool);
+                recording.in_file.add(*line, id, tool);
             }
             (recording, Vec::new())
         }

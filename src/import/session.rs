@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::lines::Branch;
-use super::lines::FileCall;
+use super::lines::FileCalls;
 use super::lines::Line;
 use super::lines::for_each_line;
 use super::lines::too_long;
@@ -311,11 +311,9 @@ pub(crate) struct Recording {
     /// Calls met on entries this recording does not follow, by id: the
     /// line each was first met on, and where it was.
     elsewhere: HashMap<String, (usize, Elsewhere)>,
-    /// Every call in the file, counted by a reader that has no first pass
-    /// to count them (once for each id, in file order).
-    pub in_file: Vec<FileCall>,
-    /// The ids of `in_file`.
-    in_file_ids: HashSet<String>,
+    /// Every call in the file, counted as it is read, before anything is
+    /// made of it, by a reader that has no first pass to count them.
+    pub in_file: FileCalls,
     /// Lines that could not be read as an entry (each noted).
     pub unread: Vec<usize>,
 }
@@ -428,18 +426,6 @@ impl Recording {
     /// Whether a call with this id was met (replayed or left out).
     pub(crate) fn was_made(&self, id: &str) -> bool {
         self.made.contains_key(id)
-    }
-
-    /// Counts a call of the file as it is read, before anything is made of
-    /// it (once for each id).
-    pub(crate) fn in_file(&mut self, line: usize, id: &str, tool: &str) {
-        if self.in_file_ids.insert(id.to_owned()) {
-            self.in_file.push(FileCall {
-                line,
-                id: id.to_owned(),
-                tool: tool.to_owned(),
-            });
-        }
     }
 
     /// A call with id `id`, read on `line` in an entry this recording does
