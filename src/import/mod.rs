@@ -217,9 +217,8 @@ pub(crate) fn import(options: &ImportOptions) -> Result<ImportReport, String> {
     };
     aside.discard(&out)?;
     let started_in = top.and_then(|top| {
-        let cwd = recording.cwd.as_deref()?;
-        let sub = cwd.strip_prefix(top.as_str())?.trim_matches('/');
-        (!sub.is_empty()).then(|| (top.clone(), sub.to_owned()))
+        let sub = paths::subdir_of(recording.cwd.as_deref()?, &top)?.to_owned();
+        Some((top, sub))
     });
     let accounting = {
         let in_file = match options.format {

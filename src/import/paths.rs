@@ -336,6 +336,16 @@ pub(crate) fn mapped_relative(mapped: &str) -> String {
         .to_owned()
 }
 
+/// The path of `dir` below `top` (`app` for `/p/app` below `/p`), when
+/// `dir` is below it and not `top` itself; a trailing `/` left out.
+pub(crate) fn subdir_of<'a>(dir: &'a str, top: &str) -> Option<&'a str> {
+    let sub = dir
+        .strip_prefix(top)?
+        .strip_prefix('/')?
+        .trim_end_matches('/');
+    (!sub.is_empty()).then_some(sub)
+}
+
 /// `rel` below the workspace-relative directory `dir` (`.` is the
 /// workspace).
 pub(crate) fn join_relative(dir: &str, rel: &str) -> String {

@@ -15,6 +15,7 @@ use crate::tools::ALL_TOOL_NAMES;
 
 use super::lines::Branch;
 use super::paths::PathMap;
+use super::paths::subdir_of;
 use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::Call;
 use super::session::Elsewhere;
@@ -131,7 +132,7 @@ impl Reader<'_> {
                 self.start = entry
                     .cwd
                     .clone()
-                    .filter(|cwd| self.top.is_some_and(|top| below(cwd, top)));
+                    .filter(|cwd| self.top.is_some_and(|top| subdir_of(cwd, top).is_some()));
                 self.map = PathMap::new(if self.start.is_some() {
                     self.top
                 } else {
@@ -252,12 +253,6 @@ impl Reader<'_> {
             name == "read" && raw.args.get("offset").is_none() && raw.args.get("limit").is_none();
         Some(call)
     }
-}
-
-/// Whether `dir` is below `top`.
-fn below(dir: &str, top: &str) -> bool {
-    dir.strip_prefix(top)
-        .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
 }
 
 /// The arguments of a call of pi's tool `name`, made when pi stood in

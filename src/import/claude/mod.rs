@@ -36,6 +36,7 @@ use super::lines::for_each_line;
 use super::lines::too_long;
 use super::lines::unreadable;
 use super::paths::PathMap;
+use super::paths::subdir_of;
 use super::session::CLAUDE_ENTRY_TYPES;
 use super::session::Call;
 use super::session::Elsewhere;
@@ -292,10 +293,10 @@ impl Reader {
                     // A session begun in a subdirectory of the repository:
                     // the workspace is the repository's top, and the shell
                     // starts in the subdirectory (told below).
-                    let top = self.top.as_deref().filter(|top| {
-                        cwd.strip_prefix(*top)
-                            .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
-                    });
+                    let top = self
+                        .top
+                        .as_deref()
+                        .filter(|top| subdir_of(cwd, top).is_some());
                     chain.map = PathMap::new(Some(top.unwrap_or(cwd)));
                     chain.shell = Shell::new(Some(top.unwrap_or(cwd)));
                 }
