@@ -63,8 +63,11 @@ const FOREIGN_YAML: [(&str, &str); 3] = [
 ];
 
 /// Programs whose command lines the docs show: their flags are theirs.
-const FOREIGN_PROGRAMS: [&str; 10] = [
+const FOREIGN_PROGRAMS: [&str; 13] = [
     "cargo",
+    "maturin",
+    "npm",
+    "pip",
     "git",
     "kubectl",
     "npx",
