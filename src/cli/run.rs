@@ -27,6 +27,7 @@ use crate::run::discover_with;
 use crate::run::settings::Budget;
 use crate::run::settings::Jobs;
 use crate::run::settings::Tokenizer;
+use crate::scenario::load::SUITE_FILE;
 use crate::scenario::text_file::read_regular;
 
 use crate::report::outputs::Reports;
@@ -46,8 +47,9 @@ use super::variants::Variant;
 /// environment variable of this name says otherwise.
 pub(super) const STATE_DIR_VAR: &str = "HARNESS_STATE_DIR";
 
-/// The default of [`STATE_DIR_VAR`], relative to the current directory.
-pub(super) const DEFAULT_STATE_DIR: &str = "target/harness";
+/// The state directory's name when [`STATE_DIR_VAR`] is not set: beside
+/// the suite's `harness.yaml` (see [`state_dir`]).
+pub(super) const STATE_DIR_NAME: &str = ".harness";
 
 /// The file in the state directory that holds the last run.
 pub(super) const LAST_RUN_FILE: &str = "last-run.json";
@@ -59,10 +61,10 @@ pub(super) struct RunArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     select: SelectionArgs,
-    /// Only the scenarios that failed in the last run (as recorded in
-    /// target/harness/last-run.json), looked for in the files they were
-    /// in unless paths are given; combines with the other selection
-    /// flags.
+    /// Only the scenarios that failed in the last run of these paths (as
+    /// recorded in .harness/last-run.json beside their harness.yaml),
+    /// looked for in the files they were in unless paths are given;
+    /// combines with the other selection flags.
     #[arg(long)]
     last_failed: bool,
     /// Scenarios run at once, 1 to 1024 (default: harness.yaml `jobs`,
@@ -138,23 +140,52 @@ pub(super) struct RunArgs {
     gates: GateArgs,
 }
 
-/// Where the last run is recorded.
-pub(super) fn last_run_file() -> PathBuf {
-    std::env::var_os(STATE_DIR_VAR)
-        .filter(|dir| !dir.is_empty())
-        .map_or_else(|| PathBuf::from(DEFAULT_STATE_DIR), PathBuf::from)
-        .join(LAST_RUN_FILE)
+/// Where a run of `paths` keeps its state: [`STATE_DIR_VAR`] when set,
+/// else `.harness/` beside the `harness.yaml` that governs the first path
+/// (the one its scenarios load with), else `.harness/` in the first path
+/// itself when it is a directory, or beside it when it is a file. So the
+/// state of a suite stays with the suite, wherever the run starts from,
+/// and a project that is not Rust gets no `target/`.
+pub(super) fn state_dir(paths: &[PathBuf]) -> PathBuf {
+    if let Some(dir) = std::env::var_os(STATE_DIR_VAR).filter(|dir| !dir.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let first = paths
+        .first()
+        .map_or(Path::new("scenarios"), PathBuf::as_path);
+    let home = if first.is_dir() {
+        first.to_path_buf()
+    } else {
+        first.parent().unwrap_or(Path::new("")).to_path_buf()
+    };
+    // The suite file is looked for from inside `home` upwards.
+    let suite = crate::run::discover::suite_file_for(&home.join(SUITE_FILE));
+    suite
+        .as_deref()
+        .and_then(Path::parent)
+        .map_or(home, Path::to_path_buf)
+        .join(STATE_DIR_NAME)
+}
+
+/// Where the last run of `paths` is recorded.
+pub(super) fn last_run_file(paths: &[PathBuf]) -> PathBuf {
+    state_dir(paths).join(LAST_RUN_FILE)
 }
 
 /// The names of the scenarios that failed in the recorded last run, and
 /// the files they are in (as that run found them).
-fn last_failed() -> Result<(BTreeSet<String>, BTreeSet<PathBuf>), String> {
-    let file = last_run_file();
-    let text = read_regular(&file).map_err(|err| {
+fn last_failed(file: &Path) -> Result<(BTreeSet<String>, BTreeSet<PathBuf>), String> {
+    let text = read_regular(file).map_err(|err| {
         if err.kind() == std::io::ErrorKind::NotFound {
+            let hint = if std::env::var_os(STATE_DIR_VAR).is_some_and(|d| !d.is_empty()) {
+                ""
+            } else {
+                " (a run's state is kept in .harness/ beside its suite's harness.yaml: give \
+                 --last-failed the paths that run was given)"
+            };
             format!(
                 "--last-failed: no last run is recorded ({} does not exist); run `harness run` \
-                 first",
+                 first{hint}",
                 file.display()
             )
         } else {
@@ -164,7 +195,7 @@ fn last_failed() -> Result<(BTreeSet<String>, BTreeSet<PathBuf>), String> {
     let report = json::parse(&text).map_err(|err| {
         format!(
             "--last-failed: {}",
-            crate::report::json_file::in_file(&file, err.place(), &err.to_string())
+            crate::report::json_file::in_file(file, err.place(), &err.to_string())
         )
     })?;
     // With variants, what failed in any of them.
@@ -179,13 +210,12 @@ fn last_failed() -> Result<(BTreeSet<String>, BTreeSet<PathBuf>), String> {
 }
 
 /// Records the run for `--last-failed`; a failure is only a warning.
-fn record_last_run(reports: &mut Reports<'_>) {
-    let file = last_run_file();
+fn record_last_run(reports: &mut Reports<'_>, file: &Path) {
     let result = reports.bytes(Format::Json).and_then(|bytes| {
         if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|err| err.to_string())?;
+            create_state_dir(dir).map_err(|err| err.to_string())?;
         }
-        write_file(&file, bytes).map_err(|err| err.to_string())
+        write_file(file, bytes).map_err(|err| err.to_string())
     });
     if let Err(err) = result {
         eprintln!(
@@ -193,6 +223,21 @@ fn record_last_run(reports: &mut Reports<'_>) {
             file.display()
         );
     }
+}
+
+/// Makes the state directory; a `.harness` one made here gets a
+/// `.gitignore` of `*`, so that version control passes it by without the
+/// project having to say so.
+fn create_state_dir(dir: &Path) -> std::io::Result<()> {
+    let made = !dir.exists();
+    std::fs::create_dir_all(dir)?;
+    if made && dir.file_name() == Some(std::ffi::OsStr::new(STATE_DIR_NAME)) {
+        write_file(
+            &dir.join(".gitignore"),
+            b"# written by harness run: its state, not to commit\n*\n",
+        )?;
+    }
+    Ok(())
 }
 
 pub(super) fn run(args: RunArgs) -> u8 {
@@ -205,12 +250,14 @@ pub(super) fn run(args: RunArgs) -> u8 {
     } else {
         args.paths.clone()
     };
+    // Decided before --last-failed turns the paths into the failed files.
+    let last_run = last_run_file(&paths);
     let mut selection = match args.select.selection() {
         Ok(selection) => selection,
         Err(err) => return super::common::usage_error(err),
     };
     if args.last_failed {
-        let (names, files) = match last_failed() {
+        let (names, files) = match last_failed(&last_run) {
             Ok(failed) => failed,
             Err(err) => return super::common::usage_error(err),
         };
@@ -221,7 +268,7 @@ pub(super) fn run(args: RunArgs) -> u8 {
         if names.is_empty() {
             println!(
                 "no scenario failed in the last run ({}); nothing to run",
-                last_run_file().display()
+                last_run.display()
             );
             return exit::SUCCESS;
         }
@@ -296,7 +343,7 @@ pub(super) fn run(args: RunArgs) -> u8 {
         repeat,
     };
     match run_lanes(&args, &lab, lanes) {
-        Ok(runs) => finish(&args, runs),
+        Ok(runs) => finish(&args, runs, &last_run),
         Err(code) => code,
     }
 }
@@ -418,7 +465,7 @@ fn prepare_outputs(args: &RunArgs) -> Result<(), u8> {
 /// to the console, a closed pipe, they are written; each is rendered once
 /// and let go once written), then what the console shows, and the exit
 /// code (a run of variants: the worst variant's).
-fn finish(args: &RunArgs, mut runs: Vec<LaneRun>) -> u8 {
+fn finish(args: &RunArgs, mut runs: Vec<LaneRun>, last_run: &Path) -> u8 {
     let verbosity = verbosity_of(args);
     let is_plain = runs.len() == 1 && runs[0].variant.is_none();
     if is_plain {
@@ -429,7 +476,7 @@ fn finish(args: &RunArgs, mut runs: Vec<LaneRun>) -> u8 {
         let written = {
             let mut reports = Reports::new(&summary, comparison.as_ref());
             let written = write_outputs(&args.outputs.outputs(), &mut reports);
-            record_last_run(&mut reports);
+            record_last_run(&mut reports, last_run);
             written
         };
         print_lane(args, &summary, comparison.as_ref());
@@ -475,7 +522,7 @@ fn finish(args: &RunArgs, mut runs: Vec<LaneRun>) -> u8 {
     let mut written = {
         let mut reports = Reports::of_variants(&summary, comparison.as_ref(), &comparisons);
         let written = write_outputs(&outputs.outputs(), &mut reports);
-        record_last_run(&mut reports);
+        record_last_run(&mut reports, last_run);
         written
     };
     if let Some(file) = &args.outputs.save_baseline {

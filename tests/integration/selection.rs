@@ -283,6 +283,57 @@ fn last_failed_without_paths_runs_what_failed_where_it_was() {
 }
 
 #[test]
+fn the_last_run_is_kept_beside_the_suite_file_not_in_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            (".git/HEAD", "ref: refs/heads/main\n"),
+            ("tests/harness/harness.yaml", "jobs: 1\n"),
+            (
+                "tests/harness/ok/a.yaml",
+                &bash_scenario("passes", "echo ok"),
+            ),
+            ("tests/harness/b.yaml", &bash_scenario("fails", "exit 1")),
+        ],
+    );
+    // No HARNESS_STATE_DIR: the default.
+    let run = |cwd: &Path, args: &[&str]| {
+        let mut cmd = harness(cwd, tmp.path(), tmp.path());
+        cmd.env_remove("HARNESS_STATE_DIR")
+            .args(["run", "--tokenizer", "chars4"])
+            .args(args);
+        output_within(cmd, LIMIT)
+    };
+    assert_eq!(run(dir.path(), &["tests/harness"]).status.code(), Some(1));
+    let state = dir.path().join("tests/harness/.harness");
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("last-run.json")).unwrap())
+            .unwrap();
+    assert_eq!(recorded["counts"]["failed"], 1);
+    assert_eq!(
+        std::fs::read_to_string(state.join(".gitignore")).unwrap(),
+        "# written by harness run: its state, not to commit\n*\n"
+    );
+    assert!(!dir.path().join("target").exists());
+    assert!(!dir.path().join(".harness").exists());
+    // A run of one file of the suite, from another directory, finds the
+    // same state: the suite file decides, not the current directory.
+    let elsewhere = dir.path().join("tests");
+    let out = run(&elsewhere, &["harness/b.yaml", "--last-failed"]);
+    assert_eq!(out.status.code(), Some(1), "{}", printed(&out));
+    let ran: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("last-run.json")).unwrap())
+            .unwrap();
+    assert_eq!(ran["scenarios"][0]["name"], "fails");
+    assert_eq!(ran["counts"]["scenarios"], 1);
+    assert!(!elsewhere.join(".harness").exists());
+    assert!(!elsewhere.join("harness/ok/.harness").exists());
+    assert!(!dir.path().join("tests/harness/ok/.harness").exists());
+}
+
+#[test]
 fn a_run_from_a_subdirectory_uses_the_suite_file_above_it() {
     let dir = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
