@@ -109,8 +109,9 @@ pub(super) fn run(args: &RecordArgs) -> u8 {
     };
     let program = command.first().map_or("server", String::as_str);
     let server = crate::import::server_suite::server_name(program);
+    let written = crate::import::traffic::suite_command(&args.command, &cwd, &cwd.join(&args.out));
     let Some((text, replayed)) =
-        crate::import::traffic::scenario(&server, &command, &cwd, &traffic)
+        crate::import::traffic::scenario(&server, &written, &cwd, &traffic)
     else {
         eprintln!(
             "harness record: no tools/call can be replayed ({} sent), so no scenario was written",

@@ -145,6 +145,9 @@ pub(crate) fn scenario(
         replay.insert("skipped".to_owned(), Value::from(left_out.len()));
     }
     replay.insert("source".to_owned(), Value::from("harness record"));
+    // A server author records to catch a changed answer, not only a
+    // changed error status.
+    replay.insert("require".to_owned(), Value::from("text"));
     let body = json!({
         "tags": ["recorded", server],
         "servers": {
@@ -161,7 +164,9 @@ pub(crate) fn scenario(
         traffic.calls.len()
     )];
     header.push(
-        "# `harness run` replays them against the server and reports the drift (docs/replay.md)."
+        "# `harness run` replays them against the server and reports the drift (docs/replay.md); \
+         a call whose text differs from the recorded one fails (`require: text`: `error` fails \
+         only on a changed error status, `none` never)."
             .to_owned(),
     );
     if !left_out.is_empty() {
@@ -173,6 +178,60 @@ pub(crate) fn scenario(
         header.extend(left_out.iter().map(|line| format!("#   {line}")));
     }
     Some((format!("{}\n{}", header.join("\n"), to_yaml(&body)), calls))
+}
+
+/// The server's command as a scenario in `out` writes it: as typed (a
+/// program without a `/` is looked up on `PATH` when replayed, an absolute
+/// path stays one), except that the program or an argument that names a
+/// file relative to `cwd` (`./server.py`, `python3 server.py`) is written
+/// `${dir}/…` relative to `out`, since the replay starts the server in its
+/// own workspace; and `${` is written `$${`, so nothing is expanded that
+/// was not a variable. `cwd` and `out` are absolute.
+pub(crate) fn suite_command(command: &[String], cwd: &Path, out: &Path) -> Vec<String> {
+    command
+        .iter()
+        .enumerate()
+        .map(|(n, word)| {
+            let relative_file = !word.starts_with('-')
+                && !Path::new(word).is_absolute()
+                && (n > 0 || word.contains('/'))
+                && cwd.join(word).is_file();
+            if relative_file {
+                let path = path_from(&lexical(out), &lexical(&cwd.join(word)));
+                format!("${{dir}}/{}", path.replace("${", "$${"))
+            } else {
+                word.replace("${", "$${")
+            }
+        })
+        .collect()
+}
+
+/// `path` with `.` and `..` taken out by its words alone.
+fn lexical(path: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The relative path from the directory `from` to `to`, both absolute
+/// and lexical, with `/` between its parts.
+fn path_from(from: &Path, to: &Path) -> String {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let shared = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let ups = std::iter::repeat_n("..".to_owned(), from.len() - shared);
+    let downs = to[shared..]
+        .iter()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    ups.chain(downs).collect::<Vec<_>>().join("/")
 }
 
 /// `value` with every `${` in its strings written `$${`, so the call

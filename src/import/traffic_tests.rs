@@ -106,3 +106,38 @@ fn no_answered_call_makes_no_scenario() {
         None
     );
 }
+
+#[test]
+fn a_command_is_written_as_typed_with_files_of_the_current_directory_under_dir() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = dir.path().join("proj");
+    std::fs::create_dir_all(cwd.join("srv")).expect("mkdir");
+    std::fs::write(cwd.join("server.py"), "").expect("write");
+    std::fs::write(cwd.join("srv/main.js"), "").expect("write");
+    let out = cwd.join("tests/recorded");
+    let typed = |words: &[&str]| {
+        let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        suite_command(&words, &cwd, &out)
+    };
+    assert_eq!(
+        typed(&["python3", "server.py", "--port", "1", "."]),
+        ["python3", "${dir}/../../server.py", "--port", "1", "."]
+    );
+    assert_eq!(
+        typed(&["./srv/main.js", "--root=${HOME}", "missing.py"]),
+        ["${dir}/../../srv/main.js", "--root=$${HOME}", "missing.py"]
+    );
+    assert_eq!(
+        typed(&["/usr/bin/env", "node", "srv/../server.py"]),
+        ["/usr/bin/env", "node", "${dir}/../../server.py"]
+    );
+    // A program without a `/` is looked up on PATH, even when a file of
+    // that name is here.
+    assert_eq!(typed(&["server.py"]), ["server.py"]);
+    // An output directory elsewhere.
+    let other = dir.path().join("elsewhere");
+    assert_eq!(
+        suite_command(&["./server.py".to_owned()], &cwd, &other),
+        ["${dir}/../proj/server.py"]
+    );
+}
