@@ -37,6 +37,12 @@ pub(super) struct InitArgs {
         allow_hyphen_values = true
     )]
     mcp: Vec<String>,
+    /// With --mcp: write the scenarios of the tools that may change things
+    /// to run too (by default they are written with `skip:`, since only
+    /// tools annotated read-only are safe to call blind); give it before
+    /// --mcp.
+    #[arg(long, requires = "mcp")]
+    include_writes: bool,
     /// The sandbox the --mcp server starts in (writes in a temporary
     /// workspace and a private TMPDIR, the network kept, nothing it
     /// starts outlives the listing); give these before --mcp.
@@ -92,7 +98,7 @@ pub(super) const FILES: [(&str, &str); 11] = [
 pub(super) fn run(args: &InitArgs) -> u8 {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     if !args.mcp.is_empty() {
-        return server_suite(&dir, &args.mcp, args.sandbox);
+        return server_suite(&dir, args);
     }
     let files: Vec<(String, String)> = FILES
         .iter()
@@ -149,7 +155,8 @@ fn write_all(
 /// temporary directory, as a scenario's is in its workspace, with the
 /// variables of a server's command (`${workspace}`, `${dir}`,
 /// `${harness}`) standing for what they will in the suite.
-fn server_suite(dir: &Path, command: &[String], sandbox: super::sandbox::SandboxFlags) -> u8 {
+fn server_suite(dir: &Path, args: &InitArgs) -> u8 {
+    let command = &args.mcp[..];
     if let Some(unknown) = command.iter().find_map(|arg| unknown_variable(arg)) {
         return super::common::usage_error(format!(
             "the command holds `${{{}}}`, which the suite's `harness.yaml` cannot: a server's \
@@ -182,7 +189,7 @@ fn server_suite(dir: &Path, command: &[String], sandbox: super::sandbox::Sandbox
         .iter()
         .map(|arg| crate::base::vars::substitute(arg, &vars))
         .collect();
-    let tools = match super::common::server_tools(&started, Some(workspace.path()), sandbox) {
+    let tools = match super::common::server_tools(&started, Some(workspace.path()), args.sandbox) {
         Ok(tools) => tools,
         Err(err) => {
             eprintln!("error: {err}");
@@ -191,7 +198,12 @@ fn server_suite(dir: &Path, command: &[String], sandbox: super::sandbox::Sandbox
     };
     let program = command.first().map_or("server", String::as_str);
     let server = crate::import::server_suite::server_name(program);
-    let suite = crate::import::server_suite::suite(&server, command, &tools);
+    let writes = if args.include_writes {
+        crate::import::server_suite::Writes::Include
+    } else {
+        crate::import::server_suite::Writes::Skip
+    };
+    let suite = crate::import::server_suite::suite(&server, command, &tools, writes);
     let skipped = suite.iter().filter(|f| f.text.contains("\nskip: ")).count();
     let files: Vec<(String, String)> = suite
         .into_iter()
@@ -201,13 +213,19 @@ fn server_suite(dir: &Path, command: &[String], sandbox: super::sandbox::Sandbox
         return code;
     }
     let scenarios = dir.join("scenarios");
+    let skipped = if args.include_writes {
+        format!(
+            "{} of them may change things and run, as --include-writes asks",
+            tools.len() - suite_read_only(&tools)
+        )
+    } else {
+        format!("{skipped} skipped: not annotated read-only; --include-writes runs them too")
+    };
     println!(
-        "wrote a suite for `{}` into {}: harness.yaml and {} scenarios, one per tool ({} \
-         skipped: not annotated read-only)",
+        "wrote a suite for `{}` into {}: harness.yaml and {} scenarios, one per tool ({skipped})",
         super::output::terminal_text(&server, &[]),
         scenarios.display(),
         tools.len(),
-        skipped
     );
     println!(
         "record today's answers with: harness run {} --update-snapshots\nthen `harness run {}` \
@@ -216,6 +234,14 @@ fn server_suite(dir: &Path, command: &[String], sandbox: super::sandbox::Sandbox
         scenarios.display()
     );
     exit::SUCCESS
+}
+
+/// How many of `tools` are annotated read-only.
+fn suite_read_only(tools: &[rmcp::model::Tool]) -> usize {
+    tools
+        .iter()
+        .filter(|t| crate::import::server_suite::skip_reason(t).is_none())
+        .count()
 }
 
 /// The first `${name}` in `arg` that a server's command cannot hold (it

@@ -12,7 +12,9 @@
 //! sensible can be made up (a free string) the value is `TODO` and the
 //! file says so in a comment. A tool that is not annotated read-only
 //! (destructive, `readOnlyHint: false`, or no hint at all) is written with
-//! `skip:` and the reason, so the suite changes nothing out of the box.
+//! `skip:` and the reason, so the suite changes nothing out of the box;
+//! with `--include-writes` ([`Writes::Include`]) it runs like the others,
+//! its file saying why it may change things.
 
 use std::collections::BTreeSet;
 
@@ -67,9 +69,24 @@ pub(crate) fn server_name(program: &str) -> String {
     }
 }
 
+/// Whether the tools that may change things get scenarios that run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Writes {
+    /// Written with `skip:` and the reason (the default).
+    Skip,
+    /// Written to run, with a comment saying they may change things
+    /// (`harness init --mcp --include-writes`).
+    Include,
+}
+
 /// The suite for the server started by `command` (program and
 /// arguments), named `server`, that listed `tools`.
-pub(crate) fn suite(server: &str, command: &[String], tools: &[Tool]) -> Vec<SuiteFile> {
+pub(crate) fn suite(
+    server: &str,
+    command: &[String],
+    tools: &[Tool],
+    writes: Writes,
+) -> Vec<SuiteFile> {
     let mut files = vec![SuiteFile {
         path: "harness.yaml".to_owned(),
         text: suite_file(server, command, tools.len()),
@@ -81,7 +98,7 @@ pub(crate) fn suite(server: &str, command: &[String], tools: &[Tool]) -> Vec<Sui
         let name = unique_name(&format!("{server} {}", shown(&tool.name)), &mut names);
         files.push(SuiteFile {
             path: format!("{stem}.yaml"),
-            text: scenario(server, tool, &name),
+            text: scenario(server, tool, &name, writes),
         });
     }
     files
@@ -101,14 +118,18 @@ fn suite_file(server: &str, command: &[String], tools: usize) -> String {
         "# Written by `harness init --mcp` from the server's tools/list ({tools} tools): one \
          scenario per tool,\n# each calling it once and expecting a snapshot. Record today's \
          answers with\n# `harness run DIR --update-snapshots`; later runs compare with them.\n# \
-         The server runs in each scenario's workspace (`${{workspace}}` in its command is that \
-         path).\n{}",
+         Isolation: each scenario starts its own server process in a fresh temporary workspace \
+         (its\n# working directory; `${{workspace}}` in its command is that path), in the \
+         scenario's sandbox:\n# it may write only there and in a private TMPDIR, so a server \
+         that keeps its data elsewhere\n# (its own package folder, the home directory) has \
+         those writes refused, and its answers say so.\n# Where the kernel cannot sandbox, \
+         `harness run` says so, and that data is shared across\n# scenarios and runs.\n{}",
         to_yaml(&body)
     )
 }
 
 /// The scenario calling `tool`, named `title`.
-fn scenario(server: &str, tool: &Tool, title: &str) -> String {
+fn scenario(server: &str, tool: &Tool, title: &str, writes: Writes) -> String {
     let name = tool.name.as_ref();
     let mut todo = Vec::new();
     let args = escaped(&arguments(&tool.input_schema, "", &mut todo, 0));
@@ -127,6 +148,14 @@ fn scenario(server: &str, tool: &Tool, title: &str) -> String {
             "# TODO: `{}` ({}): nothing sensible could be made up; the call sends \"TODO\".",
             comment(pointer),
             comment(what)
+        ));
+    }
+    let changes = skip_reason(tool);
+    if let (Some(_), Writes::Include) = (&changes, writes) {
+        header.push(format!(
+            "# It may change things: it {}; it runs because of --include-writes, in the \
+             scenario's workspace and sandbox.",
+            change_hint(tool)
         ));
     }
     let optional = optional_properties(&tool.input_schema);
@@ -150,7 +179,7 @@ fn scenario(server: &str, tool: &Tool, title: &str) -> String {
     let mut body = Map::new();
     body.insert("name".to_owned(), Value::from(title));
     body.insert("tags".to_owned(), json!(["mcp", server]));
-    if let Some(reason) = skip_reason(tool) {
+    if let (Some(reason), Writes::Skip) = (changes, writes) {
         body.insert("skip".to_owned(), Value::from(reason));
     }
     body.insert("tools".to_owned(), json!([tools_entry]));
@@ -192,22 +221,28 @@ fn escaped(value: &Value) -> Value {
 
 /// Why a tool is not run out of the box: it is not annotated read-only.
 pub(crate) fn skip_reason(tool: &Tool) -> Option<String> {
-    let hints = tool.annotations.as_ref();
-    let read_only = hints.and_then(|h| h.read_only_hint);
-    let destructive = hints.and_then(|h| h.destructive_hint);
+    let read_only = tool.annotations.as_ref().and_then(|h| h.read_only_hint);
     if read_only == Some(true) {
         return None;
     }
-    let why = if destructive == Some(true) {
-        "it is annotated destructive (destructiveHint: true)"
-    } else if read_only == Some(false) {
-        "it is annotated as changing things (readOnlyHint: false)"
-    } else {
-        "it sets no readOnlyHint, so by the protocol's defaults it may change things"
-    };
     Some(format!(
-        "{why}; check its arguments and what it reaches, then remove this line to run it"
+        "it {}; check its arguments and what it reaches, then remove this line to run it (or \
+         write the suite with `harness init --mcp --include-writes`)",
+        change_hint(tool)
     ))
+}
+
+/// What a tool's annotations say of its changing things, for a tool not
+/// annotated read-only.
+fn change_hint(tool: &Tool) -> &'static str {
+    let hints = tool.annotations.as_ref();
+    if hints.and_then(|h| h.destructive_hint) == Some(true) {
+        "is annotated destructive (destructiveHint: true)"
+    } else if hints.and_then(|h| h.read_only_hint) == Some(false) {
+        "is annotated as changing things (readOnlyHint: false)"
+    } else {
+        "sets no readOnlyHint, so by the protocol's defaults it may change things"
+    }
 }
 
 /// The arguments made up for the object schema `schema` (at the JSON

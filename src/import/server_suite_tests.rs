@@ -81,7 +81,7 @@ fn a_file_per_tool_and_the_suite_file() {
         tool("a_b", json!({"type": "object"}), Some(true)),
     ];
     let command = ["npx".to_owned(), "-y".to_owned(), "srv".to_owned()];
-    let files = suite("srv", &command, &tools);
+    let files = suite("srv", &command, &tools, Writes::Skip);
     let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(
         paths,
@@ -97,6 +97,16 @@ fn a_file_per_tool_and_the_suite_file() {
     insta::assert_snapshot!("server_suite_echo", files[1].text);
     insta::assert_snapshot!("server_suite_wipe", files[2].text);
     insta::assert_snapshot!("server_suite_unannotated", files[3].text);
+    // With --include-writes, the tools that may change things run too,
+    // each saying why it may.
+    let files = suite("srv", &command, &tools, Writes::Include);
+    assert_eq!(
+        files[1].text,
+        suite("srv", &command, &tools, Writes::Skip)[1].text
+    );
+    assert!(files.iter().all(|f| !f.text.contains("\nskip: ")));
+    insta::assert_snapshot!("server_suite_wipe_included", files[2].text);
+    insta::assert_snapshot!("server_suite_unannotated_included", files[3].text);
 }
 
 #[test]
@@ -111,7 +121,7 @@ fn the_suite_loads() {
         tool("odd/name", json!({"type": "object"}), Some(true)),
     ];
     let dir = tempfile::tempdir().expect("tempdir");
-    for file in suite("srv", &["srv".to_owned()], &tools) {
+    for file in suite("srv", &["srv".to_owned()], &tools, Writes::Skip) {
         std::fs::write(dir.path().join(&file.path), &file.text).expect("write");
     }
     let found = crate::run::discover(
@@ -157,7 +167,7 @@ fn hostile_names_and_values_make_a_suite_that_loads_and_sends_them_as_given() {
         tool("a${HOME}b", json!({"type": "object"}), Some(true)),
     ];
     let dir = tempfile::tempdir().expect("tempdir");
-    let files = suite("srv", &["srv".to_owned()], &tools);
+    let files = suite("srv", &["srv".to_owned()], &tools, Writes::Skip);
     for file in &files {
         std::fs::write(dir.path().join(&file.path), &file.text).expect("write");
     }

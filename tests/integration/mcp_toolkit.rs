@@ -146,6 +146,54 @@ fn run_audit_servers_fails_a_scenario_whose_server_breaks_a_rule() {
 }
 
 #[test]
+fn include_writes_runs_the_tools_that_change_things_in_their_workspaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = harness(&[
+        "init",
+        dir.path().to_str().unwrap(),
+        "--include-writes",
+        "--mcp",
+        HARNESS,
+        "mcp",
+        "--cwd",
+        "${workspace}",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().next(),
+        Some(
+            format!(
+                "wrote a suite for `harness` into {}/scenarios: harness.yaml and 7 scenarios, \
+                 one per tool (3 of them may change things and run, as --include-writes asks)",
+                dir.path().display()
+            )
+            .as_str()
+        )
+    );
+    let suite = dir.path().join("scenarios");
+    let write = std::fs::read_to_string(suite.join("write.yaml")).unwrap();
+    assert_eq!(
+        write.lines().find(|l| l.starts_with("# It may")),
+        Some(
+            "# It may change things: it is annotated destructive (destructiveHint: true); it runs \
+         because of --include-writes, in the scenario's workspace and sandbox."
+        )
+    );
+    assert!(!write.contains("\nskip:"), "{write}");
+    let suite = suite.to_str().unwrap();
+    let first = harness(&["run", suite, "--update-snapshots", "-q"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    assert_eq!(
+        text(&first).lines().find_map(|l| l
+            .split(" in ")
+            .next()
+            .filter(|l| l.starts_with("7 scenarios"))),
+        Some("7 scenarios: 7 passed, 0 failed, 0 skipped"),
+        "{}",
+        text(&first)
+    );
+}
+
+#[test]
 fn a_suite_from_harness_mcp_loads_records_its_snapshots_and_holds_them() {
     let dir = tempfile::tempdir().unwrap();
     let out = harness(&[
