@@ -171,6 +171,7 @@ impl Validator<'_> {
         // where it is declared, not again at each use).
         let server_names: BTreeSet<String> =
             servers.keys().chain(doc.servers.keys()).cloned().collect();
+        self.declared_servers.clone_from(&server_names);
         let agent = doc.agent.clone().or_else(|| suite.doc.agent.clone());
         if let Some(name) = &doc.agent {
             self.agent_name(&[k("agent")], name, &suite.agents);

@@ -39,7 +39,6 @@ use super::validator::Validator;
 use super::validator::is_inside;
 use super::validator::join;
 use super::validator::k;
-use super::validator::unknown_tool_message;
 
 impl Validator<'_> {
     /// A regex of an expectation at `at`: checked, and compiled unless it
@@ -239,7 +238,7 @@ impl Validator<'_> {
             if !known {
                 self.problem(
                     &[k("expect"), k("order"), Seg::Index(i)],
-                    unknown_tool_message(name, &self.server_tools),
+                    self.unknown_tool(name),
                 );
             }
         }

@@ -21,7 +21,6 @@ use super::scenario::OpenCall;
 use super::validator::Validator;
 use super::validator::join;
 use super::validator::k;
-use super::validator::unknown_tool_message;
 
 impl Validator<'_> {
     /// The faux model's script, step by step.
@@ -262,7 +261,7 @@ impl Validator<'_> {
                     format!(
                         "{} (to test the error for an unknown tool on purpose, add `expect: {{ \
                          error: true }}` to the call)",
-                        unknown_tool_message(&spec.call, &self.server_tools)
+                        self.unknown_tool(&spec.call)
                     ),
                 );
             }

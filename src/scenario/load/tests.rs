@@ -715,6 +715,38 @@ fn calls_to_tools_that_are_not_active_are_load_errors_unless_expected_to_fail() 
 }
 
 #[test]
+fn a_call_with_servers_declared_but_none_active_says_how_to_activate_them() {
+    let suite = Suite::from_text(
+        Path::new("s/harness.yaml"),
+        "servers:\n  memory: { command: [mcp-server-memory] }\n",
+        &|_| Vec::new(),
+    )
+    .unwrap();
+    let (_, errors) = load_text(
+        Path::new("s/x.yaml"),
+        "model:\n  - call: read_graph\nexpect:\n  order: [read_graph]\n",
+        &suite,
+    );
+    let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        [
+            "s/x.yaml:2:11: model[0].call: unknown tool `read_graph`: no MCP server is active in \
+             this scenario, and the built-in tools are read, bash, edit, write, grep, find, ls; if \
+             `read_graph` is a tool of the server `memory`, activate it in `tools:` (`tools: \
+             [memory]`, or `tools: [memory/read_graph]` for that tool alone), here or in \
+             harness.yaml for every scenario (to test the error for an unknown tool on purpose, \
+             add `expect: { error: true }` to the call)",
+            "s/x.yaml:4:11: expect.order[0]: unknown tool `read_graph`: no MCP server is active \
+             in this scenario, and the built-in tools are read, bash, edit, write, grep, find, \
+             ls; if `read_graph` is a tool of the server `memory`, activate it in `tools:` \
+             (`tools: [memory]`, or `tools: [memory/read_graph]` for that tool alone), here or \
+             in harness.yaml for every scenario",
+        ]
+    );
+}
+
+#[test]
 fn a_suite_files_system_and_bash_serve_scenarios_that_set_none_and_a_scenario_wins() {
     let suite = Suite::from_text(
         Path::new("s/harness.yaml"),

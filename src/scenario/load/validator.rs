@@ -84,6 +84,9 @@ pub(super) struct Validator<'a> {
     /// The script is served to a real agent: its calls name the agent's
     /// tools, which only the agent knows.
     pub(super) any_tool: bool,
+    /// The MCP servers declared for the scenario (its own and its
+    /// suite's), active or not.
+    pub(super) declared_servers: BTreeSet<String>,
 }
 
 impl<'a> Validator<'a> {
@@ -106,7 +109,36 @@ impl<'a> Validator<'a> {
             open_tools: false,
             open_calls: Vec::new(),
             any_tool: false,
+            declared_servers: BTreeSet::new(),
         }
+    }
+
+    /// The problem of a call to (or an `order` entry naming) `name`, no
+    /// active tool's name. When servers are declared but none of them is
+    /// active, the name is most likely one of theirs: the message says how
+    /// to activate them rather than suggest a built-in tool.
+    pub(super) fn unknown_tool(&self, name: &str) -> String {
+        if self.declared_servers.is_empty() || self.open_tools || !self.server_tools.is_empty() {
+            return unknown_tool_message(name, &self.server_tools);
+        }
+        let servers: Vec<&str> = self.declared_servers.iter().map(String::as_str).collect();
+        let first = servers.first().copied().unwrap_or_default();
+        format!(
+            "unknown tool `{name}`: no MCP server is active in this scenario, and the built-in \
+             tools are {}; if `{name}` is a tool of {}, activate {} in `tools:` (`tools: \
+             [{first}]`, or `tools: [{first}/{name}]` for that tool alone), here or in \
+             harness.yaml for every scenario",
+            ALL_TOOL_NAMES.join(", "),
+            match servers.len() {
+                1 => format!("the server `{first}`"),
+                _ => format!("one of the servers {}", servers.join(", ")),
+            },
+            if servers.len() == 1 {
+                "it"
+            } else {
+                "the server"
+            },
+        )
     }
 
     /// A problem at the value at `at`.
