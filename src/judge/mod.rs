@@ -83,7 +83,11 @@ pub(crate) fn check(input: &CheckInput<'_>) -> CheckOutput {
         .iter()
         .map(|r| (r.call.id.as_str(), r))
         .collect();
-    for (id, check) in &input.scenario.call_checks {
+    // In step order: the ids are `call_{step}_{n}` (`_retry{k}` after), so
+    // their order as text puts step 10 before step 7.
+    let mut in_order: Vec<_> = input.scenario.call_checks.iter().collect();
+    in_order.sort_by_cached_key(|(id, _)| step_order(id));
+    for (id, check) in in_order {
         if input.deadline.passed() {
             out.failures.push(out_of_time(input, &check.label));
             return out;
@@ -109,6 +113,16 @@ pub(crate) fn check(input: &CheckInput<'_>) -> CheckOutput {
     order_check(input, &mut out.failures);
     stats_checks(input, &mut out.failures);
     out
+}
+
+/// A call id as the numbers in it, in order (`call_10_2_retry1` is
+/// 10, 2, 1), then the id itself: ids sort by step, call and retry.
+fn step_order(id: &str) -> (Vec<u64>, &str) {
+    let numbers = id
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|part| part.parse().ok())
+        .collect();
+    (numbers, id)
 }
 
 /// The failure of checks stopped at the deadline, in (or before) those of

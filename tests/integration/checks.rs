@@ -67,3 +67,35 @@ fn problems_in_the_new_keys_are_placed_at_their_nodes() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     );
 }
+
+#[test]
+fn failures_are_listed_in_step_order_past_step_nine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut steps = String::new();
+    for n in 1..=11 {
+        let expect = if matches!(n, 2 | 7 | 10) {
+            "nope"
+        } else {
+            "ok"
+        };
+        steps.push_str(&format!(
+            "  - call: bash\n    args: {{ command: echo ok }}\n    expect: {{ contains: {expect} }}\n"
+        ));
+    }
+    let file = dir.path().join("steps.yaml");
+    std::fs::write(
+        &file,
+        format!("name: eleven steps\ntools: [bash]\nmodel:\n{steps}"),
+    )
+    .unwrap();
+    let out = harness(tmp.path(), &["run", file.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let steps: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("step "))
+        .filter_map(|l| l.split(|c: char| !c.is_ascii_digit()).next())
+        .collect();
+    assert_eq!(steps, ["2", "7", "10"], "{text}");
+}
