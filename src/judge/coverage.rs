@@ -172,6 +172,18 @@ impl<'a> Observer<'a> {
     }
 }
 
+/// Marks each of the scenario's `active` tools that has an area of its
+/// own (a built-in tool's name) in its coverage, with no behaviour when
+/// none was seen, so a summary can tell a tool no scenario activated (not
+/// shown) from one activated but never called (shown, at 0).
+pub(crate) fn mark_active(coverage: &mut ScenarioCoverage, active: &[&str]) {
+    for name in active {
+        if TOOL_BEHAVIOURS.iter().any(|(tool, _)| tool == name) {
+            coverage.entry((*name).to_owned()).or_default();
+        }
+    }
+}
+
 /// The area of a scenario's MCP server `name` (`server fs`), whose
 /// behaviours are its active tools, each called or not.
 pub(crate) fn server_area(name: &str) -> String {

@@ -73,6 +73,12 @@ pub(crate) fn summarize(summary: &RunSummary) -> Option<Coverage> {
     }
     // (calls, scenarios) by area and behaviour.
     let mut seen: BTreeMap<&str, BTreeMap<&str, (u64, u64)>> = BTreeMap::new();
+    // The areas some scenario has: a built-in tool is one when a scenario
+    // activated it (judge::coverage::mark_active), or called it.
+    let present: std::collections::BTreeSet<&str> = recorded
+        .iter()
+        .flat_map(|scenario| scenario.keys().map(String::as_str))
+        .collect();
     for scenario in &recorded {
         for (area, behaviours) in *scenario {
             for (behaviour, calls) in behaviours {
@@ -85,14 +91,6 @@ pub(crate) fn summarize(summary: &RunSummary) -> Option<Coverage> {
                 entry.1 += 1;
             }
         }
-    }
-    let mut areas = Vec::new();
-    for (area, known) in catalogue() {
-        areas.push(area_coverage(
-            area,
-            known,
-            seen.remove(area).unwrap_or_default(),
-        ));
     }
     // Each MCP server's active tools, in the order the scenarios list them.
     let mut servers: Vec<(String, Vec<&str>)> = Vec::new();
@@ -113,9 +111,22 @@ pub(crate) fn summarize(summary: &RunSummary) -> Option<Coverage> {
             }
         }
     }
+    // The servers first (what a server's author looks for), then the
+    // built-in tools some scenario activated, then the loop.
+    let mut areas = Vec::new();
     for (area, tools) in &servers {
         let seen_here = seen.remove(area.as_str()).unwrap_or_default();
         areas.push(area_coverage(area, tools, seen_here));
+    }
+    for (area, known) in catalogue() {
+        if area != crate::judge::coverage::LOOP && !present.contains(area) {
+            continue;
+        }
+        areas.push(area_coverage(
+            area,
+            known,
+            seen.remove(area).unwrap_or_default(),
+        ));
     }
     for (area, rest) in seen {
         areas.push(area_coverage(area, &[], rest));
@@ -183,6 +194,8 @@ mod tests {
                 BTreeMap::from([("created".to_owned(), 1)]),
             ),
             ("mystery".to_owned(), BTreeMap::from([("ok".to_owned(), 1)])),
+            // Activated, never called (judge::coverage::mark_active).
+            ("read".to_owned(), BTreeMap::new()),
         ]);
         let mut summary = RunSummary {
             scenarios: vec![scenario("a", None)],
@@ -231,16 +244,15 @@ mod tests {
             }
         );
         let names: Vec<&str> = coverage.areas.iter().map(|a| a.area.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "read", "bash", "edit", "write", "grep", "find", "ls", "loop", "mystery"
-            ]
-        );
+        // The built-in tools no scenario activated are left out.
+        assert_eq!(names, ["read", "write", "loop", "mystery"]);
         assert_eq!(coverage.exercised, 1);
         assert_eq!(
             coverage.known,
-            catalogue().map(|(_, b)| b.len()).sum::<usize>()
+            catalogue()
+                .filter(|(area, _)| ["read", "write", "loop"].contains(area))
+                .map(|(_, b)| b.len())
+                .sum::<usize>()
         );
     }
 }

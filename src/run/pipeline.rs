@@ -201,6 +201,9 @@ impl Job<'_> {
             Ok(()) => {
                 let active = servers.active();
                 self.judge(&transcript, view, &active, &mut outcome);
+                if let Some(coverage) = &mut outcome.coverage {
+                    crate::judge::coverage::mark_active(coverage, &registry.active_names());
+                }
             }
             Err(_) => {
                 options.cancel.cancel();

@@ -163,3 +163,52 @@ fn without_the_flag_there_is_no_coverage() {
     assert_eq!(md.find("### Coverage"), None);
     assert_eq!(stdout.find("coverage:"), None);
 }
+
+#[test]
+fn a_server_only_suite_shows_its_server_first_and_no_built_in_tool() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("suite");
+    std::fs::create_dir_all(&suite).unwrap();
+    std::fs::write(
+        suite.join("harness.yaml"),
+        "servers:\n  h:\n    command: [\"${harness}\", mcp, --cwd, \"${workspace}\"]\n    prefix: h_\n",
+    )
+    .unwrap();
+    std::fs::write(
+        suite.join("ls.yaml"),
+        "name: server ls\ntools: [h]\nmodel:\n  - call: h_ls\n    args: { path: . }\n",
+    )
+    .unwrap();
+    let report = tmp.path().join("report");
+    let out = harness(
+        tmp.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--coverage",
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("run.json")).unwrap()).unwrap();
+    let areas: Vec<(&str, u64, u64)> = json["coverage"]["areas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["area"].as_str().unwrap(),
+                a["exercised"].as_u64().unwrap(),
+                a["known"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(areas[0], ("server h", 1, 7));
+    assert_eq!(
+        areas.iter().map(|a| a.0).collect::<Vec<_>>(),
+        ["server h", "loop"]
+    );
+}
