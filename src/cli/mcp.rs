@@ -93,7 +93,22 @@ pub(super) fn run(args: McpArgs) -> u8 {
             return super::common::usage_error(format!("cannot start the async runtime: {err}"));
         }
     };
-    let server = McpServer::new(registry);
+    // What the kernel cannot enforce of bash's sandbox, said on standard
+    // error already, is also each session's first warning (docs/mcp.md).
+    let warnings = registry
+        .workspace()
+        .process()
+        .sandbox()
+        .map(|sandbox| {
+            sandbox
+                .report()
+                .shortfalls()
+                .into_iter()
+                .map(|shortfall| format!("bash's commands run with a partial sandbox: {shortfall}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let server = McpServer::with_warnings(registry, warnings);
     if let Some(addr) = args.http {
         return serve_http(runtime, server, addr);
     }

@@ -206,7 +206,11 @@ impl Guard {
     }
 
     /// The answer for a request that is not let through, if it is not.
-    async fn refusal(&self, request: &Request<Incoming>, sessions: &Sessions) -> Option<Response<Body>> {
+    async fn refusal(
+        &self,
+        request: &Request<Incoming>,
+        sessions: &Sessions,
+    ) -> Option<Response<Body>> {
         if request.uri().path() != MCP_PATH {
             return Some(plain(
                 StatusCode::NOT_FOUND,
@@ -254,8 +258,8 @@ impl Guard {
                 ));
             }
         }
-        let new_session = request.method() == http::Method::POST
-            && !headers.contains_key("mcp-session-id");
+        let new_session =
+            request.method() == http::Method::POST && !headers.contains_key("mcp-session-id");
         if new_session && sessions.count().await >= MAX_SESSIONS {
             return Some(plain(
                 StatusCode::SERVICE_UNAVAILABLE,

@@ -13,7 +13,8 @@
 //! error    a call that broke the tool layer (the result's internal error)
 //! ```
 //!
-//! The data of each message is one line of text; the logger is `harness`.
+//! The data of each message is a string (the refusal or failure in the
+//! words the model gets); the logger is `harness`.
 //! rmcp marks logging deprecated (SEP-2577 drops it from the 2026-07-28
 //! revision); the revisions before it have it, and clients use it.
 #![allow(deprecated)]
@@ -126,7 +127,10 @@ mod tests {
 
     #[test]
     fn shown_escapes_control_characters_and_bounds_the_length() {
-        assert_eq!(shown("a\nb\u{1b}[31m\"c\"\u{202e}"), "a\\nb\\u{1b}[31m\"c\"\\u{202e}");
+        assert_eq!(
+            shown("a\nb\u{1b}[31m\"c\"\u{202e}"),
+            "a\\nb\\u{1b}[31m\"c\"\\u{202e}"
+        );
         let long = "x".repeat(500);
         assert_eq!(
             shown(&long),

@@ -44,11 +44,11 @@ use rmcp::model::Tool;
 use rmcp::service::QuitReason;
 use rmcp::service::RequestContext;
 use rmcp::service::ServerInitializeError;
+use serde_json::Value;
 use tokio::io::AsyncRead;
 use tokio::io::AsyncWrite;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use serde_json::Value;
 
 use super::arrival::Arrival;
 use super::arrival::Arrivals;
@@ -241,7 +241,11 @@ impl McpServer {
         if inner.registry.spec(&request.name).is_none() {
             let error = unknown_tool(prepared.err());
             self.log
-                .send(peer, Level::Warning, format!("{what} refused: {}", error.message))
+                .send(
+                    peer,
+                    Level::Warning,
+                    format!("{what} refused: {}", error.message),
+                )
                 .await;
             return Err(error);
         }
@@ -250,7 +254,11 @@ impl McpServer {
             Err(err) => {
                 let result = err.into_result();
                 self.log
-                    .send(peer, Level::Warning, format!("{what} refused: {}", result.text()))
+                    .send(
+                        peer,
+                        Level::Warning,
+                        format!("{what} refused: {}", result.text()),
+                    )
                     .await;
                 return Ok(call_tool_result(result).into());
             }
@@ -270,9 +278,7 @@ impl McpServer {
             (None, true) => (Level::Warning, format!("failed: {}", result.text())),
             (None, false) => (Level::Debug, "ended".to_owned()),
         };
-        self.log
-            .send(peer, level, format!("{what} {ending}"))
-            .await;
+        self.log.send(peer, level, format!("{what} {ending}")).await;
         Ok(call_tool_result(result).into())
     }
 }
@@ -414,7 +420,10 @@ impl ServerHandler for McpServer {
             return Err(no_resources());
         };
         let _running = self.inner.calls.token();
-        Ok(resources.read(&request.uri, context.ct.clone()).await?.into())
+        Ok(resources
+            .read(&request.uri, context.ct.clone())
+            .await?
+            .into())
     }
 
     async fn on_custom_request(
