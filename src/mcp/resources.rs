@@ -339,7 +339,7 @@ mod tests {
             "test://static-text",
             "file://host/a",
         ] {
-            let err = path_of(uri).err().map(|err| i32::from(err.code.0));
+            let err = path_of(uri).err().map(|err| err.code.0);
             assert_eq!(err, Some(-32002), "{uri}");
         }
     }
@@ -357,7 +357,7 @@ mod tests {
     fn cursors_are_indexes_this_server_gives() {
         assert_eq!(parse_cursor("500").ok(), Some(500));
         for bad in ["", "-1", "x", "10001", "1e3"] {
-            let code = parse_cursor(bad).err().map(|err| i32::from(err.code.0));
+            let code = parse_cursor(bad).err().map(|err| err.code.0);
             assert_eq!(code, Some(-32602), "{bad}");
         }
     }
