@@ -248,6 +248,26 @@ fn http_refuses_a_foreign_host_or_origin_and_other_paths() {
 }
 
 #[test]
+fn http_holds_at_most_32_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Http::start(dir.path());
+    let host = format!("127.0.0.1:{}", server.port);
+    let statuses: Vec<String> = (0..33)
+        .map(|_| server.post_initialize(&host, "").0)
+        .collect();
+    let mut expected = vec!["HTTP/1.1 200 OK".to_owned(); 32];
+    expected.push("HTTP/1.1 503 Service Unavailable".to_owned());
+    assert_eq!(statuses, expected);
+    assert_eq!(
+        server.post_initialize(&host, "").1,
+        "Service unavailable: this server already holds 32 sessions, the most it holds at once. \
+         End one (an HTTP DELETE with its Mcp-Session-Id), or wait: a session ends after 5 \
+         minutes without a request.\n"
+    );
+    assert_eq!(server.stop(), (Some(0), Vec::new()));
+}
+
+#[test]
 fn http_sigterm_cancels_a_running_call_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let server = Http::start(dir.path());
