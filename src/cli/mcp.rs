@@ -1,23 +1,29 @@
 //! `harness mcp [--cwd DIR] [--tools PRESET|LIST] [--no-confine]
-//! [--limits FILE] [--no-sandbox] [--no-network]`: the tool registry served
-//! over MCP on standard input and output (docs/mcp.md), bash in a sandbox
-//! (sandbox.rs) for the whole session unless `--no-sandbox`.
+//! [--limits FILE] [--no-sandbox] [--no-network] [--http ADDR]`: the tool
+//! registry served over MCP on standard input and output (docs/mcp.md), or
+//! over Streamable HTTP at `http://ADDR/mcp` with `--http` (its URL said
+//! on standard error once it listens), bash in a sandbox (sandbox.rs) for
+//! the whole session unless `--no-sandbox`.
 //!
 //! Only MCP goes to standard output; problems go to standard error. The
 //! session ends when the client closes standard input (calls still running
 //! get a moment to finish, then are cancelled) or on SIGTERM, SIGINT or
 //! SIGHUP (calls are cancelled at once); either way every command's process
-//! group is killed before the process exits with 0. Bad flags or a bad
-//! limits file exit with 2 before anything is served; a session that breaks
+//! group is killed before the process exits with 0. Over HTTP only the
+//! signals end it. Bad flags, a bad limits file or an address it cannot
+//! listen on exit with 2 before anything is served; a session that breaks
 //! exits with 1.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use crate::exit;
 use crate::mcp::McpServer;
+use crate::mcp::http::HttpListener;
 use crate::scenario::load::load_limits;
 use crate::tools::Limits;
 use crate::tools::Registry;
@@ -41,7 +47,15 @@ pub(super) struct McpArgs {
     /// scenario.
     #[arg(long, value_name = "FILE")]
     limits: Option<PathBuf>,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio
+    /// (ADDR: IP:PORT, e.g. 127.0.0.1:8931; port 0 picks a free one).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
 }
+
+/// How long the HTTP server's leftover tasks get at the end: dropping them
+/// drops the registry, whose process backend kills what commands left.
+const HTTP_END_WAIT: Duration = Duration::from_secs(2);
 
 pub(super) fn run(args: McpArgs) -> u8 {
     super::guard::not_dumpable();
@@ -79,7 +93,25 @@ pub(super) fn run(args: McpArgs) -> u8 {
             return super::common::usage_error(format!("cannot start the async runtime: {err}"));
         }
     };
-    let server = McpServer::new(registry);
+    // What the kernel cannot enforce of bash's sandbox, said on standard
+    // error already, is also each session's first warning (docs/mcp.md).
+    let warnings = registry
+        .workspace()
+        .process()
+        .sandbox()
+        .map(|sandbox| {
+            sandbox
+                .report()
+                .shortfalls()
+                .into_iter()
+                .map(|shortfall| format!("bash's commands run with a partial sandbox: {shortfall}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let server = McpServer::with_warnings(registry, warnings);
+    if let Some(addr) = args.http {
+        return serve_http(runtime, server, addr);
+    }
     let outcome = runtime.block_on(async {
         // The handlers are in place before the first message is read.
         let stop = CancellationToken::new();
@@ -103,5 +135,30 @@ pub(super) fn run(args: McpArgs) -> u8 {
             eprintln!("error: {err}");
             exit::FAILED
         }
+    }
+}
+
+/// `--http ADDR`: serves until SIGTERM, SIGINT or SIGHUP.
+fn serve_http(runtime: tokio::runtime::Runtime, server: McpServer, addr: SocketAddr) -> u8 {
+    let served = runtime.block_on(async {
+        let stop = CancellationToken::new();
+        let stops = crate::base::signals::stop_signals();
+        let on_stop = stop.clone();
+        tokio::spawn(async move {
+            stops.await;
+            on_stop.cancel();
+        });
+        let listener = HttpListener::bind(addr).await?;
+        eprintln!("harness mcp: serving on {}", listener.url());
+        listener.serve(&server, stop).await;
+        Ok::<(), String>(())
+    });
+    drop(server);
+    // rmcp's session tasks may still hold the server: dropped with the
+    // runtime, they drop the registry.
+    runtime.shutdown_timeout(HTTP_END_WAIT);
+    match served {
+        Ok(()) => exit::SUCCESS,
+        Err(err) => super::common::usage_error(err),
     }
 }

@@ -17,7 +17,15 @@
 //! arrival.rs  the transport wrapper that prepares each tools/call in the
 //!             order it arrived (the mutation queue's order) and notices
 //!             the end of the input
+//! lines.rs    the stdio framing: -32700 for a line that is not JSON,
+//!             -32600 for JSON that is no message, a line on stderr each
+//! logging.rs  logging/setLevel and notifications/message per session;
+//!             text escaped and cut for stderr and messages
+//! resources.rs the workspace's files as file:///{path} resources, listed
+//!             by find and read by read
 //! server.rs   McpServer (the ServerHandler) and one session's lifecycle
+//! http.rs     `harness mcp --http`: Streamable HTTP at /mcp over hyper,
+//!             Host/Origin checks, bounded sessions and connections
 //! audit.rs    what known clients reject or mishandle in tool definitions
 //! record.rs   the relay of `harness record`: a client's lines to a real
 //!             server and back, unchanged, and the tools/calls noted
@@ -35,9 +43,13 @@
 mod arrival;
 pub mod audit;
 pub mod client;
+pub mod http;
+mod lines;
 mod listing;
+mod logging;
 mod progress;
 pub mod record;
+mod resources;
 mod results;
 mod server;
 

@@ -30,6 +30,7 @@ mod loading;
 mod mcp;
 mod mcp_client;
 mod mcp_scenarios;
+mod mcp_server;
 mod mcp_toolkit;
 mod properties;
 mod replay;
