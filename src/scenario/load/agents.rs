@@ -323,6 +323,49 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_scenario_takes_servers_and_pi_and_the_loops_server_keys_are_refused() {
+        let suite = Suite::default();
+        let ok = "agent: claude-code\nservers:\n  harness: { command: [\"${harness}\", mcp] }\n  \
+                  web: { url: \"http://127.0.0.1:8931/mcp\" }\nmodel:\n  - call: \
+                  mcp__harness__read\n    args: { path: a }\n  - say: Done.\n";
+        let (scenarios, errors) = load_text(Path::new("s/x.yaml"), ok, &suite);
+        assert_eq!(errors.len(), 0, "{errors:?}");
+        let servers: Vec<&str> = scenarios[0]
+            .servers
+            .iter()
+            .map(|plan| plan.name.as_str())
+            .collect();
+        assert_eq!(servers, vec!["harness", "web"]);
+        assert_eq!(
+            problems(
+                &suite,
+                "agent: pi\nservers:\n  h: { command: [h] }\nmodel:\n  - say: Hi.\n"
+            ),
+            vec![
+                "s/x.yaml:2:1: servers: the agent `pi` has no MCP client (pi 0.73.1 leaves MCP \
+                 out by design), so MCP servers cannot be given to it; remove `servers`"
+                    .to_owned()
+            ]
+        );
+        assert_eq!(
+            problems(
+                &suite,
+                "agent: codex\nservers:\n  h: { command: [h], prefix: x_, share: run }\nmodel:\n  \
+                 - say: Hi.\n"
+            ),
+            vec![
+                "s/x.yaml:3:22: servers.h.prefix: the agent `codex` names a server's tools itself \
+                 (docs/agents.md#mcp-servers-inside-the-agent); `prefix` is for harness's own \
+                 loop, remove it"
+                    .to_owned(),
+                "s/x.yaml:3:34: servers.h.share: the agent `codex` starts its servers itself, \
+                 once per run of the agent; `share` is for harness's own loop, remove it"
+                    .to_owned(),
+            ]
+        );
+    }
+
+    #[test]
     fn the_suites_agents_are_checked_where_they_are_written() {
         let text = "agents:\n  mine:\n    command: [\"${home}/x\", \"${nope}\"]\n    api: grpc\n    env: { 1A: v }\n  pi:\n    command: [node, pi.js]\nagent: mine\n";
         let errors = Suite::from_text(Path::new("s/harness.yaml"), text, &|_| Vec::new())
