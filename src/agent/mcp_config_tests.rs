@@ -29,13 +29,13 @@ fn servers() -> Vec<McpServer> {
     ]
 }
 
+/// Name and value pairs, as a launch's environment and files are.
+type Pairs = Vec<(String, String)>;
+
 /// The launch of the built-in `agent` with `servers` registered: its
 /// arguments after the profile's own, its environment after the
 /// profile's own, and its files.
-fn registered(
-    agent: &str,
-    servers: &[McpServer],
-) -> (Vec<String>, Vec<(String, String)>, Vec<(String, String)>) {
+fn registered(agent: &str, servers: &[McpServer]) -> (Vec<String>, Pairs, Pairs) {
     let profile = profile(agent).unwrap();
     let mut launch = profile.launch(&Placeholders {
         model_url: "http://127.0.0.1:4000".to_owned(),
@@ -62,7 +62,7 @@ fn registered(
     )
 }
 
-fn pairs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+fn pairs(pairs: &[(&str, &str)]) -> Pairs {
     pairs
         .iter()
         .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))

@@ -6,7 +6,8 @@
 //! or items: messages (`role` `user`, `assistant`, `system` or
 //! `developer`; `content` a string or `input_text`, `output_text` and
 //! `input_image` parts), `function_call` (`call_id`, `name`, `arguments`
-//! as text), `custom_tool_call` (`call_id`, `name`, `input`),
+//! as text, and a `namespace` joined to the name: Codex's `mcp__harness`
+//! and `read` are the call `mcp__harness__read`), `custom_tool_call` (`call_id`, `name`, `input`),
 //! `function_call_output` and `custom_tool_call_output` (`call_id`,
 //! `output`: a string or parts). Reasoning items and every field not named
 //! here are ignored. The format has no error flag on a result.
@@ -19,7 +20,9 @@
 //! `response.function_call_arguments.delta` and `.done` for a
 //! `function_call`; `response.custom_tool_call_input.delta` and `.done`
 //! for a `custom_tool_call`), `response.output_item.done` with the whole
-//! item; then `response.completed` with every item and the `usage`.
+//! item; then `response.completed` with every item and the `usage`. A
+//! call named `mcp__SERVER__TOOL` goes out as Codex declares an MCP
+//! server's tools, `namespace: "mcp__SERVER"` and `name: "TOOL"`.
 
 use serde_json::Value;
 use serde_json::json;
