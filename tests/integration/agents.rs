@@ -340,11 +340,9 @@ fn servers_for_an_agent_without_a_known_mcp_config_are_skipped_or_refused_where_
     let out = harness(dir.path(), tmp.path(), &["check", "scenarios"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .next()
-            .unwrap_or_default(),
-        "error: scenarios/a.yaml:2:1: servers: the agent `pi` has no MCP client (pi 0.73.1 leaves \
-         MCP out by design), so MCP servers cannot be given to it; remove `servers`"
+        String::from_utf8_lossy(&out.stdout),
+        "scenarios/a.yaml:2:1: servers: the agent `pi` has no MCP client (pi 0.73.1 leaves MCP \
+         out by design), so MCP servers cannot be given to it; remove `servers`\n1 problem found \
+         (0 valid scenarios)\n"
     );
 }
