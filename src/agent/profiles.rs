@@ -128,7 +128,8 @@ const KEY: &str = "harness";
 
 /// pi over Anthropic Messages (of the four it speaks, a format whose
 /// results carry an error flag): a provider of its own in `models.json`,
-/// its session not kept, offline.
+/// its session not kept, offline. It has no MCP client (its README: "No
+/// MCP"), so no MCP servers can be given to it.
 const PI: AgentProfile = AgentProfile {
     name: "pi",
     command: "pi",
