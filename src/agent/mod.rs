@@ -12,6 +12,7 @@ pub mod agent_loop;
 mod bpe;
 pub mod events;
 pub mod faux;
+pub mod mcp_config;
 pub mod message;
 pub mod present;
 pub mod pricing;

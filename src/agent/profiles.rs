@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::mcp_config::McpFormat;
 use super::serve::ErrorRule;
 use super::wire::Api;
 use crate::base::vars::substitute;
@@ -54,6 +55,9 @@ pub struct AgentProfile {
     /// How its tool results are read as failures where the format has no
     /// error flag.
     pub errors: ErrorRule,
+    /// How MCP servers are registered with it (`None`: it has no MCP
+    /// client).
+    pub mcp: Option<McpFormat>,
 }
 
 /// The values of a profile's placeholders.
@@ -124,7 +128,8 @@ const KEY: &str = "harness";
 
 /// pi over Anthropic Messages (of the four it speaks, a format whose
 /// results carry an error flag): a provider of its own in `models.json`,
-/// its session not kept, offline.
+/// its session not kept, offline. It has no MCP client (its README: "No
+/// MCP"), so no MCP servers can be given to it.
 const PI: AgentProfile = AgentProfile {
     name: "pi",
     command: "pi",
@@ -158,6 +163,7 @@ const PI: AgentProfile = AgentProfile {
     }],
     helpers: &["rg", "fd"],
     errors: ErrorRule::Flag,
+    mcp: None,
 };
 
 /// Claude Code over Anthropic Messages: nonessential traffic, telemetry,
@@ -191,6 +197,7 @@ const CLAUDE_CODE: AgentProfile = AgentProfile {
     files: &[],
     helpers: &[],
     errors: ErrorRule::Flag,
+    mcp: Some(McpFormat::ClaudeCode),
 };
 
 /// Codex over OpenAI Responses (the only format it speaks): a model
@@ -236,6 +243,7 @@ const CODEX: AgentProfile = AgentProfile {
     }],
     helpers: &[],
     errors: ErrorRule::Codex,
+    mcp: Some(McpFormat::Codex),
 };
 
 /// Gemini CLI over Gemini `streamGenerateContent`: API-key auth chosen in
@@ -272,6 +280,7 @@ const GEMINI_CLI: AgentProfile = AgentProfile {
     }],
     helpers: &[],
     errors: ErrorRule::Flag,
+    mcp: Some(McpFormat::GeminiCli),
 };
 
 /// The built-in profiles, by name.

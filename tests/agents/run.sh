@@ -10,6 +10,10 @@
 #      side by side in run.json;
 #   4. tests/agents/roundtrip/: each agent's own transcript imported and
 #      replayed, every call accounted for and every answer agreeing;
+#   5. tests/agents/mcp/: `harness mcp` and server-filesystem (pinned, as
+#      tests/mcp/servers/ installs it) inside Claude Code, Codex and Gemini
+#      CLI, registered through each agent's own configuration, every step
+#      checked, tokens per scenario;
 # and after each run: no process left with its working directory in the
 # run's temporary directory, nothing written to /tmp by the agents.
 #
@@ -141,6 +145,23 @@ done < <(query "$rt/run.json" '
   for (const s of r.scenarios) console.log(`${s.agent ? s.agent.name : "-"} ${s.workspace || "-"}`);')
 rm -rf "${tmp:?}"/*
 after "round trips"
+
+# 5. MCP servers inside the agents (docs/mcp.md#harness-mcp-inside-real-agents):
+# server-filesystem from tests/mcp/servers' pins, on PATH for the agents to
+# start; `harness mcp` is `${harness}`, this very binary.
+# shellcheck source=../mcp/pins.sh
+. "$here/../mcp/pins.sh"
+mkdir -p "$target_dir/mcp-servers"
+mcp_node="$(cd "$target_dir/mcp-servers" && pwd)/node"
+install_node "$mcp_node" "$here/../mcp/servers" "server-filesystem (tests/mcp/servers' pins)" >/dev/null
+code=0
+PATH="$mcp_node/node_modules/.bin:$PATH" "$harness" run tests/agents/mcp --json "$out/mcp.json" >"$out/mcp.out" 2>&1 || code=$?
+[ "$code" -eq 0 ] || fail "tests/agents/mcp exited $code: $(tail -n 20 "$out/mcp.out")"
+summary="$(query "$out/mcp.json" '
+  for (const s of r.scenarios) console.log(`${s.status} ${s.agent ? s.agent.name : "-"} ${s.agent ? s.agent.isolation : "-"} tokens=${s.stats.input_tokens}+${s.stats.output_tokens} results=${s.stats.result_tokens} calls=${s.stats.calls} errors=${s.stats.errors} :: ${s.name}`);')"
+echo "$summary"
+[ "$(grep -c '^passed ' <<<"$summary")" -eq 6 ] || fail "not all 6 MCP scenarios passed"
+after "MCP servers inside the agents"
 
 if [ "$failed" -ne 0 ]; then
   echo "$failed problem(s); see $out/"

@@ -288,3 +288,61 @@ fn each_agent_named_is_a_lane_headed_as_an_agent() {
         ]
     );
 }
+
+#[test]
+fn servers_for_an_agent_without_a_known_mcp_config_are_skipped_or_refused_where_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = fake_agent(dir.path());
+    // The suite's servers reach every scenario below it: the fake agent,
+    // not a built-in one, is skipped with the reason.
+    std::fs::write(
+        dir.path().join("harness.yaml"),
+        format!(
+            "agents:\n  fake: {{ command: [\"{}\", \"${{model_url}}\", ok, \"${{prompt}}\"], api: \
+             openai-chat }}\nservers:\n  h: {{ command: [\"${{harness}}\", mcp] }}\n",
+            agent.display()
+        ),
+    )
+    .unwrap();
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    std::fs::write(scenarios.join("a.yaml"), OK).unwrap();
+    let out = harness(
+        dir.path(),
+        tmp.path(),
+        &["run", "scenarios", "--report", "out"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (
+            &run["scenarios"][0]["status"],
+            &run["scenarios"][0]["skip_reason"]
+        ),
+        (
+            &json!("skipped"),
+            &json!(
+                "the agent `fake` is not a built-in one, so harness knows no way to register the \
+                 scenario's MCP servers with it (claude-code, codex and gemini-cli take them)"
+            )
+        )
+    );
+    // A scenario's own servers for pi are a load error at `servers`.
+    std::fs::write(
+        scenarios.join("a.yaml"),
+        "agent: pi\nservers:\n  fs: { command: [mcp-server-filesystem] }\nmodel:\n  - say: Hi.\n",
+    )
+    .unwrap();
+    let out = harness(dir.path(), tmp.path(), &["check", "scenarios"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "scenarios/a.yaml:2:1: servers: the agent `pi` has no MCP client (pi 0.73.1 leaves MCP \
+         out by design), so MCP servers cannot be given to it; remove `servers`\n1 problem found \
+         (0 valid scenarios)\n"
+    );
+}

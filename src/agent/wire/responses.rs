@@ -6,7 +6,8 @@
 //! or items: messages (`role` `user`, `assistant`, `system` or
 //! `developer`; `content` a string or `input_text`, `output_text` and
 //! `input_image` parts), `function_call` (`call_id`, `name`, `arguments`
-//! as text), `custom_tool_call` (`call_id`, `name`, `input`),
+//! as text, and a `namespace` joined to the name: Codex's `mcp__harness`
+//! and `read` are the call `mcp__harness__read`), `custom_tool_call` (`call_id`, `name`, `input`),
 //! `function_call_output` and `custom_tool_call_output` (`call_id`,
 //! `output`: a string or parts). Reasoning items and every field not named
 //! here are ignored. The format has no error flag on a result.
@@ -19,7 +20,9 @@
 //! `response.function_call_arguments.delta` and `.done` for a
 //! `function_call`; `response.custom_tool_call_input.delta` and `.done`
 //! for a `custom_tool_call`), `response.output_item.done` with the whole
-//! item; then `response.completed` with every item and the `usage`.
+//! item; then `response.completed` with every item and the `usage`. A
+//! call named `mcp__SERVER__TOOL` goes out as Codex declares an MCP
+//! server's tools, `namespace: "mcp__SERVER"` and `name: "TOOL"`.
 
 use serde_json::Value;
 use serde_json::json;
@@ -110,7 +113,7 @@ fn read_item(
         }
         Some("function_call") => history.push(Item::ToolCall(ToolCallItem {
             id: Some(item.str_field("call_id")?.to_owned()),
-            name: item.str_field("name")?.to_owned(),
+            name: joined(item.opt_str("namespace")?, item.str_field("name")?),
             input: CallInput::from_arguments(item.opt_str("arguments")?.unwrap_or_default()),
         })),
         Some("custom_tool_call") => history.push(Item::ToolCall(ToolCallItem {
@@ -198,14 +201,42 @@ fn call_item(call: &ReplyCall, serial: u64, index: usize, status: &str) -> Value
             "name": call.name,
             "input": if done { text.as_str() } else { "" },
         }),
-        input => json!({
-            "id": format!("fc_{serial}_{index}"),
-            "type": "function_call",
-            "status": status,
-            "call_id": call.id,
-            "name": call.name,
-            "arguments": if done { input.to_text() } else { String::new() },
-        }),
+        input => {
+            let mut item = json!({
+                "id": format!("fc_{serial}_{index}"),
+                "type": "function_call",
+                "status": status,
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": if done { input.to_text() } else { String::new() },
+            });
+            if let Some((namespace, name)) = split_namespace(&call.name) {
+                item["namespace"] = json!(namespace);
+                item["name"] = json!(name);
+            }
+            item
+        }
+    }
+}
+
+/// An MCP tool's call as Codex names it (`mcp__SERVER__TOOL`) split into
+/// the namespace Codex declares the server's tools in (`mcp__SERVER`) and
+/// the tool's name there: Codex runs a call of a namespaced tool only
+/// with its `namespace` given.
+fn split_namespace(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("mcp__")?;
+    let at = rest.find("__")?;
+    let tool = &rest[at + 2..];
+    (at > 0 && !tool.is_empty()).then(|| (&name[..5 + at], tool))
+}
+
+/// A call's name with its namespace, as the script names it.
+fn joined(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(namespace) if !namespace.is_empty() && !name.starts_with(namespace) => {
+            format!("{namespace}__{name}")
+        }
+        _ => name.to_owned(),
     }
 }
 

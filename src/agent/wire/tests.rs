@@ -673,3 +673,50 @@ fn errors_quote_at_most_64_characters_of_the_request() {
         )
     );
 }
+
+#[test]
+fn a_codex_mcp_call_goes_out_in_its_namespace_and_comes_back_under_the_joined_name() {
+    let reply = WireReply {
+        text: None,
+        calls: vec![
+            ReplyCall {
+                id: "call_1_1".to_owned(),
+                name: "mcp__harness__read".to_owned(),
+                input: CallInput::Json(json!({"path": "a.txt"})),
+            },
+            ReplyCall {
+                id: "call_1_2".to_owned(),
+                name: "mcp__x".to_owned(),
+                input: CallInput::Json(json!({})),
+            },
+        ],
+        usage: ReplyUsage::default(),
+    };
+    let body: Value = serde_json::from_str(&encoded("/v1/responses", false, &reply).body).unwrap();
+    assert_eq!(
+        body["output"],
+        json!([
+            {"id": "fc_3_1", "type": "function_call", "status": "completed",
+                "call_id": "call_1_1", "name": "read", "arguments": "{\"path\":\"a.txt\"}",
+                "namespace": "mcp__harness"},
+            {"id": "fc_3_2", "type": "function_call", "status": "completed",
+                "call_id": "call_1_2", "name": "mcp__x", "arguments": "{}"},
+        ])
+    );
+    let request = post(
+        "/v1/responses",
+        &json!({"model": "m", "input": [
+            {"type": "function_call", "call_id": "c1", "namespace": "mcp__harness",
+                "name": "read", "arguments": "{}"},
+            {"type": "function_call", "call_id": "c2", "name": "mcp__fs__ls", "arguments": "{}"},
+        ]}),
+    )
+    .unwrap();
+    assert_eq!(
+        request.history,
+        vec![
+            call(Some("c1"), "mcp__harness__read", CallInput::Json(json!({}))),
+            call(Some("c2"), "mcp__fs__ls", CallInput::Json(json!({}))),
+        ]
+    );
+}

@@ -25,6 +25,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Chars4;
 use crate::agent::Presenter;
+use crate::agent::mcp_config::LaunchParts;
+use crate::agent::mcp_config::register;
 use crate::agent::profiles::Placeholders;
 use crate::agent::serve::ModelServer;
 use crate::agent::serve::ScriptResponder;
@@ -118,6 +120,11 @@ impl AgentJob<'_> {
             Ok(resolved) => resolved,
             Err(why) => return ScenarioOutcome::skipped(scenario, why.to_string()),
         };
+        if !scenario.servers.is_empty()
+            && let Some(why) = super::mcp::unsupported(&resolved)
+        {
+            return ScenarioOutcome::skipped(scenario, why);
+        }
         let started = Instant::now();
         let mut outcome = ScenarioOutcome::of(scenario, Status::Failed);
         outcome.snapshot_file = Some(scenario.snapshot_file.clone());
@@ -297,12 +304,35 @@ impl AgentJob<'_> {
                     return ran;
                 }
             };
-        let expanded = resolved.expand(&Placeholders {
+        let mut expanded = resolved.expand(&Placeholders {
             model_url: server.url(),
             workspace: path_text(root),
             home: path_text(home),
             prompt: scenario.task().to_owned(),
         });
+        // The scenario's MCP servers, in the agent's own configuration.
+        if let Some(format) = resolved.mcp {
+            let servers = super::mcp::agent_servers(
+                &scenario.servers,
+                root,
+                &crate::run::servers::harness_binary(),
+            );
+            let parts = LaunchParts {
+                args: &mut expanded.args,
+                env: &mut expanded.env,
+                files: &mut expanded.files,
+            };
+            if let Err(err) = register(format, &servers, &path_text(home), parts) {
+                ran.failure = Some(whole(
+                    "agent",
+                    "the scenario's MCP servers registered with the agent",
+                    err.to_string(),
+                ));
+                ran.record = record;
+                ran.exchanges = server.stop().await;
+                return ran;
+            }
+        }
         for (file, contents) in &expanded.files {
             let file = Path::new(file);
             let written = match file.parent() {
@@ -328,7 +358,9 @@ impl AgentJob<'_> {
             &scenario.sandbox,
             Some(root),
             Some(tmp.to_path_buf()),
-            &[server.addr().port()],
+            &std::iter::once(server.addr().port())
+                .chain(super::mcp::loopback_ports(&scenario.servers))
+                .collect::<Vec<u16>>(),
         )
         .map(|mut policy: SandboxPolicy| {
             policy.writable.push(home.to_path_buf());

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::path::PathBuf;
 
+use crate::agent::mcp_config::McpFormat;
 use crate::agent::profiles;
 use crate::agent::profiles::Placeholders;
 use crate::agent::serve::ErrorRule;
@@ -31,6 +32,8 @@ pub(crate) struct Resolved {
     pub api: Api,
     /// How its results are read as failures where the format has no flag.
     pub errors: ErrorRule,
+    /// How MCP servers are registered with it (`None`: no way known).
+    pub mcp: Option<McpFormat>,
 }
 
 /// Why an agent cannot be run here.
@@ -117,6 +120,7 @@ pub(crate) fn resolve(
                     .collect(),
                 api: def.and_then(|d| d.api).unwrap_or(profile.api),
                 errors: profile.errors,
+                mcp: profile.mcp,
             };
             (command, resolved)
         }
@@ -137,6 +141,7 @@ pub(crate) fn resolve(
                 } else {
                     ErrorRule::Flag
                 },
+                mcp: None,
             };
             (command, resolved)
         }

@@ -23,10 +23,9 @@ use super::validator::k;
 /// The keys of a scenario that only harness's own loop reads: a
 /// scenario served to a real agent may not set them (its own prompt,
 /// tools and limits are what is tested).
-const LOOP_KEYS: [&str; 9] = [
+const LOOP_KEYS: [&str; 8] = [
     "system",
     "tools",
-    "servers",
     "limits",
     "confine",
     "faults",
@@ -185,7 +184,6 @@ impl Validator<'_> {
         let set = [
             doc.system.is_some(),
             doc.tools.is_some(),
-            !doc.servers.is_empty(),
             doc.limits.is_some(),
             doc.confine.is_some(),
             !doc.faults.is_empty(),
@@ -208,6 +206,62 @@ impl Validator<'_> {
                 );
             }
         }
+    }
+}
+
+impl Validator<'_> {
+    /// The scenario's own `servers:` given to `agent`: only an agent with
+    /// an MCP client harness knows how to register them with, and without
+    /// the keys only harness's own loop reads (`prefix`, `share`).
+    pub(super) fn servers_of_agent(
+        &mut self,
+        doc: &ScenarioDoc,
+        agent: &str,
+        defs: &BTreeMap<String, AgentDef>,
+    ) {
+        if doc.servers.is_empty() {
+            return;
+        }
+        if let Some(why) = no_mcp(agent, defs) {
+            self.problem_at_key(&[k("servers")], format!("{why}; remove `servers`"));
+            return;
+        }
+        for (name, spec) in &doc.servers {
+            if spec.prefix.is_some() {
+                self.problem_at_key(
+                    &[k("servers"), k(name), k("prefix")],
+                    format!(
+                        "the agent `{agent}` names a server's tools itself (docs/agents.md#mcp-\
+                         servers-inside-the-agent); `prefix` is for harness's own loop, remove it"
+                    ),
+                );
+            }
+            if spec.share.is_some() {
+                self.problem_at_key(
+                    &[k("servers"), k(name), k("share")],
+                    format!(
+                        "the agent `{agent}` starts its servers itself, once per run of the \
+                         agent; `share` is for harness's own loop, remove it"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Why MCP servers cannot be given to `agent`, when they cannot.
+pub(crate) fn no_mcp(agent: &str, defs: &BTreeMap<String, AgentDef>) -> Option<String> {
+    match profiles::profile(agent) {
+        Some(profile) if profile.mcp.is_some() => None,
+        Some(_) => Some(format!(
+            "the agent `{agent}` has no MCP client (pi 0.73.1 leaves MCP out by design), so MCP \
+             servers cannot be given to it"
+        )),
+        None if defs.contains_key(agent) => Some(format!(
+            "the agent `{agent}` is not a built-in one, so harness knows no way to register MCP \
+             servers with it (claude-code, codex and gemini-cli take them)"
+        )),
+        None => None,
     }
 }
 
@@ -264,6 +318,49 @@ mod tests {
                  codex, gemini-cli (define one of your own under `agents:` in harness.yaml, with \
                  its `command` and `api`)"
                     .to_owned()
+            ]
+        );
+    }
+
+    #[test]
+    fn an_agent_scenario_takes_servers_and_pi_and_the_loops_server_keys_are_refused() {
+        let suite = Suite::default();
+        let ok = "agent: claude-code\nservers:\n  harness: { command: [\"${harness}\", mcp] }\n  \
+                  web: { url: \"http://127.0.0.1:8931/mcp\" }\nmodel:\n  - call: \
+                  mcp__harness__read\n    args: { path: a }\n  - say: Done.\n";
+        let (scenarios, errors) = load_text(Path::new("s/x.yaml"), ok, &suite);
+        assert_eq!(errors.len(), 0, "{errors:?}");
+        let servers: Vec<&str> = scenarios[0]
+            .servers
+            .iter()
+            .map(|plan| plan.name.as_str())
+            .collect();
+        assert_eq!(servers, vec!["harness", "web"]);
+        assert_eq!(
+            problems(
+                &suite,
+                "agent: pi\nservers:\n  h: { command: [h] }\nmodel:\n  - say: Hi.\n"
+            ),
+            vec![
+                "s/x.yaml:2:1: servers: the agent `pi` has no MCP client (pi 0.73.1 leaves MCP \
+                 out by design), so MCP servers cannot be given to it; remove `servers`"
+                    .to_owned()
+            ]
+        );
+        assert_eq!(
+            problems(
+                &suite,
+                "agent: codex\nservers:\n  h: { command: [h], prefix: x_, share: run }\nmodel:\n  \
+                 - say: Hi.\n"
+            ),
+            vec![
+                "s/x.yaml:3:22: servers.h.prefix: the agent `codex` names a server's tools itself \
+                 (docs/agents.md#mcp-servers-inside-the-agent); `prefix` is for harness's own \
+                 loop, remove it"
+                    .to_owned(),
+                "s/x.yaml:3:34: servers.h.share: the agent `codex` starts its servers itself, \
+                 once per run of the agent; `share` is for harness's own loop, remove it"
+                    .to_owned(),
             ]
         );
     }

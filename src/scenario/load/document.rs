@@ -178,6 +178,7 @@ impl Validator<'_> {
         }
         if let Some(name) = &agent {
             self.loop_keys_of_agent(&doc, name);
+            self.servers_of_agent(&doc, name, &suite.agents);
             self.any_tool = true;
         }
         if doc.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
@@ -239,6 +240,10 @@ impl Validator<'_> {
             {
                 used.push(plan.clone());
             }
+        }
+        // An agent is given every server declared: it has no `tools`.
+        if agent.is_some() {
+            used = servers.values().cloned().collect();
         }
         if let Some(limits) = &doc.limits {
             self.limits(&[k("limits")], limits);
