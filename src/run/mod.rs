@@ -26,6 +26,7 @@
 //! | `pipeline` | one scenario end to end: environment, loop, judge |
 //! | `env` | the environment: workspace, git, faults, cleanup |
 //! | `servers` | a scenario's MCP servers, and the run's pool of shared ones |
+//! | `client_side` | `${env:NAME}` of `headers` and `auth` expanded, a scenario's answers to its servers' requests with its roots as `file://` URIs |
 //! | `replay` | `--sync-reads`: recorded texts written back before a replayed read |
 //! | `snapshots` | snapshot files over a run |
 //! | `outcome` | [`RunSummary`], the only input of the report layer |
@@ -49,6 +50,7 @@
 pub(crate) mod agent;
 pub(crate) mod agent_outcome;
 pub(crate) mod builder;
+mod client_side;
 mod config;
 pub(crate) mod coverage;
 pub(crate) mod discover;

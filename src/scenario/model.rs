@@ -89,6 +89,16 @@ pub(crate) struct ScenarioDoc {
     /// The sandbox its programs run in (default: writes in the workspace
     /// and a private TMPDIR, no network); replaces the suite's whole.
     pub sandbox: Option<super::sandbox::SandboxSpec>,
+    /// Replies to the servers' `sampling/createMessage`, in order
+    /// (declared: the client advertises sampling).
+    pub sampling: Option<Vec<super::client::SamplingSpec>>,
+    /// Replies to the servers' `elicitation/create`, in order (declared:
+    /// the client advertises elicitation).
+    pub elicitation: Option<Vec<super::client::ElicitationSpec>>,
+    /// The roots the client gives its servers: paths inside the
+    /// workspace (`[]`: the workspace itself; declared: the client
+    /// advertises roots).
+    pub roots: Option<Vec<String>>,
 }
 
 /// The suite file, `harness.yaml`: defaults for every scenario below it.
@@ -539,6 +549,9 @@ pub(crate) struct ServerSpec {
     /// default): one process per scenario.
     #[schemars(extend("enum" = ["run", "scenario"]))]
     pub share: Option<String>,
+    /// OAuth client credentials (with `url`): a token is got from the
+    /// authorization server the server names, before `initialize`.
+    pub auth: Option<super::client::AuthSpec>,
 }
 
 /// Active tools: a preset name or a list of names.

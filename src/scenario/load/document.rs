@@ -271,7 +271,13 @@ impl Validator<'_> {
             &super::validator::dir_of(path),
             suite.doc.sandbox.as_ref().zip(suite_dir.as_deref()),
         );
+        let client = self.client_plan(
+            doc.sampling.as_deref(),
+            doc.elicitation.as_deref(),
+            doc.roots.as_deref(),
+        );
         Scenario {
+            client,
             snapshot_file: snapshot_path(path),
             snapshot_prefix: multi.then(|| name.clone()),
             name,

@@ -42,6 +42,7 @@
 //! | `sandbox` | `sandbox:` and its `write:` paths, checked |
 
 mod agents;
+mod client;
 mod document;
 mod error;
 mod expectations;
@@ -56,6 +57,7 @@ mod setup;
 mod suite;
 mod validator;
 
+pub(crate) use client::ClientPlan;
 pub(crate) use document::load_file;
 pub use document::load_text;
 pub use error::ScenarioError;

@@ -129,6 +129,9 @@ pub(crate) struct ServerPlan {
     /// The directory of the file that declares it (`${dir}`; the working
     /// directory of a shared server).
     pub dir: PathBuf,
+    /// OAuth client credentials (`auth:`), their `${env:NAME}` expanded
+    /// when it is reached.
+    pub auth: Option<crate::mcp::client::ClientCredentials>,
 }
 
 /// One entry of `tools`, in order.
@@ -227,6 +230,9 @@ pub struct Scenario {
     /// The sandbox its programs run in (`sandbox:`, its own or its suite
     /// file's).
     pub(crate) sandbox: SandboxPlan,
+    /// What it answers to its servers' requests (`sampling:`,
+    /// `elicitation:`, `roots:`).
+    pub(crate) client: super::client::ClientPlan,
 }
 
 impl Scenario {

@@ -421,6 +421,7 @@ fn servers_become_plans_and_tools_entries_in_order() {
                 prefix: "fs_".to_owned(),
                 share: false,
                 dir: dir.clone(),
+                auth: None,
             },
             ServerPlan {
                 name: "web".to_owned(),
@@ -433,6 +434,7 @@ fn servers_become_plans_and_tools_entries_in_order() {
                 prefix: String::new(),
                 share: false,
                 dir,
+                auth: None,
             },
         ]
     );
