@@ -476,6 +476,20 @@ impl Servers {
                 .cloned()
                 .collect();
         }
+        // The tools of the steps that check resources and prompts, after
+        // every other (only those the script uses).
+        let clients: BTreeMap<String, Arc<McpClient>> = self
+            .running
+            .iter()
+            .map(|r| (r.plan.name.clone(), Arc::clone(&r.client)))
+            .collect();
+        for name in super::client_steps::used(scenario) {
+            order.push(name.to_owned());
+            tools.push(Arc::new(super::client_steps::CheckTool::new(
+                name,
+                clients.clone(),
+            )));
+        }
         for call in &scenario.open_calls {
             if !order.contains(&call.name) {
                 return Err(Box::new(Failure::new(

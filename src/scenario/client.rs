@@ -4,6 +4,18 @@
 //! credentials). Checked by `load/client.rs`.
 
 use schemars::JsonSchema;
+
+/// The tool a `list_resources` step is served as (a name no MCP tool can
+/// have: `:` is not allowed in one).
+pub(crate) const LIST_RESOURCES: &str = "mcp:list_resources";
+/// The tool of a `read_resource` step.
+pub(crate) const READ_RESOURCE: &str = "mcp:read_resource";
+/// The tool of a `list_prompts` step.
+pub(crate) const LIST_PROMPTS: &str = "mcp:list_prompts";
+/// The tool of a `get_prompt` step.
+pub(crate) const GET_PROMPT: &str = "mcp:get_prompt";
+/// Every tool a check step is served as.
+pub(crate) const CHECK_TOOLS: [&str; 4] = [LIST_RESOURCES, READ_RESOURCE, LIST_PROMPTS, GET_PROMPT];
 use serde::Deserialize;
 use serde_json::Map;
 use serde_json::Value;
@@ -46,4 +58,17 @@ pub(crate) struct AuthSpec {
     pub signing_algorithm: Option<String>,
     /// Scopes asked for (default: those the server names, else none).
     pub scopes: Option<Vec<String>>,
+}
+
+/// `get_prompt: { server, name, arguments }`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GetPromptSpec {
+    /// The server.
+    pub server: String,
+    /// The prompt's name.
+    pub name: String,
+    /// Its arguments (strings).
+    #[serde(default)]
+    pub arguments: std::collections::BTreeMap<String, String>,
 }

@@ -273,6 +273,16 @@ pub(crate) struct StepSpec {
     pub parallel: Option<Vec<CallSpec>>,
     /// A plain text message; the run ends after it.
     pub say: Option<String>,
+    /// Check this MCP server's `resources/list` (every page).
+    pub list_resources: Option<String>,
+    /// Check the `resources/read` of this URI (with `server`).
+    pub read_resource: Option<String>,
+    /// The server of `read_resource`.
+    pub server: Option<String>,
+    /// Check this MCP server's `prompts/list` (every page).
+    pub list_prompts: Option<String>,
+    /// Check a server's `prompts/get`.
+    pub get_prompt: Option<super::client::GetPromptSpec>,
     /// The call id (default `call_<step>_<index>`).
     pub id: Option<String>,
     /// The arguments, exactly as written (after `${var}` substitution).

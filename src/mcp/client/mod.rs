@@ -18,6 +18,8 @@
 //!             details, JSON-RPC errors
 //! auth.rs     OAuth client credentials (machine to machine) for a server
 //!             reached by URL: discovery, the token, no secret in Debug
+//! checks.rs   resources/list, resources/read, prompts/list, prompts/get
+//!             as results whose text is the answer's JSON (check steps)
 //! session.rs  McpClient: start (a command or a URL over Streamable HTTP),
 //!             initialize and tools/list within the start-up timeout,
 //!             concurrent calls with a call timeout and cancellation, a
@@ -31,6 +33,7 @@
 
 mod answers;
 mod auth;
+mod checks;
 mod ids;
 mod process;
 mod requests;

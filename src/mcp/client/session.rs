@@ -599,8 +599,18 @@ impl McpClient {
         self.process.as_ref().and_then(ServerProcess::exit)
     }
 
+    /// The connection's peer, for requests other than tool calls.
+    pub(super) fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
+    /// The bound of one request.
+    pub(super) fn call_timeout(&self) -> Option<Duration> {
+        self.call_timeout
+    }
+
     /// The error result of a call whose request or answer failed.
-    async fn failed(&self, tool: &str, err: ServiceError) -> ToolResult {
+    pub(super) async fn failed(&self, tool: &str, err: ServiceError) -> ToolResult {
         match err {
             ServiceError::McpError(ref error) if let Some(why) = unreadable(error) => {
                 ToolResult::error(

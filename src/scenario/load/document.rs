@@ -246,7 +246,15 @@ impl Validator<'_> {
         for spec in [&suite.doc.limits, &doc.limits].into_iter().flatten() {
             spec.apply(&mut limits);
         }
+        self.declared_servers = server_names.clone();
         let steps = self.script(&doc.model);
+        for server in std::mem::take(&mut self.checked_servers) {
+            if !used.iter().any(|p| p.name == server)
+                && let Some(plan) = servers.get(&server)
+            {
+                used.push(plan.clone());
+            }
+        }
         let workspace = self.workspace(&doc.workspace, suite);
         let run_check = self.run_check(&doc.expect);
         let conditions = self.conditions(&doc, &suite.doc);

@@ -43,6 +43,7 @@
 
 mod agents;
 mod client;
+mod client_steps;
 mod document;
 mod error;
 mod expectations;

@@ -84,6 +84,11 @@ pub(super) struct Validator<'a> {
     /// The script is served to a real agent: its calls name the agent's
     /// tools, which only the agent knows.
     pub(super) any_tool: bool,
+    /// The names of the scenario's servers (its own and its suite's).
+    pub(super) declared_servers: BTreeSet<String>,
+    /// The servers the check steps name, in order (started even when
+    /// `tools` leaves them out).
+    pub(super) checked_servers: Vec<String>,
 }
 
 impl<'a> Validator<'a> {
@@ -106,6 +111,8 @@ impl<'a> Validator<'a> {
             open_tools: false,
             open_calls: Vec::new(),
             any_tool: false,
+            declared_servers: BTreeSet::new(),
+            checked_servers: Vec::new(),
         }
     }
 
