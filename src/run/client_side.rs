@@ -104,6 +104,26 @@ pub(super) fn answers(plan: &ClientPlan, workspace: &Path) -> Answers {
     }
 }
 
+/// Adds to `model` one turn that is not scripted for each of `texts` (the
+/// replies to the servers' sampling requests): no input, the text's
+/// tokens as output, as the faux model's answer to a request of its own.
+pub(super) fn price_sampling(
+    model: &mut crate::agent::FauxReport,
+    texts: &[String],
+    tokens: &dyn crate::agent::TokenCounter,
+) {
+    for text in texts {
+        model.turns.push(crate::agent::faux::Turn {
+            usage: crate::agent::Usage {
+                output: tokens.count(text),
+                ..crate::agent::Usage::default()
+            },
+            scripted: false,
+            calls: Vec::new(),
+        });
+    }
+}
+
 /// `file://` and the absolute `path`, each byte that is not unreserved
 /// (RFC 3986) or `/` percent-encoded.
 fn file_uri(path: &Path) -> String {

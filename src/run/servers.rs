@@ -509,6 +509,27 @@ impl Servers {
         Ok(ServerTools { tools, order })
     }
 
+    /// The texts the scenario's servers got in answer to their sampling
+    /// requests, server by server, each in order.
+    pub(super) fn sampled(&self) -> Vec<String> {
+        self.running
+            .iter()
+            // A shared server's answers are counted by the scenario that
+            // started it.
+            .filter(|r| r.pool_key.is_none())
+            .flat_map(|r| r.client.served())
+            .filter(|served| served.method == "sampling/createMessage")
+            .filter_map(|served| {
+                served
+                    .result
+                    .as_ref()?
+                    .pointer("/content/text")?
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect()
+    }
+
     /// Each server's active tools, as the model calls them.
     pub(super) fn active(&self) -> Vec<(String, Vec<String>)> {
         self.running
