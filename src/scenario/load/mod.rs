@@ -77,4 +77,6 @@ pub use suite::Suite;
 pub(crate) use validator::DEFAULT_TIMEOUT;
 
 #[cfg(test)]
+mod client_tests;
+#[cfg(test)]
 mod tests;
