@@ -54,9 +54,9 @@ pub(crate) struct AuthSpec {
     /// (`private_key_jwt`); `${env:NAME}` is expanded.
     pub private_key: Option<String>,
     /// The JWT's signing algorithm (default `ES256`).
-    #[schemars(extend("enum" = ["ES256", "ES384", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"]))]
+    #[schemars(extend("enum" = ["ES256", "ES384", "RS256", "RS384", "RS512"]))]
     pub signing_algorithm: Option<String>,
-    /// Scopes asked for (default: those the server names, else none).
+    /// Scopes asked for (default none).
     pub scopes: Option<Vec<String>>,
 }
 
