@@ -18,21 +18,10 @@ use crate::scenario::client::SamplingSpec;
 use crate::scenario::de::closest;
 use crate::scenario::yaml::Seg;
 
+use super::scenario::ClientPlan;
 use super::validator::Validator;
 use super::validator::join;
 use super::validator::k;
-
-/// What the scenario answers to its servers' requests (`None`: not
-/// declared, so not advertised).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct ClientPlan {
-    /// The texts of `sampling:`, in order.
-    pub sampling: Option<Vec<String>>,
-    /// `elicitation:`, in order.
-    pub elicitation: Option<Vec<Elicitation>>,
-    /// `roots:`, workspace-relative (`.` for the workspace itself).
-    pub roots: Option<Vec<String>>,
-}
 
 /// Whether `name` can name an environment variable.
 fn is_env_name(name: &str) -> bool {

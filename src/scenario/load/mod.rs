@@ -58,11 +58,11 @@ mod setup;
 mod suite;
 mod validator;
 
-pub(crate) use client::ClientPlan;
 pub(crate) use document::load_file;
 pub use document::load_text;
 pub use error::ScenarioError;
 pub(crate) use limits::load_limits;
+pub(crate) use scenario::ClientPlan;
 pub(crate) use scenario::FileContent;
 pub(crate) use scenario::GitCheckout;
 pub(crate) use scenario::SandboxPlan;

@@ -162,6 +162,18 @@ pub(crate) struct OpenCall {
     pub name: String,
 }
 
+/// What the scenario answers to its servers' requests (`None`: not
+/// declared, so not advertised).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ClientPlan {
+    /// The texts of `sampling:`, in order.
+    pub sampling: Option<Vec<String>>,
+    /// `elicitation:`, in order.
+    pub elicitation: Option<Vec<crate::mcp::client::Elicitation>>,
+    /// `roots:`, workspace-relative (`.` for the workspace itself).
+    pub roots: Option<Vec<String>>,
+}
+
 /// A validated scenario, ready to run.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -232,7 +244,7 @@ pub struct Scenario {
     pub(crate) sandbox: SandboxPlan,
     /// What it answers to its servers' requests (`sampling:`,
     /// `elicitation:`, `roots:`).
-    pub(crate) client: super::client::ClientPlan,
+    pub(crate) client: ClientPlan,
 }
 
 impl Scenario {
