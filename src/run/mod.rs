@@ -26,6 +26,8 @@
 //! | `pipeline` | one scenario end to end: environment, loop, judge |
 //! | `env` | the environment: workspace, git, faults, cleanup |
 //! | `servers` | a scenario's MCP servers, and the run's pool of shared ones |
+//! | `client_steps` | the tools the steps that check a server's resources and prompts are served as |
+//! | `client_side` | `${env:NAME}` of `headers` and `auth` expanded, a scenario's answers to its servers' requests with its roots as `file://` URIs |
 //! | `replay` | `--sync-reads`: recorded texts written back before a replayed read |
 //! | `snapshots` | snapshot files over a run |
 //! | `outcome` | [`RunSummary`], the only input of the report layer |
@@ -49,6 +51,8 @@
 pub(crate) mod agent;
 pub(crate) mod agent_outcome;
 pub(crate) mod builder;
+mod client_side;
+mod client_steps;
 mod config;
 pub(crate) mod coverage;
 pub(crate) mod discover;

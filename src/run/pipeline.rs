@@ -192,6 +192,10 @@ impl Job<'_> {
             plan.interrupt();
         }
         transcript.model = provider.into_report();
+        // The faux model's replies to the servers' sampling requests are
+        // its output too.
+        let sampled = servers.sampled();
+        super::client_side::price_sampling(&mut transcript.model, &sampled, &*self.config.tokens);
         let view = CheckView {
             root: &root,
             presenter: &presenter,

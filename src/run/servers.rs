@@ -177,12 +177,14 @@ fn expand(text: &str, places: &Places<'_>) -> String {
 }
 
 /// The client configuration of `plan` for a scenario whose workspace is
-/// `places.workspace`.
+/// `places.workspace`, answering its requests as `client` says; or why
+/// it cannot be made (a variable of `headers` or `auth` not set).
 fn config(
     plan: &ServerPlan,
     places: &Places<'_>,
     call_timeout: Option<std::time::Duration>,
-) -> ServerConfig {
+    client: &crate::scenario::ClientPlan,
+) -> Result<ServerConfig, String> {
     let launch = match &plan.launch {
         ServerLaunch::Command { argv, env } => Launch::Command(Command {
             program: expand(&argv[0], places),
@@ -199,16 +201,22 @@ fn config(
         }),
         ServerLaunch::Url { url, headers } => Launch::Url {
             url: url.clone(),
-            headers: headers.clone(),
+            headers: super::client_side::headers(&plan.name, headers)?,
         },
     };
-    ServerConfig {
+    let auth = match &plan.auth {
+        Some(auth) => Some(super::client_side::auth(&plan.name, auth)?),
+        None => None,
+    };
+    Ok(ServerConfig {
         name: plan.name.clone(),
         launch,
         startup_timeout: plan.startup_timeout,
         call_timeout,
         stop_grace: DEFAULT_STOP_GRACE,
-    }
+        answers: super::client_side::answers(client, places.workspace),
+        auth,
+    })
 }
 
 fn outcome_of(plan: &ServerPlan, client: &McpClient, shared: bool) -> ServerOutcome {
@@ -246,8 +254,26 @@ impl Servers {
         // by side (a scenario's start costs its slowest server's).
         let mut starting = tokio::task::JoinSet::new();
         let mut slots: Vec<Option<Running>> = Vec::new();
+        let mut first_error: Option<(usize, crate::mcp::client::StartError)> = None;
         for (index, plan) in scenario.servers.iter().enumerate() {
-            let config = config(plan, places, plan.call_timeout);
+            let config = match config(plan, places, plan.call_timeout, &scenario.client) {
+                Ok(config) => config,
+                Err(message) => {
+                    slots.push(None);
+                    if first_error.is_none() {
+                        first_error = Some((
+                            index,
+                            crate::mcp::client::StartError {
+                                server: plan.name.clone(),
+                                message,
+                                exit_status: None,
+                                stderr_tail: String::new(),
+                            },
+                        ));
+                    }
+                    continue;
+                }
+            };
             // A shared server is shared only with scenarios of the same
             // sandbox settings.
             let pool_key = plan
@@ -286,7 +312,6 @@ impl Servers {
                 }
             }
         }
-        let mut first_error: Option<(usize, crate::mcp::client::StartError)> = None;
         while let Some(done) = starting.join_next().await {
             let Ok((index, pool_key, started)) = done else {
                 continue;
@@ -451,6 +476,20 @@ impl Servers {
                 .cloned()
                 .collect();
         }
+        // The tools of the steps that check resources and prompts, after
+        // every other (only those the script uses).
+        let clients: BTreeMap<String, Arc<McpClient>> = self
+            .running
+            .iter()
+            .map(|r| (r.plan.name.clone(), Arc::clone(&r.client)))
+            .collect();
+        for name in super::client_steps::used(scenario) {
+            order.push(name.to_owned());
+            tools.push(Arc::new(super::client_steps::CheckTool::new(
+                name,
+                clients.clone(),
+            )));
+        }
         for call in &scenario.open_calls {
             if !order.contains(&call.name) {
                 return Err(Box::new(Failure::new(
@@ -468,6 +507,27 @@ impl Servers {
             }
         }
         Ok(ServerTools { tools, order })
+    }
+
+    /// The texts the scenario's servers got in answer to their sampling
+    /// requests, server by server, each in order.
+    pub(super) fn sampled(&self) -> Vec<String> {
+        self.running
+            .iter()
+            // A shared server's answers are counted by the scenario that
+            // started it.
+            .filter(|r| r.pool_key.is_none())
+            .flat_map(|r| r.client.served())
+            .filter(|served| served.method == "sampling/createMessage")
+            .filter_map(|served| {
+                served
+                    .result
+                    .as_ref()?
+                    .pointer("/content/text")?
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect()
     }
 
     /// Each server's active tools, as the model calls them.

@@ -25,8 +25,10 @@
 //! | [`snapshot`] | snapshot files of tool results |
 //! | [`text_file`] | reading the text files users name: regular files only |
 //! | [`sandbox`] | `sandbox:`: `off`, or what the sandbox lets through |
+//! | [`client`] | `sampling:`, `elicitation:`, `roots:` and a server's `auth:`: the harness as an MCP client |
 
 pub(crate) mod agent;
+pub(crate) mod client;
 pub(crate) mod de;
 pub(crate) mod detail_spec;
 pub(crate) mod expect;
@@ -42,6 +44,7 @@ pub(crate) mod two_way;
 pub(crate) mod vars;
 pub(crate) mod yaml;
 
+pub(crate) use load::ClientPlan;
 pub(crate) use load::DEFAULT_TIMEOUT;
 pub use load::Scenario;
 pub use load::ScenarioError;

@@ -89,6 +89,16 @@ pub(crate) struct ScenarioDoc {
     /// The sandbox its programs run in (default: writes in the workspace
     /// and a private TMPDIR, no network); replaces the suite's whole.
     pub sandbox: Option<super::sandbox::SandboxSpec>,
+    /// Replies to the servers' `sampling/createMessage`, in order
+    /// (declared: the client advertises sampling).
+    pub sampling: Option<Vec<super::client::SamplingSpec>>,
+    /// Replies to the servers' `elicitation/create`, in order (declared:
+    /// the client advertises elicitation).
+    pub elicitation: Option<Vec<super::client::ElicitationSpec>>,
+    /// The roots the client gives its servers: paths inside the
+    /// workspace (`[]`: the workspace itself; declared: the client
+    /// advertises roots).
+    pub roots: Option<Vec<String>>,
 }
 
 /// The suite file, `harness.yaml`: defaults for every scenario below it.
@@ -263,6 +273,16 @@ pub(crate) struct StepSpec {
     pub parallel: Option<Vec<CallSpec>>,
     /// A plain text message; the run ends after it.
     pub say: Option<String>,
+    /// Check this MCP server's `resources/list` (every page).
+    pub list_resources: Option<String>,
+    /// Check the `resources/read` of this URI (with `server`).
+    pub read_resource: Option<String>,
+    /// The server of `read_resource`.
+    pub server: Option<String>,
+    /// Check this MCP server's `prompts/list` (every page).
+    pub list_prompts: Option<String>,
+    /// Check a server's `prompts/get`.
+    pub get_prompt: Option<super::client::GetPromptSpec>,
     /// The call id (default `call_<step>_<index>`).
     pub id: Option<String>,
     /// The arguments, exactly as written (after `${var}` substitution).
@@ -539,6 +559,9 @@ pub(crate) struct ServerSpec {
     /// default): one process per scenario.
     #[schemars(extend("enum" = ["run", "scenario"]))]
     pub share: Option<String>,
+    /// OAuth client credentials (with `url`): a token is got from the
+    /// authorization server the server names, before `initialize`.
+    pub auth: Option<super::client::AuthSpec>,
 }
 
 /// Active tools: a preset name or a list of names.

@@ -29,6 +29,7 @@ mod lifecycle;
 mod loading;
 mod mcp;
 mod mcp_client;
+mod mcp_client_side;
 mod mcp_scenarios;
 mod mcp_server;
 mod mcp_toolkit;

@@ -30,11 +30,7 @@ use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequest;
 use rmcp::model::CallToolRequestParams;
-use rmcp::model::ClientCapabilities;
-use rmcp::model::ClientConfig;
 use rmcp::model::ClientRequest;
-use rmcp::model::Implementation;
-use rmcp::model::ProtocolVersion;
 use rmcp::model::ServerResult;
 use rmcp::model::Tool;
 use rmcp::service::ClientInitializeError;
@@ -52,12 +48,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::answers::jsonrpc_error;
 use super::answers::tool_result;
+use super::auth::ClientCredentials;
+use super::auth::access_token;
 use super::ids::ExactIds;
 use super::process::Command;
 use super::process::Exit;
 use super::process::ServerProcess;
 use super::process::Stopped;
 use super::process::spawn;
+use super::requests::Answering;
+use super::requests::Answers;
+use super::requests::Handler;
+use super::requests::Served;
 use super::stdio::Junk;
 use super::stdio::LineTransport;
 use super::stdio::unreadable;
@@ -115,6 +117,12 @@ pub struct ServerConfig {
     pub call_timeout: Option<Duration>,
     /// The grace of each step of a stop.
     pub stop_grace: Duration,
+    /// The answers to the server's requests (sampling, elicitation,
+    /// roots); only those declared are advertised.
+    pub answers: Answers,
+    /// OAuth client credentials for a server reached by URL: an access
+    /// token is got before `initialize` and sent with every request.
+    pub auth: Option<ClientCredentials>,
 }
 
 impl ServerConfig {
@@ -126,6 +134,8 @@ impl ServerConfig {
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: None,
             stop_grace: DEFAULT_STOP_GRACE,
+            answers: Answers::default(),
+            auth: None,
         }
     }
 }
@@ -227,7 +237,7 @@ fn seconds(duration: Duration) -> String {
 pub struct McpClient {
     name: String,
     peer: Peer<RoleClient>,
-    running: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    running: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     tools: Vec<Tool>,
     process: Option<ServerProcess>,
     url: Option<String>,
@@ -237,6 +247,7 @@ pub struct McpClient {
     stop_grace: Duration,
     stopping: CancellationToken,
     stopped: OnceCell<StopReport>,
+    answering: Arc<Answering>,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -245,18 +256,6 @@ impl std::fmt::Debug for McpClient {
             .field("facts", &self.facts)
             .finish_non_exhaustive()
     }
-}
-
-/// The client's side of `initialize`: the newest version that has the
-/// handshake (2025-11-25), which every server of that era or later
-/// answers, no capabilities (no roots, sampling or elicitation).
-fn client_config() -> ClientConfig {
-    let mut config = ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("harness", env!("CARGO_PKG_VERSION")),
-    );
-    config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
-    config
 }
 
 fn header_map(
@@ -295,11 +294,28 @@ impl McpClient {
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         let deadline = tokio::time::Instant::now() + config.startup_timeout;
         let junk = Arc::new(Junk::default());
+        let answering = Arc::new(Answering::new(&config.name, config.answers.clone()));
+        let handler = Handler(Arc::clone(&answering));
         let fail = |message: String| StartError {
             server: config.name.clone(),
             message,
             exit_status: None,
             stderr_tail: String::new(),
+        };
+        let timeout = seconds(config.startup_timeout);
+        let token = match (&config.launch, &config.auth) {
+            (Launch::Url { url, .. }, Some(credentials)) => {
+                match access_token(url, credentials, config.startup_timeout).await {
+                    Ok(token) => Some(token),
+                    Err(why) => {
+                        return Err(fail(format!(
+                            "its OAuth authorization (client credentials of `{}`) failed: {why}",
+                            credentials.client_id
+                        )));
+                    }
+                }
+            }
+            _ => None,
         };
         let (serving, process, url, transport) = match &config.launch {
             Launch::Command(command) => {
@@ -309,19 +325,21 @@ impl McpClient {
                     LineTransport::new(spawned.stdout, spawned.stdin, Arc::clone(&junk)),
                     Arc::clone(&junk),
                 );
-                let serving = tokio::time::timeout_at(deadline, client_config().serve(transport));
+                let serving = tokio::time::timeout_at(deadline, handler.clone().serve(transport));
                 (futures_boxed(serving), Some(spawned.process), None, "stdio")
             }
             Launch::Url { url, headers } => {
                 let headers = header_map(headers).map_err(fail)?;
+                let mut http = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(headers);
+                if let Some(token) = token {
+                    http = http.auth_header(token);
+                }
                 let transport = ExactIds::new(
-                    StreamableHttpClientTransport::from_config(
-                        StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                            .custom_headers(headers),
-                    ),
+                    StreamableHttpClientTransport::from_config(http),
                     Arc::clone(&junk),
                 );
-                let serving = tokio::time::timeout_at(deadline, client_config().serve(transport));
+                let serving = tokio::time::timeout_at(deadline, handler.clone().serve(transport));
                 (
                     futures_boxed(serving),
                     None,
@@ -330,7 +348,6 @@ impl McpClient {
                 )
             }
         };
-        let timeout = seconds(config.startup_timeout);
         let running = match serving.await {
             Ok(Ok(running)) => running,
             Ok(Err(err)) => {
@@ -422,6 +439,7 @@ impl McpClient {
             stop_grace: config.stop_grace,
             stopping: CancellationToken::new(),
             stopped: OnceCell::new(),
+            answering,
         })
     }
 
@@ -526,10 +544,13 @@ impl McpClient {
             }
         };
         tokio::select! {
-            answer = &mut handle.rx => match answer {
-                Ok(Ok(result)) => answer_result(tool, &result),
-                Ok(Err(err)) => self.failed(tool, err).await,
-                Err(_) => self.failed(tool, ServiceError::TransportClosed).await,
+            answer = &mut handle.rx => {
+                let result = match answer {
+                    Ok(Ok(result)) => answer_result(tool, &result),
+                    Ok(Err(err)) => self.failed(tool, err).await,
+                    Err(_) => self.failed(tool, ServiceError::TransportClosed).await,
+                };
+                self.with_refusals(result)
             },
             () = timeout => {
                 let limit = self.call_timeout.unwrap_or_default();
@@ -554,13 +575,42 @@ impl McpClient {
         }
     }
 
+    /// The server's requests answered so far (sampling, elicitation,
+    /// roots), in order.
+    pub fn served(&self) -> Vec<Served> {
+        self.answering.served()
+    }
+
+    /// `result` failed by the server's requests the client refused since
+    /// the last call ended (the requests it made during this call): each
+    /// refusal is an internal error of the call, which fails its step.
+    pub(super) fn with_refusals(&self, mut result: ToolResult) -> ToolResult {
+        let refusals = self.answering.take_refusals();
+        if !refusals.is_empty() {
+            let mut said: Vec<String> = result.internal_error.take().into_iter().collect();
+            said.extend(refusals.into_iter().map(|r| format!("{r}.")));
+            result.internal_error = Some(said.join(" "));
+        }
+        result
+    }
+
     /// How the process ended, if it has (a server reached by URL: never).
     fn ended(&self) -> Option<Exit> {
         self.process.as_ref().and_then(ServerProcess::exit)
     }
 
+    /// The connection's peer, for requests other than tool calls.
+    pub(super) fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
+    /// The bound of one request.
+    pub(super) fn call_timeout(&self) -> Option<Duration> {
+        self.call_timeout
+    }
+
     /// The error result of a call whose request or answer failed.
-    async fn failed(&self, tool: &str, err: ServiceError) -> ToolResult {
+    pub(super) async fn failed(&self, tool: &str, err: ServiceError) -> ToolResult {
         match err {
             ServiceError::McpError(ref error) if let Some(why) = unreadable(error) => {
                 ToolResult::error(
@@ -710,7 +760,7 @@ type Serving = std::pin::Pin<
     Box<
         dyn Future<
                 Output = Result<
-                    Result<RunningService<RoleClient, ClientConfig>, ClientInitializeError>,
+                    Result<RunningService<RoleClient, Handler>, ClientInitializeError>,
                     tokio::time::error::Elapsed,
                 >,
             > + Send,
@@ -720,7 +770,7 @@ type Serving = std::pin::Pin<
 fn futures_boxed(
     future: impl Future<
         Output = Result<
-            Result<RunningService<RoleClient, ClientConfig>, ClientInitializeError>,
+            Result<RunningService<RoleClient, Handler>, ClientInitializeError>,
             tokio::time::error::Elapsed,
         >,
     > + Send

@@ -93,6 +93,17 @@ fn http_failure(error: &HttpError) -> String {
         }
         StreamableHttpError::Sse(sse) => format!("its event stream broke: {}", chain(sse)),
         StreamableHttpError::TokioJoinError(_) => "the HTTP client's task failed".to_owned(),
+        StreamableHttpError::AuthRequired(_) => {
+            "it requires authorization (HTTP 401): give the server `auth:` (OAuth client \
+             credentials) or an `Authorization` header in `headers:`"
+                .to_owned()
+        }
+        StreamableHttpError::InsufficientScope(_) => {
+            "it refused the access token's scope (HTTP 403): ask for the scopes it needs in \
+             `auth.scopes`"
+                .to_owned()
+        }
+        StreamableHttpError::Auth(auth) => format!("its authorization failed: {}", chain(auth)),
         StreamableHttpError::ResponseBodyTooLarge { max_size } => {
             format!("its answer was longer than the {max_size} bytes an answer may have")
         }
@@ -148,5 +159,15 @@ mod tests {
             rmcp::transport::streamable_http_client::HttpStatusError::new(502, None),
         );
         assert_eq!(http_failure(&status), "it answered with HTTP status 502");
+        let auth = HttpError::AuthRequired(
+            rmcp::transport::streamable_http_client::AuthRequiredError::new(
+                "Bearer resource_metadata=\"http://x\"".to_owned(),
+            ),
+        );
+        assert_eq!(
+            http_failure(&auth),
+            "it requires authorization (HTTP 401): give the server `auth:` (OAuth client \
+             credentials) or an `Authorization` header in `headers:`"
+        );
     }
 }

@@ -253,6 +253,13 @@ impl Validator<'_> {
             spec.apply(&mut limits);
         }
         let steps = self.script(&doc.model);
+        for server in std::mem::take(&mut self.checked_servers) {
+            if !used.iter().any(|p| p.name == server)
+                && let Some(plan) = servers.get(&server)
+            {
+                used.push(plan.clone());
+            }
+        }
         let workspace = self.workspace(&doc.workspace, suite);
         let run_check = self.run_check(&doc.expect);
         let conditions = self.conditions(&doc, &suite.doc);
@@ -277,7 +284,13 @@ impl Validator<'_> {
             &super::validator::dir_of(path),
             suite.doc.sandbox.as_ref().zip(suite_dir.as_deref()),
         );
+        let client = self.client_plan(
+            doc.sampling.as_deref(),
+            doc.elicitation.as_deref(),
+            doc.roots.as_deref(),
+        );
         Scenario {
+            client,
             snapshot_file: snapshot_path(path),
             snapshot_prefix: multi.then(|| name.clone()),
             name,

@@ -42,6 +42,8 @@
 //! | `sandbox` | `sandbox:` and its `write:` paths, checked |
 
 mod agents;
+mod client;
+mod client_steps;
 mod document;
 mod error;
 mod expectations;
@@ -60,6 +62,7 @@ pub(crate) use document::load_file;
 pub use document::load_text;
 pub use error::ScenarioError;
 pub(crate) use limits::load_limits;
+pub(crate) use scenario::ClientPlan;
 pub(crate) use scenario::FileContent;
 pub(crate) use scenario::GitCheckout;
 pub(crate) use scenario::SandboxPlan;
@@ -73,5 +76,7 @@ pub(crate) use suite::SettingProblem;
 pub use suite::Suite;
 pub(crate) use validator::DEFAULT_TIMEOUT;
 
+#[cfg(test)]
+mod client_tests;
 #[cfg(test)]
 mod tests;

@@ -129,6 +129,9 @@ pub(crate) struct ServerPlan {
     /// The directory of the file that declares it (`${dir}`; the working
     /// directory of a shared server).
     pub dir: PathBuf,
+    /// OAuth client credentials (`auth:`), their `${env:NAME}` expanded
+    /// when it is reached.
+    pub auth: Option<crate::mcp::client::ClientCredentials>,
 }
 
 /// One entry of `tools`, in order.
@@ -157,6 +160,18 @@ pub(crate) struct OpenCall {
     pub label: String,
     /// The name called.
     pub name: String,
+}
+
+/// What the scenario answers to its servers' requests (`None`: not
+/// declared, so not advertised).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ClientPlan {
+    /// The texts of `sampling:`, in order.
+    pub sampling: Option<Vec<String>>,
+    /// `elicitation:`, in order.
+    pub elicitation: Option<Vec<crate::mcp::client::Elicitation>>,
+    /// `roots:`, workspace-relative (`.` for the workspace itself).
+    pub roots: Option<Vec<String>>,
 }
 
 /// A validated scenario, ready to run.
@@ -227,6 +242,9 @@ pub struct Scenario {
     /// The sandbox its programs run in (`sandbox:`, its own or its suite
     /// file's).
     pub(crate) sandbox: SandboxPlan,
+    /// What it answers to its servers' requests (`sampling:`,
+    /// `elicitation:`, `roots:`).
+    pub(crate) client: ClientPlan,
 }
 
 impl Scenario {

@@ -39,6 +39,10 @@ impl Validator<'_> {
                 step.call.is_some(),
                 step.parallel.is_some(),
                 step.say.is_some(),
+                step.list_resources.is_some(),
+                step.read_resource.is_some(),
+                step.list_prompts.is_some(),
+                step.get_prompt.is_some(),
             ]
             .iter()
             .filter(|k| **k)
@@ -47,12 +51,16 @@ impl Validator<'_> {
                 self.problem(
                     &at,
                     format!(
-                        "step {n} must have exactly one of `call`, `parallel` or `say` (it has {kinds})"
+                        "step {n} must have exactly one of `call`, `parallel`, `say`, \
+                         `list_resources`, `read_resource`, `list_prompts` or `get_prompt` (it \
+                         has {kinds})"
                     ),
                 );
                 continue;
             }
-            if let Some(tool) = &step.call {
+            if Self::is_check_step(step) {
+                steps.push(self.check_step(n, &at, step));
+            } else if let Some(tool) = &step.call {
                 steps.push(self.call_step(n, &at, step, tool));
             } else if let Some(calls) = &step.parallel {
                 steps.push(self.parallel_step(n, &at, calls));

@@ -180,6 +180,11 @@ impl Validator<'_> {
                          gets its own session of a server reached by `url`",
                     );
                 }
+                if let Some(headers) = &spec.headers {
+                    for (header, value) in headers {
+                        self.env_refs(&join(at, [k("headers"), k(header)]), value);
+                    }
+                }
                 ServerLaunch::Url {
                     url: url.clone(),
                     headers: spec
@@ -191,7 +196,15 @@ impl Validator<'_> {
                 }
             }
         };
+        let auth = spec.auth.as_ref().and_then(|auth| {
+            self.auth(
+                &join(at, [k("auth")]),
+                auth,
+                matches!(launch, ServerLaunch::Url { .. }),
+            )
+        });
         Some(ServerPlan {
+            auth,
             name: name.to_owned(),
             launch,
             startup_timeout: spec

@@ -92,7 +92,9 @@ fn unknown_keys_are_located_with_a_hint() {
         errors,
         vec![
             "s/x.yaml:4:5: model[0]: unknown field `agrs`, expected one of `call`, `parallel`, \
-             `say`, `id`, `args`, `raw_args`, `expect`, `capture`, `retry`, `recorded`, `cancel_after_ms`; did you mean `args`?"
+             `say`, `list_resources`, `read_resource`, `server`, `list_prompts`, `get_prompt`, \
+             `id`, `args`, `raw_args`, `expect`, `capture`, `retry`, `recorded`, \
+             `cancel_after_ms`; did you mean `args`?"
         ]
     );
 }
@@ -190,7 +192,7 @@ fn steps_need_exactly_one_kind_and_say_is_last() {
     let (_, errors) = load("model:\n  - call: read\n    say: hi\n");
     assert!(
         errors[0]
-            .contains("step 1 must have exactly one of `call`, `parallel` or `say` (it has 2)"),
+            .contains("step 1 must have exactly one of `call`, `parallel`, `say`, `list_resources`, `read_resource`, `list_prompts` or `get_prompt` (it has 2)"),
         "{errors:?}"
     );
     let (_, errors) = load("model:\n  - say: hi\n  - call: read\n");
@@ -250,7 +252,7 @@ fn a_broken_stream_keeps_the_documents_before_the_break() {
         errors,
         [
             "s/x.yaml:4:1: unknown field ``, expected one of `name`, `description`, `tags`, \
-             `tools`, `servers`, `limits`, `confine`, `system`, `workspace`, `model`, `expect`, `skip`, `replay`, `faults`, `bash`, `max_turns`, `agent`, `prompt`, `sandbox`",
+             `tools`, `servers`, `limits`, `confine`, `system`, `workspace`, `model`, `expect`, `skip`, `replay`, `faults`, `bash`, `max_turns`, `agent`, `prompt`, `sandbox`, `sampling`, `elicitation`, `roots`",
             "s/x.yaml:4:1: missing field `model`; give the faux model's script, `model:` with at \
              least one step",
             "s/x.yaml:7:1: YAML syntax error: while parsing a flow sequence, expected ',' or ']'; \
@@ -421,6 +423,7 @@ fn servers_become_plans_and_tools_entries_in_order() {
                 prefix: "fs_".to_owned(),
                 share: false,
                 dir: dir.clone(),
+                auth: None,
             },
             ServerPlan {
                 name: "web".to_owned(),
@@ -433,6 +436,7 @@ fn servers_become_plans_and_tools_entries_in_order() {
                 prefix: String::new(),
                 share: false,
                 dir,
+                auth: None,
             },
         ]
     );

@@ -87,6 +87,9 @@ pub(super) struct Validator<'a> {
     /// The MCP servers declared for the scenario (its own and its
     /// suite's), active or not.
     pub(super) declared_servers: BTreeSet<String>,
+    /// The servers the check steps name, in order (started even when
+    /// `tools` leaves them out).
+    pub(super) checked_servers: Vec<String>,
 }
 
 impl<'a> Validator<'a> {
@@ -110,6 +113,7 @@ impl<'a> Validator<'a> {
             open_calls: Vec::new(),
             any_tool: false,
             declared_servers: BTreeSet::new(),
+            checked_servers: Vec::new(),
         }
     }
 
