@@ -322,11 +322,14 @@ impl AgentJob<'_> {
                 env: &mut expanded.env,
                 files: &mut expanded.files,
             };
-            if let Err(err) = register(format, &servers, &path_text(home), parts) {
+            let registered = servers.and_then(|servers| {
+                register(format, &servers, &path_text(home), parts).map_err(|err| err.to_string())
+            });
+            if let Err(err) = registered {
                 ran.failure = Some(whole(
                     "agent",
                     "the scenario's MCP servers registered with the agent",
-                    err.to_string(),
+                    err,
                 ));
                 ran.record = record;
                 ran.exchanges = server.stop().await;

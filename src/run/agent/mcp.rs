@@ -36,13 +36,23 @@ pub(super) fn unsupported(resolved: &Resolved) -> Option<String> {
 }
 
 /// `plans` as the agent is given them: `${workspace}` the workspace's
-/// real path, `${harness}` the harness binary; a server started from a
-/// command runs in the workspace.
+/// real path, `${harness}` the harness binary, `${env:NAME}` in a
+/// header the variable's value; a server started from a command runs in
+/// the workspace. A server with `auth:` is refused: the agent reaches it
+/// itself, and harness has no way to hand it client credentials.
 pub(super) fn agent_servers(
     plans: &[ServerPlan],
     workspace: &Path,
     harness: &Path,
-) -> Vec<McpServer> {
+) -> Result<Vec<McpServer>, String> {
+    if let Some(plan) = plans.iter().find(|p| p.auth.is_some()) {
+        return Err(format!(
+            "the server `{}` has `auth:`, which only harness's own client uses: the agent under \
+             test reaches the server itself; give it a token in `headers:` (`Authorization: \
+             Bearer ${{env:NAME}}`) instead",
+            plan.name
+        ));
+    }
     let vars = std::collections::BTreeMap::from([
         ("workspace".to_owned(), workspace.display().to_string()),
         ("harness".to_owned(), harness.display().to_string()),
@@ -50,22 +60,31 @@ pub(super) fn agent_servers(
     let expand = |text: &str| substitute(text, &vars);
     plans
         .iter()
-        .map(|plan| McpServer {
-            name: plan.name.clone(),
-            transport: match &plan.launch {
-                ServerLaunch::Command { argv, env } => McpTransport::Stdio {
-                    command: argv.first().map(|p| expand(p)).unwrap_or_default(),
-                    args: argv.iter().skip(1).map(|a| expand(a)).collect(),
-                    env: env.iter().map(|(k, v)| (k.clone(), expand(v))).collect(),
-                    cwd: workspace.display().to_string(),
+        .map(|plan| -> Result<McpServer, String> {
+            Ok(McpServer {
+                name: plan.name.clone(),
+                transport: match &plan.launch {
+                    ServerLaunch::Command { argv, env } => McpTransport::Stdio {
+                        command: argv.first().map(|p| expand(p)).unwrap_or_default(),
+                        args: argv.iter().skip(1).map(|a| expand(a)).collect(),
+                        env: env.iter().map(|(k, v)| (k.clone(), expand(v))).collect(),
+                        cwd: workspace.display().to_string(),
+                    },
+                    ServerLaunch::Url { url, headers } => McpTransport::Http {
+                        url: url.clone(),
+                        headers: headers
+                            .iter()
+                            .map(|(name, value)| {
+                                let what = format!("`servers.{}.headers.{name}`", plan.name);
+                                super::super::client_side::expand_env(value, &what)
+                                    .map(|value| (name.clone(), value))
+                            })
+                            .collect::<Result<_, _>>()?,
+                    },
                 },
-                ServerLaunch::Url { url, headers } => McpTransport::Http {
-                    url: url.clone(),
-                    headers: headers.clone(),
-                },
-            },
-            startup_timeout: Some(plan.startup_timeout),
-            call_timeout: plan.call_timeout,
+                startup_timeout: Some(plan.startup_timeout),
+                call_timeout: plan.call_timeout,
+            })
         })
         .collect()
 }
@@ -131,6 +150,7 @@ mod tests {
             prefix: String::new(),
             share: false,
             dir: PathBuf::from("/suite"),
+            auth: None,
         }
     }
 
@@ -159,7 +179,7 @@ mod tests {
         ];
         assert_eq!(
             agent_servers(&plans, Path::new("/ws"), Path::new("/bin/harness")),
-            vec![
+            Ok(vec![
                 McpServer {
                     name: "harness".to_owned(),
                     transport: McpTransport::Stdio {
@@ -180,9 +200,49 @@ mod tests {
                     startup_timeout: Some(Duration::from_secs(10)),
                     call_timeout: None,
                 },
-            ]
+            ])
         );
         assert_eq!(loopback_ports(&plans), vec![8931]);
+    }
+
+    #[test]
+    fn a_header_variable_not_set_and_client_credentials_are_refused() {
+        let unset = "HARNESS_TEST_SURELY_UNSET_VARIABLE";
+        let with_header = [plan(
+            "web",
+            ServerLaunch::Url {
+                url: "http://localhost:8931/mcp".to_owned(),
+                headers: vec![("X-Key".to_owned(), format!("${{env:{unset}}}"))],
+            },
+        )];
+        let refused = agent_servers(&with_header, Path::new("/ws"), Path::new("/h"));
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.contains(unset) && e.contains("X-Key")),
+            "{refused:?}"
+        );
+        let mut with_auth = plan(
+            "web",
+            ServerLaunch::Url {
+                url: "http://localhost:8931/mcp".to_owned(),
+                headers: Vec::new(),
+            },
+        );
+        with_auth.auth = Some(crate::mcp::client::ClientCredentials {
+            client_id: "id".to_owned(),
+            credential: crate::mcp::client::Credential::Secret("s".to_owned()),
+            scopes: Vec::new(),
+        });
+        assert_eq!(
+            agent_servers(&[with_auth], Path::new("/ws"), Path::new("/h")),
+            Err(
+                "the server `web` has `auth:`, which only harness's own client uses: the agent \
+                 under test reaches the server itself; give it a token in `headers:` \
+                 (`Authorization: Bearer ${env:NAME}`) instead"
+                    .to_owned()
+            )
+        );
     }
 
     #[test]
