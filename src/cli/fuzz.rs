@@ -93,7 +93,7 @@ pub(super) fn run(args: &FuzzArgs) -> u8 {
             program: program.clone(),
             args: args.mcp[1..].to_vec(),
             env: Vec::new(),
-            cwd: real.clone(),
+            cwd: real,
         }),
     );
     config.startup_timeout = Duration::from_secs(args.timeout.max(10));

@@ -571,7 +571,7 @@ mod tests {
             .into_iter()
             .map(|c| (c.class, c.arguments))
             .collect();
-        let mut sorted = all.clone();
+        let mut sorted = all;
         sorted.sort_by_key(|(class, value)| (*class, value.to_string()));
         assert_eq!(
             sorted,
