@@ -33,6 +33,7 @@ mod call;
 mod check;
 mod common;
 mod completions;
+mod fuzz;
 mod guard;
 mod import;
 mod init;
@@ -101,6 +102,10 @@ enum Command {
     /// Serve one scenario's script as a model over HTTP on 127.0.0.1, for
     /// a real agent to run against; print its URL (docs/agents.md).
     ServeModel(serve_model::ServeModelArgs),
+    /// Send adversarial calls made from each tool's input schema to an MCP
+    /// server and report every call not answered (exit 0 all answered, 1 a
+    /// failure, 2 bad input; docs/mcp.md).
+    Fuzz(fuzz::FuzzArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell).
     Completions(completions::CompletionsArgs),
@@ -140,6 +145,7 @@ pub fn main() -> ExitCode {
         Command::Import(args) => import::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Record(args) => record::run(&args),
+        Command::Fuzz(args) => fuzz::run(&args),
         Command::ServeModel(args) => serve_model::run(args),
     };
     ExitCode::from(code)

@@ -29,6 +29,8 @@
 //! audit.rs    what known clients reject or mishandle in tool definitions
 //! record.rs   the relay of `harness record`: a client's lines to a real
 //!             server and back, unchanged, and the tools/calls noted
+//! fuzz/       `harness fuzz`: adversarial calls from each tool's schema,
+//!             sent as written, the answers sorted
 //! client/     the other side: the harness as the client of any MCP tool
 //!             server (a command over stdio, or a URL over Streamable
 //!             HTTP), whose tools enter the registry like the built-ins
@@ -43,6 +45,7 @@
 mod arrival;
 pub mod audit;
 pub mod client;
+pub mod fuzz;
 pub mod http;
 mod lines;
 mod listing;

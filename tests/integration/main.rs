@@ -20,6 +20,7 @@ mod determinism;
 mod doc_references;
 mod docs_audit;
 mod first_hours;
+mod fuzz;
 mod hostile_files;
 mod hostile_mcp;
 mod html_report;

