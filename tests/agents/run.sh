@@ -153,7 +153,8 @@ after "round trips"
 . "$here/../mcp/pins.sh"
 mkdir -p "$target_dir/mcp-servers"
 mcp_node="$(cd "$target_dir/mcp-servers" && pwd)/node"
-install_node "$mcp_node" "$here/../mcp/servers" "server-filesystem (tests/mcp/servers' pins)" >/dev/null
+# (npm and Node write their caches into TMPDIR: not the one watched here.)
+TMPDIR=/tmp install_node "$mcp_node" "$here/../mcp/servers" "server-filesystem (tests/mcp/servers' pins)" >/dev/null
 code=0
 PATH="$mcp_node/node_modules/.bin:$PATH" "$harness" run tests/agents/mcp --json "$out/mcp.json" >"$out/mcp.out" 2>&1 || code=$?
 [ "$code" -eq 0 ] || fail "tests/agents/mcp exited $code: $(tail -n 20 "$out/mcp.out")"
