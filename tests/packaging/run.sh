@@ -70,7 +70,18 @@ exec 7<>"$fifo"
 "$launcher" mcp --cwd "$work/npm-install" <&7 >/dev/null 2>&1 &
 node_pid=$!
 binary="$work/npm-install/node_modules/coding-harness-linux-x64/bin/harness"
-if ! timeout 10 bash -c "until pgrep -f -x '$binary mcp --cwd $work/npm-install' >/dev/null; do sleep 0.05; done"; then
+# Whether a process runs `$binary mcp --cwd …` (read from /proc: no procps
+# needed).
+running() {
+  local p
+  for p in /proc/[0-9]*; do
+    [ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" = "$binary mcp --cwd $work/npm-install " ] && return 0
+  done
+  return 1
+}
+export -f running
+export binary work
+if ! timeout 10 bash -c "until running; do sleep 0.05; done"; then
   echo "the launcher did not start $binary" >&2; exit 1
 fi
 kill -TERM "$node_pid"
@@ -78,7 +89,7 @@ code=0
 wait "$node_pid" || code=$?
 exec 7>&-
 rm -f "$fifo"
-if pgrep -f -x "$binary mcp --cwd $work/npm-install" >/dev/null; then
+if running; then
   echo "harness mcp still runs after the launcher got SIGTERM" >&2; exit 1
 fi
 echo "npm install coding-harness: harness $version ran the shipped suite; SIGTERM passed on (launcher exit $code)"
