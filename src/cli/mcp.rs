@@ -114,13 +114,7 @@ pub(super) fn run(args: McpArgs) -> u8 {
     }
     let outcome = runtime.block_on(async {
         // The handlers are in place before the first message is read.
-        let stop = CancellationToken::new();
-        let stops = crate::base::signals::stop_signals();
-        let on_stop = stop.clone();
-        tokio::spawn(async move {
-            stops.await;
-            on_stop.cancel();
-        });
+        let stop = stop_on_signals();
         let (read, write) = rmcp::transport::stdio_pipes();
         server.serve(read, write, stop).await
     });
@@ -138,16 +132,23 @@ pub(super) fn run(args: McpArgs) -> u8 {
     }
 }
 
+/// A token cancelled on SIGTERM, SIGINT or SIGHUP (the handlers are in
+/// place when it returns); called on the runtime.
+fn stop_on_signals() -> CancellationToken {
+    let stop = CancellationToken::new();
+    let stops = crate::base::signals::stop_signals();
+    let on_stop = stop.clone();
+    tokio::spawn(async move {
+        stops.await;
+        on_stop.cancel();
+    });
+    stop
+}
+
 /// `--http ADDR`: serves until SIGTERM, SIGINT or SIGHUP.
 fn serve_http(runtime: tokio::runtime::Runtime, server: McpServer, addr: SocketAddr) -> u8 {
     let served = runtime.block_on(async {
-        let stop = CancellationToken::new();
-        let stops = crate::base::signals::stop_signals();
-        let on_stop = stop.clone();
-        tokio::spawn(async move {
-            stops.await;
-            on_stop.cancel();
-        });
+        let stop = stop_on_signals();
         let listener = HttpListener::bind(addr).await?;
         eprintln!("harness mcp: serving on {}", listener.url());
         listener.serve(&server, stop).await;

@@ -147,23 +147,12 @@ fn failure(error: &AuthError) -> String {
              metadata)"
                 .to_owned()
         }
-        AuthError::HttpError(err) => format!("the OAuth request failed: {}", chain(err)),
-        other => chain(other),
+        AuthError::HttpError(err) => {
+            format!("the OAuth request failed: {}", super::wording::sources(err))
+        }
+        other => super::wording::sources(other),
     };
     visible_text(text.trim())
-}
-
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut said: Vec<String> = Vec::new();
-    let mut next = Some(error);
-    while let Some(error) = next {
-        let text = error.to_string();
-        if !said.iter().any(|s| s.contains(&text)) {
-            said.push(text);
-        }
-        next = error.source();
-    }
-    said.join(": ")
 }
 
 #[cfg(test)]

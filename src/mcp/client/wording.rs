@@ -111,8 +111,14 @@ fn http_failure(error: &HttpError) -> String {
     }
 }
 
-/// An error and its sources, each said once, joined by `: `.
+/// An error and its sources, each said once, joined by `: `, in plain
+/// words.
 fn chain(error: &(dyn Error + 'static)) -> String {
+    plain(&sources(error))
+}
+
+/// An error and its sources, each said once, joined by `: `.
+pub(super) fn sources(error: &(dyn Error + 'static)) -> String {
     let mut said: Vec<String> = Vec::new();
     let mut next = Some(error);
     while let Some(error) = next {
@@ -122,7 +128,7 @@ fn chain(error: &(dyn Error + 'static)) -> String {
         }
         next = error.source();
     }
-    plain(&said.join(": "))
+    said.join(": ")
 }
 
 /// A message that came from a library, fit to show: its controls shown,
