@@ -176,32 +176,50 @@ impl Answering {
         });
     }
 
-    fn sample(&self) -> Result<Value, McpError> {
-        const METHOD: &str = "sampling/createMessage";
-        let Some(replies) = &self.answers.sampling else {
+    /// The next of the scenario's `key:` answers to `method`, counted by
+    /// `counter`; a request with no such list, or past its end, refused.
+    fn next_reply<'r, T>(
+        &self,
+        method: &'static str,
+        key: &str,
+        replies: Option<&'r [T]>,
+        counter: impl FnOnce(&mut State) -> &mut usize,
+    ) -> Result<&'r T, McpError> {
+        let Some(replies) = replies else {
             return Err(self.refuse(
-                METHOD,
+                method,
                 ErrorCode::METHOD_NOT_FOUND,
-                "the scenario has no answer for (it declares no `sampling:`)".to_owned(),
+                format!("the scenario has no answer for (it declares no `{key}:`)"),
             ));
         };
         let index = {
             let mut state = self.state();
-            state.sampled += 1;
-            state.sampled - 1
+            let count = counter(&mut state);
+            *count += 1;
+            *count - 1
         };
-        let Some(text) = replies.get(index) else {
-            return Err(self.refuse(
-                METHOD,
+        replies.get(index).ok_or_else(|| {
+            self.refuse(
+                method,
                 ErrorCode::INTERNAL_ERROR,
                 format!(
-                    "is request {} of its kind, past the {} `sampling:` answers the scenario \
+                    "is request {} of its kind, past the {} `{key}:` answers the scenario \
                      declares",
                     index + 1,
                     replies.len()
                 ),
-            ));
-        };
+            )
+        })
+    }
+
+    fn sample(&self) -> Result<Value, McpError> {
+        const METHOD: &str = "sampling/createMessage";
+        let text = self.next_reply(
+            METHOD,
+            "sampling",
+            self.answers.sampling.as_deref(),
+            |state| &mut state.sampled,
+        )?;
         let result = json!({
             "role": "assistant",
             "content": { "type": "text", "text": text },
@@ -214,30 +232,12 @@ impl Answering {
 
     fn elicit(&self, request: &Value) -> Result<Value, McpError> {
         const METHOD: &str = "elicitation/create";
-        let Some(replies) = &self.answers.elicitation else {
-            return Err(self.refuse(
-                METHOD,
-                ErrorCode::METHOD_NOT_FOUND,
-                "the scenario has no answer for (it declares no `elicitation:`)".to_owned(),
-            ));
-        };
-        let index = {
-            let mut state = self.state();
-            state.elicited += 1;
-            state.elicited - 1
-        };
-        let Some(reply) = replies.get(index) else {
-            return Err(self.refuse(
-                METHOD,
-                ErrorCode::INTERNAL_ERROR,
-                format!(
-                    "is request {} of its kind, past the {} `elicitation:` answers the scenario \
-                     declares",
-                    index + 1,
-                    replies.len()
-                ),
-            ));
-        };
+        let reply = self.next_reply(
+            METHOD,
+            "elicitation",
+            self.answers.elicitation.as_deref(),
+            |state| &mut state.elicited,
+        )?;
         let result = match reply.action {
             ElicitAction::Accept => json!({
                 "action": "accept",
