@@ -1,7 +1,8 @@
 //! `harness run [PATHS…]`: discover, build the runner, run, print, exit.
 //! Every setting is resolved and checked by [`RunnerBuilder`]; this file
 //! parses flags, reads the baseline, prints and writes the reports, and
-//! records the run in `target/harness/last-run.json` for `--last-failed`.
+//! records the run in `last-run.json` for `--last-failed` (in `.harness/`
+//! beside the suite's harness.yaml, or `$HARNESS_STATE_DIR`).
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;

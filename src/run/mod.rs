@@ -64,6 +64,7 @@ mod pipeline;
 pub(crate) mod repeat;
 pub(crate) mod replay;
 mod rounds;
+mod routes;
 pub(crate) mod runner;
 pub(crate) mod servers;
 pub(crate) mod settings;

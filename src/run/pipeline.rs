@@ -34,7 +34,6 @@ use crate::judge::Failure;
 use crate::judge::Figures;
 use crate::judge::deadline::Deadline;
 use crate::scenario::Scenario;
-use crate::tools::AnyTool;
 use crate::tools::Registry;
 use crate::tools::Workspace;
 
@@ -137,7 +136,7 @@ impl Job<'_> {
         }
         let registry = match servers
             .tools(scenario)
-            .and_then(|found| registry(workspace, scenario, found.tools, found.order))
+            .and_then(|found| registry(workspace, scenario, found))
         {
             Ok(registry) => registry,
             Err(failure) => {
@@ -416,15 +415,16 @@ impl RunningCalls {
 fn registry(
     workspace: Workspace,
     scenario: &Scenario,
-    tools: Vec<Arc<dyn AnyTool>>,
-    order: Vec<String>,
+    found: servers::ServerTools,
 ) -> Result<Registry, Box<Failure>> {
-    let mut builder = Registry::builder(workspace).limits(scenario.limits.clone());
-    for tool in tools {
+    let mut builder = Registry::builder(workspace)
+        .limits(scenario.limits.clone())
+        .route_unknown(found.router);
+    for tool in found.tools {
         builder = builder.tool(tool);
     }
     builder
-        .allow(order)
+        .allow(found.order)
         .build()
         .map_err(|err| Box::new(whole("tools", "a valid tool set", err.to_string())))
 }

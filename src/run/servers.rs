@@ -136,6 +136,8 @@ pub(super) struct ServerTools {
     pub tools: Vec<Arc<dyn AnyTool>>,
     /// Every active name in prompt order, built-in ones included.
     pub order: Vec<String>,
+    /// Where calls to other names go (see [`super::routes`]).
+    pub router: crate::tools::Router,
 }
 
 /// One server of a running scenario.
@@ -506,7 +508,25 @@ impl Servers {
                 )));
             }
         }
-        Ok(ServerTools { tools, order })
+        let builtin_active = sources.values().any(|(server, _)| server.is_none());
+        let routes = self
+            .running
+            .iter()
+            .map(|r| {
+                let route = super::routes::Route {
+                    server: r.plan.name.clone(),
+                    prefix: r.plan.prefix.clone(),
+                    active: !r.active.is_empty(),
+                };
+                (route, Arc::clone(&r.client))
+            })
+            .collect();
+        let router = super::routes::router(routes, builtin_active);
+        Ok(ServerTools {
+            tools,
+            order,
+            router,
+        })
     }
 
     /// The texts the scenario's servers got in answer to their sampling

@@ -23,6 +23,10 @@ use serde::Serialize;
 use serde_json::Map;
 use serde_json::Value;
 
+use super::contract::ToolResult;
+use super::error::ToolError;
+use super::facts::ErrorKind;
+
 /// What normalisation changed, for `details`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub(crate) struct Normalization {
@@ -387,6 +391,35 @@ pub(crate) fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 #[path = "args_properties.rs"]
 mod properties;
+
+/// `details` of argument text that is not JSON.
+#[derive(Debug, Serialize)]
+struct UnparsedDetails {
+    raw_arguments: String,
+}
+
+/// The arguments a model sent as text, parsed; text that is not JSON is
+/// an error result for the model (it was most likely cut off).
+pub(super) fn parse_argument_text(tool: &str, text: &str) -> Result<Value, Box<ToolResult>> {
+    serde_json::from_str(text).map_err(|err| {
+        let hint = if err.is_eof() {
+            "The text ends in the middle of a value, so the call was probably cut off."
+        } else {
+            "The text is not a JSON object."
+        };
+        Box::new(ToolResult::from(ToolError::failure_with(
+            ErrorKind::ArgumentsCutOff,
+            format!(
+                "The arguments of tool \"{tool}\" are not valid JSON ({err}). {hint} Received: \
+                 {}\nSend the call again with a complete JSON object.",
+                shorten(text, 200)
+            ),
+            &UnparsedDetails {
+                raw_arguments: shorten(text, 2000),
+            },
+        )))
+    })
+}
 
 #[cfg(test)]
 mod tests {

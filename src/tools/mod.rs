@@ -177,6 +177,7 @@ pub use registry::Preset;
 pub use registry::Registry;
 pub use registry::RegistryBuilder;
 pub use registry::RegistryError;
+pub use registry::Router;
 pub use registry::ToolCall;
 pub use registry::builtin_tools;
 pub use search::find::FindArgs;

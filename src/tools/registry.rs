@@ -32,7 +32,7 @@ use super::args::ArgsValidator;
 use super::args::Normalization;
 use super::args::ValidationDetails;
 use super::args::normalize;
-use super::args::shorten;
+use super::args::parse_argument_text;
 use super::bash::BashTool;
 use super::contract::AnyTool;
 use super::contract::ErasedArgs;
@@ -257,7 +257,15 @@ pub struct RegistryBuilder {
     added: Vec<Arc<dyn AnyTool>>,
     selection: Selection,
     deny: Vec<String>,
+    router: Option<Router>,
 }
+
+/// Where a call to a name no active tool has goes instead of the
+/// not-found error: the tool that takes it (with its arguments as
+/// written: neither normalised nor validated, not queued), or `None`.
+/// `harness run` sends such calls to a scenario's MCP server, whose own
+/// answer is what is being tested.
+pub type Router = Arc<dyn Fn(&str) -> Option<Arc<dyn AnyTool>> + Send + Sync>;
 
 /// What a builder's preset or allow list selected.
 enum Selection {
@@ -313,6 +321,14 @@ impl RegistryBuilder {
     #[must_use]
     pub fn tool(mut self, tool: Arc<dyn AnyTool>) -> Self {
         self.added.push(tool);
+        self
+    }
+
+    /// Sends a call to a name no active tool has to the tool `router`
+    /// names for it, instead of answering it with the not-found error.
+    #[must_use]
+    pub fn route_unknown(mut self, router: Router) -> Self {
+        self.router = Some(router);
         self
     }
 
@@ -427,6 +443,7 @@ impl RegistryBuilder {
             workspace: self.workspace,
             limits: self.limits,
             queue: MutationQueue::new(),
+            router: self.router,
         })
     }
 }
@@ -525,6 +542,7 @@ pub struct Registry {
     workspace: Workspace,
     limits: Limits,
     queue: MutationQueue,
+    router: Option<Router>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -545,6 +563,7 @@ impl Registry {
             added: Vec::new(),
             selection: Selection::Preset(Preset::All),
             deny: Vec::new(),
+            router: None,
         }
     }
 
@@ -679,7 +698,7 @@ impl Registry {
             .get(call.name.as_str())
             .map(|&i| &self.entries[i])
         else {
-            return Err(Box::new(self.unavailable(&call.name)));
+            return self.routed(call);
         };
         // The arguments as sent, made anew where needed rather than kept in
         // a copy: a 100 MB argument is not held twice.
@@ -748,6 +767,32 @@ impl Registry {
         })
     }
 
+    /// A call to a name no active tool has, prepared for the tool the
+    /// router names, or the not-found error.
+    fn routed(&self, call: &ToolCall) -> Result<PreparedCall, Box<ToolResult>> {
+        let Some(tool) = self.router.as_ref().and_then(|route| route(&call.name)) else {
+            return Err(Box::new(self.unavailable(&call.name)));
+        };
+        let args = match &call.arguments {
+            CallArguments::Json(value) => value.clone(),
+            CallArguments::Text(text) => parse_argument_text(&call.name, text)?,
+        };
+        let args = tool
+            .parse(args)
+            .map_err(|err| Box::new(ToolResult::from(err)))?;
+        Ok(PreparedCall {
+            id: call.id.clone(),
+            name: Cow::Owned(call.name.clone()),
+            mode: tool.spec(&self.limits).execution_mode,
+            tool,
+            args,
+            ticket: None,
+            notes: Normalization::default(),
+            workspace: self.workspace.clone(),
+            limits: self.limits.clone(),
+        })
+    }
+
     /// Prepares and executes one call: [`Self::prepare`], then
     /// [`PreparedCall::execute`]. Every call ends in exactly one result.
     ///
@@ -778,33 +823,6 @@ impl Registry {
 #[derive(Debug, Serialize)]
 struct UnavailableDetails<'a> {
     available_tools: Vec<&'a str>,
-}
-
-/// `details` of argument text that is not JSON.
-#[derive(Debug, Serialize)]
-struct UnparsedDetails {
-    raw_arguments: String,
-}
-
-fn parse_argument_text(tool: &str, text: &str) -> Result<Value, Box<ToolResult>> {
-    serde_json::from_str(text).map_err(|err| {
-        let hint = if err.is_eof() {
-            "The text ends in the middle of a value, so the call was probably cut off."
-        } else {
-            "The text is not a JSON object."
-        };
-        Box::new(ToolResult::from(ToolError::failure_with(
-            ErrorKind::ArgumentsCutOff,
-            format!(
-                "The arguments of tool \"{tool}\" are not valid JSON ({err}). {hint} Received: \
-                 {}\nSend the call again with a complete JSON object.",
-                shorten(text, 200)
-            ),
-            &UnparsedDetails {
-                raw_arguments: shorten(text, 2000),
-            },
-        )))
-    })
 }
 
 fn merge_notes(details: &mut Value, notes: &Normalization) {

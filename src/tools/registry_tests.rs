@@ -494,3 +494,63 @@ fn io_failures_of_ones_own_are_worded_as_the_built_ins_word_them() {
         )
     );
 }
+
+/// A router sends calls to names no active tool has to the tool it names,
+/// with their arguments as written; a name it declines gets the usual
+/// not-found error, and argument text that is not JSON is still refused.
+#[tokio::test]
+async fn unknown_names_go_where_the_router_says_with_their_arguments_as_written() {
+    let router: Router = Arc::new(|name: &str| {
+        let rest = name.strip_prefix("srv/")?;
+        let tool: Arc<dyn AnyTool> = Arc::new(OwnChecks {
+            name: format!("routed {rest}"),
+        });
+        Some(tool)
+    });
+    let registry = Registry::builder(workspace())
+        .preset(Preset::Coding)
+        .route_unknown(router)
+        .build()
+        .unwrap();
+    let text = |r: ToolResult| (r.is_error, r.text());
+    assert_eq!(
+        text(dispatch(&registry, "srv/x", json!(null)).await),
+        (false, "null".to_owned())
+    );
+    assert_eq!(
+        text(dispatch(&registry, "srv/x", json!([1, {"n": "two"}])).await),
+        (false, r#"[1,{"n":"two"}]"#.to_owned())
+    );
+    let raw = ToolCall {
+        arguments: CallArguments::Text("\"text\"".to_owned()),
+        ..ToolCall::new("c", "srv/x", json!({}))
+    };
+    let prepared = registry.prepare(&raw).unwrap();
+    assert_eq!(prepared.name(), "srv/x");
+    let result = prepared
+        .execute(CancellationToken::new(), UpdateSink::discard())
+        .await;
+    assert_eq!(text(result), (false, "\"text\"".to_owned()));
+    let cut = ToolCall {
+        arguments: CallArguments::Text("{\"n\": ".to_owned()),
+        ..ToolCall::new("c", "srv/x", json!({}))
+    };
+    let refused = registry.prepare(&cut).unwrap_err().into_result();
+    assert!(refused.is_error);
+    assert_eq!(
+        refused.text().lines().next().unwrap_or_default(),
+        "The arguments of tool \"srv/x\" are not valid JSON (EOF while parsing a value at line 1 \
+         column 6). The text ends in the middle of a value, so the call was probably cut off. \
+         Received: {\"n\": "
+    );
+    // A name the router declines: the registry's own answer.
+    assert_eq!(
+        text(dispatch(&registry, "other", json!({})).await),
+        (
+            true,
+            "Tool \"other\" not found. Available tools: read, bash, edit, write. Call one of \
+             those by its exact name."
+                .to_owned()
+        )
+    );
+}

@@ -157,10 +157,12 @@ async fn a_server_is_started_listed_called_and_stopped() {
             Content::text("[resource fixture://greeting]\nhello"),
         ]
     );
+    // Arguments that are no object are sent as written: the server answers.
     let not_an_object = call(&client, "echo", json!(["x"])).await;
     assert_eq!(
         text_of(&not_an_object),
-        "The arguments of `echo` must be a JSON object, not an array."
+        "The MCP server answered with JSON-RPC error -32602 instead of a result: Invalid \
+         arguments for tool echo: expected an object, received [\"x\"]"
     );
     let pid = client.pid().unwrap();
     let report = client.stop().await;

@@ -341,3 +341,67 @@ fn the_mcp_fixture_scenarios_pass() {
         ]
     );
 }
+
+/// Calls to a server's tools go to it as written: an unknown name (bare
+/// when only servers are active, `SERVER/NAME` always), `null`, an array
+/// or a string as the arguments; the server's own answer is checked.
+/// Argument text that is not JSON, or a bare unknown name beside active
+/// built-in tools, stays the harness's own error.
+#[test]
+fn calls_to_a_server_are_sent_as_written_and_its_answer_is_checked() {
+    let rpc = |message: &str| {
+        format!(
+            "\"^The MCP server answered with JSON-RPC error -32602 instead of a result: {message}$\""
+        )
+    };
+    let server = "servers:\n  fx:\n    command: [\"${harness}\", mcp-fixture]\n";
+    let text = format!(
+        "name: as written\n{server}tools: [fx]\nmodel:\n\
+         \x20 - call: no_such_tool\n    expect: {{ error: {} }}\n\
+         \x20 - call: fx/also_missing\n    expect: {{ error: {} }}\n\
+         \x20 - call: echo\n    raw_args: \"null\"\n    expect: {{ error: {} }}\n\
+         \x20 - call: echo\n    raw_args: \"[1, 2]\"\n    expect: {{ error: {} }}\n\
+         \x20 - call: fx/echo\n    raw_args: '\"text\"'\n    expect: {{ error: {} }}\n\
+         \x20 - call: echo\n    args: {{ text: hi }}\n    expect: {{ equals: hi }}\n\
+         \x20 - call: echo\n    raw_args: \"{{\\\"text\\\": \"\n    expect: {{ error: \"^The arguments of tool \\\"echo\\\" are not valid JSON\" }}\n\
+         ---\nname: built-ins beside\n{server}tools: [read, fx/echo]\nmodel:\n\
+         \x20 - call: nope\n    expect: {{ error: \"^Tool \\\"nope\\\" not found. Available tools: read, echo. Call one of those by its exact name.$\" }}\n\
+         \x20 - call: fx/nope\n    expect: {{ error: {} }}\n",
+        rpc("Unknown tool: no_such_tool"),
+        rpc("Unknown tool: also_missing"),
+        rpc("Invalid arguments for tool echo: expected an object, received null"),
+        rpc("Invalid arguments for tool echo: expected an object, received \\\\[1,2\\\\]"),
+        rpc("Invalid arguments for tool echo: expected an object, received \\\"text\\\""),
+        rpc("Unknown tool: nope"),
+    );
+    let (code, stdout, report) = run_scenario(&text, &["--jobs", "1"]);
+    assert_eq!(code, 0, "{stdout}\n{report:#}");
+    let tools: Vec<Vec<&str>> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["tool"].as_str().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            vec![
+                "no_such_tool",
+                "fx/also_missing",
+                "echo",
+                "echo",
+                "fx/echo",
+                "echo",
+                "echo"
+            ],
+            vec!["nope", "fx/nope"]
+        ]
+    );
+}

@@ -31,6 +31,7 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequest;
 use rmcp::model::CallToolRequestParams;
 use rmcp::model::ClientRequest;
+use rmcp::model::CustomRequest;
 use rmcp::model::ServerResult;
 use rmcp::model::Tool;
 use rmcp::service::ClientInitializeError;
@@ -495,8 +496,8 @@ impl McpClient {
         self.process.as_ref().map(ServerProcess::pgid)
     }
 
-    /// Calls `tool` with `arguments` (a JSON object; anything else is an
-    /// error result without a call). Ends at the call timeout or when
+    /// Calls `tool` with `arguments` as written (an object, or anything
+    /// else a test sends on purpose). Ends at the call timeout or when
     /// `cancel` fires, having sent `notifications/cancelled`.
     pub async fn call(
         &self,
@@ -504,19 +505,6 @@ impl McpClient {
         arguments: Value,
         cancel: &CancellationToken,
     ) -> ToolResult {
-        let arguments = match arguments {
-            Value::Object(map) => map,
-            Value::Null => serde_json::Map::new(),
-            other => {
-                return ToolResult::error(
-                    format!(
-                        "The arguments of `{tool}` must be a JSON object, not {}.",
-                        json_kind(&other)
-                    ),
-                    None,
-                );
-            }
-        };
         if let Some(ended) = self.ended() {
             return self.gone(tool, &ended, false).await;
         }
@@ -529,9 +517,18 @@ impl McpClient {
                 Some(json!({ "error_class": SERVER_EXITED_CLASS })),
             );
         }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments),
-        ));
+        // Arguments that are no object (`null`, an array, a string) are
+        // sent as written all the same: the server's answer to them is
+        // what is being tested.
+        let request = match arguments {
+            Value::Object(map) => ClientRequest::CallToolRequest(CallToolRequest::new(
+                CallToolRequestParams::new(tool.to_owned()).with_arguments(map),
+            )),
+            other => ClientRequest::CustomRequest(CustomRequest::new(
+                "tools/call",
+                Some(json!({ "name": tool, "arguments": other })),
+            )),
+        };
         let mut handle = match self
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -745,17 +742,6 @@ fn answer_result(tool: &str, result: &ServerResult) -> ToolResult {
             format!("The MCP server's answer to `{tool}` is not a tool result."),
             Some(json!({ "error_class": TRANSPORT_CLASS })),
         ),
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

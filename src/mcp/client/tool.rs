@@ -8,8 +8,9 @@
 //! gave them, the title (or the name) as its label, no prompt snippet (a
 //! client's system prompt does not list a server's tools), and parallel
 //! execution (calls to one server are concurrent requests). The registry
-//! neither normalises nor validates its arguments: the server's own
-//! answer to them is what is being tested.
+//! neither normalises nor validates its arguments: they are sent as
+//! written (`null`, an array, any JSON) and the server's own answer to
+//! them is what is being tested.
 
 use std::sync::Arc;
 
@@ -81,6 +82,26 @@ impl ServerTool {
                 spec: server_tool_spec(listed, prefix),
             })
             .collect()
+    }
+
+    /// A call the model makes as `name` sent to the server as `tool`,
+    /// whether or not `tools/list` names it: the server's answer to a
+    /// name it does not have is what is being tested.
+    pub fn routed(client: &Arc<McpClient>, tool: &str, name: &str) -> Self {
+        let listed = client.tools().iter().find(|t| t.name == tool);
+        let spec = match listed {
+            Some(listed) => ToolSpec {
+                name: name.to_owned().into(),
+                ..server_tool_spec(listed, "")
+            },
+            None => ToolSpec::new(name.to_owned(), "", serde_json::json!({ "type": "object" }))
+                .label(tool.to_owned()),
+        };
+        Self {
+            client: Arc::clone(client),
+            remote: tool.to_owned(),
+            spec,
+        }
     }
 
     /// The tool's name on the server.

@@ -234,7 +234,10 @@ impl Validator<'_> {
             let known = ALL_TOOL_NAMES.contains(&name.as_str())
                 || self.server_tools.contains(name)
                 || self.open_tools
-                || self.any_tool;
+                || self.any_tool
+                || name
+                    .split_once('/')
+                    .is_some_and(|(server, _)| self.declared_servers.contains(server));
             if !known {
                 self.problem(
                     &[k("expect"), k("order"), Seg::Index(i)],

@@ -245,7 +245,9 @@ impl Validator<'_> {
                 )
         });
         let builtin = ALL_TOOL_NAMES.contains(&spec.call.as_str());
-        let known_name = builtin || self.server_tools.contains(&spec.call);
+        // `SERVER/NAME`: sent to that server as written (started for it).
+        let to_server = self.server_of_call(&spec.call);
+        let known_name = builtin || to_server || self.server_tools.contains(&spec.call);
         let inactive = builtin
             && !self.server_tools.contains(&spec.call)
             && self

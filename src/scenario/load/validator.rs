@@ -87,8 +87,8 @@ pub(super) struct Validator<'a> {
     /// The MCP servers declared for the scenario (its own and its
     /// suite's), active or not.
     pub(super) declared_servers: BTreeSet<String>,
-    /// The servers the check steps name, in order (started even when
-    /// `tools` leaves them out).
+    /// The servers the check steps and `SERVER/NAME` calls name, in
+    /// order (started even when `tools` leaves them out).
     pub(super) checked_servers: Vec<String>,
 }
 
@@ -115,6 +115,25 @@ impl<'a> Validator<'a> {
             declared_servers: BTreeSet::new(),
             checked_servers: Vec::new(),
         }
+    }
+
+    /// Whether a call to `name` is a call `SERVER/NAME` to a server of the
+    /// scenario that no active tool's name takes; that server is then
+    /// started with the scenario.
+    pub(super) fn server_of_call(&mut self, name: &str) -> bool {
+        if self.any_tool || self.server_tools.contains(name) {
+            return false;
+        }
+        let Some((server, _)) = name.split_once('/') else {
+            return false;
+        };
+        if !self.declared_servers.contains(server) {
+            return false;
+        }
+        if !self.checked_servers.iter().any(|s| s == server) {
+            self.checked_servers.push(server.to_owned());
+        }
+        true
     }
 
     /// The problem of a call to (or an `order` entry naming) `name`, no

@@ -51,3 +51,26 @@ print(f"harness fuzz found the arguments: null internal error on all {len(tools)
 PY
 test -f "$out/replay/harness.yaml"
 grep -q 'raw_args: "null"' "$out"/replay/*.yaml
+
+# The written replays send each failing call again exactly as the fuzz did
+# (`raw_args: "null"` reaches the server as `arguments: null`), so each one
+# fails the same way: the server's -32603.
+status=0
+"$harness" run "$out/replay" --json "$out/replay.json" > "$out/replay.txt" || status=$?
+if [ "$status" -ne 1 ]; then
+  cat "$out/replay.txt"
+  echo "harness run on the fuzz's replays exited $status, expected 1 (the failures again)" >&2
+  exit 1
+fi
+python3 - "$out/fuzz.json" "$out/replay.json" <<'PY'
+import json, sys
+fuzz = json.load(open(sys.argv[1]))
+run = json.load(open(sys.argv[2]))
+scenarios = run["scenarios"]
+assert len(scenarios) == len(fuzz["failures"]), (len(scenarios), len(fuzz["failures"]))
+for s in scenarios:
+    actuals = [f["actual"] for f in s["failures"]]
+    assert s["status"] == "failed" and len(actuals) == 1, (s["name"], s["status"], actuals)
+    assert "JSON-RPC error -32603" in actuals[0], (s["name"], actuals)
+print(f"each of the {len(scenarios)} replays written by --write fails again with the server's -32603")
+PY
