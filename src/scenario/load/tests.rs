@@ -841,3 +841,33 @@ fn builtins(s: &Scenario) -> Vec<&str> {
         })
         .collect()
 }
+
+/// `call: SERVER/NAME` of a declared server is accepted whatever `tools`
+/// says, and starts that server; of an undeclared one it is an unknown
+/// tool, unless the call expects an error.
+#[test]
+fn server_slash_name_calls_start_their_server() {
+    let servers = "servers:\n  mem: { command: [mem] }\n  time: { command: [time] }\n";
+    let (scenarios, errors) = load(&format!(
+        "{servers}tools: [read]\nmodel:\n  - call: mem/nope\n  - call: read\n    args: {{ path: a }}\nexpect:\n  order: [mem/nope, read]\n"
+    ));
+    assert_eq!(errors, Vec::<String>::new());
+    let started: Vec<&str> = scenarios[0]
+        .servers
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(started, ["mem"]);
+    let (_, errors) = load(&format!(
+        "{servers}tools: [read]\nmodel:\n  - call: tme/nope\n"
+    ));
+    assert_eq!(
+        errors,
+        [
+            "s/x.yaml:6:11: model[0].call: unknown tool `tme/nope`: `tme` is no MCP server of \
+          this scenario, so the call cannot be sent to it (`SERVER/NAME` calls a declared \
+          server's tool; the scenario declares mem, time); did you mean `time`? (to test the \
+          error for an unknown tool on purpose, add `expect: { error: true }` to the call)"
+        ]
+    );
+}

@@ -141,6 +141,20 @@ impl<'a> Validator<'a> {
     /// active, the name is most likely one of theirs: the message says how
     /// to activate them rather than suggest a built-in tool.
     pub(super) fn unknown_tool(&self, name: &str) -> String {
+        if let Some((server, _)) = name.split_once('/')
+            && !self.declared_servers.is_empty()
+        {
+            let servers: Vec<&str> = self.declared_servers.iter().map(String::as_str).collect();
+            let hint = closest(server, servers.iter().copied())
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            return format!(
+                "unknown tool `{name}`: `{server}` is no MCP server of this scenario, so the call \
+                 cannot be sent to it (`SERVER/NAME` calls a declared server's tool; the \
+                 scenario declares {}){hint}",
+                servers.join(", ")
+            );
+        }
         if self.declared_servers.is_empty() || self.open_tools || !self.server_tools.is_empty() {
             return unknown_tool_message(name, &self.server_tools);
         }
