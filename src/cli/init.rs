@@ -39,8 +39,8 @@ pub(super) struct InitArgs {
     mcp: Vec<String>,
     /// With --mcp: write the scenarios of the tools that may change things
     /// to run too (by default they are written with `skip:`, since only
-    /// tools annotated read-only are safe to call blind); give it before
-    /// --mcp.
+    /// tools annotated read-only are safe to call blind); before --mcp, or
+    /// right after it (`--mcp --include-writes CMD …`).
     #[arg(long, requires = "mcp")]
     include_writes: bool,
     /// The sandbox the --mcp server starts in (writes in a temporary
@@ -156,7 +156,17 @@ fn write_all(
 /// variables of a server's command (`${workspace}`, `${dir}`,
 /// `${harness}`) standing for what they will in the suite.
 fn server_suite(dir: &Path, args: &InitArgs) -> u8 {
-    let command = &args.mcp[..];
+    // `--mcp --include-writes CMD …` as well as `--include-writes --mcp
+    // CMD …`: no server's program is called `--include-writes`.
+    let (include_writes, command) = match args.mcp.split_first() {
+        Some((first, rest)) if first == "--include-writes" => (true, rest),
+        _ => (args.include_writes, &args.mcp[..]),
+    };
+    if command.is_empty() {
+        return super::common::usage_error(
+            "--mcp needs the server's command after it (`--mcp --include-writes CMD [ARGS…]`)",
+        );
+    }
     if let Some(unknown) = command.iter().find_map(|arg| unknown_variable(arg)) {
         return super::common::usage_error(format!(
             "the command holds `${{{}}}`, which the suite's `harness.yaml` cannot: a server's \
@@ -198,7 +208,7 @@ fn server_suite(dir: &Path, args: &InitArgs) -> u8 {
     };
     let program = command.first().map_or("server", String::as_str);
     let server = crate::import::server_suite::server_name(program);
-    let writes = if args.include_writes {
+    let writes = if include_writes {
         crate::import::server_suite::Writes::Include
     } else {
         crate::import::server_suite::Writes::Skip
@@ -213,7 +223,7 @@ fn server_suite(dir: &Path, args: &InitArgs) -> u8 {
         return code;
     }
     let scenarios = dir.join("scenarios");
-    let skipped = if args.include_writes {
+    let skipped = if include_writes {
         format!(
             "{} of them may change things and run, as --include-writes asks",
             tools.len() - suite_read_only(&tools)

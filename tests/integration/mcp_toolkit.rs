@@ -179,6 +179,23 @@ fn include_writes_runs_the_tools_that_change_things_in_their_workspaces() {
         )
     );
     assert!(!write.contains("\nskip:"), "{write}");
+    // The order, `--mcp --include-writes CMD`, writes the same.
+    let other = tempfile::tempdir().unwrap();
+    let out = harness(&[
+        "init",
+        other.path().to_str().unwrap(),
+        "--mcp",
+        "--include-writes",
+        HARNESS,
+        "mcp",
+        "--cwd",
+        "${workspace}",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(other.path().join("scenarios/write.yaml")).unwrap(),
+        write
+    );
     let suite = suite.to_str().unwrap();
     let first = harness(&["run", suite, "--update-snapshots", "-q"]);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first));
