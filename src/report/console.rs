@@ -617,6 +617,17 @@ pub(crate) fn server_lines(outcome: &ScenarioOutcome, prefix: &str) -> String {
                 let _ = writeln!(out, "{prefix}    {line}");
             }
         }
+        if !server.refused_writes.is_empty() {
+            let _ = writeln!(
+                out,
+                "{prefix}  it could not write outside its workspace (the sandbox lets it write \
+                 only there and in its TMPDIR; give it a data path under ${{workspace}}, or \
+                 add the place to `sandbox.write`):"
+            );
+            for path in &server.refused_writes {
+                let _ = writeln!(out, "{prefix}    {path}");
+            }
+        }
     }
     out
 }

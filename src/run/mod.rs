@@ -61,6 +61,7 @@ pub(crate) mod gate;
 pub(crate) mod outcome;
 pub(crate) mod partition;
 mod pipeline;
+mod refusals;
 pub(crate) mod repeat;
 pub(crate) mod replay;
 mod rounds;

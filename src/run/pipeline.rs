@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use std::time::Instant;
@@ -38,6 +39,7 @@ use crate::tools::Registry;
 use crate::tools::Workspace;
 
 use super::config::RunConfig;
+use super::env::prepare::SCRATCH_NAME;
 use super::env::prepare::WORKSPACE_NAME;
 use super::env::prepare::end_stalls;
 use super::env::prepare::prepare;
@@ -240,7 +242,25 @@ impl Job<'_> {
         outcome.stats.duration_ms = millis(started.elapsed());
         // Tools are done; stop what they left running before the directory goes.
         drop(registry);
+        let refused = match dirs.sandbox() {
+            Some(sandbox) => {
+                let tmpdir = sandbox.tmpdir().ok();
+                let mut writable: Vec<&Path> = sandbox
+                    .policy()
+                    .writable
+                    .iter()
+                    .map(PathBuf::as_path)
+                    .collect();
+                writable.extend(tmpdir);
+                writable.extend([WORKSPACE_NAME, SCRATCH_NAME, "/dev"].map(Path::new));
+                servers.refused_writes(&transcript.calls, &writable)
+            }
+            None => Vec::new(),
+        };
         outcome.servers = servers.stop(pool, outcome.status == Status::Failed).await;
+        for (server, paths) in outcome.servers.iter_mut().zip(refused) {
+            server.refused_writes = paths;
+        }
         outcome.workspace = dirs.keep_or_remove(self.config.keep_workspaces, &self.config.cleanup);
         outcome
     }

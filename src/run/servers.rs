@@ -82,6 +82,11 @@ pub(crate) struct ServerOutcome {
     /// Its active tools, as the model calls them (with the prefix).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// Paths outside the places its sandbox lets it write that its error
+    /// answers or stderr say it could not write (at most 5): most likely
+    /// the sandbox refused them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_writes: Vec<String>,
 }
 
 /// The servers of a run shared between scenarios (`share: run`): idle ones
@@ -555,6 +560,32 @@ impl Servers {
         self.running
             .iter()
             .map(|r| (r.plan.name.clone(), r.active.clone()))
+            .collect()
+    }
+
+    /// For each server, in order, the paths outside `writable` that the
+    /// error results of the calls sent to it, or its stderr so far, say
+    /// it could not write ([`super::refusals`]).
+    pub(super) fn refused_writes(
+        &self,
+        calls: &[crate::agent::CallRecord],
+        writable: &[&Path],
+    ) -> Vec<Vec<String>> {
+        self.running
+            .iter()
+            .map(|running| {
+                let routed = format!("{}/", running.plan.name);
+                let answers = calls
+                    .iter()
+                    .filter(|c| c.result.is_error)
+                    .filter(|c| {
+                        running.active.contains(&c.call.name) || c.call.name.starts_with(&routed)
+                    })
+                    .map(|c| c.result.text());
+                let mut texts: Vec<String> = answers.collect();
+                texts.push(running.client.report_so_far().stderr_tail);
+                super::refusals::refused_paths(texts.iter().map(String::as_str), writable)
+            })
             .collect()
     }
 

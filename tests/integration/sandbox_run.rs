@@ -327,6 +327,43 @@ fn a_scenarios_server_that_writes_outside_at_start_is_refused_and_still_serves()
     assert_eq!(place.names("out"), Vec::<String>::new());
 }
 
+/// A server that writes outside its workspace has the write refused, and
+/// the report names the path under the server (issue 45, item 3): in
+/// run.json's `refused_writes` and on the console of the failed scenario.
+#[test]
+fn a_servers_refused_write_outside_is_named_in_the_report() {
+    let place = Place::new();
+    place.scenario(
+        "server.yaml",
+        "name: keeps data elsewhere\nservers:\n  fx:\n    command: [sh, -c, \"echo state > \
+         @OUT@/data.json; exec @FIXTURE@\"]\ntools: [fx]\nmodel:\n  - call: echo\n    \
+         args: {text: stored}\n    expect:\n      equals: not what it says\n",
+    );
+    let (out, report) = place.run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let refused = place.path("out").join("data.json").display().to_string();
+    assert_eq!(
+        scenario(&report, "keeps data elsewhere")["servers"][0]["refused_writes"],
+        json!([refused])
+    );
+    let console = text(&out);
+    let lines: Vec<&str> = console
+        .lines()
+        .skip_while(|l| !l.contains("it could not write outside its workspace"))
+        .take(2)
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "    it could not write outside its workspace (the sandbox lets it write only there \
+             and in its TMPDIR; give it a data path under ${workspace}, or add the place to \
+             `sandbox.write`):",
+            &format!("      {refused}")
+        ]
+    );
+    assert_eq!(place.names("out"), Vec::<String>::new());
+}
+
 /// A server script that starts a daemon (`sleep MARK`, in a session of
 /// its own), waits until it runs, then serves ignoring the end of its
 /// input and SIGTERM (issue 42 item 1).

@@ -42,6 +42,7 @@ mod session;
 mod stdio;
 mod tool;
 mod visible;
+pub(crate) use visible::visible_text;
 mod wording;
 
 pub use answers::JSONRPC_ERROR_CLASS;
