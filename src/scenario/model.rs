@@ -283,6 +283,8 @@ pub(crate) struct StepSpec {
     pub list_prompts: Option<String>,
     /// Check a server's `prompts/get`.
     pub get_prompt: Option<super::client::GetPromptSpec>,
+    /// Fuzz a server's tools with adversarial calls (as `harness fuzz`).
+    pub fuzz: Option<super::client::FuzzSpec>,
     /// The call id (default `call_<step>_<index>`).
     pub id: Option<String>,
     /// The arguments, exactly as written (after `${var}` substitution).

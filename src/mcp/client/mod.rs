@@ -77,3 +77,4 @@ pub use stdio::MAX_LINE_BYTES;
 pub use tool::ServerTool;
 pub use tool::into_output;
 pub use tool::server_tool_spec;
+pub(crate) use visible::visible_text;

@@ -5,7 +5,7 @@
 /// `text` with every control character but tab (C0, DEL and the C1
 /// range) shown as a control picture (U+2400 plus its code, `␡` for DEL)
 /// or, for C1, as `\u{NN}`.
-pub(super) fn visible_text(text: &str) -> String {
+pub(crate) fn visible_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {
