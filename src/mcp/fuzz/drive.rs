@@ -251,7 +251,7 @@ fn sort(answer: &RawAnswer) -> (Answer, String) {
             } else {
                 format!("; its last stderr lines:\n{stderr_tail}")
             };
-            (Answer::Crash, format!("the server {status}{tail}"))
+            (Answer::Crash, format!("the server ended ({status}){tail}"))
         }
         RawAnswer::Transport(why) => (Answer::Malformed, why.clone()),
     }
@@ -466,9 +466,7 @@ pub async fn run_on(
             server.stop().await;
             if progress.more() {
                 progress.report.stopped_early = Some(
-                    "the server went down, and it is not restarted here: the cases after that \
-                     call were not sent"
-                        .to_owned(),
+                    "the server went down, so the calls after that one were not sent".to_owned(),
                 );
             }
         }
