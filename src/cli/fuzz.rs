@@ -17,12 +17,6 @@ use super::output::terminal_text;
 use crate::exit;
 use crate::mcp::fuzz;
 
-/// The most characters of a call's arguments printed.
-const SHOWN_ARGUMENTS: usize = 200;
-
-/// The most failures printed per tool (the JSON report has them all).
-const SHOWN_FAILURES: usize = 10;
-
 /// Flags of `harness fuzz`.
 #[derive(Debug, Args)]
 pub(super) struct FuzzArgs {
@@ -40,12 +34,12 @@ pub(super) struct FuzzArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     seed: u64,
     /// Calls per tool (1 to 10000).
-    #[arg(long, value_name = "N", default_value_t = 30,
-          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(long, value_name = "N", default_value_t = fuzz::DEFAULT_CASES as u64,
+          value_parser = clap::value_parser!(u64).range(1..=fuzz::generate::MAX_CASES as u64))]
     cases: u64,
     /// Seconds each call (and the ping after it) may take (1 to 3600).
-    #[arg(long, value_name = "SECS", default_value_t = 10,
-          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, value_name = "SECS", default_value_t = fuzz::DEFAULT_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=fuzz::MAX_TIMEOUT_SECS))]
     timeout: u64,
     /// Only this tool (repeatable).
     #[arg(long = "tool", value_name = "NAME")]
@@ -202,18 +196,6 @@ fn new_tree_error(err: crate::import::out::NewTreeError) -> String {
     }
 }
 
-/// A call's arguments as one line of at most [`SHOWN_ARGUMENTS`]
-/// characters, JSON-escaped (no raw control characters).
-fn shown_arguments(arguments: &Value) -> String {
-    let text = serde_json::to_string(arguments).unwrap_or_default();
-    let count = text.chars().count();
-    if count <= SHOWN_ARGUMENTS {
-        return text;
-    }
-    let head: String = text.chars().take(SHOWN_ARGUMENTS).collect();
-    format!("{head}… ({} bytes)", text.len())
-}
-
 fn print_report(server: &str, report: &fuzz::Report, options: &fuzz::Options) {
     println!(
         "harness fuzz: {} tool(s) of `{}`, {} call(s) each, seed {}, timeout {} s",
@@ -223,43 +205,8 @@ fn print_report(server: &str, report: &fuzz::Report, options: &fuzz::Options) {
         options.seed,
         options.timeout.as_secs()
     );
-    for tool in &report.tools {
-        let counts: Vec<String> = fuzz::Answer::ALL
-            .iter()
-            .filter_map(|a| {
-                let n = tool.answers.get(a.name()).copied().unwrap_or(0);
-                (n > 0).then(|| format!("{} {n}", a.name()))
-            })
-            .collect();
-        println!(
-            "  {}: {} calls: {}",
-            terminal_text(&tool.name, &[]),
-            tool.calls,
-            counts.join(", ")
-        );
-        let failures: Vec<&fuzz::Failure> = report
-            .failures
-            .iter()
-            .filter(|f| f.tool == tool.name)
-            .collect();
-        for failure in failures.iter().take(SHOWN_FAILURES) {
-            print_failure("FAIL", failure);
-        }
-        if failures.len() > SHOWN_FAILURES {
-            println!(
-                "    … and {} more failure(s) (--json FILE lists them all)",
-                failures.len() - SHOWN_FAILURES
-            );
-        }
-    }
-    for note in &report.internal_errors_on_plausible_input {
-        print_failure(
-            "note: internal error on arguments the schema may accept:",
-            note,
-        );
-    }
-    if let Some(why) = &report.stopped_early {
-        println!("stopped early: {}", terminal_text(why, &[]));
+    for line in fuzz::text::lines(report, " (--json FILE lists them all)") {
+        println!("{}", terminal_text(&line, &[]));
     }
     let seconds = report.elapsed_ms as f64 / 1000.0;
     let rate = if report.elapsed_ms == 0 {
@@ -271,53 +218,7 @@ fn print_report(server: &str, report: &fuzz::Report, options: &fuzz::Options) {
         "{} call(s) and {} ping(s) in {seconds:.2} s ({rate:.0} calls/s), {} restart(s)",
         report.calls, report.pings, report.restarts
     );
-    if report.passed() {
-        println!("passed: every call was answered and the server stayed up");
-    } else {
-        println!("FAILED: {} failing call(s)", report.failures.len());
-    }
-}
-
-fn print_failure(label: &str, failure: &fuzz::Failure) {
-    let field = failure
-        .case
-        .field
-        .as_deref()
-        .map_or_else(String::new, |f| format!(" `{f}`"));
-    println!(
-        "    {label} {} #{} ({}{}): {}: {}\n      arguments: {}",
-        terminal_text(&failure.tool, &[]),
-        failure.index,
-        failure.case.class.name(),
-        terminal_text(&field, &[]),
-        failure.kind.name(),
-        terminal_text(&one_line(&failure.detail), &[]),
-        terminal_text(&shown_arguments(&failure.case.arguments), &[])
-    );
-}
-
-/// `text` on one line (runs of white space as one space), at most 300
-/// characters.
-fn one_line(text: &str) -> String {
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if joined.chars().count() <= 300 {
-        return joined;
-    }
-    let head: String = joined.chars().take(300).collect();
-    format!("{head}…")
-}
-
-fn json_failure(failure: &fuzz::Failure) -> Value {
-    json!({
-        "tool": failure.tool,
-        "index": failure.index,
-        "class": failure.case.class.name(),
-        "field": failure.case.field,
-        "invalid": failure.case.invalid,
-        "kind": failure.kind.name(),
-        "detail": failure.detail,
-        "arguments": shown_arguments(&failure.case.arguments),
-    })
+    println!("{}", fuzz::text::verdict(report));
 }
 
 fn write_json(
@@ -333,11 +234,11 @@ fn write_json(
         "timeout_ms": u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX),
         "passed": report.passed(),
         "tools": report.tools,
-        "failures": report.failures.iter().map(json_failure).collect::<Vec<_>>(),
+        "failures": report.failures.iter().map(fuzz::text::failure_json).collect::<Vec<_>>(),
         "internal_errors_on_plausible_input": report
             .internal_errors_on_plausible_input
             .iter()
-            .map(json_failure)
+            .map(fuzz::text::failure_json)
             .collect::<Vec<_>>(),
         "restarts": report.restarts,
         "stopped_early": report.stopped_early,

@@ -1,5 +1,6 @@
 //! The tools the check steps are served as (`mcp:list_resources`,
-//! `mcp:read_resource`, `mcp:list_prompts`, `mcp:get_prompt`): added to a
+//! `mcp:read_resource`, `mcp:list_prompts`, `mcp:get_prompt`, and
+//! `mcp:fuzz`, whose work is `fuzz_step.rs`'s): added to a
 //! scenario's registry only when its script has such a step, each sending
 //! its request to the server its arguments name (`server`, with `uri`, or
 //! `name` and `arguments`), through the scenario's running client.
@@ -12,6 +13,7 @@ use serde_json::Value;
 use crate::mcp::client::McpClient;
 use crate::mcp::client::into_output;
 use crate::scenario::client::CHECK_TOOLS;
+use crate::scenario::client::FUZZ;
 use crate::scenario::client::GET_PROMPT;
 use crate::scenario::client::LIST_PROMPTS;
 use crate::scenario::client::LIST_RESOURCES;
@@ -84,6 +86,9 @@ impl Tool for CheckTool {
     }
 
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if self.name == FUZZ {
+            return super::fuzz_step::execute(&self.clients, &args, &ctx).await;
+        }
         let server = text_arg(&args, "server");
         let Some(client) = self.clients.get(server) else {
             return Err(ToolError::failed(format!(

@@ -27,6 +27,7 @@
 //! | `env` | the environment: workspace, git, faults, cleanup |
 //! | `servers` | a scenario's MCP servers, and the run's pool of shared ones |
 //! | `client_steps` | the tools the steps that check a server's resources and prompts are served as |
+//! | `fuzz_step` | the tool a `fuzz` step is served as: the fuzz of a scenario's server, and the check of the tools it names |
 //! | `client_side` | `${env:NAME}` of `headers` and `auth` expanded, a scenario's answers to its servers' requests with its roots as `file://` URIs |
 //! | `replay` | `--sync-reads`: recorded texts written back before a replayed read |
 //! | `snapshots` | snapshot files over a run |
@@ -57,6 +58,7 @@ mod config;
 pub(crate) mod coverage;
 pub(crate) mod discover;
 pub(crate) mod env;
+mod fuzz_step;
 pub(crate) mod gate;
 pub(crate) mod outcome;
 pub(crate) mod partition;

@@ -497,6 +497,9 @@ impl Servers {
                 clients.clone(),
             )));
         }
+        if let Some(failure) = super::fuzz_step::unknown_tools(scenario, &clients) {
+            return Err(Box::new(failure));
+        }
         for call in &scenario.open_calls {
             if !order.contains(&call.name) {
                 return Err(Box::new(Failure::new(

@@ -261,7 +261,8 @@ pub(crate) struct WorkspaceSpec {
     pub git_checkout: Option<GitCheckoutSpec>,
 }
 
-/// One step of the script: exactly one of `call`, `parallel`, `say`.
+/// One step of the script: exactly one of `call`, `parallel`, `say`, the
+/// check steps and `fuzz`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = step_rules)]
@@ -283,6 +284,8 @@ pub(crate) struct StepSpec {
     pub list_prompts: Option<String>,
     /// Check a server's `prompts/get`.
     pub get_prompt: Option<super::client::GetPromptSpec>,
+    /// Fuzz a server's tools with adversarial calls (as `harness fuzz`).
+    pub fuzz: Option<super::client::FuzzSpec>,
     /// The call id (default `call_<step>_<index>`).
     pub id: Option<String>,
     /// The arguments, exactly as written (after `${var}` substitution).
@@ -780,14 +783,20 @@ fn step_rules(schema: &mut Schema) {
     let no_call_keys = serde_json::json!({
         "call": false, "id": false, "args": false, "raw_args": false,
         "expect": false, "capture": false, "retry": false, "recorded": false,
-        "cancel_after_ms": false
+        "cancel_after_ms": false, "fuzz": false
     });
     schema.insert(
         "oneOf".to_owned(),
         serde_json::json!([
-            {"required": ["call"], "properties": {"parallel": false, "say": false}},
+            {"required": ["call"], "properties": {"parallel": false, "say": false, "fuzz": false}},
             {"required": ["parallel"], "properties": no_call_keys, "not": {"required": ["say"]}},
-            {"required": ["say"], "properties": no_call_keys, "not": {"required": ["parallel"]}}
+            {"required": ["say"], "properties": no_call_keys, "not": {"required": ["parallel"]}},
+            {"required": ["fuzz"], "properties": {
+                "call": false, "parallel": false, "say": false, "server": false, "args": false,
+                "raw_args": false, "retry": false, "recorded": false, "cancel_after_ms": false,
+                "list_resources": false, "read_resource": false, "list_prompts": false,
+                "get_prompt": false
+            }}
         ]),
     );
 }

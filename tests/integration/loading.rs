@@ -471,6 +471,35 @@ fn the_schema_states_the_step_rules_the_loader_applies() {
             false,
         ),
         ("limits: {max_lines: 0}\nmodel: [{call: ls}]", false),
+        ("servers: {fx: {command: [x]}}\nmodel: [{fuzz: fx}]", true),
+        (
+            "servers: {fx: {command: [x]}}\nmodel: [{fuzz: {server: fx, tools: [a], cases: 5, seed: 1, timeout: 0.5}, id: f, expect: {error: true}}]",
+            true,
+        ),
+        (
+            "servers: {fx: {command: [x]}}\nmodel: [{fuzz: fx, call: ls}]",
+            false,
+        ),
+        (
+            "servers: {fx: {command: [x]}}\nmodel: [{fuzz: fx, args: {}}]",
+            false,
+        ),
+        (
+            "servers: {fx: {command: [x]}}\nmodel: [{fuzz: fx, server: fx}]",
+            false,
+        ),
+        (
+            "servers: {fx: {command: [x]}}\nmodel: [{fuzz: {server: fx, cases: 0}}]",
+            false,
+        ),
+        (
+            "servers: {fx: {command: [x]}}\nmodel: [{fuzz: {server: fx, timeout: 0}}]",
+            false,
+        ),
+        (
+            "servers: {fx: {command: [x]}}\nmodel: [{fuzz: {server: fx, tools: []}}]",
+            false,
+        ),
     ];
     let mut verdicts = Vec::new();
     for (i, (yaml, _)) in cases.iter().enumerate() {

@@ -42,7 +42,6 @@ mod session;
 mod stdio;
 mod tool;
 mod visible;
-pub(crate) use visible::visible_text;
 mod wording;
 
 pub use answers::JSONRPC_ERROR_CLASS;
@@ -78,3 +77,4 @@ pub use stdio::MAX_LINE_BYTES;
 pub use tool::ServerTool;
 pub use tool::into_output;
 pub use tool::server_tool_spec;
+pub(crate) use visible::visible_text;

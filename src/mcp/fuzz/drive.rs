@@ -3,9 +3,11 @@
 //! JSON-RPC error (invalid params, internal error, another code), no
 //! answer within the timeout, the server's exit, an answer that cannot be
 //! read, or a server that stopped answering `ping`. After an exit, a
-//! timeout that `ping` does not outlive, or a server gone deaf, the
-//! server is restarted (at most [`Options::max_restarts`] times) and the
-//! run goes on.
+//! timeout that `ping` does not outlive, or a server gone deaf, [`run`]
+//! (`harness fuzz`) restarts the server (at most
+//! [`Options::max_restarts`] times) and goes on; [`run_on`] (a scenario's
+//! `fuzz` step, on a server the scenario's other steps use) stops it and
+//! ends there.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -15,6 +17,7 @@ use std::time::Instant;
 use rmcp::model::Tool;
 use serde_json::Value;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use super::generate::Case;
 use super::generate::cases;
@@ -26,6 +29,16 @@ use crate::mcp::client::RawAnswer;
 pub const INVALID_PARAMS: i32 = -32602;
 /// JSON-RPC's code for an internal error.
 pub const INTERNAL_ERROR: i32 = -32603;
+
+/// Calls per tool unless asked otherwise.
+pub const DEFAULT_CASES: usize = 30;
+
+/// Seconds each call (and the ping after it) may take unless asked
+/// otherwise.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
+
+/// The most seconds a call (and the ping after it) may be given.
+pub const MAX_TIMEOUT_SECS: u64 = 3600;
 
 /// What a fuzz run does.
 #[derive(Clone, Debug)]
@@ -238,14 +251,160 @@ fn sort(answer: &RawAnswer) -> (Answer, String) {
             } else {
                 format!("; its last stderr lines:\n{stderr_tail}")
             };
-            (Answer::Crash, format!("the server {status}{tail}"))
+            (Answer::Crash, format!("the server ended ({status}){tail}"))
         }
         RawAnswer::Transport(why) => (Answer::Malformed, why.clone()),
     }
 }
 
+/// A fuzz run under way: the tool and the case sent next, and what was
+/// found so far. It sends cases until they are all sent, the server goes
+/// down, or the run is cancelled; whoever drives it decides what follows
+/// a server that went down ([`run`] restarts it, [`run_on`] does not).
+struct Progress<'a> {
+    tools: &'a [&'a Tool],
+    options: &'a Options,
+    /// The index of the tool whose cases are being sent.
+    tool: usize,
+    /// Its cases, made when its first case is sent.
+    cases: Vec<Case>,
+    /// The index of its case sent next.
+    case: usize,
+    report: Report,
+}
+
+/// Why [`Progress::send`] returned.
+enum Pause {
+    /// Every case was sent.
+    Finished,
+    /// The server went down after the last case sent (it exited, or a
+    /// ping after the call went unanswered).
+    Down,
+    /// The run was cancelled.
+    Cancelled,
+}
+
+impl<'a> Progress<'a> {
+    fn new(tools: &'a [&'a Tool], options: &'a Options) -> Self {
+        Self {
+            tools,
+            options,
+            tool: 0,
+            cases: Vec::new(),
+            case: 0,
+            report: Report::default(),
+        }
+    }
+
+    /// Whether a case is left to send.
+    fn more(&self) -> bool {
+        self.case < self.cases.len() || self.tool + 1 < self.tools.len()
+    }
+
+    /// Sends the cases left to `server`, one at a time.
+    async fn send(&mut self, server: &McpClient, cancel: &CancellationToken) -> Pause {
+        loop {
+            let Some(tool) = self.tools.get(self.tool).copied() else {
+                return Pause::Finished;
+            };
+            let name = tool.name.as_ref();
+            if self.case == 0 {
+                let mut tally = ToolTally {
+                    name: name.to_owned(),
+                    ..ToolTally::default()
+                };
+                for answer in Answer::ALL {
+                    tally.answers.insert(answer.name(), 0);
+                }
+                self.report.tools.push(tally);
+                self.cases = cases(
+                    &tool.input_schema,
+                    tool_seed(self.options.seed, name),
+                    self.options.cases,
+                );
+            }
+            let Some(case) = self.cases.get(self.case).cloned() else {
+                self.tool += 1;
+                self.case = 0;
+                self.cases = Vec::new();
+                continue;
+            };
+            let index = self.case;
+            let down = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Pause::Cancelled,
+                down = self.one(server, name, index, case) => down,
+            };
+            self.case += 1;
+            if down {
+                return Pause::Down;
+            }
+        }
+    }
+
+    /// Sends one case and a ping after it, and notes the answer; whether
+    /// the server went down.
+    async fn one(&mut self, server: &McpClient, name: &str, index: usize, case: Case) -> bool {
+        let timeout = self.options.timeout;
+        let params = json!({ "name": name, "arguments": case.arguments });
+        let raw = server
+            .request_as_written("tools/call", Some(params), timeout)
+            .await;
+        self.report.calls += 1;
+        let (mut answer, mut detail) = sort(&raw);
+        let mut down = answer == Answer::Crash;
+        if !down {
+            self.report.pings += 1;
+            if !server.answers_ping(timeout).await {
+                down = true;
+                if answer != Answer::Timeout {
+                    answer = Answer::Unresponsive;
+                    detail = format!(
+                        "the server did not answer a ping within {} ms after this call",
+                        timeout.as_millis()
+                    );
+                }
+            }
+        }
+        if answer == Answer::Timeout {
+            detail = format!("no answer within {} ms", timeout.as_millis());
+        }
+        if let Some(tally) = self.report.tools.last_mut() {
+            tally.calls += 1;
+            *tally.answers.entry(answer.name()).or_default() += 1;
+        }
+        let kind = match answer {
+            Answer::Timeout => Some(FailureKind::Timeout),
+            Answer::Crash => Some(FailureKind::Crash),
+            Answer::Malformed => Some(FailureKind::Malformed),
+            Answer::Unresponsive => Some(FailureKind::Unresponsive),
+            Answer::InternalError if case.invalid => Some(FailureKind::InternalErrorOnInvalidInput),
+            _ => None,
+        };
+        let internal = answer == Answer::InternalError;
+        let failure = |kind| Failure {
+            tool: name.to_owned(),
+            index,
+            case,
+            kind,
+            detail,
+        };
+        match kind {
+            Some(kind) => self.report.failures.push(failure(kind)),
+            None if internal => self
+                .report
+                .internal_errors_on_plausible_input
+                .push(failure(FailureKind::InternalErrorOnInvalidInput)),
+            None => {}
+        }
+        down
+    }
+}
+
 /// Runs the fuzz against the server `start` starts (called again after
-/// the server went down), whose tools are `tools`.
+/// the server went down, at most [`Options::max_restarts`] times), whose
+/// tools are `tools`; `first` is the server already started. Every server
+/// started is stopped by the end.
 pub async fn run<F, Fut>(
     tools: &[&Tool],
     options: &Options,
@@ -257,104 +416,65 @@ where
     Fut: Future<Output = Result<McpClient, String>>,
 {
     let began = Instant::now();
-    let mut report = Report::default();
-    let mut client = Some(first);
-    'tools: for tool in tools {
-        let name = tool.name.as_ref();
-        let mut tally = ToolTally {
-            name: name.to_owned(),
-            ..ToolTally::default()
-        };
-        for answer in Answer::ALL {
-            tally.answers.insert(answer.name(), 0);
-        }
-        let all = cases(
-            &tool.input_schema,
-            tool_seed(options.seed, name),
-            options.cases,
-        );
-        for (index, case) in all.into_iter().enumerate() {
-            let server = match &client {
-                Some(server) => server,
-                None => {
-                    if report.restarts >= options.max_restarts {
-                        report.stopped_early = Some(format!(
-                            "the server went down {} times; the run stopped there",
-                            report.restarts + 1
-                        ));
-                        report.tools.push(tally);
-                        break 'tools;
-                    }
-                    report.restarts += 1;
-                    match start().await {
-                        Ok(server) => client.insert(server),
-                        Err(why) => {
-                            report.stopped_early =
-                                Some(format!("the server did not start again: {why}"));
-                            report.tools.push(tally);
-                            break 'tools;
-                        }
-                    }
-                }
-            };
-            let params = json!({ "name": name, "arguments": case.arguments });
-            let raw = server
-                .request_as_written("tools/call", Some(params), options.timeout)
-                .await;
-            report.calls += 1;
-            tally.calls += 1;
-            let (mut answer, mut detail) = sort(&raw);
-            let mut down = answer == Answer::Crash;
-            if !down {
-                report.pings += 1;
-                if !server.answers_ping(options.timeout).await {
-                    down = true;
-                    if answer != Answer::Timeout {
-                        answer = Answer::Unresponsive;
-                        detail = format!(
-                            "the server did not answer a ping within {} ms after this call",
-                            options.timeout.as_millis()
-                        );
-                    }
-                }
-            }
-            if answer == Answer::Timeout {
-                detail = format!("no answer within {} ms", options.timeout.as_millis());
-            }
-            *tally.answers.entry(answer.name()).or_default() += 1;
-            let kind = match answer {
-                Answer::Timeout => Some(FailureKind::Timeout),
-                Answer::Crash => Some(FailureKind::Crash),
-                Answer::Malformed => Some(FailureKind::Malformed),
-                Answer::Unresponsive => Some(FailureKind::Unresponsive),
-                Answer::InternalError if case.invalid => {
-                    Some(FailureKind::InternalErrorOnInvalidInput)
-                }
-                _ => None,
-            };
-            let failure = |kind| Failure {
-                tool: name.to_owned(),
-                index,
-                case: case.clone(),
-                kind,
-                detail: detail.clone(),
-            };
-            match kind {
-                Some(kind) => report.failures.push(failure(kind)),
-                None if answer == Answer::InternalError => report
-                    .internal_errors_on_plausible_input
-                    .push(failure(FailureKind::InternalErrorOnInvalidInput)),
-                None => {}
-            }
-            if down && let Some(server) = client.take() {
-                server.stop().await;
-            }
-        }
-        report.tools.push(tally);
-    }
-    if let Some(server) = client.take() {
+    let mut progress = Progress::new(tools, options);
+    let never = CancellationToken::new();
+    let mut server = first;
+    loop {
+        let pause = progress.send(&server, &never).await;
         server.stop().await;
+        if !matches!(pause, Pause::Down) || !progress.more() {
+            break;
+        }
+        let report = &mut progress.report;
+        if report.restarts >= options.max_restarts {
+            report.stopped_early = Some(format!(
+                "the server went down {} times; the run stopped there",
+                report.restarts + 1
+            ));
+            break;
+        }
+        report.restarts += 1;
+        match start().await {
+            Ok(next) => server = next,
+            Err(why) => {
+                report.stopped_early = Some(format!("the server did not start again: {why}"));
+                break;
+            }
+        }
     }
+    let mut report = progress.report;
+    report.elapsed_ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+    report
+}
+
+/// Runs the fuzz against `server`, a server that others use too (a
+/// scenario's): it is not restarted, and it is stopped only when it went
+/// down (it exited, or stopped answering), so that whoever calls it next
+/// finds it ended. Cancelling `cancel` ends the run at once, with
+/// `stopped_early` set.
+pub async fn run_on(
+    tools: &[&Tool],
+    options: &Options,
+    server: &McpClient,
+    cancel: &CancellationToken,
+) -> Report {
+    let began = Instant::now();
+    let mut progress = Progress::new(tools, options);
+    match progress.send(server, cancel).await {
+        Pause::Finished => {}
+        Pause::Down => {
+            server.stop().await;
+            if progress.more() {
+                progress.report.stopped_early = Some(
+                    "the server went down, so the calls after that one were not sent".to_owned(),
+                );
+            }
+        }
+        Pause::Cancelled => {
+            progress.report.stopped_early = Some("the run was cancelled".to_owned());
+        }
+    }
+    let mut report = progress.report;
     report.elapsed_ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
     report
 }

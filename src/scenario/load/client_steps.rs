@@ -109,26 +109,7 @@ impl Validator<'_> {
             return FauxStep::Calls(Vec::new());
         };
         let (server, server_at) = server;
-        if !self.declared_servers.contains(server) {
-            let hint = closest(server, self.declared_servers.iter().map(String::as_str))
-                .map(|c| format!("; did you mean `{c}`?"))
-                .unwrap_or_default();
-            let declared = if self.declared_servers.is_empty() {
-                "it declares none".to_owned()
-            } else {
-                let names: Vec<&str> = self.declared_servers.iter().map(String::as_str).collect();
-                format!("it declares {}", names.join(", "))
-            };
-            self.problem(
-                &server_at,
-                format!(
-                    "step {n}: unknown server `{server}`: name one of the scenario's \
-                     `servers:` ({declared}){hint}"
-                ),
-            );
-        } else if !self.checked_servers.contains(server) {
-            self.checked_servers.push(server.clone());
-        }
+        self.checked_server(n, server, &server_at);
         let mut args = args;
         if let Some(map) = args.as_object_mut() {
             map.insert("server".to_owned(), json!(server));
@@ -141,12 +122,50 @@ impl Validator<'_> {
             capture: step.capture.clone(),
             ..CallSpec::default()
         };
-        self.server_tools.insert(tool.to_owned());
+        self.check_call(n, at, &spec, format!("{what} {server}"))
+    }
+
+    /// The server a check step (or a `fuzz` step) names, at `at`: one of
+    /// the scenario's `servers` (else a problem with a "did you mean"),
+    /// started even when `tools` leaves it out.
+    pub(super) fn checked_server(&mut self, n: usize, server: &str, at: &[Seg]) {
+        if !self.declared_servers.contains(server) {
+            let hint = closest(server, self.declared_servers.iter().map(String::as_str))
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            let declared = if self.declared_servers.is_empty() {
+                "it declares none".to_owned()
+            } else {
+                let names: Vec<&str> = self.declared_servers.iter().map(String::as_str).collect();
+                format!("it declares {}", names.join(", "))
+            };
+            self.problem(
+                at,
+                format!(
+                    "step {n}: unknown server `{server}`: name one of the scenario's \
+                     `servers:` ({declared}){hint}"
+                ),
+            );
+        } else if !self.checked_servers.iter().any(|s| s == server) {
+            self.checked_servers.push(server.to_owned());
+        }
+    }
+
+    /// The one call of a check step (`spec`, whose tool the run adds),
+    /// labelled `step N (WHAT)`.
+    pub(super) fn check_call(
+        &mut self,
+        n: usize,
+        at: &[Seg],
+        spec: &CallSpec,
+        what: String,
+    ) -> FauxStep {
+        self.server_tools.insert(spec.call.clone());
         let call = self.call(
-            &spec,
+            spec,
             at,
             format!("call_{n}_1"),
-            format!("step {n} ({what} {server})"),
+            format!("step {n} ({what})"),
             &BTreeSet::new(),
             false,
         );

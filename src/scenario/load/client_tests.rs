@@ -153,7 +153,8 @@ fn every_problem_is_located() {
             "s/x.yaml:23:5: model[3].args: step 4: a step that checks a server's resources or \
              prompts takes no `args` (it takes `expect`, `capture` and `id`)",
             "s/x.yaml:24:5: model[4]: step 5 must have exactly one of `call`, `parallel`, \
-             `say`, `list_resources`, `read_resource`, `list_prompts` or `get_prompt` (it has 2)",
+             `say`, `list_resources`, `read_resource`, `list_prompts`, `get_prompt` or `fuzz` \
+             (it has 2)",
         ]
     );
 }

@@ -40,6 +40,8 @@
 //! | `agents` | `agents:`, `agent:`, and the loop's keys an agent scenario may not set |
 //! | `servers` | `servers:` and the MCP entries of `tools:` |
 //! | `sandbox` | `sandbox:` and its `write:` paths, checked |
+//! | `client_steps` | the steps that check a server's resources and prompts |
+//! | `fuzz_step` | `fuzz:`, the step that fuzzes a server's tools |
 
 mod agents;
 mod client;
@@ -48,6 +50,7 @@ mod document;
 mod error;
 mod expectations;
 mod fixture;
+mod fuzz_step;
 mod limits;
 mod replay;
 mod sandbox;
@@ -78,5 +81,7 @@ pub(crate) use validator::DEFAULT_TIMEOUT;
 
 #[cfg(test)]
 mod client_tests;
+#[cfg(test)]
+mod fuzz_step_tests;
 #[cfg(test)]
 mod tests;

@@ -43,6 +43,7 @@ impl Validator<'_> {
                 step.read_resource.is_some(),
                 step.list_prompts.is_some(),
                 step.get_prompt.is_some(),
+                step.fuzz.is_some(),
             ]
             .iter()
             .filter(|k| **k)
@@ -52,13 +53,15 @@ impl Validator<'_> {
                     &at,
                     format!(
                         "step {n} must have exactly one of `call`, `parallel`, `say`, \
-                         `list_resources`, `read_resource`, `list_prompts` or `get_prompt` (it \
-                         has {kinds})"
+                         `list_resources`, `read_resource`, `list_prompts`, `get_prompt` or \
+                         `fuzz` (it has {kinds})"
                     ),
                 );
                 continue;
             }
-            if Self::is_check_step(step) {
+            if let Some(fuzz) = &step.fuzz {
+                steps.push(self.fuzz_step(n, &at, step, fuzz));
+            } else if Self::is_check_step(step) {
                 steps.push(self.check_step(n, &at, step));
             } else if let Some(tool) = &step.call {
                 steps.push(self.call_step(n, &at, step, tool));

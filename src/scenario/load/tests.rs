@@ -93,7 +93,7 @@ fn unknown_keys_are_located_with_a_hint() {
         vec![
             "s/x.yaml:4:5: model[0]: unknown field `agrs`, expected one of `call`, `parallel`, \
              `say`, `list_resources`, `read_resource`, `server`, `list_prompts`, `get_prompt`, \
-             `id`, `args`, `raw_args`, `expect`, `capture`, `retry`, `recorded`, \
+             `fuzz`, `id`, `args`, `raw_args`, `expect`, `capture`, `retry`, `recorded`, \
              `cancel_after_ms`; did you mean `args`?"
         ]
     );
@@ -192,7 +192,7 @@ fn steps_need_exactly_one_kind_and_say_is_last() {
     let (_, errors) = load("model:\n  - call: read\n    say: hi\n");
     assert!(
         errors[0]
-            .contains("step 1 must have exactly one of `call`, `parallel`, `say`, `list_resources`, `read_resource`, `list_prompts` or `get_prompt` (it has 2)"),
+            .contains("step 1 must have exactly one of `call`, `parallel`, `say`, `list_resources`, `read_resource`, `list_prompts`, `get_prompt` or `fuzz` (it has 2)"),
         "{errors:?}"
     );
     let (_, errors) = load("model:\n  - say: hi\n  - call: read\n");

@@ -9,6 +9,10 @@
 # invalid input" for each tool. Its memory.jsonl write (into its package
 # folder) is refused by the sandbox; the fuzz does not depend on it.
 #
+# The same fuzz as a scenario's step (`fuzz: memory`, run by `harness
+# run`) must find the same: the run exits 1, and the step's failure lists
+# each tool's `arguments_null` case with the -32603 and `arguments: null`.
+#
 # Usage: tests/mcp/fuzz/run.sh PATH/TO/harness
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -73,4 +77,46 @@ for s in scenarios:
     assert s["status"] == "failed" and len(actuals) == 1, (s["name"], s["status"], actuals)
     assert "JSON-RPC error -32603" in actuals[0], (s["name"], actuals)
 print(f"each of the {len(scenarios)} replays written by --write fails again with the server's -32603")
+PY
+
+# The scenario form: one `fuzz` step in a suite.
+mkdir "$out/suite"
+cat > "$out/suite/fuzz.yaml" <<'YAML'
+name: fuzz server-memory
+servers:
+  memory: { command: [mcp-server-memory] }
+tools: [memory]
+model:
+  - fuzz: memory
+YAML
+status=0
+"$harness" run "$out/suite" --json "$out/run.json" > "$out/run-console.txt" || status=$?
+if [ "$status" -ne 1 ]; then
+  cat "$out/run-console.txt"
+  echo "harness run with a fuzz step on server-memory exited $status, expected 1" >&2
+  exit 1
+fi
+python3 - "$out/run.json" "$out/fuzz.json" <<'PY'
+import json, re, sys
+run = json.load(open(sys.argv[1]))
+cli = json.load(open(sys.argv[2]))
+ORDER = ["result_ok", "result_is_error", "invalid_params", "internal_error", "other_error",
+         "timeout", "crash", "malformed", "unresponsive"]
+[scenario] = run["scenarios"]
+[failure] = scenario["failures"]
+assert failure["step"] == "step 1 (fuzz memory)", failure
+text = failure["actual"]
+tools = [t["name"] for t in cli["tools"]]
+found = sorted(set(re.findall(
+    r"^    FAIL (\S+) #\d+ \(arguments_null\): internal error on invalid input: "
+    r"JSON-RPC error -32603: .*\n      arguments: null$", text, re.M)))
+assert found == sorted(tools), f"the fuzz step found arguments: null on {found} of {tools}:\n{text}"
+# The same generator and sorting: each tool's tally line is the CLI's.
+for tool in cli["tools"]:
+    counts = ", ".join(f"{k} {n}" for k, n in sorted(tool["answers"].items(), key=lambda kv: ORDER.index(kv[0])) if n)
+    line = f"  {tool['name']}: {tool['calls']} calls: {counts}"
+    assert line in text.splitlines(), f"{line!r} not in the step's result:\n{text}"
+assert text.endswith(f"FAILED: {len(cli['failures'])} failing call(s)"), text
+print(f"the fuzz step found the arguments: null internal error on all {len(tools)} tools, "
+      f"with the tallies of harness fuzz ({len(cli['failures'])} failing calls)")
 PY
