@@ -167,7 +167,7 @@ fn results(report: &Value, name: &str) -> Vec<(String, bool, String)> {
 /// with 5 cases each: every case `lookup` gets is one the schema refuses,
 /// and each is answered with -32603.
 const UNCHECKED_FUZZ: &str = "fuzz of MCP server `fx`: 2 tool(s), at most 5 call(s) each, seed 0, timeout 10 s
-  echo: 5 calls: result_ok 5
+  echo: 5 calls: result_ok 3, invalid_params 2
   lookup: 5 calls: internal_error 5
     FAIL lookup #0 (arguments_null): internal error on invalid input: JSON-RPC error -32603: Internal error: cannot read `key`
       arguments: null
@@ -211,7 +211,7 @@ fn a_fuzz_step_fails_its_scenario_listing_each_failure_and_a_clean_one_passes() 
             "mcp:fuzz".to_owned(),
             false,
             "fuzz of MCP server `fx`: 2 tool(s), at most 5 call(s) each, seed 3, timeout 10 s
-  echo: 5 calls: result_ok 5
+  echo: 5 calls: result_ok 3, invalid_params 2
   fail: 5 calls: result_is_error 5
 10 call(s) and 10 ping(s)
 passed: every call was answered and the server stayed up"
@@ -235,7 +235,7 @@ fn a_server_that_exits_during_a_fuzz_step_is_ended_for_the_steps_after_it() {
     assert_eq!(
         failures(&report),
         ["crash: step 1 (fuzz fx): an error result: fuzz of MCP server `fx`: 2 tool(s), at most 3 call(s) each, seed 0, timeout 10 s
-  echo: 3 calls: result_ok 3
+  echo: 3 calls: result_ok 1, invalid_params 2
   exit: 1 calls: crash 1
     FAIL exit #0 (arguments_null): crash: the server ended (exit status 0); its last stderr lines: fixture: exiting with status 0 during a call, as asked
       arguments: null
