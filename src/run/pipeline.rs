@@ -49,6 +49,7 @@ use super::replay::Syncer;
 use super::servers;
 use super::servers::Servers;
 use super::snapshots::SnapshotCache;
+use super::stats::ScenarioDefinitions;
 use super::transcript::Bounds;
 use super::transcript::KeptTranscript;
 use crate::judge::drift::ReplayResult;
@@ -148,6 +149,8 @@ impl Job<'_> {
                 return outcome;
             }
         };
+        let definitions =
+            ScenarioDefinitions::of(registry.specs(), &servers.active(), &*self.config.tokens);
         let vars = BTreeMap::from([("workspace".to_owned(), WORKSPACE_NAME.to_owned())]);
         let tokens = Arc::clone(&self.config.tokens);
         let mut provider = FauxProvider::new(scenario.script.clone(), tokens, vars);
@@ -242,6 +245,7 @@ impl Job<'_> {
         // Tools are done; stop what they left running before the directory goes.
         drop(registry);
         outcome.servers = servers.stop(pool, outcome.status == Status::Failed).await;
+        definitions.record(&mut outcome);
         outcome.workspace = dirs.keep_or_remove(self.config.keep_workspaces, &self.config.cleanup);
         outcome
     }
