@@ -1,6 +1,8 @@
 //! The figures of a scenario's run: how many turns, calls, errors and
 //! retries it took and what it cost in tokens, counted call by call and
-//! request by request (the run layer's judging pass sees each once). One
+//! request by request (the run layer's judging pass sees each once), and
+//! what its tool definitions cost (which the run layer, which knows the
+//! tools, sets). One
 //! type serves everywhere a figure is read: the `expect.stats` checks, the
 //! per-scenario `stats` and `totals` of a run, a baseline's scenarios and
 //! a comparison's sums.
@@ -41,11 +43,17 @@ pub struct Figures {
     pub cache_read_tokens: u64,
     /// Input tokens written to the cache.
     pub cache_write_tokens: u64,
+    /// Tokens of the tool section of the scenario's requests (every active
+    /// tool's definition), counted once per scenario, not per request. Set
+    /// by the run layer once the scenario's tools are known; 0 in a report
+    /// or baseline written before this figure existed.
+    #[serde(default)]
+    pub definition_tokens: u64,
 }
 
 impl Figures {
     /// The names of the figures, in field order, as reports write them.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "turns",
         "calls",
         "errors",
@@ -56,10 +64,11 @@ impl Figures {
         "output_tokens",
         "cache_read_tokens",
         "cache_write_tokens",
+        "definition_tokens",
     ];
 
     /// The values of the figures, in the order of [`Figures::NAMES`].
-    pub fn values(&self) -> [u64; 10] {
+    pub fn values(&self) -> [u64; 11] {
         [
             self.turns,
             self.calls,
@@ -71,6 +80,7 @@ impl Figures {
             self.output_tokens,
             self.cache_read_tokens,
             self.cache_write_tokens,
+            self.definition_tokens,
         ]
     }
 
@@ -93,6 +103,7 @@ impl Figures {
             output_tokens,
             cache_read_tokens,
             cache_write_tokens,
+            definition_tokens,
         } = *other;
         self.turns = self.turns.saturating_add(turns);
         self.calls = self.calls.saturating_add(calls);
@@ -104,6 +115,7 @@ impl Figures {
         self.output_tokens = self.output_tokens.saturating_add(output_tokens);
         self.cache_read_tokens = self.cache_read_tokens.saturating_add(cache_read_tokens);
         self.cache_write_tokens = self.cache_write_tokens.saturating_add(cache_write_tokens);
+        self.definition_tokens = self.definition_tokens.saturating_add(definition_tokens);
     }
 
     /// The sum of many figures.
@@ -159,6 +171,7 @@ mod tests {
             output_tokens: n + 7,
             cache_read_tokens: n + 8,
             cache_write_tokens: n + 9,
+            definition_tokens: n + 10,
         }
     }
 
@@ -166,11 +179,11 @@ mod tests {
     fn add_sums_every_figure_and_saturates() {
         assert_eq!(
             Figures::sum([&figures(0), &figures(10)]).values(),
-            [10, 12, 14, 16, 18, 20, 22, 24, 26, 28]
+            [10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
         );
-        let mut big = figures(u64::MAX - 9);
-        big.add(&figures(u64::MAX - 9));
-        assert_eq!(big.values(), [u64::MAX; 10]);
+        let mut big = figures(u64::MAX - 10);
+        big.add(&figures(u64::MAX - 10));
+        assert_eq!(big.values(), [u64::MAX; 11]);
     }
 
     #[test]
@@ -185,7 +198,21 @@ mod tests {
         assert_eq!(keys, Figures::NAMES);
         assert_eq!(
             figures(0).named().map(|(_, v)| v).collect::<Vec<_>>(),
-            (0..10).collect::<Vec<u64>>()
+            (0..11).collect::<Vec<u64>>()
+        );
+    }
+
+    #[test]
+    fn a_report_written_before_definition_tokens_reads_it_as_zero() {
+        let mut old = serde_json::to_value(figures(0)).unwrap();
+        old.as_object_mut().unwrap().remove("definition_tokens");
+        let read: Figures = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            read,
+            Figures {
+                definition_tokens: 0,
+                ..figures(0)
+            }
         );
     }
 }

@@ -218,6 +218,8 @@ mod tests {
                 output_tokens: 63,
                 cache_read_tokens: 66,
                 cache_write_tokens: 69,
+                // The run layer's, which knows the tools.
+                definition_tokens: 0,
             }
         );
         let calls: Vec<(&str, u64, bool, bool, u64, u64, u64)> = tally

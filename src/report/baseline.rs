@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::judge::Figures;
+use crate::run::Metric;
 use crate::run::RunSummary;
 use crate::run::Status;
 
@@ -20,6 +21,11 @@ pub(crate) const BASELINE_SCHEMA_VERSION: u32 = 1;
 
 /// The `kind` of a baseline file.
 pub(crate) const BASELINE_KIND: &str = "harness-baseline";
+
+/// Figures added after the first baselines were written: a baseline (or a
+/// `run.json`) written before one existed lacks it, reads it as 0, and
+/// gates do not compare it ([`Baseline::unrecorded`]).
+const LATER_FIGURES: [Metric; 1] = [Metric::DefinitionTokens];
 
 /// One scenario in a baseline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +53,11 @@ pub(crate) struct Baseline {
     /// The variant it is the baseline of (`harness run --variant`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// The figures the file does not hold for every scenario, because it
+    /// was written before they existed: read as 0, and not compared by the
+    /// gates that watch them. Found where the file is read; never written.
+    #[serde(skip)]
+    pub unrecorded: Vec<Metric>,
 }
 
 /// A baseline file that cannot be read.
@@ -111,6 +122,7 @@ impl Baseline {
                 })
                 .collect(),
             variant: None,
+            unrecorded: Vec::new(),
         }
     }
 
@@ -151,9 +163,27 @@ impl Baseline {
         if found != Some(u64::from(BASELINE_SCHEMA_VERSION)) {
             return Err(BaselineError::Version { found });
         }
-        serde_json::from_value(value)
-            .map_err(|err| BaselineError::Shape(super::json_file::JsonError::of(&err)))
+        let scenarios = value
+            .get("scenarios")
+            .and_then(serde_json::Value::as_object);
+        let unrecorded = unrecorded(scenarios.into_iter().flat_map(|map| map.values()));
+        let mut baseline: Self = serde_json::from_value(value)
+            .map_err(|err| BaselineError::Shape(super::json_file::JsonError::of(&err)))?;
+        baseline.unrecorded = unrecorded;
+        Ok(baseline)
     }
+}
+
+/// The figures of [`LATER_FIGURES`] that some of `figures` (JSON objects
+/// of figures, one per scenario) lack.
+pub(crate) fn unrecorded<'a>(
+    figures: impl IntoIterator<Item = &'a serde_json::Value>,
+) -> Vec<Metric> {
+    let figures: Vec<&serde_json::Value> = figures.into_iter().collect();
+    LATER_FIGURES
+        .into_iter()
+        .filter(|metric| figures.iter().any(|f| f.get(metric.as_str()).is_none()))
+        .collect()
 }
 
 /// A JSON value described for a message: its type and, when short, the

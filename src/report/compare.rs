@@ -127,6 +127,7 @@ pub(crate) fn compare(summary: &RunSummary, baseline: &Baseline, gates: &[Gate])
             gate,
             compared,
             (&comparison.baseline_totals, &comparison.current_totals),
+            &baseline.unrecorded,
         );
         comparison.gates.push(outcome);
     }
@@ -214,6 +215,7 @@ mod tests {
                     baseline: 100,
                     current: 106,
                 }],
+                not_compared: Vec::new(),
             }]
         );
         assert_eq!(
@@ -286,6 +288,58 @@ mod tests {
         );
         let lenient = compare(&now, &baseline, &gates(&["errors=+1"]));
         assert!(lenient.passed);
+    }
+
+    #[test]
+    fn the_definition_tokens_gate_fails_when_a_definition_grows() {
+        let mut before = base();
+        before.scenarios[0].stats.figures.definition_tokens = 300;
+        before.scenarios[1].stats.figures.definition_tokens = 500;
+        let baseline = Baseline::of(&before);
+        let mut now = before.clone();
+        now.scenarios[1].stats.figures.definition_tokens = 512;
+        let c = compare(&now, &baseline, &gates(&["definition_tokens=+0"]));
+        assert!(!c.passed);
+        assert_eq!(
+            c.gates[0]
+                .breaches
+                .iter()
+                .map(Breach::describe)
+                .collect::<Vec<_>>(),
+            [
+                "`b` definition_tokens 500 → 512 (+2.4%)",
+                "total definition_tokens 800 → 812 (+1.5%)"
+            ]
+        );
+        assert!(compare(&before, &baseline, &gates(&["definition_tokens=+0"])).passed);
+    }
+
+    #[test]
+    fn a_baseline_without_definition_tokens_is_not_compared_on_it() {
+        // A baseline written before the figure: read as 0, so any figure
+        // now would be growth; the gate does not compare it and says so.
+        let mut baseline = Baseline::of(&base());
+        baseline.unrecorded = vec![Metric::DefinitionTokens];
+        let mut now = base();
+        now.scenarios[0].stats.figures.definition_tokens = 300;
+        now.scenarios[1].stats.figures.retries = 2;
+        let c = compare(
+            &now,
+            &baseline,
+            &gates(&["definition_tokens=+0", "retries=+0"]),
+        );
+        assert_eq!(
+            c.gates[0],
+            GateOutcome {
+                gate: "definition_tokens=+0".into(),
+                held: true,
+                breaches: Vec::new(),
+                not_compared: vec![Metric::DefinitionTokens],
+            }
+        );
+        // The figures it has are compared as ever.
+        assert_eq!(c.gates[1].breaches.len(), 2);
+        assert!(!c.passed);
     }
 
     #[test]

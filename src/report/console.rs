@@ -552,8 +552,16 @@ pub(crate) fn comparison_text(comparison: &Comparison) -> String {
         );
     }
     for gate in &comparison.gates {
+        let note = gate.not_compared_note();
         if gate.held {
-            let _ = writeln!(out, "gate {}: held", gate.gate);
+            match &note {
+                Some(note) => {
+                    let _ = writeln!(out, "gate {}: not compared: {note}", gate.gate);
+                }
+                None => {
+                    let _ = writeln!(out, "gate {}: held", gate.gate);
+                }
+            }
         } else {
             let _ = writeln!(
                 out,
@@ -564,6 +572,9 @@ pub(crate) fn comparison_text(comparison: &Comparison) -> String {
             for breach in &gate.breaches {
                 let _ = writeln!(out, "  {}", breach.describe());
             }
+            if let Some(note) = &note {
+                let _ = writeln!(out, "  not compared: {note}");
+            }
         }
     }
     out
@@ -572,7 +583,8 @@ pub(crate) fn comparison_text(comparison: &Comparison) -> String {
 /// One line per tool call of a scenario, for `harness run --verbose`:
 /// One MCP server of a scenario in one line: `server fs: stdio,
 /// secure-filesystem-server 0.2.0, protocol 2025-11-25, started in 412 ms,
-/// exit status 0` (what is known of it), or why it did not start.
+/// exit status 0, tool definitions 930 tokens` (what is known of it), or
+/// why it did not start.
 pub(crate) fn server_line(server: &ServerOutcome) -> String {
     let mut parts = vec![server.transport.clone()];
     if server.shared {
@@ -601,6 +613,9 @@ pub(crate) fn server_line(server: &ServerOutcome) -> String {
     }
     if server.junk_lines > 0 {
         parts.push(format!("{} junk lines on stdout", server.junk_lines));
+    }
+    if let Some(tokens) = server.definition_tokens {
+        parts.push(format!("tool definitions {tokens} tokens"));
     }
     format!("server {}: {}", server.name, parts.join(", "))
 }
@@ -933,6 +948,37 @@ mod tests {
         assert!(
             comparison_text(&c)
                 .starts_with("baseline: 1 scenario compared; new: `fresh`; missing: `gone`\n")
+        );
+    }
+
+    #[test]
+    fn a_gate_on_a_figure_the_baseline_lacks_says_it_was_not_compared() {
+        use crate::report::Baseline;
+        use crate::report::compare::compare;
+        let outcome = |name: &str, retries: u64| {
+            let mut o = ScenarioOutcome::empty(name, "f.yaml", &[], Status::Passed);
+            o.stats.figures.retries = retries;
+            o.stats.figures.definition_tokens = 300;
+            o
+        };
+        let run = |retries: u64| RunSummary {
+            scenarios: vec![outcome("a", 0), outcome("b", retries)],
+            tokenizer: "o200k".into(),
+            ..RunSummary::default()
+        };
+        let mut baseline = Baseline::of(&run(1));
+        baseline.unrecorded = vec![crate::run::Metric::DefinitionTokens];
+        let gates: Vec<crate::run::Gate> = ["definition_tokens=+0", "retries=+0"]
+            .iter()
+            .map(|g| g.parse().unwrap())
+            .collect();
+        assert_eq!(
+            comparison_text(&compare(&run(2), &baseline, &gates)),
+            "baseline: 2 scenarios compared\n\
+             gate definition_tokens=+0: not compared: the baseline has no definition_tokens \
+             (written before that figure existed); save a new baseline to gate on it\n\
+             gate retries=+0: BREACHED (2)\n  `b` retries 1 → 2 (+100.0%)\n  total retries \
+             1 → 2 (+100.0%)\n"
         );
     }
 }

@@ -40,19 +40,30 @@ const BASELINE_METRICS: [Metric; 5] = [
     Metric::Errors,
 ];
 
+/// Figures added after the columns were first laid out: they come last
+/// (after `gate_breaches`), so that every earlier column keeps its place.
+const LATER_FIGURES: [Metric; 1] = [Metric::DefinitionTokens];
+
+/// Whether `name` is one of [`LATER_FIGURES`].
+fn is_later(name: &str) -> bool {
+    LATER_FIGURES.iter().any(|m| m.as_str() == name)
+}
+
 /// The columns of `scenarios.csv`: the scenario, its figures and
-/// `duration_ms`, `baseline_status`, the baseline figures and
-/// `gate_breaches`.
+/// `duration_ms`, `baseline_status`, the baseline figures,
+/// `gate_breaches`, and the figures added later.
 pub(crate) fn scenario_columns() -> Vec<String> {
     let head = SCENARIO_HEAD.into_iter().map(str::to_owned);
     let figures = Figures::NAMES
         .into_iter()
+        .filter(|name| !is_later(name))
         .chain(["duration_ms", "baseline_status"])
         .map(str::to_owned);
     let baseline = BASELINE_METRICS.map(|m| format!("baseline_{}", m.as_str()));
     head.chain(figures)
         .chain(baseline)
         .chain(["gate_breaches".to_owned()])
+        .chain(LATER_FIGURES.map(|m| m.as_str().to_owned()))
         .collect()
 }
 
@@ -180,7 +191,13 @@ fn scenario_record(o: &ScenarioOutcome, comparison: Option<&Comparison>) -> Vec<
         o.failures.len().to_string(),
         cell(&first).into_owned(),
     ];
-    record.extend(o.stats.figures.values().map(|n| n.to_string()));
+    record.extend(
+        o.stats
+            .figures
+            .named()
+            .filter(|(name, _)| !is_later(name))
+            .map(|(_, n)| n.to_string()),
+    );
     record.push(o.stats.duration_ms.to_string());
     match change {
         Some(c) => {
@@ -206,6 +223,7 @@ fn scenario_record(o: &ScenarioOutcome, comparison: Option<&Comparison>) -> Vec<
         })
         .unwrap_or_default();
     record.push(cell(&breaches.join(" ")).into_owned());
+    record.extend(LATER_FIGURES.map(|m| m.value(&o.stats.figures).to_string()));
     record
 }
 
@@ -351,7 +369,7 @@ mod tests {
              retries,retries_avoided,result_tokens,input_tokens,output_tokens,\
              cache_read_tokens,cache_write_tokens,duration_ms,baseline_status,\
              baseline_result_tokens,baseline_input_tokens,baseline_output_tokens,\
-             baseline_retries,baseline_errors,gate_breaches"
+             baseline_retries,baseline_errors,gate_breaches,definition_tokens"
         );
     }
 }

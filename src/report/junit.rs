@@ -170,6 +170,8 @@ struct GateCase {
     name: String,
     /// The failure message, when it failed.
     failure: Option<String>,
+    /// Why it was not judged (a gate on figures the baseline lacks).
+    skipped: Option<String>,
     /// One line per breach or regression.
     detail: Vec<String>,
 }
@@ -191,6 +193,10 @@ fn gate_cases(c: &Comparison) -> Vec<GateCase> {
                         if n == 1 { "" } else { "es" }
                     )
                 }),
+                skipped: gate
+                    .not_compared_note()
+                    .filter(|_| gate.held)
+                    .map(|note| format!("not compared: {note}")),
                 detail,
             }
         })
@@ -210,6 +216,7 @@ fn gate_cases(c: &Comparison) -> Vec<GateCase> {
                 if n == 1 { "s" } else { "" }
             )
         }),
+        skipped: None,
         detail,
     });
     cases
@@ -219,9 +226,10 @@ fn gate_cases(c: &Comparison) -> Vec<GateCase> {
 /// gates [variant NAME]`).
 fn gates_suite(out: &mut String, name: &str, cases: &[GateCase]) {
     let failures = cases.iter().filter(|g| g.failure.is_some()).count();
+    let skipped = cases.iter().filter(|g| g.skipped.is_some()).count();
     let _ = writeln!(
         out,
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"0.000\">",
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"0.000\">",
         attr(name),
         cases.len()
     );
@@ -231,9 +239,14 @@ fn gates_suite(out: &mut String, name: &str, cases: &[GateCase]) {
             "    <testcase name=\"{}\" classname=\"harness.gates\" time=\"0.000\"",
             attr(&case.name)
         );
-        match &case.failure {
-            None => out.push_str("/>\n"),
-            Some(message) => {
+        match (&case.failure, &case.skipped) {
+            (None, None) => out.push_str("/>\n"),
+            (None, Some(message)) => {
+                out.push_str(">\n");
+                let _ = writeln!(out, "      <skipped message=\"{}\"/>", attr(message));
+                out.push_str("    </testcase>\n");
+            }
+            (Some(message), _) => {
                 out.push_str(">\n");
                 let _ = writeln!(
                     out,

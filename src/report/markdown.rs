@@ -191,12 +191,12 @@ fn totals_table(out: &mut String, summary: &RunSummary) {
     );
     out.push_str(
         "| turns | calls | errors | retries | retries avoided | result tokens | input tokens | \
-         output tokens | cache read | cache write |\n",
+         output tokens | cache read | cache write | definition tokens |\n",
     );
-    out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     let _ = writeln!(
         out,
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
         t.turns,
         t.calls,
         t.errors,
@@ -206,7 +206,8 @@ fn totals_table(out: &mut String, summary: &RunSummary) {
         t.input_tokens,
         t.output_tokens,
         t.cache_read_tokens,
-        t.cache_write_tokens
+        t.cache_write_tokens,
+        t.definition_tokens
     );
 }
 
@@ -272,13 +273,18 @@ fn gates_titled(out: &mut String, title: &str, c: &Comparison) {
             let more = left_out(g.breaches.len(), MAX_ROWS)
                 .map(|n| format!("<br>… and {n} more"))
                 .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "| {} | {} | {}{more} |",
-                code(&g.gate),
-                if g.held { "✅ held" } else { "❌ breached" },
-                breaches.join("<br>")
-            );
+            let note = g.not_compared_note();
+            let result = match (g.held, &note) {
+                (false, _) => "❌ breached",
+                (true, Some(_)) => "➖ not compared",
+                (true, None) => "✅ held",
+            };
+            let mut breaches = breaches.join("<br>");
+            if let Some(note) = note {
+                let sep = if breaches.is_empty() { "" } else { "<br>" };
+                breaches = format!("{breaches}{sep}{}", text(&note));
+            }
+            let _ = writeln!(out, "| {} | {result} | {breaches}{more} |", code(&g.gate),);
         }
         let _ = writeln!(
             out,

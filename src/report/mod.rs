@@ -168,8 +168,18 @@ pub(crate) fn read_baseline(text: &str) -> Result<Baseline, BaselineReadError> {
         .get("scenarios")
         .is_some_and(serde_json::Value::is_array)
     {
+        let stats = value
+            .get("scenarios")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|scenario| scenario.get("stats"));
+        let unrecorded = baseline::unrecorded(stats);
         let summary = json::parse_value(value)?;
-        return Ok(Baseline::of(&summary));
+        return Ok(Baseline {
+            unrecorded,
+            ..Baseline::of(&summary)
+        });
     }
     Err(BaselineReadError::Neither)
 }
@@ -243,6 +253,52 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .starts_with("not valid JSON")
+        );
+    }
+
+    /// `text` (JSON) with every `definition_tokens` key taken out, as a
+    /// harness before that figure wrote it.
+    fn without_definition_tokens(text: &[u8]) -> String {
+        fn strip(value: &mut serde_json::Value) {
+            match value {
+                serde_json::Value::Object(map) => {
+                    map.remove("definition_tokens");
+                    map.values_mut().for_each(strip);
+                }
+                serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        let mut value: serde_json::Value = serde_json::from_slice(text).unwrap();
+        strip(&mut value);
+        value.to_string()
+    }
+
+    #[test]
+    fn a_baseline_written_before_definition_tokens_reads_it_as_unrecorded() {
+        let mut run = base();
+        run.scenarios[0].stats.figures.definition_tokens = 40;
+        let baseline = Baseline::of(&run);
+        let text = baseline.to_json().unwrap();
+        assert!(String::from_utf8_lossy(&text).contains("\"definition_tokens\": 40"));
+        // Today's files record it.
+        assert_eq!(
+            read_baseline(std::str::from_utf8(&text).unwrap())
+                .unwrap()
+                .unrecorded,
+            []
+        );
+        // An older baseline file, and an older run.json, do not.
+        let mut old = Baseline::of(&base());
+        old.unrecorded = vec![crate::run::Metric::DefinitionTokens];
+        assert_eq!(
+            read_baseline(&without_definition_tokens(&text)).unwrap(),
+            old
+        );
+        let report = json::render(&run, None, &[]).unwrap();
+        assert_eq!(
+            read_baseline(&without_definition_tokens(&report)).unwrap(),
+            old
         );
     }
 }

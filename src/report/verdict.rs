@@ -62,18 +62,46 @@ pub(crate) struct GateOutcome {
     pub held: bool,
     /// The figures that breached it: scenarios in run order, then totals.
     pub breaches: Vec<Breach>,
+    /// The figures it watches that the baseline does not hold (it was
+    /// written before they existed), so were not compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_compared: Vec<Metric>,
+}
+
+impl GateOutcome {
+    /// Why some of its figures were not compared, when some were not: `the
+    /// baseline has no definition_tokens (written before that figure
+    /// existed); save a new baseline to gate on it`.
+    pub(crate) fn not_compared_note(&self) -> Option<String> {
+        if self.not_compared.is_empty() {
+            return None;
+        }
+        let names: Vec<&str> = self.not_compared.iter().map(|m| m.as_str()).collect();
+        Some(format!(
+            "the baseline has no {} (written before that figure existed); save a new baseline \
+             to gate on it",
+            names.join(" or ")
+        ))
+    }
 }
 
 /// Judges one gate: each scenario's figures (`name`, baseline, now) in
-/// order, then the totals (baseline, now).
+/// order, then the totals (baseline, now). The figures of `unrecorded`
+/// (those the baseline does not hold) are not compared.
 pub(crate) fn judge<'a>(
     gate: &Gate,
     scenarios: impl IntoIterator<Item = (&'a str, &'a Figures, &'a Figures)>,
     totals: (&Figures, &Figures),
+    unrecorded: &[Metric],
 ) -> GateOutcome {
+    let (not_compared, compared): (Vec<Metric>, Vec<Metric>) = gate
+        .key
+        .metrics()
+        .into_iter()
+        .partition(|metric| unrecorded.contains(metric));
     let mut breaches = Vec::new();
     let mut check = |scenario: Option<&str>, before: &Figures, now: &Figures| {
-        for metric in gate.key.metrics() {
+        for &metric in &compared {
             let (baseline, current) = (metric.value(before), metric.value(now));
             if gate.limit.breached(baseline, current) {
                 breaches.push(Breach {
@@ -93,6 +121,7 @@ pub(crate) fn judge<'a>(
         gate: gate.to_string(),
         held: breaches.is_empty(),
         breaches,
+        not_compared,
     }
 }
 
@@ -121,7 +150,12 @@ mod tests {
             calls: 2,
             ..Figures::default()
         };
-        let outcome = judge(&gate, [("a", &one, &two), ("b", &two, &two)], (&one, &two));
+        let outcome = judge(
+            &gate,
+            [("a", &one, &two), ("b", &two, &two)],
+            (&one, &two),
+            &[],
+        );
         assert_eq!(
             outcome
                 .breaches
@@ -132,5 +166,47 @@ mod tests {
         );
         assert!(!outcome.held);
         assert_eq!(outcome.gate, "calls=+0");
+        assert_eq!(outcome.not_compared_note(), None);
+    }
+
+    #[test]
+    fn a_figure_the_baseline_lacks_is_not_compared_and_said_so() {
+        let gate: Gate = "definition_tokens=+0".parse().unwrap();
+        let old = Figures::default();
+        let now = Figures {
+            definition_tokens: 90,
+            ..Figures::default()
+        };
+        let outcome = judge(
+            &gate,
+            [("a", &old, &now)],
+            (&old, &now),
+            &[Metric::DefinitionTokens],
+        );
+        assert_eq!(
+            outcome,
+            GateOutcome {
+                gate: "definition_tokens=+0".into(),
+                held: true,
+                breaches: Vec::new(),
+                not_compared: vec![Metric::DefinitionTokens],
+            }
+        );
+        assert_eq!(
+            outcome.not_compared_note().unwrap(),
+            "the baseline has no definition_tokens (written before that figure existed); save a \
+             new baseline to gate on it"
+        );
+        // The same baseline compares the figures it has.
+        let calls: Gate = "calls=+0".parse().unwrap();
+        let more = Figures { calls: 1, ..now };
+        let outcome = judge(
+            &calls,
+            [("a", &old, &more)],
+            (&old, &more),
+            &[Metric::DefinitionTokens],
+        );
+        assert_eq!(outcome.breaches.len(), 2);
+        assert!(outcome.not_compared.is_empty());
     }
 }

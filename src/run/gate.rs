@@ -51,11 +51,13 @@ pub enum Metric {
     Turns,
     /// Tool calls.
     Calls,
+    /// Tokens of the tool section of a scenario's requests.
+    DefinitionTokens,
 }
 
 impl Metric {
     /// Every metric, in the order gate keys are listed.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::ResultTokens,
         Self::InputTokens,
         Self::OutputTokens,
@@ -63,6 +65,7 @@ impl Metric {
         Self::Errors,
         Self::Turns,
         Self::Calls,
+        Self::DefinitionTokens,
     ];
 
     /// The figure's name in reports and gate keys.
@@ -75,6 +78,7 @@ impl Metric {
             Self::Errors => "errors",
             Self::Turns => "turns",
             Self::Calls => "calls",
+            Self::DefinitionTokens => "definition_tokens",
         }
     }
 
@@ -88,6 +92,7 @@ impl Metric {
             Self::Errors => figures.errors,
             Self::Turns => figures.turns,
             Self::Calls => figures.calls,
+            Self::DefinitionTokens => figures.definition_tokens,
         }
     }
 }
@@ -319,7 +324,7 @@ mod tests {
         assert_eq!(
             "latency=+5%".parse::<Gate>().unwrap_err().to_string(),
             "unknown gate `latency` (known: tokens, result_tokens, input_tokens, \
-             output_tokens, retries, errors, turns, calls)"
+             output_tokens, retries, errors, turns, calls, definition_tokens)"
         );
         assert_eq!(
             "tokens=-5%".parse::<Gate>().unwrap_err(),
@@ -364,6 +369,7 @@ mod tests {
             result_tokens: 1,
             input_tokens: 2,
             calls: 3,
+            definition_tokens: 4,
             ..Figures::default()
         };
         let watched = |key: &str| -> Vec<u64> {
@@ -372,5 +378,6 @@ mod tests {
         };
         assert_eq!(watched("tokens"), [1, 2]);
         assert_eq!(watched("calls"), [3]);
+        assert_eq!(watched("definition_tokens"), [4]);
     }
 }

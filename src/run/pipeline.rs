@@ -50,6 +50,7 @@ use super::replay::Syncer;
 use super::servers;
 use super::servers::Servers;
 use super::snapshots::SnapshotCache;
+use super::stats::ScenarioDefinitions;
 use super::transcript::Bounds;
 use super::transcript::KeptTranscript;
 use crate::judge::drift::ReplayResult;
@@ -149,6 +150,8 @@ impl Job<'_> {
                 return outcome;
             }
         };
+        let definitions =
+            ScenarioDefinitions::of(registry.specs(), &servers.active(), &*self.config.tokens);
         let vars = BTreeMap::from([("workspace".to_owned(), WORKSPACE_NAME.to_owned())]);
         let tokens = Arc::clone(&self.config.tokens);
         let mut provider = FauxProvider::new(scenario.script.clone(), tokens, vars);
@@ -261,6 +264,7 @@ impl Job<'_> {
         for (server, paths) in outcome.servers.iter_mut().zip(refused) {
             server.refused_writes = paths;
         }
+        definitions.record(&mut outcome);
         outcome.workspace = dirs.keep_or_remove(self.config.keep_workspaces, &self.config.cleanup);
         outcome
     }

@@ -87,6 +87,12 @@ pub(crate) struct ServerOutcome {
     /// the sandbox refused them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refused_writes: Vec<String>,
+    /// Tokens of the tool section of a request that carried only its
+    /// active tools (`run::stats::ScenarioDefinitions`); absent when the
+    /// scenario's tools were not set up (it did not start, or the tools
+    /// could not be put together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition_tokens: Option<u64>,
 }
 
 /// The servers of a run shared between scenarios (`share: run`): idle ones

@@ -1,5 +1,6 @@
 //! Statistics over a run: per-tool aggregates, and what the tool
-//! definitions themselves cost.
+//! definitions themselves cost (per tool for `harness tools --tokens`, per
+//! scenario and per MCP server for `definition_tokens` in `run.json`).
 //!
 //! Per-call, per-turn and per-scenario figures are gathered by the runner
 //! (see [`super::outcome`]; the totals are [`RunSummary::totals`]); this
@@ -19,6 +20,7 @@ use crate::agent::TokenCounter;
 use crate::tools::ToolSpec;
 
 use super::outcome::RunSummary;
+use super::outcome::ScenarioOutcome;
 
 /// One tool's figures across a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -142,16 +144,78 @@ pub(crate) fn definition_costs<'a>(
             definition_tokens: tokens.count(&compact(&spec.definition())),
         })
         .collect();
-    let definitions: Vec<_> = specs.iter().map(|s| s.definition()).collect();
-    let section = if definitions.is_empty() {
-        String::new()
-    } else {
-        format!("tools:{}", compact(&definitions))
-    };
     DefinitionCosts {
         tokenizer: tokens.name().to_owned(),
         tools,
-        total_tokens: tokens.count(&section),
+        total_tokens: section_tokens(specs.iter().copied(), tokens),
+    }
+}
+
+/// The tokens of the tool section of a request that carries `specs`, in
+/// that order: `tools:` and the JSON array of their definitions, as the
+/// faux provider prices it; 0 without tools (a request without tools has
+/// no tool section).
+fn section_tokens<'a>(
+    specs: impl IntoIterator<Item = &'a ToolSpec>,
+    tokens: &dyn TokenCounter,
+) -> u64 {
+    let definitions: Vec<_> = specs.into_iter().map(ToolSpec::definition).collect();
+    if definitions.is_empty() {
+        return 0;
+    }
+    tokens.count(&format!("tools:{}", compact(&definitions)))
+}
+
+/// What a scenario's tool definitions cost the model: `definition_tokens`
+/// of its figures and of each of its MCP servers in `run.json`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ScenarioDefinitions {
+    /// The tool section of each of its requests: every active tool,
+    /// built-in ones and the servers' alike, in prompt order.
+    pub total_tokens: u64,
+    /// Each server (by its name in the scenario): the tool section of a
+    /// request that carried only that server's active tools, in prompt
+    /// order (0 when none of its tools is active).
+    pub servers: Vec<(String, u64)>,
+}
+
+impl ScenarioDefinitions {
+    /// The costs of `specs` (a scenario's active tools, in prompt order),
+    /// whole and for each server of `servers` (its name and active tools'
+    /// names), priced with `tokens`.
+    pub(crate) fn of<'a>(
+        specs: impl IntoIterator<Item = &'a ToolSpec>,
+        servers: &[(String, Vec<String>)],
+        tokens: &dyn TokenCounter,
+    ) -> Self {
+        let specs: Vec<&ToolSpec> = specs.into_iter().collect();
+        let servers = servers
+            .iter()
+            .map(|(server, active)| {
+                let own = specs
+                    .iter()
+                    .copied()
+                    .filter(|spec| active.iter().any(|name| *name == spec.name));
+                (server.clone(), section_tokens(own, tokens))
+            })
+            .collect();
+        Self {
+            total_tokens: section_tokens(specs, tokens),
+            servers,
+        }
+    }
+
+    /// Records the costs in `outcome`: its figures' `definition_tokens`,
+    /// and each of its servers' (by name; a server not priced has none).
+    pub(crate) fn record(&self, outcome: &mut ScenarioOutcome) {
+        outcome.stats.figures.definition_tokens = self.total_tokens;
+        for server in &mut outcome.servers {
+            server.definition_tokens = self
+                .servers
+                .iter()
+                .find(|(name, _)| *name == server.name)
+                .map(|(_, tokens)| *tokens);
+        }
     }
 }
 
@@ -241,6 +305,111 @@ mod tests {
                     duration_ms: 3,
                 },
             ]
+        );
+    }
+
+    fn spec(name: &str, description: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.to_owned().into(),
+            label: name.to_owned().into(),
+            description: description.to_owned(),
+            prompt_snippet: String::new(),
+            prompt_guidelines: Vec::new(),
+            parameters: serde_json::json!({"type": "object"}),
+            execution_mode: crate::tools::ExecutionMode::Parallel,
+        }
+    }
+
+    /// A built-in tool and two of server `fx`'s; server `idle` has no
+    /// active tool.
+    fn scenario_specs() -> Vec<ToolSpec> {
+        vec![
+            spec("read", "Reads a file."),
+            spec("fx_echo", "Echoes `text`."),
+            spec("fx_fail", "Always an error result."),
+        ]
+    }
+
+    fn scenario_servers() -> Vec<(String, Vec<String>)> {
+        vec![
+            ("fx".into(), vec!["fx_echo".into(), "fx_fail".into()]),
+            ("idle".into(), Vec::new()),
+        ]
+    }
+
+    #[test]
+    fn a_scenario_prices_its_tool_section_and_each_servers_share() {
+        let specs = scenario_specs();
+        let costs = ScenarioDefinitions::of(&specs, &scenario_servers(), &crate::agent::Chars4);
+        // chars4: the whole section is 255 characters, fx's alone 178.
+        assert_eq!(
+            costs,
+            ScenarioDefinitions {
+                total_tokens: 64,
+                servers: vec![("fx".into(), 45), ("idle".into(), 0)],
+            }
+        );
+        let fx_section = "tools:[{\"name\":\"fx_echo\",\"description\":\"Echoes `text`.\",\
+                          \"parameters\":{\"type\":\"object\"}},{\"name\":\"fx_fail\",\
+                          \"description\":\"Always an error result.\",\"parameters\":\
+                          {\"type\":\"object\"}}]";
+        assert_eq!(fx_section.len(), 178);
+        // The total is the tool part of a request exactly as the faux
+        // provider prices it.
+        let request = crate::agent::provider::Request {
+            system: "",
+            messages: &[],
+            tools: &specs,
+        };
+        let parts = crate::agent::faux::prompt_parts(&request);
+        assert_eq!(parts.len(), 1);
+        assert_eq!(costs.total_tokens, crate::agent::Chars4.count(&parts[0]));
+        assert_eq!(
+            costs.total_tokens,
+            definition_costs(&specs, &crate::agent::Chars4).total_tokens
+        );
+    }
+
+    #[test]
+    fn a_longer_description_costs_more_and_only_where_it_is() {
+        let mut specs = scenario_specs();
+        specs[1]
+            .description
+            .push_str(" Use it to check that calls arrive as written.");
+        let costs = ScenarioDefinitions::of(&specs, &scenario_servers(), &crate::agent::Chars4);
+        assert_eq!(
+            costs,
+            ScenarioDefinitions {
+                total_tokens: 76,
+                servers: vec![("fx".into(), 56), ("idle".into(), 0)],
+            }
+        );
+        let none = ScenarioDefinitions::of(&[], &[], &crate::agent::Chars4);
+        assert_eq!(none, ScenarioDefinitions::default());
+    }
+
+    #[test]
+    fn the_costs_are_recorded_in_the_figures_and_by_server() {
+        let costs = ScenarioDefinitions {
+            total_tokens: 64,
+            servers: vec![("fx".into(), 45), ("idle".into(), 0)],
+        };
+        let server = |name: &str| crate::run::servers::ServerOutcome {
+            name: name.into(),
+            transport: "stdio".into(),
+            ..Default::default()
+        };
+        let mut outcome = ScenarioOutcome::empty("s", "s.yaml", &[], Status::Passed);
+        outcome.servers = vec![server("idle"), server("fx"), server("unpriced")];
+        costs.record(&mut outcome);
+        assert_eq!(outcome.stats.figures.definition_tokens, 64);
+        assert_eq!(
+            outcome
+                .servers
+                .iter()
+                .map(|s| (s.name.as_str(), s.definition_tokens))
+                .collect::<Vec<_>>(),
+            [("idle", Some(0)), ("fx", Some(45)), ("unpriced", None)]
         );
     }
 

@@ -203,7 +203,9 @@ fn an_agent_of_the_suites_own_is_served_judged_and_stopped() {
     let stats = |turns: u64, calls: u64, result: u64, input: u64, output: u64| {
         json!({"turns": turns, "calls": calls, "errors": 0, "retries": 0, "retries_avoided": 0,
             "result_tokens": result, "input_tokens": input, "output_tokens": output,
-            "cache_read_tokens": 0, "cache_write_tokens": 0})
+            "cache_read_tokens": 0, "cache_write_tokens": 0,
+            // The tools in an agent's requests are its own: not priced.
+            "definition_tokens": 0})
     };
     let agent = |name: &str,
                  exit: &str,

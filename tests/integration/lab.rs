@@ -529,13 +529,16 @@ fn each_variant_is_compared_with_its_baseline_in_every_report() {
 
     // The CSV files: a row per scenario and variant, the variant last.
     let csv = std::fs::read_to_string(out.join("scenarios.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let breaches = header.iter().position(|c| *c == "gate_breaches").unwrap();
+    assert_eq!(header.last(), Some(&"variant"));
     let rows: Vec<(String, String, String)> = csv
         .lines()
         .map(|l| {
             let cells: Vec<&str> = l.split(',').collect();
             (
                 cells[0].to_owned(),
-                cells[cells.len() - 2].to_owned(),
+                cells[breaches].to_owned(),
                 cells[cells.len() - 1].to_owned(),
             )
         })

@@ -16,6 +16,7 @@ mod cli_support;
 mod conditions;
 mod confinement;
 mod coverage;
+mod definition_cost;
 mod determinism;
 mod doc_references;
 mod docs_audit;

@@ -288,7 +288,8 @@ fn junit_and_verbose_output_name_each_server() {
     );
     assert!(stdout.contains(&format!("    {line}")), "{stdout}");
     assert!(
-        stdout.contains(" ms, exit status 0, 4 junk lines on stdout\n"),
+        stdout
+            .contains(" ms, exit status 0, 4 junk lines on stdout, tool definitions 387 tokens\n"),
         "{stdout}"
     );
     let xml = std::fs::read_to_string(&junit).unwrap();

@@ -405,7 +405,7 @@
     function figs(f, extra) {
       var box = el('div', { cls: 'figs' });
       ['turns', 'calls', 'errors', 'retries', 'retries_avoided', 'result_tokens', 'input_tokens',
-        'output_tokens', 'cache_read_tokens', 'cache_write_tokens'].forEach(function (k) {
+        'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'definition_tokens'].forEach(function (k) {
         box.appendChild(el('span', null, k.replace(/_/g, ' ') + ' ', el('b', { text: String(f[k]) })));
       });
       if (extra) box.appendChild(extra);
@@ -645,6 +645,7 @@
           if (v.error) parts.push('did not start: ' + v.error);
           if (v.exit_status) parts.push((v.ended_early ? 'ended early: ' : '') + v.exit_status);
           if (v.junk_lines) parts.push(v.junk_lines + ' junk lines on stdout');
+          if (v.definition_tokens !== undefined) parts.push('tool definitions ' + v.definition_tokens + ' tokens');
           var node = el('div', { cls: 'server' }, el('b', { text: v.name }), ': ' + parts.join(', '));
           if (v.stderr_tail) node.appendChild(el('pre', { text: v.stderr_tail }));
           page.appendChild(node);

@@ -275,15 +275,22 @@ fn gates(out: &mut String, report: &RunReport, comparison: Option<&Comparison>) 
                         g.breaches.len() - MAX_LISTED
                     ));
                 }
+                let note = g.not_compared_note();
+                let (class, verdict) = match (g.held, &note) {
+                    (false, _) => ("failed", "breached"),
+                    (true, Some(_)) => ("skipped", "not compared"),
+                    (true, None) => ("passed", "held"),
+                };
+                if let Some(note) = note {
+                    breaches.push(format!("<span class=\"meta\">{}</span>", escape(&note)));
+                }
                 let _ = write!(
                     out,
-                    "<tr data-gate=\"{}\"><td>{}</td><td>{}</td><td><span class=\"badge {}\">{}\
-                     </span></td><td>{}</td></tr>",
+                    "<tr data-gate=\"{}\"><td>{}</td><td>{}</td><td><span class=\"badge {class}\">\
+                     {verdict}</span></td><td>{}</td></tr>",
                     escape(&g.gate),
                     escape(key),
                     escape(limit),
-                    if g.held { "passed" } else { "failed" },
-                    if g.held { "held" } else { "breached" },
                     breaches.join("<br>")
                 );
             }

@@ -234,6 +234,7 @@ fn the_overview_shows_the_counts_totals_and_percentiles_of_the_run() {
             ("totals.output_tokens", "0"),
             ("totals.cache_read_tokens", "0"),
             ("totals.cache_write_tokens", "0"),
+            ("totals.definition_tokens", "0"),
             ("calls.result_tokens_p50", "p50 7"),
             ("calls.result_tokens_p95", "p95 40"),
         ])
