@@ -173,6 +173,9 @@ pub(super) fn print_result(summary: &RunSummary, comparison: Option<&Comparison>
         );
     }
     println!("\n{}", console::summary_line(summary));
+    for line in crate::report::servers::console_lines(summary) {
+        println!("{line}");
+    }
     if let Some(line) = console::replay_line(summary) {
         println!("{line}");
     }

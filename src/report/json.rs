@@ -23,6 +23,7 @@ use crate::run::VariantRun;
 use crate::run::coverage;
 use crate::run::coverage::Coverage;
 use crate::run::stats;
+use crate::run::stats::ServerStats;
 use crate::run::stats::ToolStats;
 
 use super::baseline::describe_json;
@@ -85,6 +86,10 @@ pub(crate) struct RunReport {
     pub totals: ScenarioStats,
     /// Per-tool figures, by tool name.
     pub tools: Vec<ToolStats>,
+    /// Per-MCP-server figures, by the servers' names in the scenarios
+    /// (absent when no scenario had a server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerStats>,
     /// Scenario files that could not be loaded.
     pub load_errors: Vec<LoadError>,
     /// The gates configured for the run, as written (`tokens=+5%`).
@@ -207,6 +212,7 @@ impl RunReport {
             counts: Counts::of(summary),
             totals: summary.totals(),
             tools: stats::per_tool(summary),
+            servers: stats::per_server(summary),
             load_errors: summary.load_errors.clone(),
             gates: summary.gates.clone(),
             comparison: comparison.cloned(),

@@ -514,6 +514,7 @@ pub(crate) fn render(
     let mut out = heading(summary, comparison, variants);
     totals_table(&mut out, summary);
     failures(&mut out, summary);
+    out.push_str(&super::servers::markdown(summary, code));
     let per_variant = !summary.variants.is_empty() && !variants.is_empty();
     match comparison {
         Some(c) if !per_variant => {

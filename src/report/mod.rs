@@ -53,6 +53,7 @@ mod markup;
 pub(crate) mod merge;
 pub(crate) mod outputs;
 pub(crate) mod repeats;
+pub(crate) mod servers;
 pub(crate) mod variants;
 pub(crate) mod verdict;
 

@@ -245,6 +245,7 @@ impl Job<'_> {
         outcome.stats.duration_ms = millis(started.elapsed());
         // Tools are done; stop what they left running before the directory goes.
         drop(registry);
+        let sent = servers.calls_by_server(&transcript.calls);
         let refused = match dirs.sandbox() {
             Some(sandbox) => {
                 let tmpdir = sandbox.tmpdir().ok();
@@ -256,13 +257,16 @@ impl Job<'_> {
                     .collect();
                 writable.extend(tmpdir);
                 writable.extend([WORKSPACE_NAME, SCRATCH_NAME, "/dev"].map(Path::new));
-                servers.refused_writes(&transcript.calls, &writable)
+                servers.refused_writes(&sent, &writable)
             }
             None => Vec::new(),
         };
         outcome.servers = servers.stop(pool, outcome.status == Status::Failed).await;
         for (server, paths) in outcome.servers.iter_mut().zip(refused) {
             server.refused_writes = paths;
+        }
+        for (server, calls) in outcome.servers.iter_mut().zip(&sent) {
+            super::servers::count_calls(server, calls);
         }
         definitions.record(&mut outcome);
         outcome.workspace = dirs.keep_or_remove(self.config.keep_workspaces, &self.config.cleanup);

@@ -42,7 +42,11 @@ pub(super) fn router(servers: Vec<(Route, Arc<McpClient>)>, builtin_active: bool
 
 /// The route a call to `name` takes (its index), and the tool's name on
 /// that server.
-fn target<'n>(routes: &[Route], builtin_active: bool, name: &'n str) -> Option<(usize, &'n str)> {
+pub(super) fn target<'n>(
+    routes: &[Route],
+    builtin_active: bool,
+    name: &'n str,
+) -> Option<(usize, &'n str)> {
     if let Some((server, tool)) = name.split_once('/')
         && let Some(index) = routes.iter().position(|r| r.server == server)
     {

@@ -16,6 +16,7 @@ use std::sync::PoisonError;
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::agent::CallRecord;
 use crate::base::vars::substitute;
 use crate::judge::Failure;
 use crate::mcp::client::Command;
@@ -93,6 +94,20 @@ pub(crate) struct ServerOutcome {
     /// could not be put together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub definition_tokens: Option<u64>,
+    /// The scenario's tool calls sent to it (those of its active tools,
+    /// `SERVER/NAME` and the names routed to it; not the check steps').
+    #[serde(default)]
+    pub calls: u64,
+    /// Those it answered with an error: `isError: true` results, JSON-RPC
+    /// errors, and calls it did not answer (timed out, or it ended).
+    #[serde(default)]
+    pub error_results: u64,
+    /// Those of `error_results` that were JSON-RPC errors.
+    #[serde(default)]
+    pub jsonrpc_errors: u64,
+    /// Tokens of its answers to those calls, as the model read them.
+    #[serde(default)]
+    pub result_tokens: u64,
 }
 
 /// The servers of a run shared between scenarios (`share: run`): idle ones
@@ -165,6 +180,9 @@ struct Running {
 #[derive(Default)]
 pub(super) struct Servers {
     running: Vec<Running>,
+    /// Whether a built-in tool is active (then only `SERVER/NAME` is
+    /// routed to a server), once the tools are set up.
+    builtin_active: bool,
 }
 
 /// The values of `${workspace}` and `${harness}`.
@@ -347,6 +365,7 @@ impl Servers {
         }
         let servers = Self {
             running: slots.into_iter().flatten().collect(),
+            builtin_active: false,
         };
         let Some((index, err)) = first_error else {
             return Ok(servers);
@@ -522,20 +541,13 @@ impl Servers {
                 )));
             }
         }
-        let builtin_active = sources.values().any(|(server, _)| server.is_none());
+        self.builtin_active = sources.values().any(|(server, _)| server.is_none());
         let routes = self
-            .running
-            .iter()
-            .map(|r| {
-                let route = super::routes::Route {
-                    server: r.plan.name.clone(),
-                    prefix: r.plan.prefix.clone(),
-                    active: !r.active.is_empty(),
-                };
-                (route, Arc::clone(&r.client))
-            })
+            .routes()
+            .into_iter()
+            .zip(self.running.iter().map(|r| Arc::clone(&r.client)))
             .collect();
-        let router = super::routes::router(routes, builtin_active);
+        let router = super::routes::router(routes, self.builtin_active);
         Ok(ServerTools {
             tools,
             order,
@@ -572,24 +584,60 @@ impl Servers {
             .collect()
     }
 
+    /// Each server's route, in order.
+    fn routes(&self) -> Vec<super::routes::Route> {
+        self.running
+            .iter()
+            .map(|r| super::routes::Route {
+                server: r.plan.name.clone(),
+                prefix: r.plan.prefix.clone(),
+                active: !r.active.is_empty(),
+            })
+            .collect()
+    }
+
+    /// For each server, in order, the calls of `calls` that were sent to
+    /// it: those of its active tools, and those the router sent it, less
+    /// the ones the registry answered itself (argument text that is not
+    /// JSON).
+    pub(super) fn calls_by_server<'c>(&self, calls: &'c [CallRecord]) -> Vec<Vec<&'c CallRecord>> {
+        let routes = self.routes();
+        let mut sent: Vec<Vec<&CallRecord>> = vec![Vec::new(); self.running.len()];
+        for call in calls {
+            let name = call.call.name.as_str();
+            if refused_before_sending(call) {
+                continue;
+            }
+            let index = self
+                .running
+                .iter()
+                .position(|r| r.active.iter().any(|a| a == name))
+                .or_else(|| {
+                    super::routes::target(&routes, self.builtin_active, name).map(|(i, _)| i)
+                });
+            if let Some(slot) = index.and_then(|i| sent.get_mut(i)) {
+                slot.push(call);
+            }
+        }
+        sent
+    }
+
     /// For each server, in order, the paths outside `writable` that the
-    /// error results of the calls sent to it, or its stderr so far, say
-    /// it could not write ([`super::refusals`]).
+    /// error results of the calls sent to it (`sent`, from
+    /// [`Self::calls_by_server`]), or its stderr so far, say it could not
+    /// write ([`super::refusals`]).
     pub(super) fn refused_writes(
         &self,
-        calls: &[crate::agent::CallRecord],
+        sent: &[Vec<&CallRecord>],
         writable: &[&Path],
     ) -> Vec<Vec<String>> {
         self.running
             .iter()
-            .map(|running| {
-                let routed = format!("{}/", running.plan.name);
+            .zip(sent)
+            .map(|(running, calls)| {
                 let answers = calls
                     .iter()
                     .filter(|c| c.result.is_error)
-                    .filter(|c| {
-                        running.active.contains(&c.call.name) || c.call.name.starts_with(&routed)
-                    })
                     .map(|c| c.result.text());
                 let mut texts: Vec<String> = answers.collect();
                 texts.push(running.client.report_so_far().stderr_tail);
@@ -667,4 +715,36 @@ fn tool_list(client: &McpClient) -> String {
 /// run says otherwise.
 pub(super) fn harness_binary() -> PathBuf {
     std::env::current_exe().unwrap_or_else(|_| PathBuf::from("harness"))
+}
+
+/// Counts the calls sent to one server (`calls`, from
+/// [`Servers::calls_by_server`]) and their answers into `outcome`.
+pub(super) fn count_calls(outcome: &mut ServerOutcome, calls: &[&CallRecord]) {
+    outcome.calls = calls.len() as u64;
+    for call in calls {
+        outcome.result_tokens += call.result_tokens;
+        if call.result.is_error {
+            outcome.error_results += 1;
+            let class = call
+                .result
+                .details
+                .as_ref()
+                .and_then(|d| d.get("error_class"))
+                .and_then(serde_json::Value::as_str);
+            if class == Some(crate::mcp::client::JSONRPC_ERROR_CLASS) {
+                outcome.jsonrpc_errors += 1;
+            }
+        }
+    }
+}
+
+/// Whether the registry answered `call` itself, before it reached a tool:
+/// its argument text was not JSON, or no tool had its name.
+fn refused_before_sending(call: &CallRecord) -> bool {
+    use crate::tools::ErrorKind;
+    let kind = call.result.facts.as_ref().and_then(|f| f.error.as_ref());
+    matches!(
+        kind,
+        Some(ErrorKind::ArgumentsCutOff | ErrorKind::UnknownTool)
+    )
 }

@@ -1,4 +1,4 @@
-//! Statistics over a run: per-tool aggregates, and what the tool
+//! Statistics over a run: per-tool and per-MCP-server aggregates, and what the tool
 //! definitions themselves cost (per tool for `harness tools --tokens`, per
 //! scenario and per MCP server for `definition_tokens` in `run.json`).
 //!
@@ -100,6 +100,85 @@ pub(crate) fn per_tool(summary: &RunSummary) -> Vec<ToolStats> {
             stats
         })
         .collect()
+}
+
+/// One MCP server's figures across a run, in its author's terms: the
+/// calls the scenarios sent it, how it answered them, and what its tool
+/// definitions cost. Servers are told apart by their name in the
+/// scenarios.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub(crate) struct ServerStats {
+    /// Its name in the scenarios (`servers:`).
+    pub name: String,
+    /// What it says it is (`serverInfo`'s name and version), from the
+    /// first scenario it started in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Scenarios it was a server of.
+    pub scenarios: u64,
+    /// Of those, the ones it did not start in.
+    pub failed_starts: u64,
+    /// Of those, the ones it ended in before it was asked to stop.
+    pub ended_early: u64,
+    /// Tool calls sent to it.
+    pub calls: u64,
+    /// Calls it answered with an error (`isError`, a JSON-RPC error) or
+    /// did not answer.
+    pub error_results: u64,
+    /// Of those, JSON-RPC errors.
+    pub jsonrpc_errors: u64,
+    /// Tokens of its answers, as the model read them.
+    pub result_tokens: u64,
+    /// The smallest and largest `definition_tokens` it had in a scenario
+    /// (the same when every scenario activated the same tools); absent
+    /// when its tools were never set up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition_tokens_min: Option<u64>,
+    /// See `definition_tokens_min`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition_tokens_max: Option<u64>,
+}
+
+/// Per-server figures over every scenario of the run, sorted by name.
+pub(crate) fn per_server(summary: &RunSummary) -> Vec<ServerStats> {
+    let mut results: BTreeMap<&str, ServerStats> = BTreeMap::new();
+    for server in summary.scenarios.iter().flat_map(|s| s.servers.iter()) {
+        let stats = results.entry(&server.name).or_insert_with(|| ServerStats {
+            name: server.name.clone(),
+            ..ServerStats::default()
+        });
+        if stats.server.is_none() {
+            stats.server = match (&server.server_name, &server.server_version) {
+                (Some(name), Some(version)) => Some(format!("{name} {version}")),
+                (name, _) => name.clone(),
+            };
+        }
+        // Saturating: the figures may come from run.json files (a merge).
+        stats.scenarios = stats.scenarios.saturating_add(1);
+        stats.failed_starts = stats
+            .failed_starts
+            .saturating_add(u64::from(server.error.is_some()));
+        stats.ended_early = stats
+            .ended_early
+            .saturating_add(u64::from(server.ended_early));
+        stats.calls = stats.calls.saturating_add(server.calls);
+        stats.error_results = stats.error_results.saturating_add(server.error_results);
+        stats.jsonrpc_errors = stats.jsonrpc_errors.saturating_add(server.jsonrpc_errors);
+        stats.result_tokens = stats.result_tokens.saturating_add(server.result_tokens);
+        if let Some(tokens) = server.definition_tokens {
+            stats.definition_tokens_min = Some(
+                stats
+                    .definition_tokens_min
+                    .map_or(tokens, |m| m.min(tokens)),
+            );
+            stats.definition_tokens_max = Some(
+                stats
+                    .definition_tokens_max
+                    .map_or(tokens, |m| m.max(tokens)),
+            );
+        }
+    }
+    results.into_values().collect()
 }
 
 /// What one tool definition costs in every request that carries it.

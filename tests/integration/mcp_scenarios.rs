@@ -405,4 +405,38 @@ fn calls_to_a_server_are_sent_as_written_and_its_answer_is_checked() {
             vec!["nope", "fx/nope"]
         ]
     );
+    // What each scenario sent the server and how it answered, and the
+    // run's sum, in the server author's terms: the call whose argument
+    // text was not JSON and the built-in `nope` never reached it.
+    let figures = |server: &Value| {
+        ["calls", "error_results", "jsonrpc_errors", "result_tokens"].map(|k| server[k].clone())
+    };
+    let per_scenario: Vec<_> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| figures(&s["servers"][0]))
+        .collect();
+    assert_eq!(
+        per_scenario,
+        [
+            [6, 5, 5, 140].map(Value::from),
+            [1, 1, 1, 21].map(Value::from)
+        ]
+    );
+    assert_eq!(
+        report["servers"],
+        serde_json::json!([{
+            "name": "fx", "server": "harness-fixture 0.1.0", "scenarios": 2,
+            "failed_starts": 0, "ended_early": 0, "calls": 7, "error_results": 6,
+            "jsonrpc_errors": 6, "result_tokens": 161,
+            "definition_tokens_min": 36, "definition_tokens_max": 387
+        }])
+    );
+    let line = stdout.lines().find(|l| l.starts_with("server fx")).unwrap();
+    assert_eq!(
+        line,
+        "server fx (harness-fixture 0.1.0): 7 calls in 2 scenarios, 6 error results (all \
+         JSON-RPC errors), results 161 tokens, tool definitions 36 to 387 tokens per scenario"
+    );
 }
