@@ -646,6 +646,11 @@
           if (v.exit_status) parts.push((v.ended_early ? 'ended early: ' : '') + v.exit_status);
           if (v.junk_lines) parts.push(v.junk_lines + ' junk lines on stdout');
           if (v.definition_tokens !== undefined) parts.push('tool definitions ' + v.definition_tokens + ' tokens');
+          if (v.calls !== undefined) {
+            var errs = v.error_results + ' error result' + (v.error_results === 1 ? '' : 's');
+            if (v.jsonrpc_errors) errs += ' (' + v.jsonrpc_errors + ' JSON-RPC)';
+            parts.push(v.calls + ' call' + (v.calls === 1 ? '' : 's') + ', ' + errs + ', results ' + v.result_tokens + ' tokens');
+          }
           var node = el('div', { cls: 'server' }, el('b', { text: v.name }), ': ' + parts.join(', '));
           if (v.stderr_tail) node.appendChild(el('pre', { text: v.stderr_tail }));
           page.appendChild(node);

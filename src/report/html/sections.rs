@@ -144,6 +144,7 @@ pub(super) fn body(
         changes(&mut out, c);
     }
     out.push_str("</div></div>");
+    servers(&mut out, report);
     variant_section(&mut out, variants);
     out.push_str("</section><section id=\"charts\"><h2>Pictures</h2><div class=\"charts\">");
     tool_chart(&mut out, &report.tools);
@@ -220,6 +221,45 @@ fn totals(out: &mut String, report: &RunReport, comparison: Option<&Comparison>)
             );
         }
         out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+}
+
+/// The run's MCP servers in their authors' terms (run.json's `servers`),
+/// when there were any.
+fn servers(out: &mut String, report: &RunReport) {
+    if report.servers.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<h3>MCP servers</h3><table class=\"servers\"><thead><tr><th>server</th>\
+         <th>scenarios</th><th>calls</th><th>error results</th><th>JSON-RPC errors</th>\
+         <th>result tokens</th><th>tool definitions per scenario</th><th>did not start</th>\
+         <th>ended early</th></tr></thead><tbody>",
+    );
+    for (i, s) in report.servers.iter().enumerate() {
+        let what = s
+            .server
+            .as_deref()
+            .map(|server| format!(" <span class=\"meta\">{}</span>", escape(server)))
+            .unwrap_or_default();
+        let definitions = match (s.definition_tokens_min, s.definition_tokens_max) {
+            (Some(min), Some(max)) if min == max => min.to_string(),
+            (Some(min), Some(max)) => format!("{min} to {max}"),
+            _ => "-".to_owned(),
+        };
+        let _ = write!(
+            out,
+            "<tr><th>{}{what}</th>{}{}{}{}{}<td class=\"num\">{definitions}</td>{}{}</tr>",
+            escape(&s.name),
+            figure(&format!("servers.{i}.scenarios"), s.scenarios),
+            figure(&format!("servers.{i}.calls"), s.calls),
+            figure(&format!("servers.{i}.error_results"), s.error_results),
+            figure(&format!("servers.{i}.jsonrpc_errors"), s.jsonrpc_errors),
+            figure(&format!("servers.{i}.result_tokens"), s.result_tokens),
+            figure(&format!("servers.{i}.failed_starts"), s.failed_starts),
+            figure(&format!("servers.{i}.ended_early"), s.ended_early),
+        );
     }
     out.push_str("</tbody></table>");
 }

@@ -887,3 +887,45 @@ fn a_page_of_variants_past_its_bound_trims_every_variants_transcripts() {
             <= trim.diff_lines
     );
 }
+
+#[test]
+fn the_overview_lists_each_mcp_server_in_its_authors_terms() {
+    let mut summary = summary();
+    let server = |calls, errors, rpc, defs| crate::run::servers::ServerOutcome {
+        name: "<mem>".to_owned(),
+        transport: "stdio".to_owned(),
+        server_name: Some("memory-server".to_owned()),
+        server_version: Some("0.6.3".to_owned()),
+        calls,
+        error_results: errors,
+        jsonrpc_errors: rpc,
+        result_tokens: calls * 10,
+        definition_tokens: Some(defs),
+        ..Default::default()
+    };
+    summary.scenarios[0].servers = vec![server(3, 2, 1, 137)];
+    summary.scenarios[1].servers = vec![server(1, 1, 1, 42)];
+    let (_, page) = rendered(&summary, None);
+    let rows: Vec<String> = select(&page, "table.servers tr")
+        .iter()
+        .map(|row| {
+            row.children()
+                .filter_map(scraper::ElementRef::wrap)
+                .map(|cell| cell.text().collect::<String>())
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "server|scenarios|calls|error results|JSON-RPC errors|result tokens|tool definitions \
+             per scenario|did not start|ended early",
+            "<mem> memory-server 0.6.3|2|4|3|2|40|42 to 137|0|0",
+        ]
+    );
+    assert!(
+        figures(&page).contains(&("servers.0.jsonrpc_errors".to_owned(), "2".to_owned())),
+        "the numbers are figures"
+    );
+}
