@@ -227,25 +227,24 @@ fn write_json(
     report: &fuzz::Report,
     options: &fuzz::Options,
 ) -> Result<(), String> {
-    let value = json!({
-        "server": server,
-        "seed": options.seed,
-        "cases_per_tool": options.cases,
-        "timeout_ms": u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX),
-        "passed": report.passed(),
-        "tools": report.tools,
-        "failures": report.failures.iter().map(fuzz::text::failure_json).collect::<Vec<_>>(),
-        "internal_errors_on_plausible_input": report
-            .internal_errors_on_plausible_input
-            .iter()
-            .map(fuzz::text::failure_json)
-            .collect::<Vec<_>>(),
-        "restarts": report.restarts,
-        "stopped_early": report.stopped_early,
-        "calls": report.calls,
-        "pings": report.pings,
-        "elapsed_ms": report.elapsed_ms,
-    });
+    let value = fuzz::text::report_json(
+        server,
+        report,
+        options,
+        json!({
+            "failures": report.failures.iter().map(fuzz::text::failure_json).collect::<Vec<_>>(),
+            "internal_errors_on_plausible_input": report
+                .internal_errors_on_plausible_input
+                .iter()
+                .map(fuzz::text::failure_json)
+                .collect::<Vec<_>>(),
+            "restarts": report.restarts,
+            "stopped_early": report.stopped_early,
+            "calls": report.calls,
+            "pings": report.pings,
+            "elapsed_ms": report.elapsed_ms,
+        }),
+    );
     let text = serde_json::to_string_pretty(&value).map_err(|err| err.to_string())?;
     std::fs::write(path, format!("{text}\n"))
         .map_err(|err| format!("--json {}: cannot write it: {err}", path.display()))

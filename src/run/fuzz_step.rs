@@ -215,19 +215,18 @@ fn details(server: &str, report: &fuzz::Report, options: &fuzz::Options, down: b
         })
         .map(fuzz::text::failure_json)
         .collect();
-    json!({
-        "server": server,
-        "seed": options.seed,
-        "cases_per_tool": options.cases,
-        "timeout_ms": u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX),
-        "passed": report.passed(),
-        "tools": report.tools,
-        "failures": listed,
-        "failure_count": report.failures.len(),
-        "internal_errors_on_plausible_input": report.internal_errors_on_plausible_input.len(),
-        "stopped_early": report.stopped_early,
-        "server_down": down,
-        "calls": report.calls,
-        "pings": report.pings,
-    })
+    fuzz::text::report_json(
+        server,
+        report,
+        options,
+        json!({
+            "failures": listed,
+            "failure_count": report.failures.len(),
+            "internal_errors_on_plausible_input": report.internal_errors_on_plausible_input.len(),
+            "stopped_early": report.stopped_early,
+            "server_down": down,
+            "calls": report.calls,
+            "pings": report.pings,
+        }),
+    )
 }

@@ -120,6 +120,25 @@ pub fn failure_json(failure: &Failure) -> Value {
     })
 }
 
+/// A report as JSON, for the `--json` report and a `fuzz` step's details
+/// alike: `server`, `seed`, `cases_per_tool`, `timeout_ms`, `passed` and
+/// `tools` (each tool's tally), then the fields of `rest` (an object),
+/// which each adds for itself.
+pub fn report_json(server: &str, report: &Report, options: &super::Options, rest: Value) -> Value {
+    let mut value = json!({
+        "server": server,
+        "seed": options.seed,
+        "cases_per_tool": options.cases,
+        "timeout_ms": u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX),
+        "passed": report.passed(),
+        "tools": report.tools,
+    });
+    if let (Some(map), Value::Object(rest)) = (value.as_object_mut(), rest) {
+        map.extend(rest);
+    }
+    value
+}
+
 /// The body of a report: each tool's tally line with its failures under
 /// it (at most [`SHOWN_FAILURES`]; past them, a count and `more`, which
 /// says where the rest are), the notes (at most [`SHOWN_NOTES`]), and why
