@@ -590,11 +590,7 @@ pub(crate) fn server_line(server: &ServerOutcome) -> String {
     if server.shared {
         parts.push("shared".to_owned());
     }
-    match (&server.server_name, &server.server_version) {
-        (Some(name), Some(version)) => parts.push(format!("{name} {version}")),
-        (Some(name), None) => parts.push(name.clone()),
-        _ => {}
-    }
+    parts.extend(server.identity());
     if let Some(protocol) = &server.protocol_version {
         parts.push(format!("protocol {protocol}"));
     }

@@ -65,8 +65,10 @@ fn console_line(s: &ServerStats) -> String {
     )
 }
 
-/// `561`, or `387 to 561` when scenarios activated different tools.
-fn definitions(s: &ServerStats) -> Option<String> {
+/// What its tool definitions cost in a scenario: `561`, or `387 to 561`
+/// when scenarios activated different tools (console, summary.md and
+/// index.html alike).
+pub(crate) fn definitions(s: &ServerStats) -> Option<String> {
     match (s.definition_tokens_min, s.definition_tokens_max) {
         (Some(min), Some(max)) if min == max => Some(min.to_string()),
         (Some(min), Some(max)) => Some(format!("{min} to {max}")),

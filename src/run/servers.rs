@@ -110,6 +110,18 @@ pub(crate) struct ServerOutcome {
     pub result_tokens: u64,
 }
 
+impl ServerOutcome {
+    /// What it says it is: `serverInfo`'s name and version
+    /// (`secure-filesystem-server 0.2.0`), or the name alone; `None`
+    /// before it answered.
+    pub(crate) fn identity(&self) -> Option<String> {
+        match (&self.server_name, &self.server_version) {
+            (Some(name), Some(version)) => Some(format!("{name} {version}")),
+            (name, _) => name.clone(),
+        }
+    }
+}
+
 /// The servers of a run shared between scenarios (`share: run`): idle ones
 /// by what starts them, at most one per worker in use.
 #[derive(Debug, Default)]

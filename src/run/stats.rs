@@ -148,10 +148,7 @@ pub(crate) fn per_server(summary: &RunSummary) -> Vec<ServerStats> {
             ..ServerStats::default()
         });
         if stats.server.is_none() {
-            stats.server = match (&server.server_name, &server.server_version) {
-                (Some(name), Some(version)) => Some(format!("{name} {version}")),
-                (name, _) => name.clone(),
-            };
+            stats.server = server.identity();
         }
         // Saturating: the figures may come from run.json files (a merge).
         stats.scenarios = stats.scenarios.saturating_add(1);

@@ -243,11 +243,7 @@ fn servers(out: &mut String, report: &RunReport) {
             .as_deref()
             .map(|server| format!(" <span class=\"meta\">{}</span>", escape(server)))
             .unwrap_or_default();
-        let definitions = match (s.definition_tokens_min, s.definition_tokens_max) {
-            (Some(min), Some(max)) if min == max => min.to_string(),
-            (Some(min), Some(max)) => format!("{min} to {max}"),
-            _ => "-".to_owned(),
-        };
+        let definitions = crate::report::servers::definitions(s).unwrap_or_else(|| "-".to_owned());
         let _ = write!(
             out,
             "<tr><th>{}{what}</th>{}{}{}{}{}<td class=\"num\">{definitions}</td>{}{}</tr>",
