@@ -74,23 +74,13 @@ fn asked(args: &Value) -> Result<Asked, String> {
     })
 }
 
-/// The names of `client`'s tools, for messages.
-fn tool_names(client: &McpClient) -> String {
-    let names: Vec<&str> = client.tools().iter().map(|t| t.name.as_ref()).collect();
-    if names.is_empty() {
-        "none".to_owned()
-    } else {
-        names.join(", ")
-    }
-}
-
 /// The sentence for `missing`, tools of a step that `server` lacks.
 fn missing_message(server: &str, missing: &[String], client: &McpClient) -> String {
     let missing: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
     format!(
         "MCP server `{server}` has no tool {}; its tools are {}",
         missing.join(", "),
-        tool_names(client)
+        client.tool_names()
     )
 }
 

@@ -497,7 +497,7 @@ impl Servers {
                             format!("MCP server `{server}` has a tool `{tool}`"),
                             format!(
                                 "it has no tool `{tool}`; its tools are {}",
-                                tool_list(&running.client)
+                                running.client.tool_names()
                             ),
                         )));
                     };
@@ -712,15 +712,6 @@ fn duplicate(name: &str, first: &str, second: &str) -> Failure {
              `prefix` (e.g. `prefix: srv_`) or activate only one of them"
         ),
     )
-}
-
-fn tool_list(client: &McpClient) -> String {
-    let names: Vec<&str> = client.tools().iter().map(|t| t.name.as_ref()).collect();
-    if names.is_empty() {
-        "none".to_owned()
-    } else {
-        names.join(", ")
-    }
 }
 
 /// The harness binary `${harness}` names: this process's own, unless the

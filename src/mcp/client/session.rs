@@ -457,6 +457,16 @@ impl McpClient {
         &self.tools
     }
 
+    /// Its tools' names in `tools/list` order, for messages (`a, b`), or
+    /// `none`.
+    pub fn tool_names(&self) -> String {
+        if self.tools.is_empty() {
+            return "none".to_owned();
+        }
+        let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_ref()).collect();
+        names.join(", ")
+    }
+
     /// What is known of it.
     pub fn facts(&self) -> &ServerFacts {
         &self.facts
