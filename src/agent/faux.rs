@@ -507,12 +507,14 @@ pub fn prompt_parts(request: &Request<'_>) -> Vec<String> {
     parts_with_tools(request, None)
 }
 
-/// The tools part of a prompt (`tools:[…]`), empty without tools.
-fn tools_part(tools: &[ToolSpec]) -> String {
-    if tools.is_empty() {
+/// The tools part of a prompt (`tools:[…]`, the definitions of `tools` in
+/// their order), empty without tools; also what `run::stats` prices as a
+/// scenario's (or one server's) tool definitions.
+pub(crate) fn tools_part<'a>(tools: impl IntoIterator<Item = &'a ToolSpec>) -> String {
+    let definitions: Vec<_> = tools.into_iter().map(ToolSpec::definition).collect();
+    if definitions.is_empty() {
         return String::new();
     }
-    let definitions: Vec<_> = tools.iter().map(|t| t.definition()).collect();
     let json = serde_json::to_string(&definitions).unwrap_or_default();
     format!("tools:{json}")
 }

@@ -228,18 +228,17 @@ pub(crate) fn definition_costs<'a>(
 }
 
 /// The tokens of the tool section of a request that carries `specs`, in
-/// that order: `tools:` and the JSON array of their definitions, as the
-/// faux provider prices it; 0 without tools (a request without tools has
-/// no tool section).
+/// that order: the faux provider's tools part, priced; 0 without tools (a
+/// request without tools has no tool section).
 fn section_tokens<'a>(
     specs: impl IntoIterator<Item = &'a ToolSpec>,
     tokens: &dyn TokenCounter,
 ) -> u64 {
-    let definitions: Vec<_> = specs.into_iter().map(ToolSpec::definition).collect();
-    if definitions.is_empty() {
+    let part = crate::agent::faux::tools_part(specs);
+    if part.is_empty() {
         return 0;
     }
-    tokens.count(&format!("tools:{}", compact(&definitions)))
+    tokens.count(&part)
 }
 
 /// What a scenario's tool definitions cost the model: `definition_tokens`
