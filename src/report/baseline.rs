@@ -22,10 +22,12 @@ pub(crate) const BASELINE_SCHEMA_VERSION: u32 = 1;
 /// The `kind` of a baseline file.
 pub(crate) const BASELINE_KIND: &str = "harness-baseline";
 
-/// Figures added after the first baselines were written: a baseline (or a
+/// Figures added after the first reports were written: a baseline (or a
 /// `run.json`) written before one existed lacks it, reads it as 0, and
-/// gates do not compare it ([`Baseline::unrecorded`]).
-const LATER_FIGURES: [Metric; 1] = [Metric::DefinitionTokens];
+/// gates do not compare it ([`Baseline::unrecorded`]); `scenarios.csv`
+/// puts them in its last columns, so that every earlier column keeps its
+/// place.
+pub(crate) const LATER_FIGURES: [Metric; 1] = [Metric::DefinitionTokens];
 
 /// One scenario in a baseline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

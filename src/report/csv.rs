@@ -17,6 +17,7 @@ use crate::run::Metric;
 use crate::run::RunSummary;
 use crate::run::ScenarioOutcome;
 
+use super::baseline::LATER_FIGURES;
 use super::compare::Comparison;
 
 /// The columns of `scenarios.csv` before the figures.
@@ -40,11 +41,9 @@ const BASELINE_METRICS: [Metric; 5] = [
     Metric::Errors,
 ];
 
-/// Figures added after the columns were first laid out: they come last
-/// (after `gate_breaches`), so that every earlier column keeps its place.
-const LATER_FIGURES: [Metric; 1] = [Metric::DefinitionTokens];
-
-/// Whether `name` is one of [`LATER_FIGURES`].
+/// Whether `name` is one of [`LATER_FIGURES`], the figures added after
+/// the columns were first laid out: they come last (after
+/// `gate_breaches`), so that every earlier column keeps its place.
 fn is_later(name: &str) -> bool {
     LATER_FIGURES.iter().any(|m| m.as_str() == name)
 }
