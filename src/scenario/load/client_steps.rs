@@ -146,8 +146,8 @@ impl Validator<'_> {
                      `servers:` ({declared}){hint}"
                 ),
             );
-        } else if !self.checked_servers.iter().any(|s| s == server) {
-            self.checked_servers.push(server.to_owned());
+        } else {
+            self.start_server(server);
         }
     }
 

@@ -130,10 +130,17 @@ impl<'a> Validator<'a> {
         if !self.declared_servers.contains(server) {
             return false;
         }
+        self.start_server(server);
+        true
+    }
+
+    /// Notes that declared server `server` starts with the scenario even
+    /// when `tools` leaves it out (a check step or a `SERVER/NAME` call
+    /// names it), once, in the order first named.
+    pub(super) fn start_server(&mut self, server: &str) {
         if !self.checked_servers.iter().any(|s| s == server) {
             self.checked_servers.push(server.to_owned());
         }
-        true
     }
 
     /// The problem of a call to (or an `order` entry naming) `name`, no
