@@ -3,23 +3,17 @@
 //! `${env:NAME}` in `headers:`, and the steps that check resources and
 //! prompts, with every problem located.
 
-use std::path::Path;
-
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
+use super::tests::load;
+use super::tests::script_calls;
 use super::*;
 use crate::agent::FauxArgs;
-use crate::agent::FauxStep;
 use crate::mcp::client::ClientCredentials;
 use crate::mcp::client::Credential;
 use crate::mcp::client::ElicitAction;
 use crate::mcp::client::Elicitation;
-
-fn load(text: &str) -> (Vec<Scenario>, Vec<String>) {
-    let (scenarios, errors) = load_text(Path::new("s/x.yaml"), text, &Suite::default());
-    (scenarios, errors.iter().map(ToString::to_string).collect())
-}
 
 #[test]
 fn answers_auth_and_check_steps_become_the_plan() {
@@ -56,16 +50,7 @@ fn answers_auth_and_check_steps_become_the_plan() {
             scopes: vec!["read".to_owned()],
         })
     );
-    let calls: Vec<(String, String, FauxArgs)> = s
-        .script
-        .steps
-        .iter()
-        .flat_map(|step| match step {
-            FauxStep::Calls(calls) => calls.clone(),
-            FauxStep::Say(_) => Vec::new(),
-        })
-        .map(|c| (c.id, c.name, c.args))
-        .collect();
+    let calls = script_calls(s);
     assert_eq!(
         calls,
         [

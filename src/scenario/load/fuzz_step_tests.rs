@@ -3,20 +3,13 @@
 //! `ok` or `error`), its server started though `tools` leaves it out, and
 //! every problem located.
 
-use std::path::Path;
-
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::*;
+use super::tests::load;
+use super::tests::script_calls;
 use crate::agent::FauxArgs;
-use crate::agent::FauxStep;
 use crate::scenario::expect::CallExpectation;
-
-fn load(text: &str) -> (Vec<Scenario>, Vec<String>) {
-    let (scenarios, errors) = load_text(Path::new("s/x.yaml"), text, &Suite::default());
-    (scenarios, errors.iter().map(ToString::to_string).collect())
-}
 
 #[test]
 fn both_forms_become_one_call_with_every_option_and_ok_expected() {
@@ -31,16 +24,7 @@ fn both_forms_become_one_call_with_every_option_and_ok_expected() {
     let s = &scenarios[0];
     let names: Vec<&str> = s.servers.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["web", "fx"]);
-    let calls: Vec<(String, String, FauxArgs)> = s
-        .script
-        .steps
-        .iter()
-        .flat_map(|step| match step {
-            FauxStep::Calls(calls) => calls.clone(),
-            FauxStep::Say(_) => Vec::new(),
-        })
-        .map(|c| (c.id, c.name, c.args))
-        .collect();
+    let calls = script_calls(s);
     assert_eq!(
         calls,
         [

@@ -9,9 +9,24 @@ use super::*;
 use crate::agent::FauxArgs;
 use crate::agent::FauxStep;
 
-fn load(text: &str) -> (Vec<Scenario>, Vec<String>) {
+/// The scenarios of `text` (as `s/x.yaml`, no suite) and each problem as
+/// it is printed; for the other test files of the loader too.
+pub(super) fn load(text: &str) -> (Vec<Scenario>, Vec<String>) {
     let (scenarios, errors) = load_text(Path::new("s/x.yaml"), text, &Suite::default());
     (scenarios, errors.iter().map(ToString::to_string).collect())
+}
+
+/// Every call of `s`'s script in order, as `(id, tool, arguments)`.
+pub(super) fn script_calls(s: &Scenario) -> Vec<(String, String, FauxArgs)> {
+    s.script
+        .steps
+        .iter()
+        .flat_map(|step| match step {
+            FauxStep::Calls(calls) => calls.clone(),
+            FauxStep::Say(_) => Vec::new(),
+        })
+        .map(|c| (c.id, c.name, c.args))
+        .collect()
 }
 
 #[test]
